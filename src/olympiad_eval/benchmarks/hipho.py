@@ -1,0 +1,214 @@
+"""HiPhO: physics olympiad papers scored in points by official marking schemes.
+
+Release layout (github SciYu/HiPhO): `data/<EXAM>.json`, a list whose element 0 is
+`{"information": ...}` (the exam's constants sheet, or "None."), then the problems; figures
+under `data/image_question/`. Official score per problem: max(answer-level, step-level) in
+points; step-level needs an LLM judge of the marking criteria, so the rule judge scores the
+answer level only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from olympiad_eval import answers
+from olympiad_eval.benchmarks import Score
+from olympiad_eval.fetch import load_figure
+from olympiad_eval.records import InputError, AnswerSlot, Criterion, Figure, Problem, RecordError
+
+REQUIRED = ("id", "question", "answer", "points")
+
+_TOTAL = re.compile(r"award\s+a\s+total\s+of\s+([\d.]+)\s*pts?", re.I)
+_AWARD = re.compile(r"award\s+([\d.]+)\s*pts?", re.I)
+_CHINESE = re.compile(r"得\s*([\d.]+)\s*分")
+
+
+# ---------------------------------------------------------------- loading
+
+def load(root: Path, cfg, benchmark: str) -> list[Problem]:
+    data_dir = root / "data"
+    exams = sorted(data_dir.glob("*.json"))
+    if not exams:
+        raise InputError(f"benchmark '{benchmark}': no <EXAM>.json files under {data_dir}")
+    problems = []
+    for path in exams:
+        problems += _load_exam(path, data_dir, cfg, benchmark)
+    return problems
+
+
+def _load_exam(path: Path, data_dir: Path, cfg, benchmark: str) -> list[Problem]:
+    try:
+        items = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise RecordError(path, "(file)", "(json)", f"invalid JSON: {error}") from None
+    if not isinstance(items, list) or not items or "information" not in items[0]:
+        raise RecordError(path, "(element 0)", "information", 'an exam file starts with {"information": ...}')
+    information = str(items[0]["information"]).strip()
+    information = "" if information == "None." else information
+    language = dict(cfg.get("language_by_exam") or {}).get(path.stem, cfg.get("default_language", "en"))
+    return [_problem(item, path, data_dir, information, language, benchmark) for item in items[1:]]
+
+
+def _problem(item: dict, path: Path, data_dir: Path, information: str, language: str, benchmark: str) -> Problem:
+    record = str(item.get("id", "?"))
+    for name in REQUIRED:
+        if name not in item:
+            raise RecordError(path, record, name, "missing")
+    slots = _answer_slots(item, path, record)
+    total = round(sum(slot.points for slot in slots), 6)
+    return Problem(
+        id=record,
+        benchmark=benchmark,
+        language=language,
+        subset=str(item.get("source") or path.stem),
+        question=str(item["question"]),
+        context=str(item.get("context") or ""),
+        information=information,
+        figures=tuple(_figures(item, path, data_dir, record)),
+        answers=slots,
+        marking=_schemes(item.get("marking"), total, path, record),
+        subject=str(item.get("field") or ""),
+    )
+
+
+def _answer_slots(item: dict, path: Path, record: str) -> tuple[AnswerSlot, ...]:
+    values, points = list(item["answer"]), list(item["points"])
+    if len(values) != len(points):
+        raise RecordError(path, record, "points", f"{len(points)} points for {len(values)} answers")
+    kinds = list(item.get("answer_type") or [])
+    units = list(item.get("unit") or [])  # sometimes shorter than `answer`: missing units are None
+    slots = []
+    for index, (value, point) in enumerate(zip(values, points)):
+        try:
+            point = float(point)
+        except (TypeError, ValueError):
+            raise RecordError(path, record, f"points[{index}]", f"not a number: {point!r}") from None
+        kind = kinds[index] if index < len(kinds) else ""
+        unit = units[index] if index < len(units) else None
+        slots.append(AnswerSlot(value=str(value), kind=str(kind or ""), unit=unit or None, points=point))
+    return tuple(slots)
+
+
+def _schemes(marking, total: float, path: Path, record: str) -> tuple[tuple[Criterion, ...], ...]:
+    """Alternative schemes; a flat list of strings is one scheme. Points must add up to the total."""
+    if not marking:
+        return ()
+    schemes = [marking] if all(isinstance(line, str) for line in marking) else marking
+    parsed = []
+    for number, scheme in enumerate(schemes):
+        criteria = tuple(_criterion(text, path, record, number, index) for index, text in enumerate(scheme))
+        awarded = round(sum(c.points for c in criteria), 6)
+        if abs(awarded - total) > 1e-6:
+            raise RecordError(path, record, f"marking[{number}]", f"criteria add up to {awarded:g} points, the problem has {total:g}")
+        parsed.append(criteria)
+    return tuple(parsed)
+
+
+def criterion_points(text: str) -> float | None:
+    """The points a criterion awards, stated in English or Chinese."""
+    for pattern in (_TOTAL, _AWARD, _CHINESE):
+        match = pattern.search(text)
+        if match:
+            return float(match.group(1).rstrip("."))
+    return None
+
+
+def _criterion(text: str, path: Path, record: str, scheme: int, index: int) -> Criterion:
+    points = criterion_points(str(text))
+    if points is None:
+        raise RecordError(path, record, f"marking[{scheme}][{index}]", f"no points stated in criterion: {str(text)[:80]!r}")
+    return Criterion(text=str(text), points=points)
+
+
+def _figures(item: dict, path: Path, data_dir: Path, record: str) -> list[Figure]:
+    return [
+        load_figure(data_dir / name, release_file=path, record=record, field_name="image_question", name=name)
+        for name in item.get("image_question") or []
+    ]
+
+
+# ---------------------------------------------------------------- rendering
+
+def template_fields(problem: Problem, suite) -> tuple[str, dict]:
+    language = suite.get("prompt_language") or problem.language
+    fields = {
+        "information": problem.information or "None.",
+        "context": problem.context,
+        "question": problem.question,
+    }
+    return language, fields
+
+
+def figures(problem: Problem, suite) -> list[Figure]:
+    return list(problem.figures) if suite.get("figures", "all") != "none" else []
+
+
+def gold_value(slot: AnswerSlot) -> str:
+    """The inside of `\\boxed{$...$}`; an accepted range answers with its midpoint."""
+    boxes = answers.boxed(slot.value)
+    value = (boxes[0] if boxes else slot.value).replace("$", "").strip()
+    bounds = re.fullmatch(r"\[\s*([^,]+?)\s*,\s*([^,]+?)\s*\]", value)
+    if bounds:
+        from olympiad_eval.mathcheck import to_number
+
+        low, high = (to_number(side) for side in bounds.groups())
+        if low is not None and high is not None:
+            return f"{(low + high) / 2:.6g}"
+    return value
+
+
+def reference(problem: Problem, suite) -> str:
+    boxes = ", ".join(f"\\boxed{{{gold_value(slot)}}}" for slot in problem.answers)
+    return f"<think>\nReference solution.\n</think>\n<answer>\n[{boxes}]\n</answer>"
+
+
+def judge_reference(problem: Problem) -> str:
+    return "\n".join(f"({index}) {gold_value(slot)}" for index, slot in enumerate(problem.answers, start=1))
+
+
+# ---------------------------------------------------------------- scoring
+
+def score(problem: Problem, response: str, check, rel_tol: float) -> Score:
+    """Answer level: the boxes of the `<answer>` block line up with the answer slots in order."""
+    gradable = [slot for slot in problem.answers if gold_value(slot)]  # "" is open-ended: judges only
+    extracted = answers.boxed_answers(response, len(problem.answers))
+    extracted = extracted + [""] * (len(problem.answers) - len(extracted))
+    jobs, indices = [], []
+    for index, (slot, given) in enumerate(zip(problem.answers, extracted)):
+        if gold_value(slot) and given:
+            jobs.append((slot.value, given, rel_tol, slot.unit))
+            indices.append(index)
+    verdicts = dict(zip(indices, check(jobs)))
+    slots, earned, undecided = [], 0.0, []
+    for index, (slot, given) in enumerate(zip(problem.answers, extracted)):
+        verdict = verdicts.get(index)
+        correct = bool(verdict and verdict.correct)
+        if verdict is not None and verdict.correct is None:
+            undecided.append(f"slot {index + 1}: {verdict.reason}")
+        earned += slot.points if correct else 0.0
+        slots.append({"expected": gold_value(slot), "given": given, "correct": correct, "points": slot.points})
+    maximum = sum(slot.points for slot in gradable) or 1.0
+    return Score(
+        score=round(earned / problem.points, 6) if problem.points else 0.0,
+        points=round(earned, 6),
+        extracted=tuple(extracted),
+        slots=tuple(slots),
+        detail=f"answer level: {earned:g} of {maximum:g} points",
+        undecided=tuple(undecided),
+    )
+
+
+# ---------------------------------------------------------------- tables
+
+def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
+    """Exam score in points per model (the mean over samples), with each exam's full marks."""
+    rows = ["suite", "model", "judge"]
+    per_sample = frame.groupby([*rows, "subset", "sample"])["points"].sum(min_count=1)
+    scores = per_sample.groupby([*rows, "subset"]).mean().unstack("subset").round(2)
+    full_marks = frame.drop_duplicates(["subset", "id"]).groupby("subset")["max_points"].sum()
+    scores.loc[("full marks", "", ""), :] = full_marks[scores.columns].round(2)
+    return {"exam_scores": scores.reset_index()}

@@ -1,0 +1,110 @@
+"""MATH-Vision: competition maths with figures, multiple choice and free form, scored by rules.
+
+Release layout (github mathllm/MATH-V): `data/<split>.jsonl` (test: 3,040, testmini: 304) and
+`images/<id>.jpg`. Accuracy is reported overall, per level (1-5) and per subject.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from olympiad_eval import answers
+from olympiad_eval.benchmarks import Score
+from olympiad_eval.fetch import load_figure
+from olympiad_eval.records import InputError, AnswerSlot, Problem, RecordError, iter_json_lines
+
+REQUIRED = ("id", "question", "answer")
+LETTERS = "ABCDE"
+
+
+def load(root: Path, cfg, benchmark: str) -> list[Problem]:
+    path = root / "data" / f"{cfg.get('split', 'test')}.jsonl"
+    if not path.is_file():
+        raise InputError(f"benchmark '{benchmark}': {path} not found")
+    return [_problem(data, f"{path}:{line}", root, benchmark) for line, data in iter_json_lines(path)]
+
+
+def _problem(item: dict, where: str, root: Path, benchmark: str) -> Problem:
+    record = str(item.get("id", "?"))
+    for name in REQUIRED:
+        if name not in item:
+            raise RecordError(where, record, name, "missing")
+    choices = tuple(str(option) for option in item.get("options") or [])
+    figures = ()
+    if item.get("image"):
+        figures = (load_figure(root / item["image"], release_file=where, record=record, field_name="image", name=item["image"]),)
+    level = item.get("level")
+    return Problem(
+        id=record,
+        benchmark=benchmark,
+        language="en",
+        subset=str(item.get("subject") or ""),
+        subject=str(item.get("subject") or ""),
+        level=int(level) if level is not None else None,
+        question=str(item["question"]),
+        choices=choices,
+        figures=figures,
+        answers=(AnswerSlot(value=str(item["answer"]), kind="Multiple Choice" if choices else "Free Form"),),
+        solution=str(item.get("solution") or ""),
+    )
+
+
+def template_fields(problem: Problem, suite) -> tuple[str, dict]:
+    choices = "\n".join(f"{letter}) {text}" for letter, text in zip(LETTERS, problem.choices))
+    key = "multiple_choice" if problem.choices else "free_form"
+    return key, {"question": problem.question, "choices": choices}
+
+
+def figures(problem: Problem, suite) -> list:
+    return list(problem.figures) if suite.get("figures", "all") != "none" else []
+
+
+def reference(problem: Problem, suite) -> str:
+    gold = problem.answers[0].value
+    return f"ANSWER: {gold}" if problem.choices else f"The answer is \\boxed{{{gold}}}."
+
+
+def judge_reference(problem: Problem) -> str:
+    gold = problem.answers[0].value
+    if problem.choices and gold in LETTERS:
+        return f"{gold}) {problem.choices[LETTERS.index(gold)]}"
+    return gold
+
+
+def score(problem: Problem, response: str, check, rel_tol: float) -> Score:
+    """A letter for multiple choice (or the text of the right option), else a value by rules."""
+    gold = problem.answers[0].value
+    if problem.choices:
+        given = answers.choice_letter(response) or answers.free_form(response) or ""
+        jobs = [(gold, given, 0.0, None)]
+        if gold in LETTERS and given and given not in LETTERS:  # the option's text instead of its letter
+            jobs = [(problem.choices[LETTERS.index(gold)], given, 0.0, None)]
+    else:
+        given = answers.free_form(response) or ""
+        jobs = [(gold, given, rel_tol, None)] if given else []
+    verdicts = check(jobs)
+    correct = bool(verdicts and verdicts[0].correct)
+    undecided = tuple(v.reason for v in verdicts if v.correct is None)
+    return Score(
+        score=1.0 if correct else 0.0,
+        points=1.0 if correct else 0.0,
+        extracted=(given,),
+        slots=({"expected": gold, "given": given, "correct": correct, "points": 1.0},),
+        undecided=undecided,
+    )
+
+
+def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
+    """Accuracy (%) overall, per level and per subject."""
+    rows = ["suite", "model", "judge"]
+    accuracy = lambda group: (group["score"].fillna(0).mean() * 100).round(1)  # noqa: E731
+    overall = frame.groupby(rows).apply(accuracy, include_groups=False).rename("overall")
+    by_level = frame.assign(level=frame["level"].map(lambda v: f"level {int(v)}" if pd.notna(v) else "level ?"))
+    levels = by_level.groupby([*rows, "level"]).apply(accuracy, include_groups=False).unstack("level")
+    subjects = frame.groupby([*rows, "subject"]).apply(accuracy, include_groups=False).unstack("subject")
+    return {
+        "accuracy": pd.concat([overall, levels], axis=1).reset_index(),
+        "accuracy_by_subject": subjects.reset_index(),
+    }

@@ -1,0 +1,303 @@
+"""The records that flow between stages, and their one deterministic JSONL form.
+
+Every stage reads and writes these through `read_jsonl` / `write_jsonl`: keys sorted, records
+sorted by their natural key, UTF-8, no timestamps or latencies. The same inputs therefore give the
+same bytes, and DVC stops the chain when a rerun changes nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, TypeVar
+
+
+class InputError(Exception):
+    """Bad input or configuration that the user can fix; the message says what and where."""
+
+
+class RecordError(InputError):
+    """A record that cannot be read: the message names the file, the record and the field."""
+
+    def __init__(self, path: str | os.PathLike, record: str, field_name: str, problem: str):
+        self.path, self.record, self.field = str(path), record, field_name
+        super().__init__(f"{path}: record {record}: field '{field_name}': {problem}")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """An image stored once by content hash; `path` is where the fetch stage put it."""
+
+    sha256: str
+    path: str
+    mime: str
+    name: str = ""  # the release's own name for it, e.g. "image_question/IPhO_2025_1_b_1.png"
+    role: str = ""  # "schematic" or "process" where a release tells them apart
+
+
+@dataclass(frozen=True)
+class AnswerSlot:
+    """One gradable final answer of a problem."""
+
+    value: str
+    kind: str = ""  # "Numerical Value", "Expression", "Multiple Choice", ...
+    unit: str | None = None
+    points: float = 1.0
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One line of an official marking scheme and the points it can award."""
+
+    text: str
+    points: float
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem in one language, normalised from a release."""
+
+    id: str
+    benchmark: str
+    language: str
+    question: str
+    subset: str = ""  # the grouping tables report by: exam, subject
+    context: str = ""
+    information: str = ""  # an exam-wide constants sheet
+    figures: tuple[Figure, ...] = ()
+    answers: tuple[AnswerSlot, ...] = ()
+    marking: tuple[tuple[Criterion, ...], ...] = ()  # alternative schemes; graders take the best
+    choices: tuple[str, ...] = ()  # option texts of a multiple-choice problem, for A, B, C, ...
+    solution: str = ""
+    subject: str = ""
+    level: int | None = None  # MATH-Vision level or PhysElite difficulty
+    group: str = ""  # the same problem in other languages shares it
+
+    @property
+    def points(self) -> float:
+        return round(sum(slot.points for slot in self.answers), 6)
+
+    @property
+    def key(self) -> tuple:
+        return (natural_key(self.id), self.language)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What is sent for one problem of a suite.
+
+    `messages` are OpenAI-style chat messages whose image parts name a figure by hash and path
+    (`{"type": "image", "sha256", "path", "mime"}`); the generate stage inlines the bytes.
+    `reference` is the gold answer written the way the prompt asks for it: the `reference`
+    model answers with it, as an upper-bound check of the whole pipeline.
+    """
+
+    id: str
+    suite: str
+    language: str
+    messages: tuple[dict, ...]
+    prompt_hash: str
+    reference: str = ""
+
+    @property
+    def key(self) -> tuple:
+        return (natural_key(self.id),)
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One sampled response. A failed request is recorded in `error`, never as a response."""
+
+    id: str
+    suite: str
+    model: str
+    sample: int
+    response: str | None
+    request_hash: str
+    finish_reason: str | None = None
+    reasoning: str | None = None
+    error: str | None = None
+
+    @property
+    def key(self) -> tuple:
+        return (natural_key(self.id), self.sample)
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """The grade of one generation.
+
+    `status` is "scored", "generation_error" or "judge_error": errors are counted in the tables,
+    never silently a zero. `score` is the fraction of the problem's points earned.
+    """
+
+    id: str
+    suite: str
+    model: str
+    judge: str
+    sample: int
+    language: str
+    subset: str
+    status: str
+    score: float | None
+    points: float | None
+    max_points: float
+    truncated: bool = False
+    extracted: tuple[str, ...] = ()
+    slots: tuple[dict, ...] = ()
+    verdict: str | None = None
+    detail: str = ""
+    subject: str = ""
+    level: int | None = None
+
+    @property
+    def key(self) -> tuple:
+        return (natural_key(self.id), self.sample)
+
+
+R = TypeVar("R")
+
+_NESTED = {
+    Problem: {"figures": Figure, "answers": AnswerSlot},
+}
+
+
+def natural_key(text: str) -> tuple:
+    """Sort "2" before "10" and "P1_b" before "P1_c", deterministically."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part)
+
+
+def to_dict(record: Any) -> dict:
+    return dataclasses.asdict(record)
+
+
+def from_dict(cls: type[R], data: dict, *, path: str | os.PathLike = "<memory>") -> R:
+    """Build a record, naming the file, record and field of anything missing or unknown."""
+    record_id = str(data.get("id", "?"))
+    names = {f.name for f in dataclasses.fields(cls)}
+    for unknown in sorted(set(data) - names):
+        raise RecordError(path, record_id, unknown, f"not a field of {cls.__name__}")
+    values = dict(data)
+    for f in dataclasses.fields(cls):
+        if f.name not in values:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise RecordError(path, record_id, f.name, f"missing in {cls.__name__}")
+            continue
+        values[f.name] = _convert(cls, f.name, values[f.name], path, record_id)
+    return cls(**values)
+
+
+def _convert(cls: type, name: str, value: Any, path, record_id: str) -> Any:
+    try:
+        if cls is Problem and name == "marking":
+            return tuple(tuple(Criterion(**c) for c in scheme) for scheme in value)
+        nested = _NESTED.get(cls, {}).get(name)
+        if nested is not None:
+            return tuple(nested(**item) for item in value)
+    except TypeError as error:
+        raise RecordError(path, record_id, name, str(error)) from None
+    if isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+def dumps(record: Any) -> str:
+    """The one JSON form of a record or plain dict: sorted keys, UTF-8, no spaces to vary."""
+    data = to_dict(record) if dataclasses.is_dataclass(record) else record
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def content_hash(data: Any) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_jsonl(path: str | os.PathLike, records: Iterable[Any]) -> None:
+    """Write records sorted by their key, atomically: readers never see half a file."""
+    ordered = sorted(records, key=lambda r: r.key)
+    keys = [r.key for r in ordered]
+    duplicates = sorted({str(k) for k, n in zip(keys, keys[1:]) if k == n})
+    if duplicates:
+        raise InputError(f"{path}: duplicate records {', '.join(duplicates[:5])}")
+    with atomic_file(path) as handle:
+        for record in ordered:
+            handle.write(dumps(record) + "\n")
+
+
+def read_jsonl(path: str | os.PathLike, cls: type[R]) -> list[R]:
+    return list(iter_jsonl(path, cls))
+
+
+def iter_jsonl(path: str | os.PathLike, cls: type[R]) -> Iterator[R]:
+    for line_number, data in iter_json_lines(path):
+        yield from_dict(cls, data, path=f"{path}:{line_number}")
+
+
+def iter_json_lines(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, object) of a JSONL file; a bad line stops with file and line."""
+    with open(path, encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise RecordError(path, f"at line {line_number}", "(json)", error.msg) from None
+            if not isinstance(data, dict):
+                raise RecordError(path, f"at line {line_number}", "(json)", "not a JSON object")
+            yield line_number, data
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | os.PathLike, mode: str = "w"):
+    """Open a temporary sibling of `path` and move it into place only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = tempfile.NamedTemporaryFile(
+        mode, dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False,
+        **({"encoding": "utf-8", "newline": "\n"} if "b" not in mode else {}),
+    )
+    try:
+        with handle:
+            yield handle
+        os.replace(handle.name, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(handle.name)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | os.PathLike):
+    """Build a directory next to `path` and swap it in only when the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
+    try:
+        yield staging
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(staging, path)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def write_json(path: str | os.PathLike, data: Any) -> None:
+    with atomic_file(path) as handle:
+        handle.write(json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2) + "\n")

@@ -1,0 +1,71 @@
+"""Render: turn a suite's problems into the prompts sent to models.
+
+A suite is a benchmark + language + prompt variant. Output, per suite: `problems.jsonl` (the
+problems the suite selects: what judges grade against), `prompts.jsonl` (what is sent) and
+`suite.json` (which benchmark and protocol the suite belongs to, for the later stages).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from olympiad_eval.benchmarks import module
+from olympiad_eval.records import InputError, Problem, Prompt, atomic_dir, content_hash, read_jsonl, write_json, write_jsonl
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def fill(template: str, fields: dict[str, str]) -> str:
+    """Replace the `{name}` placeholders of known fields; other braces (`\\boxed{answer}`) stay."""
+
+    def replace(match: re.Match) -> str:
+        return str(fields[match.group(1)]) if match.group(1) in fields else match.group(0)
+
+    return _PLACEHOLDER.sub(replace, template)
+
+
+def select(problems: list[Problem], suite) -> list[Problem]:
+    language = suite.get("language")
+    chosen = [p for p in problems if language in (None, "all", p.language)]
+    subsets = suite.get("subsets")
+    return [p for p in chosen if not subsets or p.subset in subsets]
+
+
+def prompt_for(problem: Problem, suite_name: str, suite) -> Prompt:
+    bench = module(suite.kind)
+    key, fields = bench.template_fields(problem, suite)
+    templates = dict(suite.templates)
+    if key not in templates:
+        raise InputError(f"suite '{suite_name}': no template '{key}' (problem {problem.id}); templates: {sorted(templates)}")
+    text = fill(str(templates[key].text), fields)
+    content: list[dict] = [{"type": "text", "text": text}]
+    content += [
+        {"type": "image", "sha256": figure.sha256, "path": figure.path, "mime": figure.mime}
+        for figure in bench.figures(problem, suite)
+    ]
+    messages = []
+    if suite.get("system_prompt"):
+        messages.append({"role": "system", "content": suite.system_prompt})
+    messages.append({"role": "user", "content": content})
+    return Prompt(
+        id=problem.id,
+        suite=suite_name,
+        language=problem.language,
+        messages=tuple(messages),
+        prompt_hash=content_hash(messages),
+        reference=bench.reference(problem, suite),
+    )
+
+
+def render(suite_name: str, suite, benchmark: str, problems_path: str | Path, out_dir: str | Path) -> list[Prompt]:
+    problems = select(read_jsonl(problems_path, Problem), suite)
+    if not problems:
+        raise InputError(f"suite '{suite_name}': no problem of {problems_path} matches language={suite.get('language')}")
+    prompts = [prompt_for(problem, suite_name, suite) for problem in problems]
+    with atomic_dir(out_dir) as staging:
+        write_jsonl(staging / "problems.jsonl", problems)
+        write_jsonl(staging / "prompts.jsonl", prompts)
+        write_json(staging / "suite.json", {"suite": suite_name, "benchmark": benchmark, "kind": suite.kind,
+                                            "language": suite.get("language")})
+    return prompts

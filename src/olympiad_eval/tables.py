@@ -1,0 +1,92 @@
+"""Aggregate: the judgments of a benchmark's cells in the plan, turned into its tables.
+
+Reads exactly the cells of the plan (never a glob: a cell removed from the plan leaves its files
+behind), writes every table as Markdown and CSV, and a metrics JSON that `dvc metrics show` reads.
+Errors are counted next to every score: a failed generation or judgment is never hidden.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+import pandas as pd
+
+from olympiad_eval.benchmarks import module
+from olympiad_eval.records import InputError, Judgment, atomic_dir, read_jsonl, write_json
+
+COUNTS = ["problems", "scored", "judge errors", "failed generations", "truncated"]
+
+
+def judgment_path(outputs: str | Path, suite: str, model: str, judge: str) -> Path:
+    return Path(outputs) / "judgments" / suite / model / f"{judge}.jsonl"
+
+
+def cells(plan: dict, benchmark: str) -> list[tuple[str, str, str]]:
+    suites = [suite for suite, bench in dict(plan["suites"]).items() if bench == benchmark]
+    return [(s, m, j) for s in suites for m in plan["models"] for j in plan["judges"]]
+
+
+def load_judgments(outputs: str | Path, plan: dict, benchmark: str) -> pd.DataFrame:
+    rows = []
+    for suite, model, judge in cells(plan, benchmark):
+        path = judgment_path(outputs, suite, model, judge)
+        if not path.is_file():
+            raise InputError(f"{path}: the plan's cell {suite} x {model} x {judge} has no judgments; run its stages first")
+        rows += [asdict(judgment) for judgment in read_jsonl(path, Judgment)]
+    if not rows:
+        raise InputError(f"benchmark '{benchmark}': no suite of the plan belongs to it")
+    return pd.DataFrame(rows)
+
+
+def counts(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per cell: how many problems, how many scored, and every kind of failure."""
+    grouped = frame.groupby(["suite", "model", "judge"])
+    table = pd.DataFrame({
+        "problems": grouped["id"].nunique(),
+        "samples": grouped["sample"].nunique(),
+        "scored": grouped["status"].apply(lambda s: int((s == "scored").sum())),
+        "judge errors": grouped["status"].apply(lambda s: int((s == "judge_error").sum())),
+        "failed generations": grouped["status"].apply(lambda s: int((s == "generation_error").sum())),
+        "truncated": grouped["truncated"].sum().astype(int),
+        "score (%)": grouped.apply(_score_percent, include_groups=False),
+    })
+    return table.reset_index()
+
+
+def _score_percent(group: pd.DataFrame) -> float:
+    """Points earned over points available; a failed response earns nothing but still counts."""
+    available = group["max_points"].sum()
+    return round(100 * group["points"].fillna(0).sum() / available, 2) if available else float("nan")
+
+
+def headline(table: pd.DataFrame) -> dict:
+    metrics: dict = {}
+    for row in table.to_dict("records"):
+        cell = metrics.setdefault(row["suite"], {}).setdefault(row["model"], {})
+        cell[row["judge"]] = {
+            "score": row["score (%)"], "scored": row["scored"], "problems": row["problems"],
+            "judge_errors": row["judge errors"], "failed_generations": row["failed generations"],
+            "truncated": row["truncated"],
+        }
+    return metrics
+
+
+def to_markdown(table: pd.DataFrame) -> str:
+    return table.to_markdown(index=False, floatfmt=".2f", missingval="–") + "\n"
+
+
+def aggregate(benchmark: str, bench_cfg, plan: dict, outputs: str | Path, tables_dir: str | Path,
+              metrics_path: str | Path) -> dict[str, pd.DataFrame]:
+    frame = load_judgments(outputs, plan, benchmark)
+    summary = counts(frame)
+    tables = {"summary": summary, **module(bench_cfg.kind).tables(frame, bench_cfg)}
+    with atomic_dir(tables_dir) as staging:
+        sections = []
+        for name, table in tables.items():
+            table.to_csv(staging / f"{name}.csv", index=False, lineterminator="\n")
+            (staging / f"{name}.md").write_text(to_markdown(table), encoding="utf-8")
+            sections.append(f"## {benchmark}: {name.replace('_', ' ')}\n\n{to_markdown(table)}")
+        (staging / "tables.md").write_text("\n".join(sections), encoding="utf-8")
+    write_json(metrics_path, headline(summary))
+    return tables

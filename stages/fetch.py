@@ -1,0 +1,20 @@
+"""DVC stage: fetch one benchmark release into outputs/problems/<benchmark>/."""
+
+from pathlib import Path
+
+import hydra
+from common import chosen, clear_errors, log
+
+from olympiad_eval.fetch import fetch
+
+
+@hydra.main(version_base=None, config_path="../conf", config_name="fetch")
+@clear_errors
+def main(cfg) -> None:
+    benchmark = chosen("benchmark")
+    problems = fetch(benchmark, cfg.benchmark, Path(cfg.paths.outputs) / "problems" / benchmark)
+    log.info("%s: %d problems, %d figures", benchmark, len(problems), sum(len(p.figures) for p in problems))
+
+
+if __name__ == "__main__":
+    main()

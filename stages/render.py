@@ -1,0 +1,22 @@
+"""DVC stage: render one suite's prompts into outputs/suites/<suite>/."""
+
+from pathlib import Path
+
+import hydra
+from common import chosen, clear_errors, log
+
+from olympiad_eval.render import render
+
+
+@hydra.main(version_base=None, config_path="../conf", config_name="render")
+@clear_errors
+def main(cfg) -> None:
+    suite, benchmark = chosen("suite"), cfg.cell.benchmark
+    outputs = Path(cfg.paths.outputs)
+    prompts = render(suite, cfg.suite, benchmark, outputs / "problems" / benchmark / "problems.jsonl",
+                     outputs / "suites" / suite)
+    log.info("%s: %d prompts", suite, len(prompts))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""Every DVC cell tracks exactly the conf files Hydra composes for it.
+
+A conf file that a cell reads but does not track would let DVC keep a stale result when it is
+edited; this guard composes each cell's config from its command, like the stage does.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra._internal.config_loader_impl import ConfigLoaderImpl
+from hydra._internal.utils import create_config_search_path
+from hydra.types import RunMode
+
+from tests.conftest import CONF, ROOT
+
+
+def _cells():
+    from dvc.repo import Repo
+
+    with Repo(str(ROOT)) as repo:
+        return [
+            (
+                stage.addressing,
+                stage.cmd,
+                sorted({Path(dep.def_path).as_posix() for dep in stage.params}),
+                sorted({Path(dep.def_path).as_posix() for dep in stage.deps if dep not in stage.params}),
+            )
+            for stage in repo.index.stages
+        ]
+
+
+CELLS = _cells()
+
+
+def picked_files(config_name: str, overrides: list[str]) -> set[str]:
+    """The files under conf/ that Hydra's defaults list loads for this command."""
+    loader = ConfigLoaderImpl(config_search_path=create_config_search_path(str(CONF)))
+    defaults = loader.compute_defaults_list(config_name=config_name, overrides=overrides, run_mode=RunMode.RUN)
+    return {
+        f"conf/{entry.config_path}.yaml"
+        for entry in defaults.defaults
+        if entry.config_path and (CONF / f"{entry.config_path}.yaml").is_file()
+    }
+
+
+def test_the_plan_has_every_stage():
+    names = {name.split("@")[0] for name, *_ in CELLS}
+    assert names == {"fetch", "render", "generate", "judge", "aggregate"}
+
+
+@pytest.mark.parametrize("name,cmd,params,deps", CELLS, ids=[cell[0] for cell in CELLS])
+def test_every_conf_file_hydra_reads_is_tracked(name, cmd, params, deps):
+    words = shlex.split(cmd)
+    assert words[:2] == ["python", f"stages/{name.split('@')[0]}.py"]
+    config_name, overrides = name.split("@")[0], words[2:]
+    with initialize_config_dir(config_dir=str(CONF), version_base=None):
+        compose(config_name=config_name, overrides=overrides)  # every name in the cell exists
+    tracked_files = {p for p in params if p.startswith("conf/")}
+    untracked = {
+        path for path in picked_files(config_name, overrides)
+        if path not in tracked_files and not any(path.startswith(d.rstrip("/") + "/") for d in deps)
+    }
+    assert not untracked, f"{name} reads {sorted(untracked)} but does not track them"
+
+
+@pytest.mark.parametrize("name,cmd,params,deps", CELLS, ids=[cell[0] for cell in CELLS])
+def test_no_cell_tracks_a_conf_file_it_does_not_read(name, cmd, params, deps):
+    config_name = name.split("@")[0]
+    read = picked_files(config_name, shlex.split(cmd)[2:])
+    assert {p for p in params if p.startswith("conf/")} <= read

@@ -1,0 +1,140 @@
+"""Generation through the real openai client over real HTTP, and the offline providers."""
+
+from __future__ import annotations
+
+import base64
+import os
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+from omegaconf import OmegaConf
+
+from olympiad_eval.generate import generate
+from olympiad_eval.records import Generation, Prompt, read_jsonl
+from tests.conftest import ROOT
+
+KEY = "sk-test-" + "k" * 40
+
+
+def openai_model(base_url: str, **extra) -> dict:
+    return OmegaConf.create({"provider": "openai", "base_url": base_url, "model": "fake-model",
+                             "api_key_env": "OE_TEST_KEY", "concurrency": 4, "max_retries": 0,
+                             "generation": {"temperature": 0, "max_tokens": 64}, **extra})
+
+
+@pytest.fixture
+def hipho(render_suite):
+    return render_suite("sample_hipho", "sample_hipho")
+
+
+def run(outputs, model_cfg, name="m", suite="sample_hipho"):
+    out = outputs / "generations" / suite / f"{name}.jsonl"
+    outcome = generate(suite, name, model_cfg, outputs / "suites" / suite / "prompts.jsonl", out,
+                       outputs.parent / "cache.sqlite")
+    return outcome, read_jsonl(out, Generation), out
+
+
+def test_reference_answers_with_the_gold_in_the_prompts_format(hipho):
+    outcome, generations, _ = run(hipho, OmegaConf.create({"provider": "reference"}), "reference")
+    prompts = {p.id: p for p in read_jsonl(hipho / "suites/sample_hipho/prompts.jsonl", Prompt)}
+    assert outcome.errors == 0 and len(generations) == len(prompts) == 5
+    for generation in generations:
+        assert generation.response == prompts[generation.id].reference
+        assert "<answer>" in generation.response and "\\boxed{" in generation.response
+
+
+def test_replay_serves_recorded_responses_and_marks_missing_ones(hipho, tmp_path):
+    recorded = tmp_path / "replay.jsonl"
+    recorded.write_text('{"id": "DemoPhO_2025_2_a", "response": "recorded"}\n', encoding="utf-8")
+    cfg = OmegaConf.create({"provider": "replay", "path": str(recorded)})
+    outcome, generations, _ = run(hipho, cfg, "replayed")
+    by_id = {g.id: g for g in generations}
+    assert by_id["DemoPhO_2025_2_a"].response == "recorded"
+    assert outcome.errors == 4
+    missing = by_id["DemoPhO_2025_1_a"]
+    assert missing.response is None and "no recorded response" in missing.error
+
+
+def test_openai_provider_sends_every_prompt_with_its_figures(hipho, fake_openai, monkeypatch):
+    monkeypatch.setenv("OE_TEST_KEY", KEY)
+    outcome, generations, _ = run(hipho, openai_model(fake_openai.base_url))
+    assert outcome.errors == 0 and outcome.sent == 5 == fake_openai.count()
+    assert all(g.response and g.finish_reason == "stop" for g in generations)
+    images = [part for body in fake_openai.requests for part in body["messages"][0]["content"]
+              if part["type"] == "image_url"]
+    assert len(images) == 3  # the sample's HiPhO problems carry three figures
+    for image in images:
+        header, data = image["image_url"]["url"].split(",", 1)
+        assert header == "data:image/png;base64" and base64.b64decode(data).startswith(b"\x89PNG")
+    assert all(h["authorization"] == f"Bearer {KEY}" for h in fake_openai.headers)
+
+
+def test_a_rerun_sends_nothing_and_writes_the_same_bytes(hipho, fake_openai, monkeypatch):
+    monkeypatch.setenv("OE_TEST_KEY", KEY)
+    _, _, out = run(hipho, openai_model(fake_openai.base_url))
+    first = out.read_bytes()
+    outcome, _, _ = run(hipho, openai_model(fake_openai.base_url))
+    assert outcome.sent == 0 and fake_openai.count() == 5
+    assert out.read_bytes() == first
+
+
+def test_changing_a_generation_setting_sends_again(hipho, fake_openai, monkeypatch):
+    monkeypatch.setenv("OE_TEST_KEY", KEY)
+    run(hipho, openai_model(fake_openai.base_url))
+    outcome, _, _ = run(hipho, openai_model(fake_openai.base_url, generation={"temperature": 0.5}))
+    assert outcome.sent == 5 and fake_openai.count() == 10
+
+
+def test_samples_are_requested_and_cached_one_by_one(hipho, fake_openai, monkeypatch):
+    monkeypatch.setenv("OE_TEST_KEY", KEY)
+    outcome, generations, _ = run(hipho, openai_model(fake_openai.base_url, samples=3))
+    assert outcome.sent == 15 and sorted({g.sample for g in generations}) == [0, 1, 2]
+    assert len({g.request_hash for g in generations}) == 15
+
+
+def test_a_permanent_failure_is_an_error_record_never_an_answer(hipho, monkeypatch):
+    from olympiad_eval.fake_server import FakeOpenAI, default_responder
+
+    def reject_circuit(body):
+        if "A resistor network" in str(body["messages"]):
+            return 400, {"error": {"message": "context length exceeded", "type": "invalid_request_error"}}
+        return default_responder(body)
+
+    monkeypatch.setenv("OE_TEST_KEY", KEY)
+    with FakeOpenAI(reject_circuit) as server:
+        outcome, generations, _ = run(hipho, openai_model(server.base_url))
+        failed = [g for g in generations if g.error]
+        assert outcome.errors == len(failed) == 1
+        assert failed[0].response is None and failed[0].error.startswith("HTTP 400")
+        # the failure is not cached: a rerun asks again, and only for it
+        outcome, _, _ = run(hipho, openai_model(server.base_url))
+        assert outcome.sent == 1 and server.count() == 6
+
+
+def test_the_api_key_reaches_neither_outputs_nor_cache(hipho, fake_openai, monkeypatch, tmp_path):
+    monkeypatch.setenv("OE_TEST_KEY", KEY)
+    _, _, out = run(hipho, openai_model(fake_openai.base_url))
+    assert KEY not in out.read_text(encoding="utf-8")
+    with sqlite3.connect(tmp_path / "cache.sqlite") as db:
+        dump = "\n".join(db.iterdump())
+    assert dump.count("INSERT") >= 5 and KEY not in dump
+
+
+def test_a_missing_key_variable_is_named(hipho, fake_openai, monkeypatch):
+    monkeypatch.delenv("OE_TEST_KEY", raising=False)
+    with pytest.raises(Exception, match="OE_TEST_KEY"):
+        run(hipho, openai_model(fake_openai.base_url))
+
+
+def test_the_stage_exits_non_zero_while_requests_fail(hipho, tmp_path):
+    # Nothing listens on this port: every request fails with a connection error.
+    command = [sys.executable, str(ROOT / "stages/generate.py"), "model=gpt-4o", "cell.suite=sample_hipho",
+               f"paths.outputs={hipho}", f"paths.request_cache={tmp_path / 'cache.sqlite'}",
+               "model.base_url=http://127.0.0.1:9/v1", "model.max_retries=0", "model.timeout=2"]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
+                            env={**os.environ, "OPENAI_API_KEY": KEY}, timeout=120)
+    assert result.returncode == 1
+    assert "5 of 5 requests failed" in result.stderr
+    assert KEY not in result.stdout + result.stderr

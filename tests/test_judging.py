@@ -1,0 +1,111 @@
+"""Judging: rules offline, an LLM judge over real HTTP, and errors kept as errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from omegaconf import OmegaConf
+
+from olympiad_eval.fake_server import FakeOpenAI
+from olympiad_eval.generate import generate
+from olympiad_eval.judging import judge, parse_verdict
+from olympiad_eval.records import Generation, Judgment, read_jsonl, write_jsonl
+from tests.conftest import ROOT, compose_stage
+
+SUITES = [("sample_hipho", "sample_hipho"), ("sample_mathvision", "sample_mathvision"),
+          ("sample_physelite_en", "sample_physelite"), ("sample_physelite_zh", "sample_physelite")]
+
+
+def generate_with(outputs, suite, name, cfg):
+    out = outputs / "generations" / suite / f"{name}.jsonl"
+    generate(suite, name, OmegaConf.create(cfg), outputs / "suites" / suite / "prompts.jsonl", out,
+             outputs.parent / "cache.sqlite")
+    return out
+
+
+def judge_with(outputs, suite, generations, judge_name="rule", cfg=None):
+    cfg = cfg if cfg is not None else compose_stage("judge", [f"judge={judge_name}", "cell.suite=x", "cell.model=y"]).judge
+    out = outputs / "judgments" / f"{suite}-{judge_name}.jsonl"
+    outcome = judge(outputs / "suites" / suite, generations, judge_name, cfg, out, outputs.parent / "cache.sqlite")
+    return outcome, {(j.id, j.sample): j for j in read_jsonl(out, Judgment)}
+
+
+@pytest.mark.parametrize("suite,benchmark", SUITES)
+def test_the_reference_model_scores_full_marks_on_every_problem(render_suite, suite, benchmark):
+    outputs = render_suite(suite, benchmark)
+    generations = generate_with(outputs, suite, "reference", {"provider": "reference"})
+    outcome, judgments = judge_with(outputs, suite, generations)
+    assert outcome.scored == outcome.total > 0
+    assert all(j.score == 1.0 and j.points == j.max_points for j in judgments.values())
+
+
+def test_rules_award_each_hipho_answer_slot_its_points(render_suite):
+    outputs = render_suite("sample_hipho", "sample_hipho")
+    generations = generate_with(outputs, "sample_hipho", "demo",
+                                {"provider": "replay", "path": str(ROOT / "data/replay/demo/{suite}.jsonl")})
+    _, judgments = judge_with(outputs, "sample_hipho", generations)
+    points = {key[0]: j.points for key, j in judgments.items()}
+    # the demo model: wrong expression, two right numbers, inside the range, wrong work, right choice
+    assert points == {"DemoPhO_2025_1_a": 0.0, "DemoPhO_2025_1_b": 2.0, "DemoPhO_2025_2_a": 2.0,
+                      "DemoCPhO_2025_1_1": 0.0, "DemoCPhO_2025_2_1": 6.0}
+    assert [s["correct"] for s in judgments[("DemoPhO_2025_1_b", 0)].slots] == [True, True]
+
+
+def test_failed_and_truncated_generations_are_counted_not_scored(render_suite, tmp_path):
+    outputs = render_suite("sample_physelite_en", "sample_physelite")
+    path = tmp_path / "generations.jsonl"
+    write_jsonl(path, [
+        Generation(id="PE-S-0001", suite="sample_physelite_en", model="m", sample=0, response=None,
+                   request_hash="a", error="HTTP 400: context length exceeded"),
+        Generation(id="PE-S-0002", suite="sample_physelite_en", model="m", sample=0, response="FINAL ANSWER: 1",
+                   request_hash="b", finish_reason="length"),
+    ])
+    outcome, judgments = judge_with(outputs, "sample_physelite_en", path)
+    failed, truncated = judgments[("PE-S-0001", 0)], judgments[("PE-S-0002", 0)]
+    assert outcome.generation_errors == 1 and failed.status == "generation_error"
+    assert failed.score is None and failed.points is None and "HTTP 400" in failed.detail
+    assert truncated.status == "scored" and truncated.truncated and truncated.score == 0.0
+
+
+def llm_judge_cfg(base_url: str, max_reasks: int = 2):
+    cfg = compose_stage("judge", ["judge=gpt-4o-answer", "cell.suite=x", "cell.model=y"]).judge
+    return OmegaConf.merge(cfg, {"endpoint": {"base_url": base_url, "api_key_env": None, "max_retries": 0},
+                                 "max_reasks": max_reasks})
+
+
+def test_the_llm_judge_sees_reference_solution_and_response(render_suite, fake_openai):
+    outputs = render_suite("sample_physelite_en", "sample_physelite")
+    generations = generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"})
+    outcome, judgments = judge_with(outputs, "sample_physelite_en", generations, "gpt-4o-answer",
+                                    llm_judge_cfg(fake_openai.base_url))
+    assert outcome.scored == 3 and fake_openai.count() == 3
+    assert {j.verdict for j in judgments.values()} == {"correct"}
+    prompt = fake_openai.requests[0]["messages"][0]["content"]
+    assert "Reference Answer" in prompt and "Reference Solution" in prompt and "FINAL ANSWER:" in prompt
+    # judged again: every reply comes from the request cache
+    judge_with(outputs, "sample_physelite_en", generations, "gpt-4o-answer", llm_judge_cfg(fake_openai.base_url))
+    assert fake_openai.count() == 3
+
+
+def test_an_invalid_judge_reply_is_reasked_then_recorded_as_a_judge_error(render_suite):
+    outputs = render_suite("sample_physelite_en", "sample_physelite")
+    generations = generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"})
+    with FakeOpenAI(lambda body: "I think it is probably right.") as server:
+        outcome, judgments = judge_with(outputs, "sample_physelite_en", generations, "gpt-4o-answer",
+                                        llm_judge_cfg(server.base_url, max_reasks=2))
+        assert server.count() == 3 * 3  # one ask and two re-asks per response
+    assert outcome.judge_errors == 3 and outcome.coverage == 0.0
+    assert all(j.status == "judge_error" and j.score is None for j in judgments.values())
+
+
+@pytest.mark.parametrize("reply,verdict", [
+    ('{"verdict": "correct", "reasoning": "ok"}', "correct"),
+    ('Sure.\n{"verdict": "partially_correct", "reasoning": "one part"}', "partially_correct"),
+    ('{"verdict": "right"}', None),
+    ('{"verdict": "correct"', None),
+    ("correct", None),
+    (json.dumps(["correct"]), None),
+])
+def test_verdict_parsing(reply, verdict):
+    assert parse_verdict(reply) == verdict

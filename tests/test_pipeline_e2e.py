@@ -1,0 +1,185 @@
+"""End to end: real `dvc repro` runs in a temporary copy of the repository.
+
+The copy is a fresh git repository holding what would be committed (tracked and unignored files),
+so these tests see what a user sees after `git clone`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from olympiad_eval.fake_server import JUDGE_MARKER, FakeOpenAI, default_responder
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.e2e
+
+BIN = Path(sys.executable).parent
+KEY = "sk-e2e-" + "s3cr3t" * 6
+
+
+def clone(target: Path) -> Path:
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
+                           capture_output=True, text=True).stdout.split("\0")
+    for name in filter(None, files):
+        if (ROOT / name).is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, target / name)
+    for command in (["git", "init", "-q"], ["git", "add", "-A"],
+                    ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"]):
+        subprocess.run(command, cwd=target, check=True)
+    return target
+
+
+class Repo:
+    def __init__(self, path: Path):
+        self.path = path
+        self.env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+                    "PYTHONPATH": str(path / "src"), "OE_E2E_KEY": KEY, "HYDRA_FULL_ERROR": "1"}
+        self.env.pop("OPENAI_API_KEY", None)
+        self.logs: list[str] = []
+
+    def dvc(self, *args: str) -> str:
+        result = subprocess.run([str(BIN / "dvc"), *args], cwd=self.path, env=self.env, capture_output=True,
+                                text=True, timeout=900)
+        self.logs.append(result.stdout + result.stderr)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        return result.stdout + result.stderr
+
+    def repro(self, *args: str) -> list[str]:
+        """Run `dvc repro` and return the names of the stages it ran."""
+        return sorted(re.findall(r"Running stage '([^']+)'", self.dvc("repro", *args)))
+
+    def write(self, name: str, text: str) -> None:
+        (self.path / name).parent.mkdir(parents=True, exist_ok=True)
+        (self.path / name).write_text(text, encoding="utf-8")
+
+    def metrics(self, benchmark: str) -> dict:
+        return json.loads((self.path / "outputs" / "metrics" / f"{benchmark}.json").read_text(encoding="utf-8"))
+
+
+def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
+    repo = Repo(clone(tmp_path / "repo"))
+    committed_lock = (repo.path / "dvc.lock").read_bytes() if (repo.path / "dvc.lock").exists() else None
+    ran = repo.repro()
+    assert len(ran) == len([s for s in ran if s.split("@")[0] in {"fetch", "render", "generate", "judge", "aggregate"}]) > 0
+    plan = yaml.safe_load((repo.path / "params.yaml").read_text(encoding="utf-8"))
+    for benchmark in plan["benchmarks"]:
+        tables = repo.path / "outputs" / "tables" / benchmark
+        assert (tables / "tables.md").read_text(encoding="utf-8").startswith(f"## {benchmark}")
+        assert (tables / "summary.csv").is_file()
+        for suite, models in repo.metrics(benchmark).items():
+            reference = models["reference"]["rule"]
+            assert reference["score"] == 100.0 and reference["scored"] == reference["problems"], (suite, reference)
+    if committed_lock is not None:  # same inputs, same bytes: the committed lock is reproduced exactly
+        assert (repo.path / "dvc.lock").read_bytes() == committed_lock, (
+            "dvc.lock differs after `dvc repro` on a fresh copy: either it is stale (run `dvc repro` and commit "
+            "dvc.lock) or an output is not byte-stable")
+    shown = repo.dvc("metrics", "show")
+    assert "sample_hipho" in shown and "100" in shown
+
+
+FAKE_MODEL = """\
+provider: openai
+base_url: {base_url}
+model: {model}
+api_key_env: OE_E2E_KEY
+concurrency: 4
+max_retries: 1
+generation:
+  temperature: 0
+"""
+
+FAKE_JUDGE = """\
+defaults:
+  - /prompt@prompt: physelite_answer_judge
+  - _self_
+kind: llm
+endpoint:
+  base_url: {base_url}
+  model: fake-judge
+  api_key_env: OE_E2E_KEY
+  concurrency: 4
+  max_retries: 1
+settings:
+  temperature: {temperature}
+max_reasks: 1
+"""
+
+
+def plan(models: list[str]) -> str:
+    return yaml.safe_dump({
+        "benchmarks": ["sample_hipho", "sample_physelite"],
+        "suites": {"sample_hipho": "sample_hipho", "sample_physelite_en": "sample_physelite"},
+        "models": models,
+        "judges": ["rule", "fakejudge"],
+    }, sort_keys=False)
+
+
+def is_judge(body: dict) -> bool:
+    return JUDGE_MARKER in json.dumps(body["messages"])
+
+
+def stern_when_warm(body: dict) -> str:
+    """A judge whose verdicts depend on its settings, so that editing them changes the tables."""
+    if is_judge(body) and body.get("temperature", 0) > 0:
+        return json.dumps({"verdict": "incorrect", "reasoning": "A stricter reading."})
+    return default_responder(body)
+
+
+def test_reruns_do_only_the_work_that_changed(tmp_path):
+    repo = Repo(clone(tmp_path / "repo"))
+    with FakeOpenAI(stern_when_warm) as server:
+        generation_requests = lambda: server.count(lambda body: not is_judge(body))  # noqa: E731
+        judge_requests = lambda: server.count(is_judge)  # noqa: E731
+        repo.write("conf/model/fake.yaml", FAKE_MODEL.format(base_url=server.base_url, model="fake-1"))
+        repo.write("conf/judge/fakejudge.yaml", FAKE_JUDGE.format(base_url=server.base_url, temperature=0))
+        repo.write("params.yaml", plan(["reference", "fake"]))
+
+        ran = repo.repro()
+        assert "generate@sample_hipho-fake" in ran and len(ran) == 2 + 2 + 4 + 8 + 2
+        assert generation_requests() == 5 + 3  # one per problem of the two suites
+        assert judge_requests() == 2 * (5 + 3)  # the LLM judge grades both models
+
+        # nothing changed: nothing runs, nothing is sent
+        assert repo.repro() == []
+        assert server.count() == 8 + 16
+
+        # editing one judge's file reruns that judge's cells and the aggregates, and no generation
+        repo.write("conf/judge/fakejudge.yaml", FAKE_JUDGE.format(base_url=server.base_url, temperature=0.1))
+        ran = repo.repro()
+        assert ran == sorted([f"judge@{s}-{m}-fakejudge" for s in ("sample_hipho", "sample_physelite_en")
+                              for m in ("reference", "fake")] + ["aggregate@sample_hipho", "aggregate@sample_physelite"])
+        assert generation_requests() == 8 and judge_requests() == 32
+        assert repo.metrics("sample_physelite")["sample_physelite_en"]["fake"]["fakejudge"]["score"] == 0.0
+
+        # adding a model runs only its cells and the aggregates
+        repo.write("conf/model/fake2.yaml", FAKE_MODEL.format(base_url=server.base_url, model="fake-2"))
+        repo.write("params.yaml", plan(["reference", "fake", "fake2"]))
+        ran = repo.repro()
+        assert ran == sorted([f"{stage}@{s}-fake2{j}" for s in ("sample_hipho", "sample_physelite_en")
+                              for stage, j in (("generate", ""), ("judge", "-rule"), ("judge", "-fakejudge"))]
+                             + ["aggregate@sample_hipho", "aggregate@sample_physelite"])
+        assert generation_requests() == 16
+
+        # a stage rerun on unchanged inputs rewrites the same bytes (and sends nothing: cached)
+        outputs = sorted((repo.path / "outputs").rglob("*.jsonl"))
+        before, sent = {path: path.read_bytes() for path in outputs}, server.count()
+        repo.dvc("repro", "--force", "--single-item", "generate@sample_hipho-fake", "judge@sample_hipho-fake-fakejudge",
+                 "fetch@sample_hipho", "render@sample_hipho", "aggregate@sample_hipho")
+        assert {path: path.read_bytes() for path in outputs} == before
+        assert server.count() == sent
+        assert "up to date" in repo.dvc("status")
+
+    # the API key was in the environment of every stage: it must be nowhere they wrote
+    assert not [log for log in repo.logs if KEY in log]
+    leaked = [path for path in repo.path.rglob("*") if path.is_file() and KEY.encode() in path.read_bytes()]
+    assert not leaked, leaked
