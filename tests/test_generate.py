@@ -138,3 +138,14 @@ def test_the_stage_exits_non_zero_while_requests_fail(hipho, tmp_path):
     assert result.returncode == 1
     assert "5 of 5 requests failed" in result.stderr
     assert KEY not in result.stdout + result.stderr
+
+
+def test_where_figures_are_stored_changes_no_request(render_suite, tmp_path):
+    from olympiad_eval.llm import request_key
+
+    prompts = read_jsonl(render_suite("sample_hipho", "sample_hipho") / "suites/sample_hipho/prompts.jsonl", Prompt)
+    with_figure = next(p for p in prompts if len(p.messages[0]["content"]) > 1)
+    moved = [{**m, "content": [{**part, "path": "elsewhere/x.png"} if part["type"] == "image" else part
+                               for part in m["content"]]} for m in with_figure.messages]
+    assert request_key({}, moved, {}, 0) == request_key({}, with_figure.messages, {}, 0)
+    assert request_key({}, moved, {}, 1) != request_key({}, with_figure.messages, {}, 0)

@@ -47,13 +47,14 @@ def final_answer_line(text: str) -> str | None:
 
 
 def choice_letter(text: str, letters: str = "ABCDE") -> str | None:
-    """A multiple-choice letter: "ANSWER: X", a boxed letter, "the answer is X", or a lone letter."""
-    candidates = _ANSWER_LINE.findall(text)
-    candidates += [b for b in boxed(text) if len(b.strip("() $")) == 1]
-    candidates += [m.strip() for m in _ANSWER_IS.findall(text)]
-    for candidate in reversed(candidates):
-        letter = candidate.strip("() $.").upper()[:1]
-        if letter and letter in letters and len(candidate.strip("() $.")) == 1:
+    """The last multiple-choice letter stated: "ANSWER: X", a boxed letter or "the answer is X";
+    failing those, a lone letter at the very end."""
+    candidates = [(m.start(), m.group(1)) for m in _ANSWER_LINE.finditer(text)]
+    candidates += [(m.start(), m.group(1).strip()) for m in _ANSWER_IS.finditer(text)]
+    candidates += [(m.start(), box) for m, box in zip(_BOX.finditer(text), boxed(text))]
+    for _, candidate in sorted(candidates, reverse=True):
+        letter = candidate.strip("() $.").upper()
+        if len(letter) == 1 and letter in letters:
             return letter
     lone = [m for m in _LONE_LETTER.findall(text.strip()[-20:]) if m in letters]
     return lone[-1] if lone else None

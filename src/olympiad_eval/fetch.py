@@ -16,6 +16,7 @@ from olympiad_eval.benchmarks import module
 from olympiad_eval.records import InputError, Figure, Problem, RecordError, atomic_dir, file_sha256, write_jsonl
 
 MIME_BY_FORMAT = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
+SUFFIX_BY_MIME = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp"}
 
 
 def resolve_source(source, benchmark: str) -> Path:
@@ -37,8 +38,8 @@ def load_figure(path: Path, *, release_file: str | Path, record: str, field_name
     try:
         with Image.open(path) as image:
             image_format = image.format
-            image.verify()
-    except (UnidentifiedImageError, OSError, SyntaxError) as error:
+            image.load()  # decodes every pixel: a truncated file fails here, not at a model
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
         raise RecordError(release_file, record, field_name, f"figure '{name}' is not a readable image: {error}") from None
     mime = MIME_BY_FORMAT.get(image_format or "", f"image/{(image_format or 'octet-stream').lower()}")
     return Figure(sha256=file_sha256(path), path=str(path), mime=mime, name=name, role=role)
@@ -68,7 +69,7 @@ def _check_unique(problems: list[Problem], where) -> None:
 def _store_figures(problem: Problem, staging: Path, final_dir: Path) -> Problem:
     stored = []
     for figure in problem.figures:
-        name = f"{figure.sha256}{Path(figure.path).suffix.lower()}"
+        name = figure.sha256 + SUFFIX_BY_MIME.get(figure.mime, Path(figure.path).suffix.lower())
         target = staging / "figures" / name
         if not target.exists():
             target.parent.mkdir(exist_ok=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from olympiad_eval.records import InputError, content_hash, file_sha256
+from olympiad_eval.records import InputError, content_hash, file_sha256, without_paths
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,8 @@ class Reply:
 
 def request_key(endpoint: dict, messages: list | tuple, settings: dict, sample: int) -> str:
     """The hash of everything that determines a reply. Images enter by their content hash."""
-    return content_hash({"endpoint": endpoint, "messages": list(messages), "settings": settings, "sample": sample})
+    return content_hash({"endpoint": endpoint, "messages": without_paths(messages), "settings": settings,
+                         "sample": sample})
 
 
 class RequestCache:

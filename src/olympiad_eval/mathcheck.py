@@ -7,7 +7,6 @@ a hard timeout and replaces a worker that overruns it.
 
 from __future__ import annotations
 
-import math
 import multiprocessing
 import re
 from dataclasses import dataclass
@@ -19,13 +18,19 @@ _UNWRAP = [
     (re.compile(r"\\[,;:! ]|~"), " "),
     (re.compile(r"\\dfrac|\\tfrac"), r"\\frac"),
 ]
-_TRAILING_UNIT = re.compile(r"\s*\\(?:text|mathrm|rm|,)?\s*\{\s*[A-Za-z°Ω/\s\^\-\d\\·.*]*\}\s*$")
-_RANGE = re.compile(r"^\[\s*([^,\[\]]+?)\s*,\s*([^,\[\]]+?)\s*\]$")
+_UNIT_TEXT = r"[A-Za-z°Ω/\s\^\-\d\\·.*]"
+_TRAILING_UNIT = re.compile(rf"\s*\\(?:text|mathrm|rm)\s*\{{(?:{_UNIT_TEXT}|\{{{_UNIT_TEXT}*\}})*\}}\s*$")
+_WRAPPED = re.compile(r"^\\(?:text|mathrm|textbf|mathbf)\s*\{([^{}]*)\}$")
+# an accepted range, possibly labelled: "[5.21, 5.28]", "[0.94, 0.96] for $R_1$"
+_RANGE = re.compile(r"^\[\s*([^,\[\]]+?)\s*,\s*([^,\[\]]+?)\s*\](?:\s+for\b.*)?$")
 # "3.0 m/s", "2.5 \\times 10^{3} kg": a number, then a space and a unit made of letters only
 _NUMBER_THEN_UNIT = re.compile(
     r"^([-+]?\d[\d.]*(?:\s*(?:\\times|\\cdot|×)\s*10\^\{?[-+]?\d+\}?)?(?:[eE][-+]?\d+)?)"
     r"\s+(?:\\(?:text|mathrm)\{[^{}]*\}|[A-Za-zΩμ°][A-Za-zΩμ°/·^\-\d\s]*)$"
 )
+
+
+CHOICE_LETTERS = ("A", "B", "C", "D", "E")
 
 
 @dataclass(frozen=True)
@@ -42,13 +47,16 @@ def clean(answer: str, unit: str | None = None) -> str:
     boxes = boxed(text)
     if boxes and text.startswith("\\boxed"):
         text = boxes[0]
-    text = text.replace("$", " ").strip()
+    text = text.replace("$", "")
     for pattern, replacement in _UNWRAP:
         text = pattern.sub(replacement, text)
+    text = " ".join(text.split())
     if unit:
         text = _strip_suffix(text, unit)
-    text = _TRAILING_UNIT.sub("", text)
-    return text.strip().rstrip(".").strip()
+    wrapped = _WRAPPED.match(text)
+    if wrapped:  # `\text{B}` is the answer B, not a unit
+        return wrapped.group(1).strip()
+    return _TRAILING_UNIT.sub("", text).strip().rstrip(".").strip()
 
 
 def _strip_suffix(text: str, unit: str) -> str:
@@ -94,19 +102,19 @@ def to_number(text: str) -> float | None:
 
 
 def numbers_close(gold: float, pred: float, rel_tol: float) -> bool:
-    if gold == 0:
-        return abs(pred) <= max(rel_tol, 1e-9)
-    return math.isclose(gold, pred, rel_tol=max(rel_tol, 1e-9))
+    """Within `rel_tol` of the gold value (not of the larger of the two, as math.isclose does)."""
+    tolerance = max(rel_tol, 1e-9)
+    return abs(pred - gold) <= tolerance * abs(gold) if gold else abs(pred) <= tolerance
 
 
 def equivalent(gold: str, pred: str, rel_tol: float = 0.0, unit: str | None = None) -> bool:
     """True when `pred` states the same answer as `gold` (runs in the calling process)."""
-    gold_text, pred_text = clean(gold), clean(pred, unit)
+    gold_text, pred_text = clean(gold, unit), clean(pred, unit)
     if not pred_text:
         return False
     if gold_text == pred_text:
         return True
-    if len(gold_text) == 1 and gold_text.isalpha() and gold_text.isupper():
+    if gold_text in CHOICE_LETTERS and len(pred_text.strip("()")) == 1:
         return pred_text.strip("()").upper() == gold_text  # a multiple-choice letter
     accepted = _RANGE.match(gold_text)
     if accepted:

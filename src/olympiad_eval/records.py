@@ -171,8 +171,9 @@ _NESTED = {
 
 
 def natural_key(text: str) -> tuple:
-    """Sort "2" before "10" and "P1_b" before "P1_c", deterministically."""
-    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part)
+    """Sort "2" before "10" and "P1_b" before "P1_c"; the text itself breaks ties ("1" vs "01")."""
+    parts = tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part)
+    return (*parts, (2, 0, text))
 
 
 def to_dict(record: Any) -> dict:
@@ -230,13 +231,29 @@ def file_sha256(path: str | os.PathLike) -> str:
 def write_jsonl(path: str | os.PathLike, records: Iterable[Any]) -> None:
     """Write records sorted by their key, atomically: readers never see half a file."""
     ordered = sorted(records, key=lambda r: r.key)
-    keys = [r.key for r in ordered]
-    duplicates = sorted({str(k) for k, n in zip(keys, keys[1:]) if k == n})
+    duplicates = sorted({_describe(a) for a, b in zip(ordered, ordered[1:]) if a.key == b.key})
     if duplicates:
         raise InputError(f"{path}: duplicate records {', '.join(duplicates[:5])}")
     with atomic_file(path) as handle:
         for record in ordered:
             handle.write(dumps(record) + "\n")
+
+
+def _describe(record: Any) -> str:
+    extra = [f"{name} {getattr(record, name)}" for name in ("language", "sample") if hasattr(record, name)]
+    return f"id {record.id}" + "".join(f" ({e})" for e in extra)
+
+
+def without_paths(messages: Iterable[dict]) -> list[dict]:
+    """Messages with each image named by its content only: where a figure is stored is no part
+    of what is asked, so it must not change a prompt's hash or a request's cache key."""
+    return [
+        {**message, "content": [
+            {k: v for k, v in part.items() if k != "path"} if isinstance(part, dict) else part
+            for part in message["content"]
+        ]} if isinstance(message.get("content"), (list, tuple)) else dict(message)
+        for message in messages
+    ]
 
 
 def read_jsonl(path: str | os.PathLike, cls: type[R]) -> list[R]:

@@ -11,7 +11,9 @@ import re
 from pathlib import Path
 
 from olympiad_eval.benchmarks import module
-from olympiad_eval.records import InputError, Problem, Prompt, atomic_dir, content_hash, read_jsonl, write_json, write_jsonl
+from olympiad_eval.records import (
+    InputError, Problem, Prompt, atomic_dir, content_hash, read_jsonl, without_paths, write_json, write_jsonl,
+)
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
@@ -53,7 +55,7 @@ def prompt_for(problem: Problem, suite_name: str, suite) -> Prompt:
         suite=suite_name,
         language=problem.language,
         messages=tuple(messages),
-        prompt_hash=content_hash(messages),
+        prompt_hash=content_hash(without_paths(messages)),
         reference=bench.reference(problem, suite),
     )
 

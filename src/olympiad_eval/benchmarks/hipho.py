@@ -191,13 +191,13 @@ def score(problem: Problem, response: str, check, rel_tol: float) -> Score:
             undecided.append(f"slot {index + 1}: {verdict.reason}")
         earned += slot.points if correct else 0.0
         slots.append({"expected": gold_value(slot), "given": given, "correct": correct, "points": slot.points})
-    maximum = sum(slot.points for slot in gradable) or 1.0
     return Score(
         score=round(earned / problem.points, 6) if problem.points else 0.0,
         points=round(earned, 6),
         extracted=tuple(extracted),
         slots=tuple(slots),
-        detail=f"answer level: {earned:g} of {maximum:g} points",
+        detail=f"answer level: {earned:g} of {problem.points:g} points"
+        + (f" ({len(problem.answers) - len(gradable)} open-ended slots need an LLM judge)" if len(gradable) < len(problem.answers) else ""),
         undecided=tuple(undecided),
     )
 

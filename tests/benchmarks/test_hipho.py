@@ -1,0 +1,464 @@
+"""HiPhO: loading exams in the official layout, marking schemes in points, answer-level scoring."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from olympiad_eval.benchmarks import hipho
+from olympiad_eval.mathcheck import Verdict, equivalent
+from olympiad_eval.records import AnswerSlot, Problem, RecordError
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "data" / "sample" / "hipho"
+REAL = REPO / ".." / "shared" / "data" / "hipho"
+REAL_RESULTS = REPO / ".." / "shared" / "data" / "hipho_results"
+SAMPLE_CFG = OmegaConf.load(REPO / "conf" / "benchmark" / "sample_hipho.yaml")
+REAL_CFG = OmegaConf.create({"kind": "hipho", "default_language": "en",
+                             "language_by_exam": {"CPhO_2025": "zh", "PanMechanics_2024": "zh"}})
+SUITE = OmegaConf.create({"kind": "hipho", "language": None, "prompt_language": None, "figures": "all"})
+
+
+def check(jobs):
+    """What the judge stage's CheckPool does, in this process."""
+    return [Verdict(equivalent(*job)) for job in jobs]
+
+
+def gradable_points(problem: Problem) -> float:
+    return round(sum(slot.points for slot in problem.answers if hipho.gold_value(slot)), 6)
+
+
+# ---------------------------------------------------------------- criterion_points
+
+
+@pytest.mark.parametrize(
+    "text, points",
+    [
+        ("Award 0.4 pt if the answer correctly writes $f = \\mu m g \\cos\\theta$. Otherwise, award 0 pt.", 0.4),
+        ("Award 1.5 pts if both values are correct.", 1.5),
+        ("award 2 pt for the diagram", 2.0),
+        ("Award 0.3pt if ...", 0.3),
+        ("Award a total of 1.0 pt for the following: award 0.5 pt if the answer uses $L = \\frac{1}{2} a t^2$ "
+         "and 0.5 pt if it obtains $t$.", 1.0),
+        ("Award a total of 0.8 pts for the following: award 0.1 pt for each correct entry.", 0.8),
+        ("如果解答正确写出 $W = p_1 V_1 \\ln\\frac{V_1}{V_2}$，则得 2 分。否则得 0 分。", 2.0),
+        ("如果解答正确，则得 0.5 分。否则得 0 分。", 0.5),
+        ("如果解答正确，则得1分", 1.0),
+        ("The answer is correct.", None),
+        ("如果解答正确，则得分。", None),
+    ],
+)
+def test_criterion_points(text, points):
+    assert hipho.criterion_points(text) == points
+
+
+# ---------------------------------------------------------------- loading the sample
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return {p.id: p for p in hipho.load(SAMPLE, SAMPLE_CFG, "sample_hipho")}
+
+
+def test_sample_has_five_problems_in_two_exams(sample):
+    assert sorted(sample) == ["DemoCPhO_2025_1_1", "DemoCPhO_2025_2_1", "DemoPhO_2025_1_a", "DemoPhO_2025_1_b", "DemoPhO_2025_2_a"]
+    assert {p.subset for p in sample.values()} == {"DemoPhO_2025", "DemoCPhO_2025"}
+    assert {p.benchmark for p in sample.values()} == {"sample_hipho"}
+
+
+@pytest.mark.parametrize("exam, total", [("DemoPhO_2025", 5.0), ("DemoCPhO_2025", 10.0)])
+def test_sample_exam_totals(sample, exam, total):
+    assert sum(p.points for p in sample.values() if p.subset == exam) == pytest.approx(total)
+
+
+def test_sample_languages_follow_the_exam(sample):
+    languages = {p.id: p.language for p in sample.values()}
+    assert languages == {"DemoCPhO_2025_1_1": "zh", "DemoCPhO_2025_2_1": "zh",
+                         "DemoPhO_2025_1_a": "en", "DemoPhO_2025_1_b": "en", "DemoPhO_2025_2_a": "en"}
+
+
+def test_sample_information_sheet(sample):
+    assert sample["DemoPhO_2025_1_a"].information.startswith("Constants sheet:")
+    assert "g = 9.8" in sample["DemoPhO_2025_2_a"].information
+    assert sample["DemoCPhO_2025_1_1"].information == ""  # "None." means no sheet
+
+
+@pytest.mark.parametrize(
+    "pid, schemes",
+    [
+        ("DemoPhO_2025_1_a", [4, 3]),  # two alternative schemes
+        ("DemoPhO_2025_1_b", [3]),  # with an "Award a total of" criterion
+        ("DemoPhO_2025_2_a", []),  # marking: []
+        ("DemoCPhO_2025_1_1", [3]),  # Chinese criteria
+        ("DemoCPhO_2025_2_1", [3]),
+    ],
+)
+def test_sample_schemes_add_up_to_the_problem_points(sample, pid, schemes):
+    problem = sample[pid]
+    assert [len(scheme) for scheme in problem.marking] == schemes
+    for scheme in problem.marking:
+        assert sum(c.points for c in scheme) == pytest.approx(problem.points)
+
+
+def test_sample_total_criterion_counts_once(sample):
+    points = [c.points for c in sample["DemoPhO_2025_1_b"].marking[0]]
+    assert points == [0.4, 0.6, 1.0]
+
+
+def test_sample_answer_slots(sample):
+    slots = sample["DemoPhO_2025_1_b"].answers
+    assert [(s.value, s.kind, s.unit, s.points) for s in slots] == [
+        ("\\boxed{$a = 3.20$}", "Numerical Value", "m/s^2", 1.0),
+        ("\\boxed{$t = 0.790$}", "Numerical Value", "s", 1.0),
+    ]
+    assert sample["DemoCPhO_2025_2_1"].answers[0].unit is None  # [null]
+
+
+def test_sample_figures(sample):
+    shared = sample["DemoPhO_2025_1_a"].figures
+    assert [f.name for f in shared] == ["image_question/DemoPhO_2025_1_a_1.png"]
+    assert shared[0].mime == "image/png" and len(shared[0].sha256) == 64
+    assert sample["DemoPhO_2025_1_b"].figures[0].sha256 == shared[0].sha256  # same file, same hash
+    assert len(sample["DemoPhO_2025_2_a"].figures) == 1  # present although the text never says [figure1]
+    assert sample["DemoCPhO_2025_1_1"].figures == ()
+
+
+# ---------------------------------------------------------------- loading edge cases
+
+
+def item(pid="X_2025_1", **overrides) -> dict:
+    data = {
+        "id": pid,
+        "context": "",
+        "question": "q",
+        "marking": [["Award 1.0 pt if right."]],
+        "answer": ["\\boxed{$1$}"],
+        "answer_type": ["Numerical Value"],
+        "unit": ["m"],
+        "points": [1.0],
+        "field": "Mechanics",
+        "source": "X_2025",
+        "image_question": [],
+    }
+    data.update(overrides)
+    return {k: v for k, v in data.items() if v is not ...}  # `...` removes a field
+
+
+def load_exam(tmp_path, *items, name="X_2025", information="None."):
+    data = tmp_path / "data"
+    data.mkdir(exist_ok=True)
+    path = data / f"{name}.json"
+    path.write_text(json.dumps([{"information": information}, *items], ensure_ascii=False), encoding="utf-8")
+    return path, hipho.load(tmp_path, OmegaConf.create({"default_language": "en"}), "x")
+
+
+@pytest.mark.parametrize("marking", [..., [], None])
+def test_no_marking_means_no_scheme(tmp_path, marking):
+    _, [problem] = load_exam(tmp_path, item(marking=marking))
+    assert problem.marking == ()
+
+
+def test_flat_marking_list_is_one_scheme(tmp_path):
+    flat = ["Award 0.4 pt if a.", "Award 0.6 pt if b."]
+    _, [problem] = load_exam(tmp_path, item(marking=flat))
+    assert [[c.points for c in scheme] for scheme in problem.marking] == [[0.4, 0.6]]
+    assert problem.marking[0][1].text == "Award 0.6 pt if b."
+
+
+def test_alternative_schemes_are_each_checked(tmp_path):
+    schemes = [["Award 1.0 pt if a."], ["Award 0.5 pt if b.", "Award 0.5 pt if c."]]
+    _, [problem] = load_exam(tmp_path, item(marking=schemes))
+    assert [len(s) for s in problem.marking] == [1, 2]
+
+
+def test_unit_list_shorter_than_answers_leaves_units_none(tmp_path):
+    _, [problem] = load_exam(tmp_path, item(
+        answer=["\\boxed{$1$}", "\\boxed{$2$}", "\\boxed{$3$}"],
+        answer_type=["Numerical Value", "Expression"],
+        unit=["m"],
+        points=[0.5, 0.25, 0.25],
+        marking=[["Award 1.0 pt if all."]],
+    ))
+    assert [(s.unit, s.kind) for s in problem.answers] == [("m", "Numerical Value"), (None, "Expression"), (None, "")]
+    assert problem.points == 1.0
+
+
+def test_missing_unit_and_answer_type_fields(tmp_path):
+    _, [problem] = load_exam(tmp_path, item(unit=..., answer_type=...))
+    assert problem.answers[0].unit is None and problem.answers[0].kind == ""
+
+
+def test_information_and_source(tmp_path):
+    _, [problem] = load_exam(tmp_path, item(source=...), information="  Constants: g = 9.8  ")
+    assert problem.information == "Constants: g = 9.8"
+    assert problem.subset == "X_2025"  # the file stem when `source` is absent
+
+
+def expect_error(tmp_path, record, field, *items, match=None):
+    with pytest.raises(RecordError) as caught:
+        load_exam(tmp_path, *items)
+    error = caught.value
+    path = str(tmp_path / "data" / "X_2025.json")
+    assert (error.path, error.record, error.field) == (path, record, field)
+    assert path in str(error) and f"record {record}" in str(error) and f"'{field}'" in str(error)
+    if match:
+        assert match in str(error)
+
+
+def test_criterion_without_points_names_file_record_and_field(tmp_path):
+    bad = item("X_2025_2", marking=[["Award 0.5 pt if a.", "Give credit for b."]])
+    expect_error(tmp_path, "X_2025_2", "marking[0][1]", item("X_2025_1"), bad, match="Give credit for b.")
+
+
+def test_criterion_without_points_in_second_scheme(tmp_path):
+    bad = item(marking=[["Award 1.0 pt if a."], ["则得 1 分", "no points here"]])
+    expect_error(tmp_path, "X_2025_1", "marking[1][1]", bad)
+
+
+def test_criteria_not_adding_up_are_an_error(tmp_path):
+    bad = item(marking=[["Award 0.4 pt if a.", "Award 0.4 pt if b."]])
+    expect_error(tmp_path, "X_2025_1", "marking[0]", bad, match="add up to 0.8 points, the problem has 1")
+
+
+def test_flat_list_not_adding_up_is_an_error(tmp_path):
+    expect_error(tmp_path, "X_2025_1", "marking[0]", item(marking=["Award 2 pt if a."]))
+
+
+@pytest.mark.parametrize("field", ["id", "question", "answer", "points"])
+def test_missing_required_field(tmp_path, field):
+    record = "?" if field == "id" else "X_2025_1"
+    expect_error(tmp_path, record, field, item(**{field: ...}))
+
+
+def test_points_not_parallel_to_answers(tmp_path):
+    expect_error(tmp_path, "X_2025_1", "points", item(points=[0.5, 0.5]))
+
+
+def test_points_not_a_number(tmp_path):
+    expect_error(tmp_path, "X_2025_1", "points[0]", item(points=["one"]))
+
+
+def test_exam_without_information_element(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "X_2025.json").write_text(json.dumps([item()]), encoding="utf-8")
+    with pytest.raises(RecordError, match="information"):
+        hipho.load(tmp_path, OmegaConf.create({}), "x")
+
+
+def test_exam_file_with_bad_json(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "X_2025.json").write_text('[{"information": "None."}, {"id": ', encoding="utf-8")
+    with pytest.raises(RecordError) as caught:
+        hipho.load(tmp_path, OmegaConf.create({}), "x")
+    assert caught.value.path == str(data / "X_2025.json") and caught.value.field == "(json)"
+
+
+# ---------------------------------------------------------------- rendering helpers
+
+
+@pytest.mark.parametrize(
+    "value, gold",
+    [
+        ("\\boxed{$a = 3.20$}", "a = 3.20"),
+        ("\\boxed{B}", "B"),
+        ("\\boxed{$[1.21, 1.25]$}", "1.23"),  # a range answers with its midpoint
+        ("\\boxed{$[5.21 \\times 10^{-1}, 5.28 \\times 10^{-1}]$}", "0.5245"),
+        ("", ""),  # open-ended
+    ],
+)
+def test_gold_value(value, gold):
+    assert hipho.gold_value(AnswerSlot(value)) == gold
+
+
+def test_reference_and_judge_reference(sample):
+    problem = sample["DemoPhO_2025_1_b"]
+    assert hipho.reference(problem, SUITE).endswith("<answer>\n[\\boxed{a = 3.20}, \\boxed{t = 0.790}]\n</answer>")
+    assert hipho.judge_reference(problem) == "(1) a = 3.20\n(2) t = 0.790"
+
+
+@pytest.mark.parametrize("prompt_language, expected", [(None, "zh"), ("en", "en")])
+def test_template_fields(sample, prompt_language, expected):
+    suite = OmegaConf.create({"prompt_language": prompt_language})
+    key, fields = hipho.template_fields(sample["DemoCPhO_2025_1_1"], suite)
+    assert key == expected
+    assert fields["information"] == "None."
+    assert fields["question"] == sample["DemoCPhO_2025_1_1"].question
+
+
+# ---------------------------------------------------------------- scoring
+
+
+@pytest.mark.parametrize("pid", ["DemoPhO_2025_1_a", "DemoPhO_2025_1_b", "DemoPhO_2025_2_a", "DemoCPhO_2025_1_1", "DemoCPhO_2025_2_1"])
+def test_reference_response_earns_full_points(sample, pid):
+    problem = sample[pid]
+    result = hipho.score(problem, hipho.reference(problem, SUITE), check, 0.0)
+    assert result.points == problem.points
+    assert result.score == 1.0
+    assert all(slot["correct"] for slot in result.slots)
+    assert result.undecided == ()
+
+
+def test_one_wrong_slot_loses_its_points(sample):
+    response = "<think>...</think>\n<answer>\n[\\boxed{3.20}, \\boxed{0.500}]\n</answer>"
+    result = hipho.score(sample["DemoPhO_2025_1_b"], response, check, 0.0)
+    assert result.extracted == ("3.20", "0.500")
+    assert [slot["correct"] for slot in result.slots] == [True, False]
+    assert (result.points, result.score) == (1.0, 0.5)
+
+
+@pytest.mark.parametrize(
+    "boxes, points, score",
+    [
+        (["2", "5"], 4.0, 1.0),
+        (["0", "5"], 3.0, 0.75),  # the wrong slot was worth 1 of 4 points
+        (["2", "0"], 1.0, 0.25),
+        (["0", "0"], 0.0, 0.0),
+    ],
+)
+def test_partial_points_are_weighted_by_slot_points(boxes, points, score):
+    problem = Problem(id="P", benchmark="x", language="en", question="q",
+                      answers=(AnswerSlot("\\boxed{$2$}", points=1.0), AnswerSlot("\\boxed{$5$}", points=3.0)))
+    response = "<answer>[" + ", ".join(f"\\boxed{{{b}}}" for b in boxes) + "]</answer>"
+    result = hipho.score(problem, response, check, 0.0)
+    assert (result.points, result.score) == (points, score)
+
+
+def test_answers_outside_the_answer_block_are_not_used(sample):
+    response = "<think>\\boxed{0.790}</think><answer>[\\boxed{3.20}, \\boxed{0.7}]</answer>"
+    result = hipho.score(sample["DemoPhO_2025_1_b"], response, check, 0.0)
+    assert result.points == 1.0
+
+
+def test_missing_boxes_are_not_checked():
+    seen = []
+
+    def recording_check(jobs):
+        seen.extend(jobs)
+        return check(jobs)
+
+    problem = Problem(id="P", benchmark="x", language="en", question="q",
+                      answers=(AnswerSlot("\\boxed{$2$}"), AnswerSlot("\\boxed{$5$}")))
+    result = hipho.score(problem, "<answer>[\\boxed{2}]</answer>", recording_check, 0.0)
+    assert seen == [("\\boxed{$2$}", "2", 0.0, None)]
+    assert result.extracted == ("2", "")
+    assert result.points == 1.0
+
+
+def test_open_ended_slot_is_left_to_judges():
+    seen = []
+
+    def recording_check(jobs):
+        seen.extend(jobs)
+        return check(jobs)
+
+    problem = Problem(id="P", benchmark="x", language="en", question="q",
+                      answers=(AnswerSlot("", kind="Open-Ended"), AnswerSlot("\\boxed{$2$}")))
+    result = hipho.score(problem, "<answer>[\\boxed{a sketch}, \\boxed{2}]</answer>", recording_check, 0.0)
+    assert [job[0] for job in seen] == ["\\boxed{$2$}"]
+    assert result.points == 1.0
+    assert [slot["correct"] for slot in result.slots] == [False, True]
+
+
+def test_undecided_check_is_reported_not_scored(sample):
+    def stuck(jobs):
+        return [Verdict(None, "check timed out after 10 s") for _ in jobs]
+
+    problem = sample["DemoCPhO_2025_1_1"]
+    result = hipho.score(problem, hipho.reference(problem, SUITE), stuck, 0.0)
+    assert result.points == 0.0
+    assert result.undecided == ("slot 1: check timed out after 10 s",)
+
+
+# ---------------------------------------------------------------- the real release (../shared/data)
+
+
+@pytest.fixture(scope="module")
+def real():
+    if not (REAL / "data").is_dir():
+        pytest.skip(f"real HiPhO data not found at {REAL.resolve()} (shared data is optional)")
+    return hipho.load(REAL, REAL_CFG, "hipho")
+
+
+EXAMS = {"APhO_2025": 45, "CPhO_2025": 43, "EuPhO_2024": 7, "F=MA_2024": 25, "IPhO_2025": 39,
+         "PanMechanics_2024": 29, "PanPhO_2025": 47}
+
+
+def test_real_release_loads_235_problems_over_7_exams(real):
+    assert len(real) == 235
+    counts = {exam: sum(1 for p in real if p.subset == exam) for exam in EXAMS}
+    assert counts == EXAMS
+    assert len({(p.id, p.language) for p in real}) == 235
+
+
+def test_real_every_scheme_adds_up_to_its_problem(real):
+    schemes = [(p, scheme) for p in real for scheme in p.marking]
+    assert len(schemes) > 100
+    for problem, scheme in schemes:
+        assert round(sum(c.points for c in scheme), 6) == pytest.approx(problem.points), problem.id
+
+
+def test_real_marking_shapes(real):
+    by_id = {p.id: p for p in real}
+    assert all(p.marking == () for p in real if p.subset == "F=MA_2024")  # marking absent
+    for pid in ("PanPhO_2025_6_8", "PanPhO_2025_6_10", "PanPhO_2025_6_11"):  # flat lists
+        assert len(by_id[pid].marking) == 1
+    assert max(len(p.marking) for p in real) == 3
+
+
+def test_real_short_unit_lists(real):
+    problem = next(p for p in real if p.id == "PanPhO_2025_5_2")
+    assert len(problem.answers) == 3
+    assert [slot.unit for slot in problem.answers] == [None, None, None]
+
+
+def test_real_languages(real):
+    assert {p.subset for p in real if p.language == "zh"} == {"CPhO_2025", "PanMechanics_2024"}
+    assert sum(1 for p in real if p.language == "zh") == 72
+
+
+def test_real_exam_totals_match_the_paper(real):
+    with open(REAL_RESULTS / "hipho_table3_exam_meta.csv", newline="") as handle:
+        meta = {row["row"]: row for row in csv.DictReader(handle)}["full_mark_model"]
+    for exam in EXAMS:
+        total = round(sum(p.points for p in real if p.subset == exam), 6)
+        if exam in meta:
+            assert total == pytest.approx(float(meta[exam])), exam
+    assert round(sum(p.points for p in real if p.subset == "CPhO_2025"), 6) == 320
+
+
+def test_real_figures_resolve(real):
+    figures = [f for p in real for f in p.figures]
+    assert len(figures) == 281
+    assert len({f.sha256 for f in figures}) == 79
+    assert all(Path(f.path).is_file() and f.mime == "image/png" for f in figures)
+
+
+# The reference response (the gold answer written as the prompt asks) misses points on these real
+# records because of mathcheck bugs; see the reasons.
+REFERENCE_MISSES = {
+    "CPhO_2025_7_6": r"the release's answer '\boxed{$\omega^2 = ...$' is unclosed: gold_value keeps '\boxed{'",
+}
+
+
+def test_real_reference_response_earns_every_gradable_point(real):
+    missed = sorted(
+        p.id for p in real
+        if p.id not in REFERENCE_MISSES
+        and hipho.score(p, hipho.reference(p, SUITE), check, 0.0).points != pytest.approx(gradable_points(p))
+    )
+    assert missed == []
+
+
+@pytest.mark.parametrize(
+    "pid", [pytest.param(pid, marks=pytest.mark.xfail(strict=True, reason=reason)) for pid, reason in REFERENCE_MISSES.items()]
+)
+def test_real_reference_response_known_misses(real, pid):
+    problem = next(p for p in real if p.id == pid)
+    result = hipho.score(problem, hipho.reference(problem, SUITE), check, 0.0)
+    assert result.points == pytest.approx(gradable_points(problem))

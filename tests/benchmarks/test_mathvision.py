@@ -1,0 +1,227 @@
+"""MATH-Vision: loading the official jsonl splits, prompts fields, and rule scoring."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from olympiad_eval.benchmarks import mathvision
+from olympiad_eval.mathcheck import Verdict, equivalent
+from olympiad_eval.records import InputError, RecordError, iter_json_lines
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "data" / "sample" / "mathvision"
+REAL = REPO / ".." / "shared" / "data" / "mathvision"
+SAMPLE_CFG = OmegaConf.load(REPO / "conf" / "benchmark" / "sample_mathvision.yaml")
+SUITE = OmegaConf.create({"kind": "mathvision", "language": "en", "figures": "all"})
+
+
+def cfg(split: str):
+    return OmegaConf.merge(SAMPLE_CFG, {"split": split})
+
+
+def check(jobs):
+    return [Verdict(equivalent(*job)) for job in jobs]
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return {p.id: p for p in mathvision.load(SAMPLE, SAMPLE_CFG, "sample_mathvision")}
+
+
+# ---------------------------------------------------------------- loading the sample
+
+
+def test_sample_test_split(sample):
+    assert list(sample) == ["1", "2", "3", "4"]
+    assert {p.language for p in sample.values()} == {"en"}
+    assert {p.benchmark for p in sample.values()} == {"sample_mathvision"}
+
+
+@pytest.mark.parametrize(
+    "pid, answer, kind, choices, level, subject",
+    [
+        ("1", "C", "Multiple Choice", ("13 cm", "18 cm", "26 cm", "40 cm", "21 cm"), 1, "metric geometry - length"),
+        ("2", "27", "Free Form", (), 2, "arithmetic"),
+        ("3", "B", "Multiple Choice", ("2", "3", "4", "5", "6"), 1, "counting"),
+        ("4", "\\frac{3}{8}", "Free Form", (), 3, "metric geometry - area"),
+    ],
+)
+def test_sample_fields(sample, pid, answer, kind, choices, level, subject):
+    problem = sample[pid]
+    assert [(s.value, s.kind) for s in problem.answers] == [(answer, kind)]
+    assert problem.choices == choices
+    assert (problem.level, problem.subject, problem.subset) == (level, subject, subject)
+    assert problem.question.endswith("<image1>")
+
+
+def test_sample_figures_resolve(sample):
+    for pid, problem in sample.items():
+        [figure] = problem.figures
+        assert figure.name == f"images/{pid}.jpg"
+        assert figure.mime == "image/jpeg"
+        assert Path(figure.path).is_file()
+    assert len({p.figures[0].sha256 for p in sample.values()}) == 4
+
+
+def test_sample_solution_null_becomes_empty(sample):
+    assert sample["2"].solution == ""
+    assert "26" in sample["1"].solution
+
+
+def test_sample_testmini_is_a_subset(sample):
+    mini = mathvision.load(SAMPLE, cfg("testmini"), "m")
+    assert [p.id for p in mini] == ["1", "4"]
+    assert [p.answers for p in mini] == [sample["1"].answers, sample["4"].answers]
+
+
+def test_missing_split_is_an_input_error():
+    with pytest.raises(InputError, match="nosuch.jsonl not found"):
+        mathvision.load(SAMPLE, cfg("nosuch"), "m")
+
+
+def write_release(tmp_path, rows, images=("1.jpg",)):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "images").mkdir()
+    for name in images:
+        shutil.copyfile(SAMPLE / "images" / "1.jpg", tmp_path / "images" / name)
+    path = tmp_path / "data" / "test.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+ROW = {"id": "1", "question": "q <image1>", "options": [], "answer": "5", "solution": None, "level": 2,
+       "subject": "algebra", "image": "images/1.jpg"}
+
+
+@pytest.mark.parametrize("field", ["id", "question", "answer"])
+def test_missing_required_field_names_file_line_record_and_field(tmp_path, field):
+    row = {k: v for k, v in ROW.items() if k != field}
+    path = write_release(tmp_path, [ROW | {"id": "0"}, row])
+    with pytest.raises(RecordError) as caught:
+        mathvision.load(tmp_path, cfg("test"), "m")
+    assert caught.value.path == f"{path}:2"
+    assert caught.value.record == ("?" if field == "id" else "1")
+    assert caught.value.field == field
+
+
+def test_missing_image_names_file_line_record_and_field(tmp_path):
+    path = write_release(tmp_path, [ROW, ROW | {"id": "2", "image": "images/2.jpg"}])
+    with pytest.raises(RecordError) as caught:
+        mathvision.load(tmp_path, cfg("test"), "m")
+    assert (caught.value.path, caught.value.record, caught.value.field) == (f"{path}:2", "2", "image")
+    assert "images/2.jpg" in str(caught.value)
+
+
+def test_row_without_image_has_no_figure(tmp_path):
+    write_release(tmp_path, [ROW | {"image": None, "level": None}])
+    [problem] = mathvision.load(tmp_path, cfg("test"), "m")
+    assert problem.figures == () and problem.level is None
+
+
+# ---------------------------------------------------------------- prompts and scoring
+
+
+def test_template_fields_multiple_choice(sample):
+    key, fields = mathvision.template_fields(sample["1"], SUITE)
+    assert key == "multiple_choice"
+    assert fields["choices"] == "A) 13 cm\nB) 18 cm\nC) 26 cm\nD) 40 cm\nE) 21 cm"
+
+
+def test_template_fields_free_form(sample):
+    key, fields = mathvision.template_fields(sample["4"], SUITE)
+    assert key == "free_form"
+    assert fields["question"] == sample["4"].question
+
+
+@pytest.mark.parametrize("figures, count", [("all", 1), ("none", 0)])
+def test_figures_follow_the_suite(sample, figures, count):
+    assert len(mathvision.figures(sample["1"], OmegaConf.create({"figures": figures}))) == count
+
+
+@pytest.mark.parametrize(
+    "pid, reference, judge_reference",
+    [("1", "ANSWER: C", "C) 26 cm"), ("4", "The answer is \\boxed{\\frac{3}{8}}.", "\\frac{3}{8}")],
+)
+def test_references(sample, pid, reference, judge_reference):
+    assert mathvision.reference(sample[pid], SUITE) == reference
+    assert mathvision.judge_reference(sample[pid]) == judge_reference
+
+
+@pytest.mark.parametrize(
+    "pid, response, correct",
+    [
+        ("1", "The perimeter is 26 cm.\nANSWER: C", True),
+        ("1", "ANSWER: B", False),
+        ("1", "The perimeter is \\boxed{26 cm}", True),  # the option's text instead of its letter
+        ("1", "The perimeter is \\boxed{18 cm}", False),
+        ("3", "There are 3 more circles, so the answer is (B).", True),
+        ("2", "The top brick is \\boxed{27}.", True),
+        ("2", "The top brick is \\boxed{28}.", False),
+        ("4", "So the shaded part is \\boxed{0.375}", True),
+        ("4", "So the shaded part is \\boxed{\\dfrac{6}{16}}", True),
+        ("4", "I do not know", False),
+    ],
+)
+def test_score(sample, pid, response, correct):
+    result = mathvision.score(sample[pid], response, check, 0.0)
+    assert result.score == (1.0 if correct else 0.0)
+    assert result.slots[0]["correct"] is correct
+
+
+@pytest.mark.parametrize("pid", ["1", "2", "3", "4"])
+def test_reference_response_scores(sample, pid):
+    problem = sample[pid]
+    assert mathvision.score(problem, mathvision.reference(problem, SUITE), check, 0.0).score == 1.0
+
+
+# ---------------------------------------------------------------- the real release (../shared/data)
+
+
+@pytest.fixture(scope="module")
+def real_root():
+    if not (REAL / "data" / "test.jsonl").is_file():
+        pytest.skip(f"real MATH-Vision data not found at {REAL.resolve()} (shared data is optional)")
+    return REAL
+
+
+def test_real_testmini_loads_304_problems_with_their_images(real_root):
+    problems = mathvision.load(real_root, cfg("testmini"), "mathvision")
+    assert len(problems) == 304
+    assert len({p.id for p in problems}) == 304
+    assert all(len(p.figures) == 1 and Path(p.figures[0].path).is_file() for p in problems)
+    assert {p.level for p in problems} == {1, 2, 3, 4, 5}
+    assert len({p.subject for p in problems}) == 16
+    assert all(p.answers[0].value in "ABCDE" for p in problems if p.choices)
+
+
+def test_real_test_split_has_3040_rows(real_root):
+    rows = [data for _, data in iter_json_lines(real_root / "data" / "test.jsonl")]
+    assert len(rows) == 3040 and len({row["id"] for row in rows}) == 3040
+
+
+def test_real_test_split_without_its_images_stops_at_the_first_missing_figure(real_root):
+    """The shared copy holds only testmini's 304 images; load() insists on every figure."""
+    with pytest.raises(RecordError) as caught:
+        mathvision.load(real_root, cfg("test"), "mathvision")
+    assert caught.value.path == f"{real_root / 'data' / 'test.jsonl'}:1"
+    assert (caught.value.record, caught.value.field) == ("1", "image")
+
+
+def test_real_test_split_loads_3040_problems_when_every_image_exists(real_root, tmp_path):
+    """The same rows with a stand-in image for each (made in tmp_path; the real data is only read)."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "test.jsonl").symlink_to((real_root / "data" / "test.jsonl").resolve())
+    (tmp_path / "images").mkdir()
+    stand_in = (SAMPLE / "images" / "1.jpg").read_bytes()
+    for _, row in iter_json_lines(real_root / "data" / "test.jsonl"):
+        if row.get("image"):
+            (tmp_path / row["image"]).write_bytes(stand_in)
+    problems = mathvision.load(tmp_path, cfg("test"), "mathvision")
+    assert len(problems) == 3040
+    mini = {p.id for p in mathvision.load(real_root, cfg("testmini"), "mathvision")}
+    assert mini <= {p.id for p in problems}

@@ -1,0 +1,282 @@
+"""render: a suite's problems become the exact prompts sent to models."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from olympiad_eval.benchmarks import hipho
+from olympiad_eval.fetch import fetch
+from olympiad_eval.records import InputError, Problem, Prompt, read_jsonl, without_paths
+from olympiad_eval.render import fill, render, select
+
+REPO = Path(__file__).resolve().parents[1]
+CONF = REPO / "conf"
+SAMPLE = REPO / "data" / "sample"
+BENCHMARK_OF = {"sample_hipho": "sample_hipho", "sample_mathvision": "sample_mathvision",
+                "sample_physelite_en": "sample_physelite", "sample_physelite_zh": "sample_physelite"}
+
+
+def compose_render(suite: str, *overrides: str):
+    with initialize_config_dir(config_dir=str(CONF), version_base=None):
+        return compose(config_name="render", overrides=[f"suite={suite}", f"cell.benchmark={BENCHMARK_OF[suite]}", *overrides])
+
+
+@pytest.fixture(scope="module")
+def fetched(tmp_path_factory):
+    """problems.jsonl of each bundled sample, fetched once for this module."""
+    root = tmp_path_factory.mktemp("problems")
+    paths = {}
+    for benchmark in ("sample_hipho", "sample_mathvision", "sample_physelite"):
+        cfg = OmegaConf.load(CONF / "benchmark" / f"{benchmark}.yaml")
+        cfg.source.path = str(REPO / cfg.source.path)
+        fetch(benchmark, cfg, root / benchmark)
+        paths[benchmark] = root / benchmark / "problems.jsonl"
+    return paths
+
+
+def run(fetched, tmp_path, suite: str, *overrides: str, out: str = "out"):
+    cfg = compose_render(suite, *overrides)
+    benchmark = cfg.cell.benchmark
+    prompts = render(suite, cfg.suite, benchmark, fetched[benchmark], tmp_path / out)
+    return cfg, {p.id: p for p in prompts}
+
+
+def text_of(prompt: Prompt) -> str:
+    [user] = [m for m in prompt.messages if m["role"] == "user"]
+    [text] = [part["text"] for part in user["content"] if part["type"] == "text"]
+    return text
+
+
+def images_of(prompt: Prompt) -> list[dict]:
+    [user] = [m for m in prompt.messages if m["role"] == "user"]
+    return [part for part in user["content"] if part["type"] == "image"]
+
+
+# ---------------------------------------------------------------- fill / select
+
+
+@pytest.mark.parametrize(
+    "template, fields, expected",
+    [
+        ("Q: {question}", {"question": "2+2?"}, "Q: 2+2?"),
+        ("[\\boxed{answer}] {question}", {"question": "q"}, "[\\boxed{answer}] q"),  # unknown names stay
+        ("\\boxed{} {a}{b}", {"a": "1", "b": "2"}, "\\boxed{} 12"),
+        ("{question}", {"question": "uses {context} literally"}, "uses {context} literally"),  # no second pass
+        ("{context}|{question}", {"context": "", "question": "$\\frac{1}{2}$"}, "|$\\frac{1}{2}$"),
+    ],
+)
+def test_fill(template, fields, expected):
+    assert fill(template, fields) == expected
+
+
+def problem(pid, language, subset=""):
+    return Problem(id=pid, benchmark="b", language=language, question="q", subset=subset)
+
+
+@pytest.mark.parametrize(
+    "suite, expected",
+    [
+        ({"language": None}, ["1", "1", "2"]),
+        ({"language": "all"}, ["1", "1", "2"]),
+        ({"language": "zh"}, ["1"]),
+        ({"language": "en", "subsets": ["B"]}, ["2"]),
+        ({"language": None, "subsets": []}, ["1", "1", "2"]),
+    ],
+)
+def test_select(suite, expected):
+    problems = [problem("1", "en", "A"), problem("1", "zh", "A"), problem("2", "en", "B")]
+    assert [p.id for p in select(problems, OmegaConf.create(suite))] == expected
+
+
+# ---------------------------------------------------------------- HiPhO
+
+
+@pytest.fixture
+def hipho_run(fetched, tmp_path):
+    cfg, prompts = run(fetched, tmp_path, "sample_hipho")
+    problems = {p.id: p for p in read_jsonl(fetched["sample_hipho"], Problem)}
+    return cfg, prompts, problems
+
+
+ZH_OPENING = "你正在参加高中物理竞赛"
+EN_OPENING = "You are participating in a high school physics Olympiad exam."
+
+
+def test_hipho_each_exam_gets_the_prompt_of_its_language(hipho_run):
+    _, prompts, _ = hipho_run
+    assert len(prompts) == 5
+    for pid, prompt in prompts.items():
+        text = text_of(prompt)
+        if pid.startswith("DemoCPhO"):
+            assert prompt.language == "zh"
+            assert text.startswith(ZH_OPENING) and EN_OPENING not in text
+        else:
+            assert prompt.language == "en"
+            assert text.startswith(EN_OPENING) and ZH_OPENING not in text
+
+
+@pytest.mark.parametrize("pid", ["DemoPhO_2025_1_a", "DemoPhO_2025_1_b", "DemoPhO_2025_2_a", "DemoCPhO_2025_1_1", "DemoCPhO_2025_2_1"])
+def test_hipho_placeholders_are_filled_and_boxes_stay(hipho_run, pid):
+    cfg, prompts, problems = hipho_run
+    problem, prompt = problems[pid], prompts[pid]
+    template = cfg.suite.templates[problem.language].text
+    expected = (template.replace("{information}", problem.information or "None.")
+                .replace("{context}", problem.context).replace("{question}", problem.question))
+    text = text_of(prompt)
+    assert text == expected
+    for placeholder in ("{information}", "{context}", "{question}"):
+        assert placeholder not in text
+    assert problem.question in text
+    box = "[\\boxed{答案}]" if problem.language == "zh" else "[\\boxed{answer}]"
+    assert box in text and "[\\boxed{A}, \\boxed{3.2}]" in text
+
+
+def test_hipho_information_sheet(hipho_run):
+    _, prompts, _ = hipho_run
+    assert "Useful information (formulas, constants, units, if applicable):\nConstants sheet:" in text_of(prompts["DemoPhO_2025_2_a"])
+    assert "可用信息（如物理公式、常数、单位等）：\nNone.\n" in text_of(prompts["DemoCPhO_2025_1_1"])
+
+
+def test_hipho_every_figure_is_an_image_part(hipho_run):
+    _, prompts, problems = hipho_run
+    for pid, prompt in prompts.items():
+        parts = images_of(prompt)
+        assert [(p["sha256"], p["path"], p["mime"]) for p in parts] == [
+            (f.sha256, f.path, f.mime) for f in problems[pid].figures
+        ]
+        for part in parts:
+            assert hashlib.sha256(Path(part["path"]).read_bytes()).hexdigest() == part["sha256"]
+    assert [len(images_of(prompts[pid])) for pid in sorted(prompts)] == [0, 0, 1, 1, 1]
+
+
+def test_hipho_figures_none(fetched, tmp_path):
+    _, prompts = run(fetched, tmp_path, "sample_hipho", "suite.figures=none")
+    assert all(images_of(p) == [] for p in prompts.values())
+
+
+def test_hipho_all_english_prompt_language(fetched, tmp_path):
+    _, english = run(fetched, tmp_path, "sample_hipho", "suite.prompt_language=en", out="en")
+    _, native = run(fetched, tmp_path, "sample_hipho", out="native")
+    assert text_of(english["DemoCPhO_2025_1_1"]).startswith(EN_OPENING)
+    assert english["DemoCPhO_2025_1_1"].language == "zh"  # still the problem's language
+    assert english["DemoCPhO_2025_1_1"].prompt_hash != native["DemoCPhO_2025_1_1"].prompt_hash
+    assert english["DemoPhO_2025_1_a"].prompt_hash == native["DemoPhO_2025_1_a"].prompt_hash
+
+
+def test_hipho_reference_is_the_gold_in_the_asked_format(hipho_run):
+    _, prompts, problems = hipho_run
+    for pid, prompt in prompts.items():
+        assert prompt.reference == hipho.reference(problems[pid], None)
+    assert "[\\boxed{a = 3.20}, \\boxed{t = 0.790}]" in prompts["DemoPhO_2025_1_b"].reference
+
+
+def test_prompt_hash_is_the_sha256_of_the_messages_without_figure_paths(hipho_run):
+    _, prompts, _ = hipho_run
+    for prompt in prompts.values():
+        data = json.dumps(without_paths(prompt.messages), sort_keys=True, ensure_ascii=False).encode()
+        assert prompt.prompt_hash == hashlib.sha256(data).hexdigest()
+    assert len({p.prompt_hash for p in prompts.values()}) == 5
+
+
+def test_render_is_byte_identical_across_runs(fetched, tmp_path):
+    run(fetched, tmp_path, "sample_hipho", out="first")
+    run(fetched, tmp_path, "sample_hipho", out="second")
+    for name in ("problems.jsonl", "prompts.jsonl", "suite.json"):
+        assert (tmp_path / "first" / name).read_bytes() == (tmp_path / "second" / name).read_bytes()
+
+
+def test_render_outputs(fetched, tmp_path):
+    run(fetched, tmp_path, "sample_hipho")
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == ["problems.jsonl", "prompts.jsonl", "suite.json"]
+    assert json.loads((out / "suite.json").read_text()) == {
+        "suite": "sample_hipho", "benchmark": "sample_hipho", "kind": "hipho", "language": None}
+    assert read_jsonl(out / "problems.jsonl", Problem) == read_jsonl(fetched["sample_hipho"], Problem)
+
+
+# ---------------------------------------------------------------- PhysElite
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_physelite_suite_selects_only_its_language(fetched, tmp_path, language):
+    suite = f"sample_physelite_{language}"
+    cfg, prompts = run(fetched, tmp_path, suite)
+    assert sorted(prompts) == ["PE-S-0001", "PE-S-0002", "PE-S-0003"]
+    assert {p.language for p in prompts.values()} == {language}
+    selected = read_jsonl(tmp_path / "out" / "problems.jsonl", Problem)
+    assert {p.language for p in selected} == {language} and len(selected) == 3
+    by_id = {p.id: p for p in selected}
+    for pid, prompt in prompts.items():
+        text = text_of(prompt)
+        assert text == cfg.suite.templates.default.text.replace("{problem}", by_id[pid].question)
+        assert prompt.reference.endswith(f"FINAL ANSWER: {by_id[pid].answers[0].value}")
+
+
+def test_physelite_sends_the_schematic_only_by_default(fetched, tmp_path):
+    _, prompts = run(fetched, tmp_path, "sample_physelite_en")
+    problems = {p.id: p for p in read_jsonl(fetched["sample_physelite"], Problem) if p.language == "en"}
+    schematic = [f.sha256 for f in problems["PE-S-0002"].figures if f.role == "schematic"]
+    assert [part["sha256"] for part in images_of(prompts["PE-S-0002"])] == schematic
+    assert [len(images_of(prompts[pid])) for pid in sorted(prompts)] == [1, 1, 0]
+
+
+def test_physelite_process_images_on_request(fetched, tmp_path):
+    _, prompts = run(fetched, tmp_path, "sample_physelite_zh", "suite.figures=schematic+process")
+    assert len(images_of(prompts["PE-S-0002"])) == 2
+
+
+def test_physelite_hint(fetched, tmp_path):
+    _, prompts = run(fetched, tmp_path, "sample_physelite_en", "suite.hint=true")
+    assert "Hint (reference solution):\nStep 1" in text_of(prompts["PE-S-0001"])
+
+
+# ---------------------------------------------------------------- MATH-Vision
+
+
+def test_mathvision_multiple_choice_uses_the_choices_template(fetched, tmp_path):
+    cfg, prompts = run(fetched, tmp_path, "sample_mathvision")
+    text = text_of(prompts["1"])
+    assert text.startswith("Answer the following multiple choice question.")
+    assert text.endswith("<image1>\n\nA) 13 cm\nB) 18 cm\nC) 26 cm\nD) 40 cm\nE) 21 cm")
+    assert "{choices}" not in text and "{question}" not in text
+    assert text_of(prompts["3"]).endswith("\n\nA) 2\nB) 3\nC) 4\nD) 5\nE) 6")
+    assert prompts["1"].reference == "ANSWER: C"
+
+
+def test_mathvision_free_form_uses_the_free_form_template(fetched, tmp_path):
+    _, prompts = run(fetched, tmp_path, "sample_mathvision")
+    problems = {p.id: p for p in read_jsonl(fetched["sample_mathvision"], Problem)}
+    for pid in ("2", "4"):
+        text = text_of(prompts[pid])
+        assert text == problems[pid].question + "\nPlease reason step by step, and put your final answer within \\boxed{} without units."
+    assert all(len(images_of(p)) == 1 for p in prompts.values())
+
+
+# ---------------------------------------------------------------- errors
+
+
+def test_no_matching_language_is_an_error_and_writes_nothing(fetched, tmp_path):
+    cfg = compose_render("sample_physelite_en", "suite.language=fr")
+    with pytest.raises(InputError, match="no problem .* matches language=fr"):
+        render("sample_physelite_en", cfg.suite, "sample_physelite", fetched["sample_physelite"], tmp_path / "out")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_missing_template_is_an_error_and_writes_nothing(fetched, tmp_path):
+    cfg = compose_render("sample_hipho", "~suite.templates.zh")
+    with pytest.raises(InputError, match="no template 'zh'"):
+        render("sample_hipho", cfg.suite, "sample_hipho", fetched["sample_hipho"], tmp_path / "out")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_system_prompt_comes_first(fetched, tmp_path):
+    _, prompts = run(fetched, tmp_path, "sample_mathvision", "+suite.system_prompt=Be brief.")
+    prompts = list(prompts.values())
+    assert all(p.messages[0] == {"role": "system", "content": "Be brief."} for p in prompts)
+    assert all(p.messages[1]["role"] == "user" for p in prompts)
