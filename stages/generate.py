@@ -19,7 +19,8 @@ def main(cfg) -> None:
     suite, model = cfg.cell.suite, chosen("model")
     outputs = Path(cfg.paths.outputs)
     outcome = generate(suite, model, cfg.model, outputs / "suites" / suite / "prompts.jsonl",
-                       outputs / "generations" / suite / f"{model}.jsonl", cfg.paths.request_cache)
+                       outputs / "generations" / suite / f"{model}.jsonl", cfg.paths.request_cache,
+                       outputs / "usage" / suite / f"{model}.json")
     log.info("%s x %s: %s", suite, model, outcome.summary())
     if outcome.errors > cfg.max_failed_fraction * outcome.total:
         print(f"error: {outcome.errors} of {outcome.total} requests failed (tolerated: "

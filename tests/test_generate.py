@@ -95,11 +95,11 @@ def test_samples_are_requested_and_cached_one_by_one(hipho, fake_openai, monkeyp
 
 
 def test_a_permanent_failure_is_an_error_record_never_an_answer(hipho, monkeypatch):
-    from olympiad_eval.fake_server import FakeOpenAI, default_responder
+    from olympiad_eval.fake_server import FakeOpenAI, Fault, default_responder
 
     def reject_circuit(body):
         if "A resistor network" in str(body["messages"]):
-            return 400, {"error": {"message": "context length exceeded", "type": "invalid_request_error"}}
+            return Fault(400, {"error": {"message": "context length exceeded", "type": "invalid_request_error"}})
         return default_responder(body)
 
     monkeypatch.setenv("OE_TEST_KEY", KEY)

@@ -48,8 +48,10 @@ class Repo:
         self.logs: list[str] = []
 
     def dvc(self, *args: str) -> str:
-        result = subprocess.run([str(BIN / "dvc"), *args], cwd=self.path, env=self.env, capture_output=True,
-                                text=True, timeout=900)
+        return self.run(str(BIN / "dvc"), *args)
+
+    def run(self, *command: str) -> str:
+        result = subprocess.run(command, cwd=self.path, env=self.env, capture_output=True, text=True, timeout=600)
         self.logs.append(result.stdout + result.stderr)
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
         return result.stdout + result.stderr
@@ -144,9 +146,19 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
         repo.write("conf/judge/fakejudge.yaml", FAKE_JUDGE.format(base_url=server.base_url, temperature=0))
         repo.write("params.yaml", plan(["reference", "fake"]))
 
-        ran = repo.repro()
-        assert "generate@sample_hipho-fake" in ran and len(ran) == 2 + 2 + 4 + 8 + 2
+        # a Hydra multirun (joblib launcher) writes the fake model's generations outside DVC ...
+        assert repo.repro("render@sample_hipho", "render@sample_physelite_en") == sorted(
+            ["fetch@sample_hipho", "fetch@sample_physelite", "render@sample_hipho", "render@sample_physelite_en"])
+        repo.run(sys.executable, "stages/generate.py", "-m", "hydra/launcher=joblib", "model=fake",
+                 "cell.suite=sample_hipho,sample_physelite_en")
         assert generation_requests() == 5 + 3  # one per problem of the two suites
+        multirun = (repo.path / "outputs/generations/sample_hipho/fake.jsonl").read_bytes()
+
+        # ... and `dvc repro` then runs the rest, sending no generation request for them
+        ran = repo.repro()
+        assert "generate@sample_hipho-fake" in ran and len(ran) == 4 + 8 + 2
+        assert generation_requests() == 5 + 3
+        assert (repo.path / "outputs/generations/sample_hipho/fake.jsonl").read_bytes() == multirun
         assert judge_requests() == 2 * (5 + 3)  # the LLM judge grades both models
 
         # nothing changed: nothing runs, nothing is sent

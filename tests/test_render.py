@@ -49,8 +49,7 @@ def run(fetched, tmp_path, suite: str, *overrides: str, out: str = "out"):
 
 def text_of(prompt: Prompt) -> str:
     [user] = [m for m in prompt.messages if m["role"] == "user"]
-    [text] = [part["text"] for part in user["content"] if part["type"] == "text"]
-    return text
+    return "".join(part["text"] for part in user["content"] if part["type"] == "text")
 
 
 def images_of(prompt: Prompt) -> list[dict]:
@@ -280,3 +279,34 @@ def test_system_prompt_comes_first(fetched, tmp_path):
     prompts = list(prompts.values())
     assert all(p.messages[0] == {"role": "system", "content": "Be brief."} for p in prompts)
     assert all(p.messages[1]["role"] == "user" for p in prompts)
+
+
+def kinds(prompt: Prompt) -> list[str]:
+    [user] = [m for m in prompt.messages if m["role"] == "user"]
+    return [part["type"] for part in user["content"]]
+
+
+def test_a_figure_goes_right_after_its_marker(hipho_run):
+    _, prompts, _ = hipho_run
+    marked = prompts["DemoPhO_2025_1_a"]  # its context cites [figure1]
+    assert kinds(marked) == ["text", "image", "text"]
+    assert marked.messages[0]["content"][0]["text"].endswith("[figure1]")
+    unmarked = prompts["DemoPhO_2025_2_a"]  # has a figure but never cites it
+    assert kinds(unmarked) == ["text", "image"]
+
+
+def test_figures_after_the_text_on_request(fetched, tmp_path):
+    _, prompts = run(fetched, tmp_path, "sample_hipho", "suite.figure_placement=after_text")
+    assert kinds(prompts["DemoPhO_2025_1_a"]) == ["text", "image"]
+
+
+def test_mathvision_images_replace_no_text(fetched, tmp_path):
+    _, prompts = run(fetched, tmp_path, "sample_mathvision")
+    for prompt in prompts.values():
+        assert kinds(prompt).count("image") == 1 and "<image1>" in text_of(prompt)
+
+
+def test_an_unknown_figure_placement_is_an_error(fetched, tmp_path):
+    with pytest.raises(InputError, match="figure_placement"):
+        run(fetched, tmp_path, "sample_hipho", "suite.figure_placement=inline")
+    assert not (tmp_path / "out").exists()

@@ -1,7 +1,10 @@
-"""A local OpenAI-compatible chat server that answers deterministically, for tests and dry runs.
+"""A local OpenAI-compatible chat server that answers deterministically, for tests, benchmarks
+and dry runs.
 
 Real HTTP on 127.0.0.1, so the real `openai` client is exercised end to end. It records every
-request it receives. Run it by hand with `python -m olympiad_eval.fake_server --port 8000`.
+request it receives, can answer after a fixed latency, and a responder can inject faults
+(`Fault`: an HTTP error with headers, a dropped connection, a slow or garbled reply).
+Run it by hand with `python -m olympiad_eval.fake_server --port 8000`.
 """
 
 from __future__ import annotations
@@ -9,12 +12,28 @@ from __future__ import annotations
 import argparse
 import json
 import threading
+import time
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
-
-Responder = Callable[[dict], "str | tuple[int, dict]"]
+from typing import Callable, Union
 
 JUDGE_MARKER = "solution judge"
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A reply other than a plain answer."""
+
+    status: int = 500
+    payload: dict = field(default_factory=lambda: {"error": {"message": "injected failure", "type": "server_error"}})
+    headers: dict = field(default_factory=dict)
+    drop: bool = False  # close the connection without answering
+    delay: float = 0.0  # seconds before answering
+    raw: bytes | None = None  # a body sent as is (garbage), with status 200
+
+
+Reply = Union[str, dict, Fault]  # a dict is the assistant message itself (content, reasoning_content, ...)
+Responder = Callable[[dict], Reply]
 
 
 def default_responder(body: dict) -> str:
@@ -25,16 +44,25 @@ def default_responder(body: dict) -> str:
     return "<think>\nA guess.\n</think>\n<answer>\n[\\boxed{42}]\n</answer>\nANSWER: A\nFINAL ANSWER: 42"
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256
+
+    def handle_error(self, request, client_address) -> None:
+        pass  # a client that hangs up (or is killed) mid-request is part of the tests, not news
+
+
 class FakeOpenAI:
     """`with FakeOpenAI() as server:` serves on `server.base_url` until the block ends."""
 
-    def __init__(self, responder: Responder = default_responder, port: int = 0):
-        self.responder = responder
+    def __init__(self, responder: Responder = default_responder, port: int = 0, latency: float = 0.0):
+        self.responder, self.latency = responder, latency
         self.requests: list[dict] = []
         self.headers: list[dict] = []
+        self.answered = 0  # replies fully sent with status 200
+        self.in_flight = self.peak_in_flight = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", port), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -57,6 +85,7 @@ class FakeOpenAI:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints
             disable_nagle_algorithm = True  # headers and body go out as separate writes
 
             def log_message(self, *args) -> None:
@@ -68,36 +97,63 @@ class FakeOpenAI:
                 with server._lock:
                     server.requests.append(body)
                     server.headers.append({k.lower(): v for k, v in self.headers.items()})
+                    server.in_flight += 1
+                    server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
+                try:
+                    self._answer(body)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _answer(self, body: dict) -> None:
                 reply = server.responder(body)
-                status, payload = reply if isinstance(reply, tuple) else (200, _completion(body, reply))
-                data = json.dumps(payload).encode()
+                fault = reply if isinstance(reply, Fault) else None
+                time.sleep(server.latency + (fault.delay if fault else 0.0))
+                if fault and fault.drop:
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                if fault and fault.raw is not None:
+                    status, data, headers = 200, fault.raw, {}
+                elif fault:
+                    status, data, headers = fault.status, json.dumps(fault.payload).encode(), fault.headers
+                else:
+                    status, data, headers = 200, json.dumps(_completion(body, reply)).encode(), {}
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                for name, value in {"Content-Type": "application/json", **headers}.items():
+                    self.send_header(name, str(value))
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+                if status == 200:
+                    with server._lock:
+                        server.answered += 1
 
         return Handler
 
 
-def _completion(body: dict, text: str) -> dict:
+def _completion(body: dict, reply: str | dict) -> dict:
+    message = {"role": "assistant", **(reply if isinstance(reply, dict) else {"content": reply})}
+    finish_reason = message.pop("finish_reason", "stop")
+    words = len(str(message.get("content")).split())
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": 0,
         "model": body.get("model", "fake"),
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+        "choices": [{"index": 0, "finish_reason": finish_reason, "message": message}],
+        "usage": {"prompt_tokens": len(json.dumps(body["messages"])) // 4, "completion_tokens": words,
+                  "total_tokens": len(json.dumps(body["messages"])) // 4 + words},
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, default=8000)
-    port = parser.parse_args().port
-    with FakeOpenAI(port=port) as server:
-        print(f"serving on {server.base_url} (Ctrl-C to stop)")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
+    arguments = parser.parse_args()
+    with FakeOpenAI(port=arguments.port, latency=arguments.latency) as server:
+        print(f"serving on {server.base_url} (Ctrl-C to stop)", flush=True)
         threading.Event().wait()
 
 

@@ -3,19 +3,22 @@
 Providers: `openai` (any OpenAI-compatible endpoint), `reference` (answers with the gold answer
 in the format the prompt asks for: an upper bound that checks the whole pipeline) and `replay`
 (serves recorded responses keyed by problem id: to re-score released model outputs).
+
+The generations file holds only what later stages read, so it is byte-stable; usage, retries and
+cost go to a separate metrics file.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from omegaconf import OmegaConf
 from tqdm import tqdm
 
-from olympiad_eval.llm import OpenAIEndpoint, Reply, RequestCache, complete_all, request_key
-from olympiad_eval.records import InputError, Generation, Prompt, iter_json_lines, read_jsonl, write_jsonl
+from olympiad_eval.llm import OpenAIEndpoint, Reply, RequestCache, Tally, complete_all, request_key
+from olympiad_eval.records import InputError, Generation, Prompt, iter_json_lines, read_jsonl, write_json, write_jsonl
 
 PROVIDERS = ("openai", "reference", "replay")
 
@@ -25,12 +28,23 @@ class Outcome:
     total: int
     errors: int
     sent: int
+    usage: dict = field(default_factory=dict)
 
     def summary(self) -> str:
-        return f"{self.total} generations, {self.errors} failed, {self.sent} requests sent"
+        cost = self.usage.get("cost_usd", 0.0)
+        return (f"{self.total} generations, {self.errors} failed, {self.sent} requests sent, "
+                f"{self.usage.get('retries', 0)} retries, cost ${cost:.4f}")
 
 
-def generate(suite: str, model: str, cfg, prompts_path: str | Path, out_path: str | Path, cache_path: str | Path) -> Outcome:
+def sample_settings(settings: dict, sample: int) -> dict:
+    """A fixed `seed` would make every sample the same: sample i asks with seed + i."""
+    if settings.get("seed") is None:
+        return settings
+    return {**settings, "seed": int(settings["seed"]) + sample}
+
+
+def generate(suite: str, model: str, cfg, prompts_path: str | Path, out_path: str | Path, cache_path: str | Path,
+             usage_path: str | Path | None = None) -> Outcome:
     provider = cfg.provider
     if provider not in PROVIDERS:
         raise InputError(f"model '{model}': unknown provider '{provider}'; known: {', '.join(PROVIDERS)}")
@@ -38,38 +52,62 @@ def generate(suite: str, model: str, cfg, prompts_path: str | Path, out_path: st
     samples = int(cfg.get("samples", 1))
     settings = OmegaConf.to_container(cfg.generation, resolve=True) if cfg.get("generation") else {}
     identity = {"provider": provider, **_identity(cfg)}
-    jobs = [(prompt, sample, request_key(identity, prompt.messages, settings, sample))
-            for prompt in prompts for sample in range(samples)]
+    jobs = [(prompt, sample, sample_settings(settings, sample)) for prompt in prompts for sample in range(samples)]
+    keys = [request_key(identity, prompt.messages, asked, sample) for prompt, sample, asked in jobs]
+    tally = Tally(prices=dict(cfg.get("prices") or {}))
     if provider == "reference":
-        replies = [Reply(text=prompt.reference, finish_reason="stop") for prompt, _, _ in jobs]
+        replies = [Reply(text=prompt.reference, finish_reason="stop", cached=True) for prompt, _, _ in jobs]
     elif provider == "replay":
         replies = _replay(cfg, suite, [(prompt.id, sample) for prompt, sample, _ in jobs])
     else:
-        replies = _request(cfg, cache_path, [(key, list(prompt.messages), settings) for prompt, _, key in jobs], model)
+        requests = [(key, list(prompt.messages), asked) for key, (prompt, _, asked) in zip(keys, jobs)]
+        replies = _request(cfg, cache_path, requests, f"{suite} x {model}", tally)
     generations = [
         Generation(id=prompt.id, suite=suite, model=model, sample=sample, response=reply.text, request_hash=key,
                    finish_reason=reply.finish_reason, reasoning=reply.reasoning, error=reply.error)
-        for (prompt, sample, key), reply in zip(jobs, replies)
+        for key, (prompt, sample, _), reply in zip(keys, jobs, replies)
     ]
     write_jsonl(out_path, generations)
-    return Outcome(total=len(generations), errors=sum(g.error is not None for g in generations),
-                   sent=sum(not r.cached for r in replies) if provider == "openai" else 0)
+    usage = usage_totals(replies, tally)
+    if usage_path is not None:
+        write_json(usage_path, usage)
+    return Outcome(total=len(generations), errors=usage["failed"], sent=tally.sent, usage=usage)
+
+
+def usage_totals(replies: list[Reply], tally: Tally) -> dict:
+    """Totals per cell, from the replies as stored: the same on every rerun."""
+    answered = [reply for reply in replies if reply.error is None]
+    tokens = {name: sum(reply.usage.get(name, 0) for reply in answered)
+              for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens")}
+    cost = Tally(prices=tally.prices, **tokens).cost
+    return {
+        "requests": len(replies),
+        "answered": len(answered),
+        "failed": len(replies) - len(answered),
+        "truncated": sum(reply.finish_reason == "length" for reply in answered),
+        "retries": sum(max(reply.attempts - 1, 0) for reply in answered),
+        **tokens,
+        "cost_usd": round(cost, 6),
+    }
 
 
 def _identity(cfg) -> dict:
     """What names the model behind a request (never the key)."""
     if cfg.provider == "openai":
-        return {"base_url": str(cfg.base_url), "model": str(cfg.model)}
+        identity = {"base_url": str(cfg.base_url), "model": str(cfg.model)}
+        if cfg.get("max_image_bytes"):
+            identity["max_image_bytes"] = int(cfg.max_image_bytes)
+        return identity
     if cfg.provider == "replay":
         return {"path": str(cfg.path)}
     return {}
 
 
-def _request(cfg, cache_path, requests: list, model: str) -> list[Reply]:
+def _request(cfg, cache_path, requests: list, label: str, tally: Tally) -> list[Reply]:
     cache = RequestCache(cache_path)
     try:
-        with tqdm(total=len(requests), desc=f"generate {model}", unit="req") as progress:
-            return asyncio.run(complete_all(OpenAIEndpoint(cfg), cache, requests, progress))
+        with tqdm(total=len(requests), desc=f"generate {label}", unit="req", dynamic_ncols=True) as progress:
+            return asyncio.run(complete_all(OpenAIEndpoint(cfg), cache, requests, progress, tally))
     finally:
         cache.close()
 
@@ -86,7 +124,7 @@ def _replay(cfg, suite: str, wanted: list[tuple[str, int]]) -> list[Reply]:
             raise InputError(f"{path}:{line}: a replay row needs the fields '{id_field}' and '{response_field}'")
         recorded[(str(row[id_field]), int(row.get("sample", 0)))] = str(row[response_field])
     return [
-        Reply(text=recorded[key], finish_reason="stop") if key in recorded
-        else Reply(error=f"no recorded response for id {key[0]} sample {key[1]} in {path}")
+        Reply(text=recorded[key], finish_reason="stop", cached=True) if key in recorded
+        else Reply(error=f"no recorded response for id {key[0]} sample {key[1]} in {path}", cached=True)
         for key in wanted
     ]

@@ -1,9 +1,13 @@
-"""Requests to models and judges: OpenAI-compatible endpoints, offline providers, request cache.
+"""Requests to models and judges: OpenAI-compatible endpoints, request cache, images.
 
 Every request is keyed by the hash of its full content (endpoint, model id, messages with image
 hashes, generation settings, sample index) and its reply is stored in a SQLite cache outside the
 DVC outputs as soon as it arrives. A killed run therefore resends only what had no reply yet.
 Failed requests are returned as errors and never cached, so a rerun retries exactly those.
+
+Retries are the `openai` client's own: exponential backoff with jitter on 408/409/429/5xx,
+timeouts and dropped connections, honouring `Retry-After`, up to `max_retries`. Each attempt is
+counted (an httpx event hook), and the count is kept with the reply.
 API keys are read from the environment variable the config names and go nowhere else.
 """
 
@@ -11,14 +15,19 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextvars
+import hashlib
+import io
 import json
 import os
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from olympiad_eval.records import InputError, content_hash, file_sha256, without_paths
+from olympiad_eval.records import InputError, content_hash, without_paths
+
+_attempts: contextvars.ContextVar[list[int]] = contextvars.ContextVar("attempts")
 
 
 @dataclass(frozen=True)
@@ -27,6 +36,8 @@ class Reply:
     reasoning: str | None = None
     finish_reason: str | None = None
     error: str | None = None
+    usage: dict = field(default_factory=dict)  # prompt_tokens, completion_tokens, reasoning_tokens
+    attempts: int = 1  # HTTP attempts it took, retries included
     cached: bool = False
 
 
@@ -39,43 +50,103 @@ def request_key(endpoint: dict, messages: list | tuple, settings: dict, sample: 
 class RequestCache:
     """Replies by request hash, committed one by one so that a kill loses none."""
 
+    FIELDS = ("text", "reasoning", "finish_reason", "usage", "attempts")
+
     def __init__(self, path: str | Path):
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, isolation_level=None)
+        self._db = sqlite3.connect(path, isolation_level=None, timeout=60)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL)")
 
     def get(self, key: str) -> Reply | None:
         row = self._db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
-        return Reply(**json.loads(row[0]), cached=True) if row else None
+        if row is None:
+            return None
+        stored = json.loads(row[0])
+        return Reply(**{name: stored[name] for name in self.FIELDS if name in stored}, cached=True)
 
     def put(self, key: str, reply: Reply) -> None:
-        data = {"text": reply.text, "reasoning": reply.reasoning, "finish_reason": reply.finish_reason}
+        data = {name: getattr(reply, name) for name in self.FIELDS}
         self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?)", (key, json.dumps(data, sort_keys=True)))
+
+    def __len__(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
 
     def close(self) -> None:
         self._db.close()
 
 
-def inline_images(messages: list | tuple) -> list[dict]:
+# ---------------------------------------------------------------- images
+
+def inline_images(messages: list | tuple, max_image_bytes: int | None = None) -> list[dict]:
     """Replace our image references by base64 data URLs, checking each file's hash."""
     inlined = []
     for message in messages:
         content = message["content"]
         if isinstance(content, (list, tuple)):
-            content = [_inline(part) for part in content]
+            content = [_inline(part, max_image_bytes) for part in content]
         inlined.append({**message, "content": content})
     return inlined
 
 
-def _inline(part: dict) -> dict:
+def _inline(part: dict, max_image_bytes: int | None) -> dict:
     if part.get("type") != "image":
         return dict(part)
-    if file_sha256(part["path"]) != part["sha256"]:
+    data = Path(part["path"]).read_bytes()
+    if hashlib.sha256(data).hexdigest() != part["sha256"]:
         raise InputError(f"figure {part['path']} changed since it was rendered (sha256 differs); rerun the render stage")
-    data = base64.b64encode(Path(part["path"]).read_bytes()).decode("ascii")
-    return {"type": "image_url", "image_url": {"url": f"data:{part['mime']};base64,{data}"}}
+    mime = part["mime"]
+    if max_image_bytes and len(data) > max_image_bytes:
+        data, mime = shrink_image(data, max_image_bytes, where=part["path"])
+    encoded = base64.b64encode(data).decode("ascii")
+    return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{encoded}"}}
+
+
+def shrink_image(data: bytes, limit: int, where: str = "image") -> tuple[bytes, str]:
+    """Re-encode (lossless PNG, then JPEG at falling quality), then downscale, until it fits.
+    The same image and limit always give the same bytes."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as original:
+        image = original.convert("RGBA" if original.mode in ("RGBA", "LA", "P") else "RGB")
+    while min(image.size) >= 16:
+        for encoded, mime in _encodings(image):
+            if len(encoded) <= limit:
+                return encoded, mime
+        image = image.resize((max(1, image.width * 3 // 4), max(1, image.height * 3 // 4)), Image.Resampling.LANCZOS)
+    raise InputError(f"{where}: cannot shrink the image under max_image_bytes={limit}")
+
+
+def _encodings(image):
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", optimize=True)
+    yield buffer.getvalue(), "image/png"
+    flat = image.convert("RGB") if image.mode != "RGB" else image
+    for quality in (90, 75, 60):
+        buffer = io.BytesIO()
+        flat.save(buffer, format="JPEG", quality=quality, optimize=True)
+        yield buffer.getvalue(), "image/jpeg"
+
+
+# ---------------------------------------------------------------- endpoints
+
+class RateLimiter:
+    """Spaces request starts evenly so that at most `rpm` start in any minute."""
+
+    def __init__(self, rpm: float | None):
+        self.interval = 60.0 / rpm if rpm else 0.0
+        self._next = 0.0
+        self._lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        loop = asyncio.get_running_loop()
+        async with self._lock:
+            start = max(loop.time(), self._next)
+            self._next = start + self.interval
+        await asyncio.sleep(max(0.0, start - loop.time()))
 
 
 class OpenAIEndpoint:
@@ -85,35 +156,60 @@ class OpenAIEndpoint:
         import openai
 
         self._openai = openai
-        key = _api_key(cfg.get("api_key_env"))
-        self.identity = {"base_url": str(cfg.base_url), "model": str(cfg.model)}
         self.model = str(cfg.model)
+        self.max_image_bytes = cfg.get("max_image_bytes")
         self.client = openai.AsyncOpenAI(
-            base_url=str(cfg.base_url), api_key=key, max_retries=int(cfg.get("max_retries", 5)),
-            timeout=float(cfg.get("timeout", 600)),
+            base_url=str(cfg.base_url), api_key=_api_key(cfg.get("api_key_env")),
+            max_retries=int(cfg.get("max_retries", 5)), timeout=float(cfg.get("timeout", 600)),
+            http_client=openai.DefaultAsyncHttpxClient(event_hooks={"request": [_count_attempt]}),
         )
         self.limit = asyncio.Semaphore(int(cfg.get("concurrency", 8)))
+        self.rate = RateLimiter(cfg.get("rpm"))
 
     async def complete(self, messages: list, settings: dict) -> Reply:
         openai = self._openai
+        attempts = [0]
+        _attempts.set(attempts)
         async with self.limit:
+            await self.rate.wait()
             try:
                 result = await self.client.chat.completions.create(
-                    model=self.model, messages=inline_images(messages), **settings
+                    model=self.model, messages=inline_images(messages, self.max_image_bytes), **settings
                 )
             except openai.APIStatusError as error:
-                return Reply(error=f"HTTP {error.status_code}: {_short(error.message)}")
+                return Reply(error=f"HTTP {error.status_code}: {_short(error.message)}", attempts=attempts[0])
             except (openai.APIConnectionError, openai.APITimeoutError) as error:
-                return Reply(error=f"{type(error).__name__}: {_short(str(error))}")
-        if not result.choices:
-            return Reply(error="the endpoint returned no choices")
+                return Reply(error=f"{type(error).__name__}: {_short(error)}", attempts=attempts[0])
+            except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError) as error:
+                return Reply(error=f"invalid response: {_short(error)}", attempts=attempts[0])
+        if not getattr(result, "choices", None):
+            return Reply(error="the endpoint returned no choices", attempts=attempts[0])
         choice = result.choices[0]
         message = choice.message
         reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
-        return Reply(text=message.content or "", reasoning=reasoning, finish_reason=choice.finish_reason)
+        return Reply(text=message.content or "", reasoning=reasoning, finish_reason=choice.finish_reason,
+                     usage=_usage(result), attempts=attempts[0])
 
     async def aclose(self) -> None:
         await self.client.close()
+
+
+async def _count_attempt(request) -> None:
+    counter = _attempts.get(None)
+    if counter is not None:
+        counter[0] += 1
+
+
+def _usage(result) -> dict:
+    usage = getattr(result, "usage", None)
+    if usage is None:
+        return {}
+    details = getattr(usage, "completion_tokens_details", None)
+    return {
+        "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+        "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+        "reasoning_tokens": int(getattr(details, "reasoning_tokens", 0) or 0) if details else 0,
+    }
 
 
 def _api_key(variable: str | None) -> str:
@@ -130,19 +226,45 @@ def _short(text: Any, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+# ---------------------------------------------------------------- many requests
+
+@dataclass
+class Tally:
+    """Running totals of a batch of requests, for the progress bar and the metrics."""
+
+    prices: dict = field(default_factory=dict)  # USD per million tokens: input, output
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    sent: int = 0
+
+    def add(self, reply: Reply) -> None:
+        self.prompt_tokens += reply.usage.get("prompt_tokens", 0)
+        self.completion_tokens += reply.usage.get("completion_tokens", 0)
+        self.reasoning_tokens += reply.usage.get("reasoning_tokens", 0)
+        self.sent += 0 if reply.cached else 1
+
+    @property
+    def cost(self) -> float:
+        return (self.prompt_tokens * float(self.prices.get("input", 0))
+                + self.completion_tokens * float(self.prices.get("output", 0))) / 1e6
+
+
 async def complete_all(endpoint: OpenAIEndpoint, cache: RequestCache, requests: list[tuple[str, list, dict]],
-                       progress=None) -> list[Reply]:
+                       progress=None, tally: Tally | None = None) -> list[Reply]:
     """Send (key, messages, settings) requests concurrently; cached replies are not sent again."""
+    tally = tally if tally is not None else Tally()
 
     async def one(key: str, messages: list, settings: dict) -> Reply:
-        cached = cache.get(key)
-        if cached is not None:
-            reply = cached
-        else:
+        reply = cache.get(key)
+        if reply is None:
             reply = await endpoint.complete(messages, settings)
             if reply.error is None:
                 cache.put(key, reply)
+        tally.add(reply)
         if progress is not None:
+            progress.set_postfix(tokens=tally.prompt_tokens + tally.completion_tokens, cost=f"${tally.cost:.4f}",
+                                 refresh=False)
             progress.update(1)
         return reply
 

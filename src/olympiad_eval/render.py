@@ -16,6 +16,8 @@ from olympiad_eval.records import (
 )
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
+_FIGURE_MARKER = re.compile(r"\[figure(\d+)\]|<image(\d+)>")
+PLACEMENTS = ("markers", "after_text")
 
 
 def fill(template: str, fields: dict[str, str]) -> str:
@@ -25,6 +27,26 @@ def fill(template: str, fields: dict[str, str]) -> str:
         return str(fields[match.group(1)]) if match.group(1) in fields else match.group(0)
 
     return _PLACEHOLDER.sub(replace, template)
+
+
+def place_figures(text: str, figures: list, at_markers: bool) -> list[dict]:
+    """Text and image parts: each figure right after its first marker (`[figure2]`, `<image2>`),
+    the figures no marker names after the text."""
+    image = lambda figure: {"type": "image", "sha256": figure.sha256, "path": figure.path, "mime": figure.mime}  # noqa: E731
+    parts: list[dict] = []
+    placed: set[int] = set()
+    start = 0
+    for marker in _FIGURE_MARKER.finditer(text) if at_markers else ():
+        number = int(marker.group(1) or marker.group(2))
+        if 1 <= number <= len(figures) and number not in placed:
+            parts.append({"type": "text", "text": text[start:marker.end()]})
+            parts.append(image(figures[number - 1]))
+            placed.add(number)
+            start = marker.end()
+    if text[start:].strip() or not parts:
+        parts.append({"type": "text", "text": text[start:]})
+    parts += [image(figure) for number, figure in enumerate(figures, start=1) if number not in placed]
+    return parts
 
 
 def select(problems: list[Problem], suite) -> list[Problem]:
@@ -41,11 +63,10 @@ def prompt_for(problem: Problem, suite_name: str, suite) -> Prompt:
     if key not in templates:
         raise InputError(f"suite '{suite_name}': no template '{key}' (problem {problem.id}); templates: {sorted(templates)}")
     text = fill(str(templates[key].text), fields)
-    content: list[dict] = [{"type": "text", "text": text}]
-    content += [
-        {"type": "image", "sha256": figure.sha256, "path": figure.path, "mime": figure.mime}
-        for figure in bench.figures(problem, suite)
-    ]
+    placement = suite.get("figure_placement", "markers")
+    if placement not in PLACEMENTS:
+        raise InputError(f"suite '{suite_name}': figure_placement '{placement}' is not one of {', '.join(PLACEMENTS)}")
+    content = place_figures(text, bench.figures(problem, suite), at_markers=placement == "markers")
     messages = []
     if suite.get("system_prompt"):
         messages.append({"role": "system", "content": suite.system_prompt})

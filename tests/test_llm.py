@@ -1,0 +1,170 @@
+"""The request engine: retries through injected faults, limits, images, accounting."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import io
+import json
+import threading
+import time
+
+import pytest
+from omegaconf import OmegaConf
+from PIL import Image
+
+from olympiad_eval.fake_server import Fault, FakeOpenAI, default_responder
+from olympiad_eval.generate import generate
+from olympiad_eval.llm import RateLimiter, shrink_image
+from olympiad_eval.records import Generation, read_jsonl
+
+
+def model(base_url: str, **extra):
+    return OmegaConf.create({"provider": "openai", "base_url": base_url, "model": "fake-model", "api_key_env": None,
+                             "concurrency": 4, "max_retries": 6, "timeout": 5, **extra})
+
+
+@pytest.fixture
+def hipho(render_suite):
+    return render_suite("sample_hipho", "sample_hipho")
+
+
+def run(outputs, cfg, name="m", suite="sample_hipho"):
+    out = outputs / "generations" / suite / f"{name}.jsonl"
+    usage = outputs / "usage" / suite / f"{name}.json"
+    outcome = generate(suite, name, cfg, outputs / "suites" / suite / "prompts.jsonl", out,
+                       outputs.parent / "cache.sqlite", usage)
+    return outcome, read_jsonl(out, Generation), json.loads(usage.read_text())
+
+
+class Flaky:
+    """Fails each distinct request once in each way, then answers."""
+
+    FAULTS = [
+        Fault(delay=1.0),  # slower than the client's timeout below: a timeout, then retried
+        Fault(drop=True),
+        Fault(429, headers={"Retry-After": "0.1"}),
+        Fault(500, headers={"Retry-After": "0.1"}),
+        Fault(503, headers={"Retry-After": "0.1"}),
+    ]
+
+    def __init__(self):
+        self.seen: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, body: dict):
+        key = hashlib.sha256(json.dumps(body["messages"]).encode()).hexdigest()
+        with self.lock:
+            tries = self.seen[key] = self.seen.get(key, 0) + 1
+        return self.FAULTS[tries - 1] if tries <= len(self.FAULTS) else default_responder(body)
+
+
+def test_every_problem_ends_answered_through_injected_faults(hipho):
+    responder = Flaky()
+    with FakeOpenAI(responder) as server:
+        outcome, generations, usage = run(hipho, model(server.base_url, timeout=0.5))
+        assert outcome.errors == 0 and all(g.response and g.error is None for g in generations)
+        expected_retries = sum(tries - 1 for tries in responder.seen.values())
+        assert usage["retries"] == expected_retries == 5 * len(Flaky.FAULTS)
+        assert server.count() == usage["answered"] + expected_retries
+        # the retry counts are kept with the replies: a rerun reports the same, sending nothing
+        _, again, usage_again = run(hipho, model(server.base_url, timeout=0.5))
+        assert server.count() == usage["answered"] + expected_retries
+    assert usage_again == usage and again == generations
+
+
+def test_a_bounded_number_of_attempts_then_an_error(hipho):
+    with FakeOpenAI(lambda body: Fault(503)) as server:
+        outcome, generations, usage = run(hipho, model(server.base_url, max_retries=2))
+    assert outcome.errors == 5 and server.count() == 5 * 3
+    assert all(g.response is None and g.error.startswith("HTTP 503") for g in generations)
+    assert usage["failed"] == 5 and usage["answered"] == 0
+
+
+@pytest.mark.parametrize("fault,message", [
+    (Fault(401, {"error": {"message": "invalid api key"}}), "HTTP 401"),
+    (Fault(404, {"error": {"message": "no such model"}}), "HTTP 404"),
+    (Fault(400, {"error": {"message": "maximum context length exceeded"}}), "HTTP 400"),
+    (Fault(raw=b"<html>bad gateway</html>"), "invalid response"),
+])
+def test_permanent_failures_are_not_retried_and_recorded_as_errors(hipho, fault, message):
+    with FakeOpenAI(lambda body: fault) as server:
+        outcome, generations, _ = run(hipho, model(server.base_url))
+    assert outcome.errors == 5 and all(g.error.startswith(message) for g in generations)
+    assert server.count() == 5  # no retry of a permanent failure
+
+
+def test_concurrency_bounds_requests_in_flight(hipho):
+    with FakeOpenAI(latency=0.2) as server:
+        run(hipho, model(server.base_url, concurrency=2, samples=4))
+    assert server.peak_in_flight == 2
+
+
+def test_the_rate_limit_spaces_request_starts():
+    async def starts(limiter, count):
+        begin = time.perf_counter()
+        times = []
+        for _ in range(count):
+            await limiter.wait()
+            times.append(time.perf_counter() - begin)
+        return times
+
+    times = asyncio.run(starts(RateLimiter(rpm=1200), 6))  # one start per 50 ms
+    assert times[-1] >= 0.24
+    assert asyncio.run(starts(RateLimiter(rpm=None), 6))[-1] < 0.05
+
+
+def test_settings_pass_through_and_samples_get_their_own_seed(hipho):
+    settings = {"max_completion_tokens": 100, "reasoning_effort": "high", "temperature": 0.7, "seed": 10,
+                "extra_body": {"top_k": 20}}
+    with FakeOpenAI() as server:
+        run(hipho, model(server.base_url, samples=2, generation=settings))
+    body = server.requests[0]
+    assert body["max_completion_tokens"] == 100 and body["reasoning_effort"] == "high"
+    assert body["temperature"] == 0.7 and body["top_k"] == 20
+    assert sorted({b["seed"] for b in server.requests}) == [10, 11]
+
+
+def test_reasoning_is_kept_apart_from_the_answer(hipho):
+    reply = {"content": "<answer>[\\boxed{1}]</answer>", "reasoning_content": "Let me think."}
+    with FakeOpenAI(lambda body: reply) as server:
+        _, generations, usage = run(hipho, model(server.base_url))
+    assert all(g.response == reply["content"] and g.reasoning == "Let me think." for g in generations)
+
+
+def test_truncated_responses_are_flagged(hipho):
+    with FakeOpenAI(lambda body: {"content": "<think>and so", "finish_reason": "length"}) as server:
+        _, generations, usage = run(hipho, model(server.base_url))
+    assert {g.finish_reason for g in generations} == {"length"} and usage["truncated"] == 5
+
+
+def test_usage_and_cost_are_totalled_per_cell(hipho):
+    with FakeOpenAI() as server:
+        _, _, usage = run(hipho, model(server.base_url, prices={"input": 2.0, "output": 8.0}))
+    assert usage["requests"] == usage["answered"] == 5 and usage["prompt_tokens"] > 0
+    expected = (usage["prompt_tokens"] * 2.0 + usage["completion_tokens"] * 8.0) / 1e6
+    assert usage["cost_usd"] == pytest.approx(expected, abs=1e-6)
+
+
+def picture(size: int, seed: int = 0) -> bytes:
+    image = Image.effect_noise((size, size), 60 + seed).convert("RGB")
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_shrinking_an_image_fits_the_limit_and_is_deterministic():
+    data = picture(600)
+    small, mime = shrink_image(data, 40_000)
+    assert len(small) <= 40_000 and small == shrink_image(data, 40_000)[0]
+    with Image.open(io.BytesIO(small)) as image:
+        assert image.format == mime.split("/")[1].upper().replace("JPG", "JPEG")
+
+
+def test_max_image_bytes_shrinks_what_is_sent(hipho):
+    with FakeOpenAI() as server:
+        run(hipho, model(server.base_url, max_image_bytes=3_000))
+    images = [part["image_url"]["url"] for body in server.requests for part in body["messages"][0]["content"]
+              if part["type"] == "image_url"]
+    assert images and all(len(base64.b64decode(url.split(",", 1)[1])) <= 3_000 for url in images)
