@@ -128,16 +128,34 @@ def test_a_missing_key_variable_is_named(hipho, fake_openai, monkeypatch):
         run(hipho, openai_model(fake_openai.base_url))
 
 
-def test_the_stage_exits_non_zero_while_requests_fail(hipho, tmp_path):
-    # Nothing listens on this port: every request fails with a connection error.
-    command = [sys.executable, str(ROOT / "stages/generate.py"), "model=gpt-4o", "cell.suite=sample_hipho",
-               f"paths.outputs={hipho}", f"paths.request_cache={tmp_path / 'cache.sqlite'}",
-               "model.base_url=http://127.0.0.1:9/v1", "model.max_retries=0", "model.timeout=2"]
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
-                            env={**os.environ, "OPENAI_API_KEY": KEY}, timeout=120)
-    assert result.returncode == 1
-    assert "5 of 5 requests failed" in result.stderr
+def test_a_permanent_400_fails_the_stage_and_is_never_scored(hipho, tmp_path):
+    from olympiad_eval.fake_server import FakeOpenAI, Fault, default_responder
+    from olympiad_eval.judging import judge
+    from olympiad_eval.records import Judgment
+    from tests.conftest import compose_stage
+
+    def too_long(body):
+        if "A resistor network" in str(body["messages"]):
+            return Fault(400, {"error": {"message": "maximum context length exceeded"}})
+        return default_responder(body)
+
+    out = hipho / "generations/sample_hipho/gpt-4o.jsonl"
+    with FakeOpenAI(too_long) as server:
+        command = [sys.executable, str(ROOT / "stages/generate.py"), "model=gpt-4o", "cell.suite=sample_hipho",
+                   f"paths.outputs={hipho}", f"paths.request_cache={tmp_path / 'cache.sqlite'}",
+                   f"model.base_url={server.base_url}"]
+        result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
+                                env={**os.environ, "OPENAI_API_KEY": KEY}, timeout=120)
+    assert result.returncode == 1 and "1 of 5 requests failed" in result.stderr
     assert KEY not in result.stdout + result.stderr
+    [failed] = [g for g in read_jsonl(out, Generation) if g.error]
+    assert failed.response is None and failed.error.startswith("HTTP 400")
+
+    verdicts = tmp_path / "judgments.jsonl"
+    rule = compose_stage("judge", ["judge=rule", "cell.suite=sample_hipho", "cell.model=gpt-4o"]).judge
+    judge(hipho / "suites/sample_hipho", out, "rule", rule, verdicts, tmp_path / "cache.sqlite")
+    [judged] = [j for j in read_jsonl(verdicts, Judgment) if j.id == failed.id]
+    assert judged.status == "generation_error" and judged.score is None and judged.points is None
 
 
 def test_where_figures_are_stored_changes_no_request(render_suite, tmp_path):
