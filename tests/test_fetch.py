@@ -141,10 +141,9 @@ def test_duplicate_id_in_one_split(tmp_path):
     path = root / "data" / "test.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines()
     path.write_text("\n".join(lines + [lines[0]]) + "\n", encoding="utf-8")
-    fails(tmp_path, "mathvision", root, path=str(root), record="1", field="id", match="duplicate")
+    fails(tmp_path, "mathvision", root, path=f"{root}/data/test.jsonl:5", record="1", field="id", match="duplicate")
 
 
-@pytest.mark.xfail(strict=True, reason="the duplicate check names the release directory (cfg.source.path), not the file and line")
 def test_duplicate_id_names_the_release_file(tmp_path):
     root = release(tmp_path, "mathvision")
     path = root / "data" / "test.jsonl"
@@ -160,7 +159,7 @@ def test_duplicate_problem_and_language_row(tmp_path):
     path = root / "data" / "test.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines()
     path.write_text("\n".join(lines + [lines[3]]) + "\n", encoding="utf-8")  # PE-S-0002 zh again
-    error = fails(tmp_path, "physelite", root, path=str(root), record="PE-S-0002", field="id")
+    error = fails(tmp_path, "physelite", root, path=f"{root}/data/test.jsonl:7", record="PE-S-0002", field="id")
     assert "language zh" in str(error)
 
 
@@ -170,7 +169,8 @@ def test_duplicate_id_across_exam_files(tmp_path):
     again = next(item for item in items[1:] if item["id"] == "DemoPhO_2025_1_b")
     extra = [{"information": "None."}, again | {"image_question": []}]
     (root / "data" / "Other_2025.json").write_text(json.dumps(extra), encoding="utf-8")
-    fails(tmp_path, "hipho", root, path=str(root), record="DemoPhO_2025_1_b", field="id")
+    error = fails(tmp_path, "hipho", root, path=f"{root}/data/Other_2025.json", record="DemoPhO_2025_1_b", field="id")
+    assert "first seen at data/DemoPhO_2025.json" in str(error)
 
 
 def test_failed_fetch_keeps_the_previous_output(tmp_path):

@@ -19,6 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf"
 SAMPLE = REPO / "data" / "sample"
 BENCHMARK_OF = {"sample_hipho": "sample_hipho", "sample_mathvision": "sample_mathvision",
+                "sample_mathvision_evalscope": "sample_mathvision",
                 "sample_physelite_en": "sample_physelite", "sample_physelite_zh": "sample_physelite"}
 
 
@@ -238,18 +239,36 @@ def test_physelite_hint(fetched, tmp_path):
 # ---------------------------------------------------------------- MATH-Vision
 
 
+OFFICIAL = 'Please solve the problem and put your answer in one "\\boxed{}". If it is a multiple choice question, only one letter is allowed in the "\\boxed{}".\n'
+
+
+def test_mathvision_official_prompt_lists_options_as_the_official_script(fetched, tmp_path):
+    _, prompts = run(fetched, tmp_path, "sample_mathvision")
+    problems = {p.id: p for p in read_jsonl(fetched["sample_mathvision"], Problem)}
+    assert text_of(prompts["1"]) == (OFFICIAL + problems["1"].question
+                                     + "\n(A) 13 cm\n(B) 18 cm\n(C) 26 cm\n(D) 40 cm\n(E) 21 cm\n")
+    assert text_of(prompts["2"]).rstrip("\n") == OFFICIAL + problems["2"].question  # the script adds "\n" + no options
+
+
+def test_mathvision_official_prompt_omits_options_that_are_only_letters():
+    from olympiad_eval.benchmarks import mathvision
+
+    letters = Problem(id="9", benchmark="b", language="en", question="Which? <image1>", choices=tuple("ABCDE"))
+    assert mathvision.template_fields(letters, {})[1]["options"] == ""
+
+
 def test_mathvision_multiple_choice_uses_the_choices_template(fetched, tmp_path):
-    cfg, prompts = run(fetched, tmp_path, "sample_mathvision")
+    cfg, prompts = run(fetched, tmp_path, "sample_mathvision_evalscope")
     text = text_of(prompts["1"])
     assert text.startswith("Answer the following multiple choice question.")
     assert text.endswith("<image1>\n\nA) 13 cm\nB) 18 cm\nC) 26 cm\nD) 40 cm\nE) 21 cm")
     assert "{choices}" not in text and "{question}" not in text
     assert text_of(prompts["3"]).endswith("\n\nA) 2\nB) 3\nC) 4\nD) 5\nE) 6")
-    assert prompts["1"].reference == "ANSWER: C"
+    assert prompts["1"].reference.endswith("ANSWER: C")
 
 
 def test_mathvision_free_form_uses_the_free_form_template(fetched, tmp_path):
-    _, prompts = run(fetched, tmp_path, "sample_mathvision")
+    _, prompts = run(fetched, tmp_path, "sample_mathvision_evalscope")
     problems = {p.id: p for p in read_jsonl(fetched["sample_mathvision"], Problem)}
     for pid in ("2", "4"):
         text = text_of(prompts[pid])

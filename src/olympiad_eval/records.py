@@ -80,6 +80,7 @@ class Problem:
     subject: str = ""
     level: int | None = None  # MATH-Vision level or PhysElite difficulty
     group: str = ""  # the same problem in other languages shares it
+    origin: str = ""  # where in the release it was read: "data/IPhO_2025.json", "data/test.jsonl:17"
 
     @property
     def points(self) -> float:

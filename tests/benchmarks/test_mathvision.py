@@ -145,7 +145,7 @@ def test_figures_follow_the_suite(sample, figures, count):
 
 @pytest.mark.parametrize(
     "pid, reference, judge_reference",
-    [("1", "ANSWER: C", "C) 26 cm"), ("4", "The answer is \\boxed{\\frac{3}{8}}.", "\\frac{3}{8}")],
+    [("1", "The answer is \\boxed{C}.\nANSWER: C", "C) 26 cm"), ("4", "The answer is \\boxed{\\frac{3}{8}}.", "\\frac{3}{8}")],
 )
 def test_references(sample, pid, reference, judge_reference):
     assert mathvision.reference(sample[pid], SUITE) == reference

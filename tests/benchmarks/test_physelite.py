@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import physelite
+from olympiad_eval.fetch import fetch
 from olympiad_eval.mathcheck import Verdict, equivalent
-from olympiad_eval.records import InputError, RecordError
+from olympiad_eval.records import InputError, Problem, RecordError, read_jsonl
+from olympiad_eval.render import render
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "data" / "sample" / "physelite"
@@ -153,3 +160,240 @@ def test_score(sample, pid, response, correct):
 def test_reference_response_is_correct(sample, pid):
     problem = sample[(pid, "zh")]
     assert physelite.score(problem, physelite.reference(problem, None), check, 0.05).score == 1.0
+
+
+# ---------------------------------------------------------------- the Hub's Parquet layout
+
+
+IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])  # the `datasets` Image feature
+HUB_SCHEMA = pa.schema([
+    ("problem_id", pa.string()), ("language", pa.string()), ("problem_text", pa.string()),
+    ("problem_answer", pa.string()), ("problem_solution", pa.string()), ("images", pa.list_(IMAGE)),
+    ("process_images", pa.list_(IMAGE)), ("difficulty", pa.int64()), ("subject", pa.string()),
+])
+
+
+def hub_rows(names: bool = True) -> list[dict]:
+    """The sample's rows as the Hub stores them: every figure's bytes embedded in a struct whose
+    `path` is the file's name (or null, as when a release was built from in-memory images)."""
+    embed = lambda relative: {"bytes": (SAMPLE / relative).read_bytes(), "path": relative if names else None}  # noqa: E731
+    return [
+        {**row, "images": [embed(n) for n in row.get("images", [])],
+         "process_images": [embed(n) for n in row["process_images"]] if "process_images" in row else None}
+        for row in sample_rows()
+    ]
+
+
+def write_hub_release(root: Path, rows: list[dict], shards=(4,), schema=HUB_SCHEMA) -> list[Path]:
+    """`root/data/test-0000i-of-0000n.parquet`: the rows split at the `shards` offsets; no images
+    folder, the figures live only inside the Parquet files. shards=None: one `test.parquet`."""
+    (root / "data").mkdir(parents=True)
+    if shards is None:
+        pq.write_table(pa.Table.from_pylist(rows, schema=schema), root / "data" / "test.parquet")
+        return [root / "data" / "test.parquet"]
+    bounds = [0, *shards, len(rows)]
+    paths = []
+    for i, (start, stop) in enumerate(zip(bounds, bounds[1:])):
+        paths.append(root / "data" / f"test-{i:05d}-of-{len(bounds) - 1:05d}.parquet")
+        pq.write_table(pa.Table.from_pylist(rows[start:stop], schema=schema), paths[-1])
+    return paths
+
+
+def summary(problem: Problem) -> tuple:
+    return (problem.id, problem.language, problem.question, problem.answers, problem.solution, problem.level,
+            problem.subject, problem.subset, problem.group, [(f.sha256, f.role, f.mime) for f in problem.figures])
+
+
+def test_hub_fixture_has_no_image_files(tmp_path):
+    write_hub_release(tmp_path, hub_rows())
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()) == [
+        "data/test-00000-of-00002.parquet", "data/test-00001-of-00002.parquet"]
+
+
+@pytest.mark.parametrize("shards", [(4,), (1, 3, 5), None], ids=["two-shards", "four-shards", "single-file"])
+def test_hub_parquet_gives_the_same_problems_as_the_jsonl_sample(tmp_path, shards):
+    write_hub_release(tmp_path, hub_rows(), shards=shards)
+    from_hub = physelite.load(tmp_path, CFG, "sample_physelite")
+    from_jsonl = physelite.load(SAMPLE, CFG, "sample_physelite")
+    assert [summary(p) for p in from_hub] == [summary(p) for p in from_jsonl]  # the release's row order too
+    assert [[f.name for f in p.figures] for p in from_hub] == [[f.name for f in p.figures] for p in from_jsonl]
+    assert all(type(p.level) is int for p in from_hub)  # plain Python, not numpy
+
+
+def test_embedded_figures_are_written_once_by_content_hash(tmp_path):
+    write_hub_release(tmp_path, hub_rows())
+    problems = {(p.id, p.language): p for p in physelite.load(tmp_path, CFG, "p")}
+    figures = [f for p in problems.values() for f in p.figures]
+    folders = {Path(f.path).parent for f in figures}
+    assert len(folders) == 1 and folders.pop().name.startswith("physelite-images-")
+    assert not (tmp_path / ".physelite-images").exists() and sorted(tmp_path.iterdir()) == [tmp_path / "data"]
+    for figure in figures:
+        path = Path(figure.path)
+        assert path.name == f"{figure.sha256}.png"
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == figure.sha256
+    assert problems[("PE-S-0002", "en")].figures == problems[("PE-S-0002", "zh")].figures
+    assert len({f.path for f in figures}) == 3
+
+
+def test_embedded_figures_without_a_path_are_named_by_problem_and_position(tmp_path):
+    write_hub_release(tmp_path, hub_rows(names=False))
+    problems = {(p.id, p.language): p for p in physelite.load(tmp_path, CFG, "p")}
+    assert [(f.name, f.role) for f in problems[("PE-S-0002", "zh")].figures] == [
+        ("PE-S-0002_1", "schematic"), ("PE-S-0002_2", "process")]
+    assert [f.name for f in problems[("PE-S-0001", "en")].figures] == ["PE-S-0001_1"]
+
+
+def test_jsonl_loading_makes_no_temporary_folder(monkeypatch):
+    made = []
+    real = physelite.tempfile.mkdtemp
+    monkeypatch.setattr(physelite.tempfile, "mkdtemp", lambda *a, **k: made.append(1) or real(*a, **k))
+    physelite.load(SAMPLE, CFG, "p")
+    assert made == []
+
+
+def test_parquet_of_the_split_wins_and_other_splits_are_ignored(tmp_path):
+    rows = hub_rows()
+    write_hub_release(tmp_path, rows)
+    pq.write_table(pa.Table.from_pylist(rows[:1], schema=HUB_SCHEMA), tmp_path / "data" / "train-00000-of-00001.parquet")
+    pq.write_table(pa.Table.from_pylist(rows[:1], schema=HUB_SCHEMA), tmp_path / "data" / "test-hard-00000-of-00001.parquet")
+    (tmp_path / "data" / "test.jsonl").write_text(json.dumps(sample_rows()[0]) + "\n", encoding="utf-8")
+    assert len(physelite.load(tmp_path, CFG, "p")) == 6
+    train = physelite.load(tmp_path, OmegaConf.merge(CFG, {"split": "train"}), "p")
+    assert [(p.id, p.language) for p in train] == [("PE-S-0001", "en")]
+
+
+def local(cfg, path: Path):
+    return OmegaConf.merge(cfg, {"source": {"type": "local", "path": str(path)}})
+
+
+def test_fetch_of_the_hub_layout_matches_the_jsonl_sample_and_stores_each_figure_once(tmp_path):
+    write_hub_release(tmp_path / "release", hub_rows())
+    hub_out, jsonl_out = tmp_path / "hub" / "problems", tmp_path / "jsonl" / "problems"
+    stored = fetch("sample_physelite", local(CFG, tmp_path / "release"), hub_out)
+    fetch("sample_physelite", local(CFG, SAMPLE), jsonl_out)
+    figures = sorted(p.name for p in (hub_out / "figures").iterdir())
+    assert figures == sorted({f"{f.sha256}.png" for p in stored for f in p.figures}) and len(figures) == 3
+    for name in figures:
+        assert hashlib.sha256((hub_out / "figures" / name).read_bytes()).hexdigest() == name.removesuffix(".png")
+    assert all(Path(f.path).parent == hub_out / "figures" for p in stored for f in p.figures)
+    # the same records, byte for byte, once the output folder's path and each row's origin are set aside
+    hub_text = (hub_out / "problems.jsonl").read_text(encoding="utf-8")
+    jsonl_text = (jsonl_out / "problems.jsonl").read_text(encoding="utf-8")
+    assert re.findall(r'"origin":"data/test-\d{5}-of-\d{5}\.parquet:row \d+"', hub_text)
+    normal = lambda text, out: re.sub(r'"origin":"[^"]*"', "", text.replace(out.as_posix(), "OUT"))  # noqa: E731
+    assert normal(hub_text, hub_out) == normal(jsonl_text, jsonl_out)
+    assert sorted(p.name for p in (jsonl_out / "figures").iterdir()) == figures
+
+
+RENAMED = {"problem_id": "pid", "problem_text": "question", "problem_answer": "final_answer",
+           "problem_solution": "solution", "images": "schematic_images", "process_images": "process_diagrams",
+           "difficulty": "level", "language": "lang", "subject": "topic"}
+
+
+def test_renamed_hub_columns_are_followed_by_the_fields_mapping(tmp_path):
+    rows = [{RENAMED.get(k, k): v for k, v in row.items()} for row in hub_rows()]
+    schema = pa.schema([(RENAMED.get(f.name, f.name), f.type) for f in HUB_SCHEMA])
+    write_hub_release(tmp_path, rows, schema=schema)
+    with pytest.raises(RecordError) as caught:  # the sample's mapping no longer fits
+        physelite.load(tmp_path, CFG, "p")
+    assert caught.value.field == "problem_id"
+    fields = {ours: RENAMED[theirs] for ours, theirs in CFG.fields.items()}
+    cfg = OmegaConf.merge(CFG, {"fields": fields})
+    from_jsonl = physelite.load(SAMPLE, CFG, "p")
+    assert [summary(p) for p in physelite.load(tmp_path, cfg, "p")] == [summary(p) for p in from_jsonl]
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_hub_layout_renders_like_the_jsonl_sample(tmp_path, language):
+    write_hub_release(tmp_path / "release", hub_rows())
+    suite = f"sample_physelite_{language}"
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
+        cfg = compose(config_name="render", overrides=[f"suite={suite}", "cell.benchmark=sample_physelite"])
+    prompts = {}
+    for name, root in (("hub", tmp_path / "release"), ("jsonl", SAMPLE)):
+        fetch("sample_physelite", local(CFG, root), tmp_path / name / "problems")
+        rendered = render(suite, cfg.suite, "sample_physelite", tmp_path / name / "problems" / "problems.jsonl",
+                          tmp_path / name / "suite")
+        prompts[name] = {p.id: p for p in rendered}
+    assert sorted(prompts["hub"]) == ["PE-S-0001", "PE-S-0002", "PE-S-0003"]
+    assert {p.language for p in prompts["hub"].values()} == {language}
+    for pid, prompt in prompts["hub"].items():
+        assert prompt.prompt_hash == prompts["jsonl"][pid].prompt_hash
+        assert prompt.reference == prompts["jsonl"][pid].reference
+        images = [part for m in prompt.messages for part in m["content"] if isinstance(part, dict) and part["type"] == "image"]
+        assert [Path(i["path"]).parent for i in images] == [tmp_path / "hub" / "problems" / "figures"] * len(images)
+        assert all(Path(i["path"]).is_file() for i in images)
+    assert len(read_jsonl(tmp_path / "hub" / "suite" / "problems.jsonl", Problem)) == 3
+
+
+@pytest.mark.parametrize(
+    "column, row, shard, index",
+    [
+        ("problem_id", 3, 0, 3),
+        ("language", 4, 1, 0),  # rows are counted from 0 within each shard
+        ("problem_text", 5, 1, 1),
+        ("problem_answer", 1, 0, 1),
+    ],
+)
+def test_missing_hub_value_names_shard_row_record_and_column(tmp_path, column, row, shard, index):
+    rows = hub_rows()
+    rows[row][column] = None
+    paths = write_hub_release(tmp_path, rows)
+    with pytest.raises(RecordError) as caught:
+        physelite.load(tmp_path, CFG, "p")
+    assert caught.value.path == f"{paths[shard]}:row {index}"
+    assert caught.value.record == ("?" if column == "problem_id" else rows[row]["problem_id"])
+    assert caught.value.field == column
+
+
+def test_missing_hub_column_names_the_first_row_and_the_column(tmp_path):
+    schema = pa.schema([f for f in HUB_SCHEMA if f.name != "problem_answer"])
+    paths = write_hub_release(tmp_path, [{k: v for k, v in r.items() if k != "problem_answer"} for r in hub_rows()], schema=schema)
+    with pytest.raises(RecordError) as caught:
+        physelite.load(tmp_path, CFG, "p")
+    assert (caught.value.path, caught.value.record, caught.value.field) == (f"{paths[0]}:row 0", "PE-S-0001", "problem_answer")
+
+
+@pytest.mark.parametrize(
+    "column, data",
+    [
+        ("images", b"this is not an image"),
+        ("process_images", b"\x89PNG\r\n\x1a\n but then garbage"),
+        ("process_images", (SAMPLE / "images" / "PE-S-0002_process.png").read_bytes()[:200]),  # truncated
+        ("images", b""),
+    ],
+    ids=["text", "png-signature-only", "truncated-png", "empty"],
+)
+def test_embedded_bytes_that_are_no_image_name_shard_row_record_and_column(tmp_path, column, data):
+    rows = hub_rows()
+    rows[3][column] = [{"bytes": data, "path": None}]
+    paths = write_hub_release(tmp_path, rows)
+    with pytest.raises(RecordError, match="not a readable image") as caught:
+        physelite.load(tmp_path, CFG, "p")
+    assert (caught.value.path, caught.value.record, caught.value.field) == (f"{paths[0]}:row 3", "PE-S-0002", column)
+
+
+def test_image_struct_with_neither_bytes_nor_path_names_its_column(tmp_path):
+    rows = hub_rows()
+    rows[4]["images"] = [{"bytes": None, "path": None}]
+    paths = write_hub_release(tmp_path, rows)
+    with pytest.raises(RecordError, match="neither a path nor image bytes") as caught:
+        physelite.load(tmp_path, CFG, "p")
+    assert (caught.value.path, caught.value.record, caught.value.field) == (f"{paths[1]}:row 0", "PE-S-0003", "images")
+
+
+def test_null_difficulty_in_parquet_is_no_level_and_the_others_stay_ints(tmp_path):
+    rows = hub_rows()
+    rows[0]["difficulty"] = None  # pandas reads the column as float64 with a NaN here
+    write_hub_release(tmp_path, rows)
+    levels = [p.level for p in physelite.load(tmp_path, CFG, "p")]
+    assert levels == [None, 2, 4, 4, 6, 6] and all(type(level) is int for level in levels[1:])
+
+
+def test_null_id_in_jsonl_is_named_as_missing(tmp_path):
+    rows = sample_rows()
+    rows[1]["problem_id"] = None
+    path = write_release(tmp_path, rows)
+    with pytest.raises(RecordError) as caught:
+        physelite.load(tmp_path, CFG, "p")
+    assert (caught.value.path, caught.value.record, caught.value.field) == (f"{path}:2", "?", "problem_id")

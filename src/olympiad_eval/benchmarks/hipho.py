@@ -50,7 +50,17 @@ def _load_exam(path: Path, data_dir: Path, cfg, benchmark: str) -> list[Problem]
     information = str(items[0]["information"]).strip()
     information = "" if information == "None." else information
     language = dict(cfg.get("language_by_exam") or {}).get(path.stem, cfg.get("default_language", "en"))
-    return [_problem(item, path, data_dir, information, language, benchmark) for item in items[1:]]
+    problems = [_problem(item, path, data_dir, information, language, benchmark) for item in items[1:]]
+    _check_full_marks(problems, path, dict(cfg.get("exams") or {}).get(path.stem) or {})
+    return problems
+
+
+def _check_full_marks(problems: list[Problem], path: Path, exam) -> None:
+    """The exam's points must add up to its official full marks, where the config states them."""
+    full_marks = exam.get("full_marks")
+    total = round(sum(problem.points for problem in problems), 6)
+    if full_marks is not None and abs(total - float(full_marks)) > 1e-6:
+        raise RecordError(path, "(exam)", "points", f"the problems add up to {total:g} points; the config's full_marks is {full_marks:g}")
 
 
 def _problem(item: dict, path: Path, data_dir: Path, information: str, language: str, benchmark: str) -> Problem:
@@ -62,6 +72,7 @@ def _problem(item: dict, path: Path, data_dir: Path, information: str, language:
     total = round(sum(slot.points for slot in slots), 6)
     return Problem(
         id=record,
+        origin=f"data/{path.name}",
         benchmark=benchmark,
         language=language,
         subset=str(item.get("source") or path.stem),

@@ -20,23 +20,33 @@ LETTERS = "ABCDE"
 
 
 def load(root: Path, cfg, benchmark: str) -> list[Problem]:
-    path = root / "data" / f"{cfg.get('split', 'test')}.jsonl"
+    split = cfg.get("split", "test")
+    path = root / "data" / f"{split}.jsonl"
     if not path.is_file():
         raise InputError(f"benchmark '{benchmark}': {path} not found")
-    return [_problem(data, f"{path}:{line}", root, benchmark) for line, data in iter_json_lines(path)]
+    require_figures = bool(cfg.get("require_figures", True))
+    return [_problem(_repair(data), path, line, root, benchmark, require_figures)
+            for line, data in iter_json_lines(path)]
 
 
-def _problem(item: dict, where: str, root: Path, benchmark: str) -> Problem:
-    record = str(item.get("id", "?"))
+def _repair(item: dict) -> dict:
+    """The release has a form feed where `\f` was meant (`\frac` read as an escape): put it back."""
+    fix = lambda text: text.replace("\x0c", "\\f") if isinstance(text, str) else text  # noqa: E731
+    return {key: [fix(v) for v in value] if isinstance(value, list) else fix(value) for key, value in item.items()}
+
+
+def _problem(item: dict, path: Path, line: int, root: Path, benchmark: str, require_figures: bool) -> Problem:
+    where, record = f"{path}:{line}", str(item.get("id", "?"))
     for name in REQUIRED:
         if name not in item:
             raise RecordError(where, record, name, "missing")
     choices = tuple(str(option) for option in item.get("options") or [])
     figures = ()
-    if item.get("image"):
+    if item.get("image") and (require_figures or (root / item["image"]).is_file()):
         figures = (load_figure(root / item["image"], release_file=where, record=record, field_name="image", name=item["image"]),)
     level = item.get("level")
     return Problem(
+        origin=f"data/{path.name}:{line}",
         id=record,
         benchmark=benchmark,
         language="en",
@@ -52,9 +62,13 @@ def _problem(item: dict, where: str, root: Path, benchmark: str) -> Problem:
 
 
 def template_fields(problem: Problem, suite) -> tuple[str, dict]:
+    """`choices` as evalscope lists them ("A) ..."); `options` as MATH-V's own script does
+    ("(A) ...", one per line, and nothing when the options are only the letters)."""
     choices = "\n".join(f"{letter}) {text}" for letter, text in zip(LETTERS, problem.choices))
+    letters_only = "".join(problem.choices) == LETTERS[: len(problem.choices)]
+    options = "" if letters_only else "".join(f"({letter}) {text}\n" for letter, text in zip(LETTERS, problem.choices))
     key = "multiple_choice" if problem.choices else "free_form"
-    return key, {"question": problem.question, "choices": choices}
+    return key, {"question": problem.question, "choices": choices, "options": options}
 
 
 def figures(problem: Problem, suite) -> list:
@@ -62,8 +76,10 @@ def figures(problem: Problem, suite) -> list:
 
 
 def reference(problem: Problem, suite) -> str:
+    """The gold answer boxed (MATH-V's prompt), and for multiple choice also on an "ANSWER:" line
+    (evalscope's prompt): one reference serves both suites."""
     gold = problem.answers[0].value
-    return f"ANSWER: {gold}" if problem.choices else f"The answer is \\boxed{{{gold}}}."
+    return f"The answer is \\boxed{{{gold}}}.\nANSWER: {gold}" if problem.choices else f"The answer is \\boxed{{{gold}}}."
 
 
 def judge_reference(problem: Problem) -> str:

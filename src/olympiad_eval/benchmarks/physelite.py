@@ -8,35 +8,117 @@ line with the reference answer within the numeric tolerance (5% by default).
 
 from __future__ import annotations
 
+import atexit
+import hashlib
+import io
+import math
+import shutil
+import tempfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+from PIL import Image, UnidentifiedImageError
 
 from olympiad_eval import answers
 from olympiad_eval.benchmarks import Score
-from olympiad_eval.fetch import load_figure
+from olympiad_eval.fetch import SUFFIX_BY_MIME, MIME_BY_FORMAT, load_figure
 from olympiad_eval.records import InputError, AnswerSlot, Figure, Problem, RecordError, iter_json_lines
 
 REQUIRED = ("id", "language", "text", "answer")
 
 
 def load(root: Path, cfg, benchmark: str) -> list[Problem]:
-    path = root / "data" / f"{cfg.get('split', 'test')}.jsonl"
-    if not path.is_file():
-        raise InputError(f"benchmark '{benchmark}': {path} not found")
+    """The split's problems, in the release's row order.
+
+    Two layouts: the Hub's Parquet (`data/<split>-00000-of-0000N.parquet` shards, read in name
+    order, or `data/<split>.parquet`), whose image columns hold `{"bytes", "path"}` structs; and
+    `data/<split>.jsonl` with images as paths relative to the release. Parquet wins when both
+    are there. A record is named `<file>:<line>` (JSONL, 1-based) or `<file>:row <n>` (Parquet,
+    0-based within the shard, as the Hub's dataset viewer and pandas count).
+    """
+    split = str(cfg.get("split", "test"))
+    data = root / "data"
     columns = dict(cfg.fields)
-    return [_problem(data, f"{path}:{line}", root, columns, benchmark) for line, data in iter_json_lines(path)]
+    images = _EmbeddedImages()
+    shards = _parquet_shards(data, split)
+    if shards:
+        return [
+            _problem(row, f"{shard}:row {index}", root, columns, benchmark, images)
+            for shard in shards
+            for index, row in enumerate(_parquet_rows(shard))
+        ]
+    path = data / f"{split}.jsonl"
+    if not path.is_file():
+        raise InputError(
+            f"benchmark '{benchmark}': {path} not found (nor {data}/{split}.parquet or {data}/{split}-*.parquet)"
+        )
+    return [_problem(row, f"{path}:{line}", root, columns, benchmark, images) for line, row in iter_json_lines(path)]
 
 
-def _problem(row: dict, where: str, root: Path, columns: dict, benchmark: str) -> Problem:
+def _parquet_shards(data: Path, split: str) -> list[Path]:
+    # `<split>-<digit>...`: the Hub's shard names; a split "test" must not read "test-hard-*".
+    shards = sorted(path for path in data.glob(f"{split}-[0-9]*.parquet") if path.is_file())
+    single = data / f"{split}.parquet"
+    return shards or ([single] if single.is_file() else [])
+
+
+def _parquet_rows(path: Path) -> list[dict]:
+    frame = pd.read_parquet(path)
+    return [{column: _plain(value) for column, value in row.items()} for row in frame.to_dict(orient="records")]
+
+
+def _plain(value):
+    """A Parquet cell as plain Python: arrays become lists, numpy scalars Python ones, nulls None."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (np.ndarray, list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return value
+
+
+class _EmbeddedImages:
+    """Image bytes embedded in the release, written once each (by content hash) to a temporary
+    folder made on first use. The fetch stage copies figures into its own output, so the folder
+    only has to outlive the fetch: it is removed when the interpreter exits."""
+
+    def __init__(self) -> None:
+        self.folder: Path | None = None
+
+    def write(self, data: bytes, where: str, record: str, field_name: str, name: str) -> Path:
+        try:
+            with Image.open(io.BytesIO(data)) as image:
+                image_format = image.format or ""
+        except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
+            raise RecordError(where, record, field_name, f"figure '{name}' is not a readable image: {error}") from None
+        mime = MIME_BY_FORMAT.get(image_format, f"image/{image_format.lower()}")
+        suffix = SUFFIX_BY_MIME.get(mime, f".{image_format.lower()}")
+        if self.folder is None:
+            self.folder = Path(tempfile.mkdtemp(prefix="physelite-images-"))
+            atexit.register(shutil.rmtree, self.folder, ignore_errors=True)
+        path = self.folder / (hashlib.sha256(data).hexdigest() + suffix)
+        if not path.exists():
+            path.write_bytes(data)
+        return path
+
+
+def _problem(row: dict, where: str, root: Path, columns: dict, benchmark: str, images: _EmbeddedImages) -> Problem:
     value = lambda name, default=None: row.get(columns.get(name, name), default)  # noqa: E731
-    record = str(value("id", "?"))
+    record = "?" if value("id") is None else str(value("id"))  # a null id as a missing one
     for name in REQUIRED:
         if value(name) is None:
             raise RecordError(where, record, columns.get(name, name), "missing")
     difficulty = value("difficulty")
+    figures: list[Figure] = []
+    for name, role in (("images", "schematic"), ("process_images", "process")):
+        figures += _figures(value(name), root, where, record, columns.get(name, name), role, images, len(figures))
     return Problem(
         id=record,
+        origin=Path(where).relative_to(root).as_posix(),
         benchmark=benchmark,
         language=str(value("language")),
         group=record,
@@ -46,18 +128,36 @@ def _problem(row: dict, where: str, root: Path, columns: dict, benchmark: str) -
         question=str(value("text")),
         solution=str(value("solution") or ""),
         answers=(AnswerSlot(value=str(value("answer")), kind="Open"),),
-        figures=tuple(
-            _figures(value("images") or [], root, where, record, columns.get("images", "images"), "schematic")
-            + _figures(value("process_images") or [], root, where, record, columns.get("process_images", "process_images"), "process")
-        ),
+        figures=tuple(figures),
     )
 
 
-def _figures(names: list, root: Path, where: str, record: str, field_name: str, role: str) -> list[Figure]:
-    return [
-        load_figure(root / name, release_file=where, record=record, field_name=field_name, name=name, role=role)
-        for name in names
-    ]
+def _figures(
+    items, root: Path, where: str, record: str, field_name: str, role: str, images: _EmbeddedImages, before: int
+) -> list[Figure]:
+    """A column's figures: paths relative to the release, or `{"bytes", "path"}` structs (a
+    single image or a list). An embedded image is named by its struct's `path`, else
+    `<problem id>_<n>` with n counting the problem's figures from 1."""
+    if items is None:
+        return []
+    if isinstance(items, (str, dict)):
+        items = [items]
+    figures = []
+    for number, item in enumerate(items, start=before + 1):
+        if isinstance(item, str):
+            path, name = root / item, item
+        elif isinstance(item, dict) and item.get("bytes") is not None:
+            data = item["bytes"]
+            name = str(item.get("path") or f"{record}_{number}")
+            if not isinstance(data, (bytes, bytearray)):
+                raise RecordError(where, record, field_name, f"figure '{name}': bytes of type {type(data).__name__}")
+            path = images.write(bytes(data), where, record, field_name, name)
+        elif isinstance(item, dict) and item.get("path"):
+            path, name = root / str(item["path"]), str(item["path"])
+        else:
+            raise RecordError(where, record, field_name, f"figure {number} has neither a path nor image bytes: {item!r:.80}")
+        figures.append(load_figure(path, release_file=where, record=record, field_name=field_name, name=name, role=role))
+    return figures
 
 
 def template_fields(problem: Problem, suite) -> tuple[str, dict]:
