@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf"
 SAMPLE = REPO / "data" / "sample"
 BENCHMARK_OF = {"sample_hipho": "sample_hipho", "sample_mathvision": "sample_mathvision",
-                "sample_mathvision_evalscope": "sample_mathvision",
+                "sample_mathvision_evalscope": "sample_mathvision", "hipho_vlmevalkit": "sample_hipho",
                 "sample_physelite_en": "sample_physelite", "sample_physelite_zh": "sample_physelite"}
 
 
@@ -196,7 +196,8 @@ def test_render_outputs(fetched, tmp_path):
     out = tmp_path / "out"
     assert sorted(p.name for p in out.iterdir()) == ["problems.jsonl", "prompts.jsonl", "suite.json"]
     assert json.loads((out / "suite.json").read_text()) == {
-        "suite": "sample_hipho", "benchmark": "sample_hipho", "kind": "hipho", "language": None}
+        "suite": "sample_hipho", "benchmark": "sample_hipho", "kind": "hipho", "language": None,
+        "templates": {"en": "hipho_en", "zh": "hipho_zh"}}
     assert read_jsonl(out / "problems.jsonl", Problem) == read_jsonl(fetched["sample_hipho"], Problem)
 
 
@@ -329,3 +330,13 @@ def test_an_unknown_figure_placement_is_an_error(fetched, tmp_path):
     with pytest.raises(InputError, match="figure_placement"):
         run(fetched, tmp_path, "sample_hipho", "suite.figure_placement=inline")
     assert not (tmp_path / "out").exists()
+
+
+def test_hipho_vlmevalkit_variant_puts_figures_first_and_keeps_its_wording(fetched, tmp_path):
+    _, prompts = run(fetched, tmp_path, "hipho_vlmevalkit")
+    english, chinese = prompts["DemoPhO_2025_1_a"], prompts["DemoCPhO_2025_1_1"]
+    assert kinds(english)[0] == "image" and kinds(english)[-1] == "text"
+    text = text_of(english)
+    assert text.startswith("You are participating in a high school physics competition.")
+    assert "Problem:  \nFind the speed" in text and "[\\boxed{{answer}}]" in text  # sent as VLMEvalKit sends it
+    assert text_of(chinese).startswith("你正在参加高中物理竞赛。\n请仔细阅读下列题目")

@@ -17,7 +17,7 @@ from olympiad_eval.records import (
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _FIGURE_MARKER = re.compile(r"\[figure(\d+)\]|<image(\d+)>")
-PLACEMENTS = ("markers", "after_text")
+PLACEMENTS = ("markers", "after_text", "before_text")
 
 
 def fill(template: str, fields: dict[str, str]) -> str:
@@ -67,6 +67,8 @@ def prompt_for(problem: Problem, suite_name: str, suite) -> Prompt:
     if placement not in PLACEMENTS:
         raise InputError(f"suite '{suite_name}': figure_placement '{placement}' is not one of {', '.join(PLACEMENTS)}")
     content = place_figures(text, bench.figures(problem, suite), at_markers=placement == "markers")
+    if placement == "before_text":
+        content = [part for part in content if part["type"] == "image"] + [part for part in content if part["type"] == "text"]
     messages = []
     if suite.get("system_prompt"):
         messages.append({"role": "system", "content": suite.system_prompt})
@@ -89,6 +91,8 @@ def render(suite_name: str, suite, benchmark: str, problems_path: str | Path, ou
     with atomic_dir(out_dir) as staging:
         write_jsonl(staging / "problems.jsonl", problems)
         write_jsonl(staging / "prompts.jsonl", prompts)
-        write_json(staging / "suite.json", {"suite": suite_name, "benchmark": benchmark, "kind": suite.kind,
-                                            "language": suite.get("language")})
+        write_json(staging / "suite.json", {
+            "suite": suite_name, "benchmark": benchmark, "kind": suite.kind, "language": suite.get("language"),
+            "templates": {key: template.get("name", key) for key, template in dict(suite.templates).items()},
+        })
     return prompts

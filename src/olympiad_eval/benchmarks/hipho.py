@@ -150,6 +150,7 @@ def template_fields(problem: Problem, suite) -> tuple[str, dict]:
         "information": problem.information or "None.",
         "context": problem.context,
         "question": problem.question,
+        "problem": problem.question,  # the name VLMEvalKit's wording gives it
     }
     return language, fields
 
