@@ -136,6 +136,27 @@ def test_bad_exam_json(tmp_path):
     fails(tmp_path, "hipho", root, path=str(path), record="(file)", field="(json)")
 
 
+def test_criterion_without_points(tmp_path):
+    root = release(tmp_path, "hipho")
+    path = root / "data" / "DemoPhO_2025.json"
+    items = json.loads(path.read_text(encoding="utf-8"))
+    items[1]["marking"][0][0] = "Give credit if the answer uses energy conservation."
+    path.write_text(json.dumps(items), encoding="utf-8")
+    error = fails(tmp_path, "hipho", root, path=str(path), record=items[1]["id"], field="marking[0][0]")
+    assert "no points stated" in str(error)
+
+
+def test_missing_required_field(tmp_path):
+    root = release(tmp_path, "mathvision")
+    path = root / "data" / "test.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    row = json.loads(lines[1])
+    del row["answer"]
+    lines[1] = json.dumps(row)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fails(tmp_path, "mathvision", root, path=f"{path}:2", record=row["id"], field="answer")
+
+
 def test_duplicate_id_in_one_split(tmp_path):
     root = release(tmp_path, "mathvision")
     path = root / "data" / "test.jsonl"
