@@ -9,7 +9,8 @@ from omegaconf import OmegaConf
 
 from olympiad_eval.fake_server import FakeOpenAI
 from olympiad_eval.generate import generate
-from olympiad_eval.judging import judge, parse_verdict
+from olympiad_eval.benchmarks.physelite import parse_verdict
+from olympiad_eval.judging import judge
 from olympiad_eval.records import Generation, Judgment, read_jsonl, write_jsonl
 from tests.conftest import ROOT, compose_stage
 
@@ -68,23 +69,23 @@ def test_failed_and_truncated_generations_are_counted_not_scored(render_suite, t
     assert truncated.status == "scored" and truncated.truncated and truncated.score == 0.0
 
 
-def llm_judge_cfg(base_url: str, max_reasks: int = 2):
-    cfg = compose_stage("judge", ["judge=gpt-4o-answer", "cell.suite=x", "cell.model=y"]).judge
-    return OmegaConf.merge(cfg, {"endpoint": {"base_url": base_url, "api_key_env": None, "max_retries": 0},
-                                 "max_reasks": max_reasks})
+def llm_judge_cfg(base_url: str, max_reasks: int = 2, **extra):
+    cfg = compose_stage("judge", ["judge=gpt-4o", "cell.suite=x", "cell.model=y"]).judge
+    return OmegaConf.merge(cfg, {"judges": {"gpt-4o": {"base_url": base_url, "api_key_env": None, "max_retries": 0}},
+                                 "max_reasks": max_reasks, **extra})
 
 
 def test_the_llm_judge_sees_reference_solution_and_response(render_suite, fake_openai):
     outputs = render_suite("sample_physelite_en", "sample_physelite")
     generations = generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"})
-    outcome, judgments = judge_with(outputs, "sample_physelite_en", generations, "gpt-4o-answer",
-                                    llm_judge_cfg(fake_openai.base_url))
+    outcome, judgments = judge_with(outputs, "sample_physelite_en", generations, "gpt-4o",
+                                    llm_judge_cfg(fake_openai.base_url, process=False))
     assert outcome.scored == 3 and fake_openai.count() == 3
     assert {j.verdict for j in judgments.values()} == {"correct"}
-    prompt = fake_openai.requests[0]["messages"][0]["content"]
+    prompt = fake_openai.requests[0]["messages"][1]["content"]
     assert "Reference Answer" in prompt and "Reference Solution" in prompt and "FINAL ANSWER:" in prompt
     # judged again: every reply comes from the request cache
-    judge_with(outputs, "sample_physelite_en", generations, "gpt-4o-answer", llm_judge_cfg(fake_openai.base_url))
+    judge_with(outputs, "sample_physelite_en", generations, "gpt-4o", llm_judge_cfg(fake_openai.base_url, process=False))
     assert fake_openai.count() == 3
 
 
@@ -92,8 +93,8 @@ def test_an_invalid_judge_reply_is_reasked_then_recorded_as_a_judge_error(render
     outputs = render_suite("sample_physelite_en", "sample_physelite")
     generations = generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"})
     with FakeOpenAI(lambda body: "I think it is probably right.") as server:
-        outcome, judgments = judge_with(outputs, "sample_physelite_en", generations, "gpt-4o-answer",
-                                        llm_judge_cfg(server.base_url, max_reasks=2))
+        outcome, judgments = judge_with(outputs, "sample_physelite_en", generations, "gpt-4o",
+                                        llm_judge_cfg(server.base_url, max_reasks=2, process=False))
         assert server.count() == 3 * 3  # one ask and two re-asks per response
     assert outcome.judge_errors == 3 and outcome.coverage == 0.0
     assert all(j.status == "judge_error" and j.score is None for j in judgments.values())
@@ -108,4 +109,5 @@ def test_an_invalid_judge_reply_is_reasked_then_recorded_as_a_judge_error(render
     (json.dumps(["correct"]), None),
 ])
 def test_verdict_parsing(reply, verdict):
-    assert parse_verdict(reply) == verdict
+    parsed = parse_verdict(reply)
+    assert (parsed["verdict"] if parsed else None) == verdict

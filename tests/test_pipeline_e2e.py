@@ -102,15 +102,15 @@ generation:
 
 FAKE_JUDGE = """\
 defaults:
-  - /prompt@prompt: physelite_answer_judge
+  - llm_base
   - _self_
-kind: llm
-endpoint:
-  base_url: {base_url}
-  model: fake-judge
-  api_key_env: OE_E2E_KEY
-  concurrency: 4
-  max_retries: 1
+judges:
+  fake:
+    base_url: {base_url}
+    model: fake-judge
+    api_key_env: OE_E2E_KEY
+    concurrency: 4
+    max_retries: 1
 settings:
   temperature: {temperature}
 max_reasks: 1
@@ -132,7 +132,7 @@ def is_judge(body: dict) -> bool:
 
 def stern_when_warm(body: dict) -> str:
     """A judge whose verdicts depend on its settings, so that editing them changes the tables."""
-    if is_judge(body) and body.get("temperature", 0) > 0:
+    if is_judge(body) and body.get("temperature", 0) > 0 and "verdict" in json.dumps(body["messages"]):
         return json.dumps({"verdict": "incorrect", "reasoning": "A stricter reading."})
     return default_responder(body)
 
@@ -159,18 +159,19 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
         assert "generate@sample_hipho-fake" in ran and len(ran) == 4 + 8 + 2
         assert generation_requests() == 5 + 3
         assert (repo.path / "outputs/generations/sample_hipho/fake.jsonl").read_bytes() == multirun
-        assert judge_requests() == 2 * (5 + 3)  # the LLM judge grades both models
+        first_judging = judge_requests()  # the LLM judge grades both models: criteria, slots, verdicts, steps
+        assert first_judging > 2 * (5 + 3)
 
         # nothing changed: nothing runs, nothing is sent
         assert repo.repro() == []
-        assert server.count() == 8 + 16
+        assert server.count() == 8 + first_judging
 
         # editing one judge's file reruns that judge's cells and the aggregates, and no generation
         repo.write("conf/judge/fakejudge.yaml", FAKE_JUDGE.format(base_url=server.base_url, temperature=0.1))
         ran = repo.repro()
         assert ran == sorted([f"judge@{s}-{m}-fakejudge" for s in ("sample_hipho", "sample_physelite_en")
                               for m in ("reference", "fake")] + ["aggregate@sample_hipho", "aggregate@sample_physelite"])
-        assert generation_requests() == 8 and judge_requests() == 32
+        assert generation_requests() == 8 and judge_requests() == 2 * first_judging
         assert repo.metrics("sample_physelite")["sample_physelite_en"]["fake"]["fakejudge"]["score"] == 0.0
 
         # adding a model runs only its cells and the aggregates

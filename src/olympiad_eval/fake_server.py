@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Union
 
-JUDGE_MARKER = "solution judge"
+JUDGE_MARKER = "The student's response appears between the markers"  # every judge request says it
 
 
 @dataclass(frozen=True)
@@ -37,11 +37,23 @@ Responder = Callable[[dict], Reply]
 
 
 def default_responder(body: dict) -> str:
-    """A judge prompt gets a JSON verdict; anything else gets an answer in every format we parse."""
+    """A judge prompt gets a valid reply in the JSON schema it asks for; anything else gets an
+    answer in every format we parse."""
     text = json.dumps(body["messages"], ensure_ascii=False)
     if JUDGE_MARKER in text:
-        return json.dumps({"verdict": "correct", "reasoning": "The final result matches the reference."})
+        return json.dumps(judge_reply(text))
     return "<think>\nA guess.\n</think>\n<answer>\n[\\boxed{42}]\n</answer>\nANSWER: A\nFINAL ANSWER: 42"
+
+
+def judge_reply(prompt: str) -> dict:
+    """The reply of an agreeable judge, by the schema the prompt asks for."""
+    if '{\\"awarded\\"' in prompt:
+        return {"awarded": 0.0, "reasoning": "The criterion is not met."}
+    if '{\\"equivalent\\"' in prompt:
+        return {"equivalent": False, "reasoning": "Not the official answer."}
+    if '{\\"steps\\"' in prompt:
+        return {"steps": [{"step": "Sets up the problem.", "grade": 1.0}], "reasoning": "One sound step."}
+    return {"verdict": "correct", "reasoning": "The final result matches the reference."}
 
 
 class _Server(ThreadingHTTPServer):

@@ -1,15 +1,18 @@
 """Judge: grade each generation of a suite x model cell.
 
-Judges: `rule` (answer-level rules only, offline) and `llm` (an LLM judge through the same client
-and request cache as generation, asked for a JSON verdict). A generation that failed, or a judge
-reply that stays invalid after the allowed re-asks, is recorded as such: never a score.
+Rules always come first (answer extraction and equivalence checks in worker processes). A
+`rule` judge stops there. An `llm` judge then sends what the benchmark's protocol asks
+(`judge_tasks`) to every judge of its ensemble, through the same client and request cache as
+generation, all tasks of the cell concurrently; a reply that does not follow the asked schema is
+asked again up to `max_reasks` times. The benchmark's `combine` turns the rules' score and the
+judges' replies into the protocol's score. A generation that failed, or a task whose replies
+stayed invalid, is recorded as such: never a score.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,11 +22,9 @@ from tqdm import tqdm
 from olympiad_eval.benchmarks import Score, module
 from olympiad_eval.llm import OpenAIEndpoint, RequestCache, complete_all, request_key
 from olympiad_eval.mathcheck import CheckPool
-from olympiad_eval.records import InputError, Generation, Judgment, Problem, read_jsonl, write_jsonl
-from olympiad_eval.render import fill
+from olympiad_eval.records import Generation, InputError, Judgment, Problem, read_jsonl, write_jsonl
 
 JUDGES = ("rule", "llm")
-VERDICTS = {"correct": 1.0, "partially_correct": 0.0, "incorrect": 0.0}  # answer accuracy is strict
 
 
 @dataclass(frozen=True)
@@ -54,11 +55,9 @@ def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, 
     if unknown:
         raise InputError(f"{generations_path}: generations for ids not in the suite: {', '.join(unknown[:5])}")
     answered = [g for g in generations if g.error is None]
-    if cfg.kind == "rule":
-        rel_tol = float(dict(cfg.get("rel_tol") or {}).get(kind, 0.0))
-        grades = _by_rules(kind, problems, answered, rel_tol, cfg)
-    else:
-        grades = _by_llm(kind, problems, answered, cfg, cache_path)
+    rel_tol = float(dict(cfg.get("rel_tol") or {}).get(kind, 0.0))
+    rules = _by_rules(kind, problems, answered, rel_tol, cfg)
+    grades = rules if cfg.kind == "rule" else _by_llm(kind, problems, answered, rules, cfg, cache_path)
     judgments = [_judgment(problems[g.id], g, judge_name, grades.get((g.id, g.sample))) for g in generations]
     write_jsonl(out_path, judgments)
     return Outcome(
@@ -80,7 +79,8 @@ def _judgment(problem: Problem, generation: Generation, judge_name: str, grade: 
     if isinstance(grade, str) or grade is None:
         return Judgment(**common, status="judge_error", score=None, points=None, detail=grade or "not judged")
     return Judgment(**common, status="scored", score=grade.score, points=grade.points, extracted=grade.extracted,
-                    slots=grade.slots, verdict=grade.verdict, detail=grade.detail)
+                    slots=grade.slots, verdict=grade.verdict, detail=grade.detail, answer_points=grade.answer_points,
+                    step_points=grade.step_points, process=grade.process, details=grade.details)
 
 
 def _by_rules(kind: str, problems: dict, answered: list[Generation], rel_tol: float, cfg) -> dict:
@@ -95,65 +95,48 @@ def _by_rules(kind: str, problems: dict, answered: list[Generation], rel_tol: fl
     return grades
 
 
-_JSON_OBJECT = re.compile(r"\{.*\}", re.S)
-
-
-def parse_verdict(text: str | None) -> str | None:
-    """The verdict of a judge reply `{"verdict": ..., "reasoning": ...}`, or None if invalid."""
-    match = _JSON_OBJECT.search(text or "")
-    if not match:
-        return None
-    try:
-        data = json.loads(match.group(0))
-    except json.JSONDecodeError:
-        return None
-    verdict = data.get("verdict") if isinstance(data, dict) else None
-    return verdict if verdict in VERDICTS else None
-
-
-def _by_llm(kind: str, problems: dict, answered: list[Generation], cfg, cache_path) -> dict:
+def _by_llm(kind: str, problems: dict, answered: list[Generation], rules: dict, cfg, cache_path) -> dict:
+    """Every task of every response to every judge, then the protocol's combination."""
     bench = module(kind)
+    tasks = {
+        (generation.id, generation.sample): bench.judge_tasks(
+            problems[generation.id], generation.response or "", rules[(generation.id, generation.sample)], cfg)
+        for generation in answered
+    }
+    judges = dict(cfg.judges)
+    if not judges:
+        raise InputError("an llm judge needs at least one entry under `judges` (name: endpoint)")
+    replies = {key: {name: {} for name in judges} for key in tasks}
+    for name, endpoint in judges.items():
+        for (key, task_key), reply in _ask(name, endpoint, tasks, cfg, cache_path).items():
+            replies[key][name][task_key] = reply
+    return {key: bench.combine(problems[key[0]], rules[key], replies[key], cfg) for key in tasks}
+
+
+def _ask(name: str, endpoint, tasks: dict, cfg, cache_path) -> dict:
+    """One judge's parsed replies by (response, task), or why they stayed invalid."""
     settings = OmegaConf.to_container(cfg.settings, resolve=True) if cfg.get("settings") else {}
-    identity = {"provider": "openai", "base_url": str(cfg.endpoint.base_url), "model": str(cfg.endpoint.model)}
-    pending = {(g.id, g.sample): _judge_messages(problems[g.id], g, bench, cfg) for g in answered}
-    grades: dict = {}
+    identity = {"provider": "openai", "base_url": str(endpoint.base_url), "model": str(endpoint.model)}
+    pending = {(key, task.key): task for key, cell_tasks in tasks.items() for task in cell_tasks}
+    results: dict = {}
     for attempt in range(1 + int(cfg.get("max_reasks", 2))):
         if not pending:
             break
-        keys = list(pending)
-        requests = [(request_key(identity, pending[k], settings, attempt), pending[k], settings) for k in keys]
+        order = list(pending)
+        requests = [(request_key(identity, pending[k].messages, settings, attempt), list(pending[k].messages), settings)
+                    for k in order]
         cache = RequestCache(cache_path)
         try:
-            with tqdm(total=len(requests), desc=f"judge (llm, try {attempt + 1})", unit="req") as progress:
-                replies = asyncio.run(complete_all(OpenAIEndpoint(cfg.endpoint), cache, requests, progress))
+            with tqdm(total=len(requests), desc=f"judge {name} (try {attempt + 1})", unit="req") as progress:
+                answers = asyncio.run(complete_all(OpenAIEndpoint(endpoint), cache, requests, progress))
         finally:
             cache.close()
-        for key, reply in zip(keys, replies):
-            verdict = parse_verdict(reply.text) if reply.error is None else None
-            if verdict is not None:
-                score = VERDICTS[verdict]
-                problem = problems[key[0]]
-                grades[key] = Score(score=score, points=round(score * problem.points, 6), verdict=verdict,
-                                    detail=_short_reasoning(reply.text))
-                del pending[key]
+        for k, reply in zip(order, answers):
+            parsed = pending[k].parse(reply.text or "") if reply.error is None else None
+            if parsed is not None:
+                results[k] = parsed
+                del pending[k]
             else:
-                grades[key] = f"invalid judge reply after {attempt + 1} tries: {reply.error or (reply.text or '')[:200]!r}"
-    return grades
-
-
-def _judge_messages(problem: Problem, generation: Generation, bench, cfg) -> list[dict]:
-    fields = {
-        "question": problem.question,
-        "reference": bench.judge_reference(problem),
-        "solution": problem.solution,
-        "response": generation.response or "",
-    }
-    return [{"role": "user", "content": fill(str(cfg.prompt.text), fields)}]
-
-
-def _short_reasoning(text: str | None) -> str:
-    match = _JSON_OBJECT.search(text or "")
-    try:
-        return str(json.loads(match.group(0)).get("reasoning", ""))[:500] if match else ""
-    except json.JSONDecodeError:
-        return ""
+                results[k] = (f"judge {name}: invalid reply to '{k[1]}' after {attempt + 1} tries: "
+                              f"{reply.error or (reply.text or '')[:200]!r}")
+    return results

@@ -158,6 +158,10 @@ class Judgment:
     detail: str = ""
     subject: str = ""
     level: int | None = None
+    answer_points: float | None = None  # a protocol's parts, where it has them (HiPhO: answer and step level)
+    step_points: float | None = None
+    process: float | None = None  # PhysElite's process score, 0-1
+    details: tuple[dict, ...] = ()  # what each judge said, per task
 
     @property
     def key(self) -> tuple:

@@ -16,8 +16,9 @@ from pathlib import Path
 import pandas as pd
 
 from olympiad_eval import answers
-from olympiad_eval.benchmarks import Score
+from olympiad_eval.benchmarks import JudgeTask, Score, delimited, json_reply
 from olympiad_eval.fetch import load_figure
+from olympiad_eval.render import fill
 from olympiad_eval.records import InputError, AnswerSlot, Criterion, Figure, Problem, RecordError
 
 REQUIRED = ("id", "question", "answer", "points")
@@ -212,6 +213,113 @@ def score(problem: Problem, response: str, check, rel_tol: float) -> Score:
         + (f" ({len(problem.answers) - len(gradable)} open-ended slots need an LLM judge)" if len(gradable) < len(problem.answers) else ""),
         undecided=tuple(undecided),
     )
+
+
+# ---------------------------------------------------------------- LLM judges
+
+PROTOCOLS = ("official", "evalscope")
+
+
+def parse_awarded(points: float):
+    """A parser of `{"awarded": x, "reasoning": ...}` that rejects x outside [0, points]."""
+
+    def parse(text: str) -> dict | None:
+        data = json_reply(text)
+        awarded = data.get("awarded") if data else None
+        if isinstance(awarded, bool) or not isinstance(awarded, (int, float)) or not 0 <= awarded <= points + 1e-9:
+            return None
+        return {"awarded": float(awarded), "reasoning": str(data.get("reasoning", ""))[:1000]}
+
+    return parse
+
+
+def parse_equivalent(text: str) -> dict | None:
+    data = json_reply(text)
+    if not data or not isinstance(data.get("equivalent"), bool):
+        return None
+    return {"equivalent": data["equivalent"], "reasoning": str(data.get("reasoning", ""))[:1000]}
+
+
+def judge_tasks(problem: Problem, response: str, rules, cfg) -> list[JudgeTask]:
+    """Step level: every criterion of every scheme. Answer level (official protocol): every
+    slot that rules did not find correct but that has an answer to compare."""
+    protocol = cfg.get("protocol", "official")
+    if protocol not in PROTOCOLS:
+        raise InputError(f"judge protocol '{protocol}' is not one of {', '.join(PROTOCOLS)} for HiPhO")
+    fenced, guard = delimited(response)
+    common = {"information": problem.information or "None.", "context": problem.context,
+              "question": problem.question, "response": fenced}
+    images = [] if not cfg.get("figures") else [
+        {"type": "image", "sha256": f.sha256, "path": f.path, "mime": f.mime} for f in problem.figures]
+
+    def ask(prompt, **fields) -> tuple[dict, ...]:
+        text = fill(str(prompt.text), {**common, **fields})
+        return ({"role": "system", "content": guard},
+                {"role": "user", "content": [{"type": "text", "text": text}, *images]})
+
+    tasks = [
+        JudgeTask(f"criterion {s}.{c}", ask(cfg.prompts.hipho_criterion, criterion=criterion.text,
+                                             points=f"{criterion.points:g}"), parse_awarded(criterion.points))
+        for s, scheme in enumerate(problem.marking) for c, criterion in enumerate(scheme)
+    ]
+    if protocol == "official" and isinstance(rules, Score):
+        for index, slot in enumerate(rules.slots):
+            if not slot["correct"] and slot["given"] and slot["expected"]:
+                tasks.append(JudgeTask(f"slot {index}", ask(
+                    cfg.prompts.hipho_answer, reference=slot["expected"], given=slot["given"],
+                    unit=problem.answers[index].unit or "none"), parse_equivalent))
+    return tasks
+
+
+def combine(problem: Problem, rules, replies: dict, cfg) -> Score | str:
+    """Official: max(answer level, step level) in points, the best scheme winning; with several
+    judges, the mean of their scores. evalscope: the step-level ratio of the best scheme where a
+    scheme exists, else the fraction of answer slots right by rules."""
+    errors = [reply for judged in replies.values() for reply in judged.values() if isinstance(reply, str)]
+    if errors:
+        return "; ".join(errors)
+    if not isinstance(rules, Score):
+        return rules
+    official = cfg.get("protocol", "official") == "official"
+    scores = [(_official if official else _evalscope)(problem, rules, judged) for judged in replies.values()]
+    mean = lambda values: round(sum(values) / len(values), 6) if values else None  # noqa: E731
+    steps = [step for _, _, step in scores if step is not None]
+    return Score(
+        score=mean([score for score, _, _ in scores]),
+        points=round(mean([score for score, _, _ in scores]) * problem.points, 6),
+        answer_points=mean([answer for _, answer, _ in scores]),
+        step_points=mean(steps),
+        extracted=rules.extracted,
+        slots=rules.slots,
+        details=tuple({"judge": name, **judged} for name, judged in replies.items()),
+        detail=("official" if official else "evalscope") + f" protocol, {len(scores)} judge(s)",
+    )
+
+
+def _scheme_points(problem: Problem, judged: dict) -> list[tuple[float, float]]:
+    """(awarded, attainable) per scheme; each criterion capped at its points, a scheme at the problem's."""
+    return [(min(sum(min(judged[f"criterion {s}.{c}"]["awarded"], criterion.points)
+                     for c, criterion in enumerate(scheme)), problem.points),
+             sum(criterion.points for criterion in scheme))
+            for s, scheme in enumerate(problem.marking)]
+
+
+def _official(problem: Problem, rules: Score, judged: dict) -> tuple[float, float, float | None]:
+    answer = sum(slot.points for index, (slot, checked) in enumerate(zip(problem.answers, rules.slots))
+                 if checked["correct"] or judged.get(f"slot {index}", {}).get("equivalent"))
+    schemes = _scheme_points(problem, judged)
+    step = max(awarded for awarded, _ in schemes) if schemes else None
+    best = max(answer, step or 0.0)
+    return (best / problem.points if problem.points else 0.0), answer, step
+
+
+def _evalscope(problem: Problem, rules: Score, judged: dict) -> tuple[float, float, float | None]:
+    answer = sum(slot.points for slot, checked in zip(problem.answers, rules.slots) if checked["correct"])
+    schemes = _scheme_points(problem, judged)
+    if schemes:
+        ratio = max(awarded / attainable for awarded, attainable in schemes if attainable)
+        return ratio, answer, ratio * problem.points
+    return sum(s["correct"] for s in rules.slots) / max(len(rules.slots), 1), answer, None
 
 
 # ---------------------------------------------------------------- tables

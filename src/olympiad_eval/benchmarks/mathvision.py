@@ -112,6 +112,15 @@ def score(problem: Problem, response: str, check, rel_tol: float) -> Score:
     )
 
 
+def judge_tasks(problem: Problem, response: str, rules, cfg) -> list:
+    """MATH-Vision is scored by rules alone: nothing to ask an LLM judge."""
+    return []
+
+
+def combine(problem: Problem, rules, replies: dict, cfg):
+    return rules
+
+
 def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
     """Accuracy (%) overall, per level and per subject."""
     rows = ["suite", "model", "judge"]

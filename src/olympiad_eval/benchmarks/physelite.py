@@ -21,8 +21,9 @@ import pandas as pd
 from PIL import Image, UnidentifiedImageError
 
 from olympiad_eval import answers
-from olympiad_eval.benchmarks import Score
+from olympiad_eval.benchmarks import JudgeTask, Score, delimited, json_reply
 from olympiad_eval.fetch import SUFFIX_BY_MIME, MIME_BY_FORMAT, load_figure
+from olympiad_eval.render import fill
 from olympiad_eval.records import InputError, AnswerSlot, Figure, Problem, RecordError, iter_json_lines
 
 REQUIRED = ("id", "language", "text", "answer")
@@ -191,6 +192,70 @@ def score(problem: Problem, response: str, check, rel_tol: float) -> Score:
         slots=({"expected": gold, "given": given, "correct": correct, "points": 1.0},),
         verdict="correct" if correct else "incorrect",
         undecided=tuple(v.reason for v in verdicts if v.correct is None),
+    )
+
+
+# ---------------------------------------------------------------- LLM judges (the paper's protocol)
+
+VERDICTS = ("correct", "partially_correct", "incorrect")
+GRADES = (0.0, 0.5, 1.0)
+
+
+def parse_verdict(text: str) -> dict | None:
+    """`{"verdict": ..., "reasoning": ...}` with one of the three verdicts, else None."""
+    data = json_reply(text)
+    if not data or data.get("verdict") not in VERDICTS:
+        return None
+    return {"verdict": data["verdict"], "reasoning": str(data.get("reasoning", ""))[:1000]}
+
+
+def parse_steps(text: str) -> dict | None:
+    """`{"steps": [{"step": ..., "grade": 1 | 0.5 | 0}, ...]}` with at least one step, else None."""
+    data = json_reply(text)
+    steps = data.get("steps") if data else None
+    if not isinstance(steps, list) or not steps:
+        return None
+    graded = []
+    for step in steps:
+        grade = step.get("grade") if isinstance(step, dict) else None
+        if isinstance(grade, bool) or not isinstance(grade, (int, float)) or float(grade) not in GRADES:
+            return None
+        graded.append({"step": str(step.get("step", ""))[:500], "grade": float(grade)})
+    return {"steps": graded}
+
+
+def judge_tasks(problem: Problem, response: str, rules, cfg) -> list[JudgeTask]:
+    """The answer verdict (the paper's judge prompt) and, unless turned off, the process grading."""
+    fenced, guard = delimited(response)
+    fields = {"question": problem.question, "reference": judge_reference(problem), "solution": problem.solution,
+              "response": fenced}
+    ask = lambda prompt: ({"role": "system", "content": guard},  # noqa: E731
+                          {"role": "user", "content": fill(str(prompt.text), fields)})
+    tasks = [JudgeTask("answer", ask(cfg.prompts.physelite_answer), parse_verdict)]
+    if cfg.get("process", True):
+        tasks.append(JudgeTask("process", ask(cfg.prompts.physelite_process), parse_steps))
+    return tasks
+
+
+def combine(problem: Problem, rules, replies: dict, cfg) -> Score | str:
+    """Each judge scores on its own; the scores are the mean over judges (the paper's ensemble).
+    Answer accuracy is strict: only "correct" counts."""
+    errors = [reply for judged in replies.values() for reply in judged.values() if isinstance(reply, str)]
+    if errors:
+        return "; ".join(errors)
+    verdicts = [judged["answer"]["verdict"] for judged in replies.values()]
+    correct = sum(verdict == "correct" for verdict in verdicts) / len(verdicts)
+    processes = [sum(s["grade"] for s in judged["process"]["steps"]) / len(judged["process"]["steps"])
+                 for judged in replies.values() if "process" in judged]
+    top = max(VERDICTS, key=verdicts.count)
+    majority = top if verdicts.count(top) * 2 > len(verdicts) else "split"
+    return Score(
+        score=round(correct, 6),
+        points=round(correct * problem.points, 6),
+        verdict=majority,
+        process=round(sum(processes) / len(processes), 6) if processes else None,
+        details=tuple({"judge": name, **{key: reply for key, reply in judged.items()}} for name, judged in replies.items()),
+        detail=f"{len(verdicts)} judges: " + ", ".join(verdicts),
     )
 
 
