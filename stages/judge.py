@@ -7,6 +7,7 @@ import hydra
 from common import chosen, clear_errors, log
 
 from olympiad_eval.judging import judge
+from olympiad_eval.records import write_json
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="judge")
@@ -17,6 +18,7 @@ def main(cfg) -> None:
     outcome = judge(outputs / "suites" / suite, outputs / "generations" / suite / f"{model}.jsonl", judge_name,
                     cfg.judge, outputs / "judgments" / suite / model / f"{judge_name}.jsonl", cfg.paths.request_cache)
     log.info("%s x %s x %s: %s", suite, model, judge_name, outcome.summary())
+    write_json(outputs / "coverage" / suite / model / f"{judge_name}.json", outcome.metrics())
     judged = outcome.total - outcome.generation_errors
     if judged and outcome.scored / judged < cfg.min_coverage:
         print(f"error: only {outcome.scored} of {judged} responses were judged (required: "

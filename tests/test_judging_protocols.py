@@ -192,3 +192,17 @@ def test_physelite_split_verdicts_and_process_off(render_suite, tmp_path):
                         judge_cfg({"a": server, "b": server}, process=False), tmp_path)
     judgment = judged["PE-S-0001"]
     assert judgment.verdict == "split" and judgment.score == 0.5 and judgment.process is None
+
+
+def test_physelite_error_types_are_classified_on_request(render_suite, tmp_path):
+    def respond(body):
+        text = user_text(body)
+        if '"error_type"' in text:
+            return json.dumps({"error_type": "numerical", "reasoning": "arithmetic"})
+        return json.dumps({"verdict": "incorrect", "reasoning": "no"}) if '"verdict"' in text else "?"
+
+    with FakeOpenAI(respond) as server:
+        _, judged = run(render_suite, "sample_physelite_en", "sample_physelite",
+                        judge_cfg({"a": server}, process=False, error_types=True), tmp_path)
+    assert {j.details[0]["error_type"]["error_type"] for j in judged.values()} == {"numerical"}
+    assert {j.score for j in judged.values()} == {0.0}

@@ -85,6 +85,8 @@ def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
         assert (repo.path / "dvc.lock").read_bytes() == committed_lock, (
             "dvc.lock differs after `dvc repro` on a fresh copy: either it is stale (run `dvc repro` and commit "
             "dvc.lock) or an output is not byte-stable")
+    coverage = json.loads((repo.path / "outputs/coverage/sample_hipho/demo/rule.json").read_text(encoding="utf-8"))
+    assert coverage == {"judgments": 5, "scored": 5, "judge_errors": 0, "failed_generations": 0, "coverage": 1.0}
     shown = repo.dvc("metrics", "show")
     assert "sample_hipho" in shown and "100" in shown
 

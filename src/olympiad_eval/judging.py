@@ -38,6 +38,10 @@ class Outcome:
     def coverage(self) -> float:
         return self.scored / self.total if self.total else 1.0
 
+    def metrics(self) -> dict:
+        return {"judgments": self.total, "scored": self.scored, "judge_errors": self.judge_errors,
+                "failed_generations": self.generation_errors, "coverage": round(self.coverage, 6)}
+
     def summary(self) -> str:
         return (f"{self.total} judgments: {self.scored} scored, {self.judge_errors} judge errors, "
                 f"{self.generation_errors} failed generations (coverage {self.coverage:.1%})")
@@ -88,7 +92,7 @@ def _by_rules(kind: str, problems: dict, answered: list[Generation], rel_tol: fl
     grades: dict = {}
     with CheckPool(int(cfg.get("workers", 2)), float(cfg.get("check_timeout", 10))) as pool:
         for generation in tqdm(answered, desc="judge (rules)", unit="resp"):
-            grade = bench.score(problems[generation.id], generation.response or "", pool.check_many, rel_tol)
+            grade = bench.score(problems[generation.id], generation.response or "", pool.check_many, rel_tol, cfg)
             grades[(generation.id, generation.sample)] = (
                 "rules could not decide: " + "; ".join(grade.undecided) if grade.undecided else grade
             )

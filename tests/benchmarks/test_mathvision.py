@@ -168,7 +168,8 @@ def test_references(sample, pid, reference, judge_reference):
     ],
 )
 def test_score(sample, pid, response, correct):
-    result = mathvision.score(sample[pid], response, check, 0.0)
+    """evalscope's protocol: its extraction cascade, then an equivalence check."""
+    result = mathvision.score(sample[pid], response, check, 0.0, {"mathvision_protocol": "evalscope"})
     assert result.score == (1.0 if correct else 0.0)
     assert result.slots[0]["correct"] is correct
 
@@ -225,3 +226,18 @@ def test_real_test_split_loads_3040_problems_when_every_image_exists(real_root, 
     assert len(problems) == 3040
     mini = {p.id for p in mathvision.load(real_root, cfg("testmini"), "mathvision")}
     assert mini <= {p.id for p in problems}
+
+
+@pytest.mark.parametrize("protocol", ["official", "evalscope"])
+def test_the_reference_scores_under_both_protocols(sample, protocol):
+    for problem in sample.values():
+        assert mathvision.score(problem, mathvision.reference(problem, SUITE), check, 0.0,
+                                {"mathvision_protocol": protocol}).score == 1.0
+
+
+def test_the_official_protocol_is_the_default_and_reads_the_official_way(sample):
+    # MATH-V's scorer takes "the answer is" phrases and the last box, not an "ANSWER:" line
+    assert mathvision.score(sample["1"], "The answer is C.", check, 0.0).score == 1.0
+    assert mathvision.score(sample["1"], "Reasoning.\nANSWER: C", check, 0.0).score == 0.0
+    with pytest.raises(InputError, match="mathvision_protocol"):
+        mathvision.score(sample["1"], "C", check, 0.0, {"mathvision_protocol": "vibes"})

@@ -8,8 +8,9 @@ which benchmark they run:
 - `figures(problem, suite) -> list[Figure]`: the figures sent with the prompt;
 - `reference(problem, suite) -> str`: the gold answer written as the prompt asks for it;
 - `judge_reference(problem) -> str`: the gold answer as an LLM judge is shown it;
-- `score(problem, response, check, rel_tol) -> Score`: answer-level scoring by rules, where
-  `check(jobs)` runs (gold, predicted, rel_tol, unit) checks in worker processes;
+- `score(problem, response, check, rel_tol, cfg) -> Score`: answer-level scoring by rules, where
+  `check(jobs)` runs (gold, predicted, rel_tol, unit) checks in worker processes and `cfg` is the
+  judge's config (for a benchmark's protocol options);
 - `judge_tasks(problem, response, rules, cfg) -> list[JudgeTask]`: what its protocol asks LLM
   judges about one response (each task is sent to every judge of the ensemble);
 - `combine(problem, rules, replies, cfg) -> Score | str`: the protocol's score from the rules'

@@ -185,7 +185,7 @@ def judge_reference(problem: Problem) -> str:
 
 # ---------------------------------------------------------------- scoring
 
-def score(problem: Problem, response: str, check, rel_tol: float) -> Score:
+def score(problem: Problem, response: str, check, rel_tol: float, cfg=None) -> Score:
     """Answer level: the boxes of the `<answer>` block line up with the answer slots in order."""
     gradable = [slot for slot in problem.answers if gold_value(slot)]  # "" is open-ended: judges only
     extracted = answers.boxed_answers(response, len(problem.answers))
@@ -324,11 +324,34 @@ def _evalscope(problem: Problem, rules: Score, judged: dict) -> tuple[float, flo
 
 # ---------------------------------------------------------------- tables
 
+MEDALS = ("gold", "silver", "bronze")
+
+
+def medal(score: float, cutoffs) -> str:
+    """The official medal of an exam score: the best whose cutoff it reaches (score >= cutoff)."""
+    for name in MEDALS:
+        if cutoffs.get(name) is not None and round(score, 6) >= float(cutoffs[name]):
+            return name
+    return ""
+
+
 def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
-    """Exam score in points per model (the mean over samples), with each exam's full marks."""
+    """Exam scores in points (the mean over samples; and their standard deviation with several
+    samples), with each exam's full marks; medals per exam by the official cutoffs and their counts;
+    and the normalised accuracy per exam (points earned / full marks, the evalscope-style number)."""
     rows = ["suite", "model", "judge"]
+    exams = {name: dict(value) for name, value in dict(cfg.get("exams") or {}).items()}
     per_sample = frame.groupby([*rows, "subset", "sample"])["points"].sum(min_count=1)
-    scores = per_sample.groupby([*rows, "subset"]).mean().unstack("subset").round(2)
-    full_marks = frame.drop_duplicates(["subset", "id"]).groupby("subset")["max_points"].sum()
-    scores.loc[("full marks", "", ""), :] = full_marks[scores.columns].round(2)
-    return {"exam_scores": scores.reset_index()}
+    means = per_sample.groupby([*rows, "subset"]).mean().unstack("subset")
+    full_marks = frame.drop_duplicates(["subset", "id"]).groupby("subset")["max_points"].sum()[means.columns]
+    scores = means.round(2)
+    scores.loc[("full marks", "", ""), :] = full_marks.round(2)
+    tables = {"exam_scores": scores.reset_index()}
+    if frame["sample"].nunique() > 1:
+        tables["exam_scores_std"] = per_sample.groupby([*rows, "subset"]).std(ddof=0).unstack("subset").round(2).reset_index()
+    medals = means.apply(lambda column: column.map(lambda score: medal(score, exams.get(column.name, {}))))
+    for name in MEDALS:
+        medals[name] = (medals[list(means.columns)] == name).sum(axis=1)
+    tables["medals"] = medals.reset_index()
+    tables["accuracy"] = (100 * means / full_marks).round(1).reset_index()
+    return tables

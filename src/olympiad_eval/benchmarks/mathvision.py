@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from olympiad_eval import answers
-from olympiad_eval.benchmarks import Score
+from olympiad_eval.benchmarks import Score, mathvision_official
 from olympiad_eval.fetch import load_figure
 from olympiad_eval.records import InputError, AnswerSlot, Problem, RecordError, iter_json_lines
 
@@ -89,8 +89,15 @@ def judge_reference(problem: Problem) -> str:
     return gold
 
 
-def score(problem: Problem, response: str, check, rel_tol: float) -> Score:
-    """A letter for multiple choice (or the text of the right option), else a value by rules."""
+def score(problem: Problem, response: str, check, rel_tol: float, cfg=None) -> Score:
+    """By the official MATH-V scorer (the default), or by evalscope's extraction cascade and an
+    equivalence check (`mathvision_protocol: evalscope` in the judge config)."""
+    protocol = (cfg or {}).get("mathvision_protocol", "official")
+    if protocol == "official":
+        given, correct = mathvision_official.verdict(response, problem.answers[0].value, problem.choices)
+        return _score(problem, given, correct, ())
+    if protocol != "evalscope":
+        raise InputError(f"mathvision_protocol '{protocol}' is not one of official, evalscope")
     gold = problem.answers[0].value
     if problem.choices:
         given = answers.choice_letter(response) or answers.free_form(response) or ""
@@ -102,12 +109,15 @@ def score(problem: Problem, response: str, check, rel_tol: float) -> Score:
         jobs = [(gold, given, rel_tol, None)] if given else []
     verdicts = check(jobs)
     correct = bool(verdicts and verdicts[0].correct)
-    undecided = tuple(v.reason for v in verdicts if v.correct is None)
+    return _score(problem, given, correct, tuple(v.reason for v in verdicts if v.correct is None))
+
+
+def _score(problem: Problem, given: str, correct: bool, undecided: tuple) -> Score:
     return Score(
         score=1.0 if correct else 0.0,
         points=1.0 if correct else 0.0,
         extracted=(given,),
-        slots=({"expected": gold, "given": given, "correct": correct, "points": 1.0},),
+        slots=({"expected": problem.answers[0].value, "given": given, "correct": correct, "points": 1.0},),
         undecided=undecided,
     )
 

@@ -180,7 +180,7 @@ def judge_reference(problem: Problem) -> str:
     return problem.answers[0].value
 
 
-def score(problem: Problem, response: str, check, rel_tol: float) -> Score:
+def score(problem: Problem, response: str, check, rel_tol: float, cfg=None) -> Score:
     gold = problem.answers[0].value
     given = answers.final_answer_line(response) or ""
     verdicts = check([(gold, given, rel_tol, None)]) if given else []
@@ -199,6 +199,8 @@ def score(problem: Problem, response: str, check, rel_tol: float) -> Score:
 
 VERDICTS = ("correct", "partially_correct", "incorrect")
 GRADES = (0.0, 0.5, 1.0)
+ERROR_TYPES = ("physical_perception", "physical_law", "algebraic_symbolic", "incomplete_derivation",
+               "geometric_visual", "numerical")
 
 
 def parse_verdict(text: str) -> dict | None:
@@ -224,6 +226,13 @@ def parse_steps(text: str) -> dict | None:
     return {"steps": graded}
 
 
+def parse_error_type(text: str) -> dict | None:
+    data = json_reply(text)
+    if not data or data.get("error_type") not in ("none", *ERROR_TYPES):
+        return None
+    return {"error_type": data["error_type"], "reasoning": str(data.get("reasoning", ""))[:1000]}
+
+
 def judge_tasks(problem: Problem, response: str, rules, cfg) -> list[JudgeTask]:
     """The answer verdict (the paper's judge prompt) and, unless turned off, the process grading."""
     fenced, guard = delimited(response)
@@ -234,6 +243,8 @@ def judge_tasks(problem: Problem, response: str, rules, cfg) -> list[JudgeTask]:
     tasks = [JudgeTask("answer", ask(cfg.prompts.physelite_answer), parse_verdict)]
     if cfg.get("process", True):
         tasks.append(JudgeTask("process", ask(cfg.prompts.physelite_process), parse_steps))
+    if cfg.get("error_types", False):
+        tasks.append(JudgeTask("error_type", ask(cfg.prompts.physelite_error_type), parse_error_type))
     return tasks
 
 

@@ -1,0 +1,63 @@
+"""Agreement of `mathvision_official` with the verdicts of MATH-Vision's released runs.
+
+For each run in <release>/outputs/<RUN>.jsonl (scored by the official MATH-V code against
+<release>/data/test.jsonl), prints the rows, the % of rows whose verdict we reproduce, our accuracy,
+the official one (<RUN>_result.json), their difference, and our scoring time per row (a cold cache).
+
+    python bench/mathvision_official_agreement.py [--release ../shared/data/mathvision] [--show 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from olympiad_eval.benchmarks import mathvision_official as official
+
+DEFAULT_RELEASE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mathvision"
+
+
+def load_jsonl(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def official_accuracy(path: Path) -> float:
+    """`"-all": "537/3040=17.66%"` -> 17.664..."""
+    right, total = json.loads(path.read_text(encoding="utf-8"))["-all"].split("=")[0].split("/")
+    return 100 * int(right) / int(total)
+
+
+def score_run(rows: list[dict], problems: dict[str, dict]) -> tuple[list[bool], float]:
+    official._cached_value.cache_clear()  # time each run from a cold cache
+    start = time.perf_counter()
+    verdicts = [official.is_correct(row["response"], problems[row["id"]]["answer"], problems[row["id"]]["options"]) for row in rows]
+    return verdicts, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--release", type=Path, default=DEFAULT_RELEASE, help="the MATH-V release (data/, outputs/)")
+    parser.add_argument("--show", type=int, default=5, help="disagreeing rows to print per run")
+    args = parser.parse_args()
+
+    problems = {row["id"]: row for row in load_jsonl(args.release / "data" / "test.jsonl")}
+    print(f"{'run':26} {'rows':>5} {'agree %':>8} {'ours %':>7} {'official %':>10} {'diff':>6} {'ms/row':>7}")
+    for path in sorted((args.release / "outputs").glob("*.jsonl")):
+        rows = load_jsonl(path)
+        verdicts, seconds = score_run(rows, problems)
+        disagree = [(row, mine) for row, mine in zip(rows, verdicts) if mine != row["correct"]]
+        ours = 100 * sum(verdicts) / len(rows)
+        theirs = official_accuracy(path.with_name(f"{path.stem}_result.json"))
+        print(f"{path.stem:26} {len(rows):5d} {100 * (1 - len(disagree) / len(rows)):8.2f} {ours:7.2f} {theirs:10.2f} "
+              f"{ours - theirs:+6.2f} {1000 * seconds / len(rows):7.2f}")
+        for row, mine in disagree[: args.show]:
+            problem = problems[row["id"]]
+            print(f"    id {row['id']}: ours {mine}, official {row['correct']}; extracted {official.extract(row['response'])!r}, "
+                  f"answer {problem['answer']!r}, options {problem['options']}")
+
+
+if __name__ == "__main__":
+    main()
