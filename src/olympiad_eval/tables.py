@@ -76,6 +76,46 @@ def to_markdown(table: pd.DataFrame) -> str:
     return table.to_markdown(index=False, floatfmt=".2f", missingval="–") + "\n"
 
 
+# Counts, not scores: no "best" among them. A row of reference values ("full marks") is not ranked.
+NOT_RANKED = {"problems", "samples", "scored", "judge errors", "failed generations", "truncated"}
+REFERENCE_ROWS = {"full marks"}
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(char, char) for char in text)
+
+
+def to_latex(table: pd.DataFrame) -> str:
+    """A booktabs table; in each score column the best value is bold and the second underlined,
+    as the papers print them."""
+    ranked_rows = ~table.iloc[:, 0].astype(str).isin(REFERENCE_ROWS)
+    marks: dict[tuple[int, str], str] = {}
+    for column in table.columns:
+        if column in NOT_RANKED or not pd.api.types.is_numeric_dtype(table[column]):
+            continue
+        values = sorted({round(v, 2) for v in table.loc[ranked_rows, column].dropna()}, reverse=True)
+        for row, value in table[column].items():
+            if ranked_rows[row] and pd.notna(value) and values:
+                if round(value, 2) == values[0]:
+                    marks[(row, column)] = r"\textbf"
+                elif len(values) > 1 and round(value, 2) == values[1]:
+                    marks[(row, column)] = r"\underline"
+    align = "".join("r" if pd.api.types.is_numeric_dtype(table[c]) else "l" for c in table.columns)
+    lines = [rf"\begin{{tabular}}{{{align}}}", r"\toprule",
+             " & ".join(latex_escape(str(c)) for c in table.columns) + r" \\", r"\midrule"]
+    for row, record in table.iterrows():
+        cells = []
+        for column in table.columns:
+            value = record[column]
+            text = "--" if pd.isna(value) else (f"{value:.2f}" if isinstance(value, float) else latex_escape(str(value)))
+            cells.append(f"{marks[(row, column)]}{{{text}}}" if (row, column) in marks else text)
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
 def aggregate(benchmark: str, bench_cfg, plan: dict, outputs: str | Path, tables_dir: str | Path,
               metrics_path: str | Path) -> dict[str, pd.DataFrame]:
     frame = load_judgments(outputs, plan, benchmark)
@@ -86,6 +126,7 @@ def aggregate(benchmark: str, bench_cfg, plan: dict, outputs: str | Path, tables
         for name, table in tables.items():
             table.to_csv(staging / f"{name}.csv", index=False, lineterminator="\n")
             (staging / f"{name}.md").write_text(to_markdown(table), encoding="utf-8")
+            (staging / f"{name}.tex").write_text(to_latex(table), encoding="utf-8")
             sections.append(f"## {benchmark}: {name.replace('_', ' ')}\n\n{to_markdown(table)}")
         (staging / "tables.md").write_text("\n".join(sections), encoding="utf-8")
     write_json(metrics_path, headline(summary))
