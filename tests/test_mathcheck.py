@@ -86,8 +86,8 @@ CASES = [
     pytest.param(r"\boxed{$v = \sqrt{2 g h (1 - \mu \cot\theta)}$}", r"\sqrt{2gh(1+\mu\cot\theta)}", 0.0, None, False, id="hipho-sign-error"),
     pytest.param(r"\frac{1}{2} m v^2", r"\frac{mv^2}{2}", 0.0, None, True, id="kinetic-energy"),
     pytest.param(r"r = \frac{1}{B}\sqrt{\frac{2 m U}{q}}", r"\frac{\sqrt{2mU/q}}{B}", 0.05, None, True, id="physelite-radius"),
-    pytest.param(r"r = \frac{1}{B}\sqrt{\frac{2 m U}{q}}", r"\sqrt{\frac{2 m U}{q B^2}}", 0.05, None, True, id="radius-B-inside-root",
-                 marks=bug("symbols carry no positivity assumption, so sqrt(x/B^2) is not simplified to sqrt(x)/B")),
+    # symbols are positive, as physical quantities are: sqrt(x/B^2) is sqrt(x)/B
+    pytest.param(r"r = \frac{1}{B}\sqrt{\frac{2 m U}{q}}", r"\sqrt{\frac{2 m U}{q B^2}}", 0.05, None, True, id="radius-B-inside-root"),
     # answers that are text with inline maths (real HiPhO: IPhO_2025_2_B_2, IPhO_2025_1_C_4)
     pytest.param(r"\boxed{Angular point 3: $z^{\star}$}", r"Angular point 3: z^{\star}", 0.0, None, True, id="text-with-dollars"),
     pytest.param(r"\boxed{[0.94, 0.96] for $R_1$}", "0.95", 0.0, None, True, id="labelled-range"),

@@ -1,0 +1,188 @@
+"""Physics answers judged by rules: a table of gold/prediction pairs (written for this project, not
+taken from any benchmark), one group per rule of `olympiad_eval.mathcheck`, and hostile input
+through `CheckPool`."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from olympiad_eval.mathcheck import CheckPool, Verdict, equivalent
+
+
+def case(gold, pred, expected, id, rel_tol=0.0, unit=None):
+    return pytest.param(gold, pred, rel_tol, unit, expected, id=id)
+
+
+# (gold, prediction, rel_tol, unit, expected)
+PAIRS = [
+    # symbols are case-sensitive, and positive (physical quantities), which must not merge cases
+    case(r"Mg\sin\theta", r"mg\sin\theta", False, "case-Mg-mg"),
+    case(r"\frac{Mg}{k}", r"\frac{gM}{k}", True, "case-same-product"),
+    case(r"\frac{q}{4\pi\varepsilon_0 R^2}", r"\frac{Q}{4\pi\varepsilon_0 R^2}", False, "case-q-Q"),
+    case("L", "l", False, "case-L-l"),
+    case(r"\sqrt{\frac{2mU}{qB^2}}", r"\frac{1}{B}\sqrt{\frac{2mU}{q}}", True, "positive-B-out-of-root"),
+    case(r"\sqrt{\frac{2MU}{qB^2}}", r"\frac{1}{B}\sqrt{\frac{2mU}{q}}", False, "positive-keeps-case"),
+    case(r"\sqrt{\frac{k}{m}}", r"\frac{\sqrt{k}}{\sqrt{m}}", True, "positive-root-of-ratio"),
+    case(r"\sqrt{R^2\omega^2}", r"R\omega", True, "positive-root-of-square"),
+    case(r"\ln\frac{V_2}{V_1}", r"\ln V_2 - \ln V_1", True, "positive-log-of-ratio"),
+    # units are stripped without eating variables
+    case("3.0", "3.0 m/s", True, "unit-bare-m/s"),
+    case("9.8", r"9.8\,\mathrm{m\,s^{-2}}", True, "unit-mathrm-negative-power"),
+    case("v_0", "v_0 t", False, "unit-not-a-variable-t"),
+    case("v_0 t", "v_0", False, "unit-variable-kept-in-gold"),
+    case("2", "2x", False, "unit-2x-is-not-2"),
+    case("2x", "2", False, "unit-2-is-not-2x"),
+    case("12.5", r"12.5 \text{ N}", True, "unit-text-N"),
+    case(r"1.2 \times 10^{3}", r"1.2 \times 10^{3}\ \mathrm{kg\,m^{-3}}", True, "unit-after-sci"),
+    case("6.0", "6.0 N·m", True, "unit-unicode-dot"),
+    case("4.7", "4.7 μF", True, "unit-unicode-micro"),
+    case(r"22.4\ \mu\mathrm{m}", "22.4", True, "unit-mu-mathrm-in-gold"),
+    case("350", "350 K", True, "unit-kelvin"),
+    case("25", "25 °C", True, "unit-celsius-is-no-angle"),
+    case("2mg", "2 mg", True, "unit-2-mg-is-a-product-too"),
+    case("2mg", "2", False, "unit-2mg-is-not-2"),
+    case("35%", "35", True, "unit-percent"),
+    case(r"\frac{mg}{k}", r"\frac{mg}{k}\ \mathrm{m}", True, "unit-after-expression"),
+    case("1.5", "1.5", True, "unit-in-slot", unit="kg"),
+    # degrees: every spelling; radians only when the gold states its unit
+    case(r"30^{\circ}", r"30^\circ", True, "deg-circ"),
+    case(r"30^{\circ}", "30°", True, "deg-unicode"),
+    case(r"30^{\circ}", "30 degrees", True, "deg-word"),
+    case(r"30^{\circ}", r"30\text{ deg}", True, "deg-text"),
+    case(r"30^{\circ}", r"\frac{\pi}{6}", True, "deg-gold-bare-pred-radians"),
+    case(r"30^{\circ}", r"\frac{\pi}{6}\ \text{rad}", True, "deg-gold-pred-rad"),
+    case(r"30^{\circ}", r"30\ \text{rad}", False, "deg-gold-30-rad"),
+    case(r"30^{\circ}", r"60^{\circ}", False, "deg-wrong-angle"),
+    case("30", r"30^{\circ}", True, "deg-mark-is-presentation"),
+    case(r"\frac{\pi}{6}", r"30^{\circ}", False, "deg-gold-without-unit-no-conversion"),
+    case(r"\frac{\pi}{6}\ \mathrm{rad}", r"30^{\circ}", True, "rad-gold-states-unit"),
+    case(r"\frac{\pi}{6}", "30°", True, "rad-unit-in-slot", unit="rad"),
+    case("37", "0.6458", True, "deg-slot-pred-radians", rel_tol=0.01, unit="degrees"),
+    # names and equations
+    case("2", r"\beta = 2", True, "name-pred"),
+    case(r"\beta = 2", "2", True, "name-gold"),
+    case(r"T = 2\pi\sqrt{\frac{L}{g}}", r"2\pi\sqrt{L/g}", True, "name-gold-expression"),
+    case(r"v = \sqrt{2gh}", r"v_f = \sqrt{2gh}", True, "name-is-a-label"),
+    case(r"\sqrt{2gh}", r"v = \sqrt{2gh} \approx 6.3", True, "name-chain-of-values"),
+    case("y = 2x + 1", "y = 1 + 2x", True, "eq-reordered"),
+    case("y = 2x + 1", "2x - y + 1 = 0", True, "eq-rearranged"),
+    case("y = 2x + 1", "2y = 4x + 2", True, "eq-scaled"),
+    case("y = 2x + 1", "y = 2x - 1", False, "eq-sign-error"),
+    case("mg - T = ma", "T = m(g - a)", True, "eq-newton-solved-for-T"),
+    case("mg - T = ma", "T = m(g + a)", False, "eq-newton-wrong"),
+    case("v^2 = 2gh", r"v = \sqrt{2gh}", True, "eq-same-positive-root"),
+    case("E = mc^2", "m = E/c^2", True, "eq-solved-for-other-symbol"),
+    case(r"\frac{dp}{dz} = -\rho g", r"\frac{dp}{dz} = -g\rho", True, "eq-derivative"),
+    case(r"\frac{dp}{dz} = -\rho g", r"\frac{dq}{dz} = -\rho g", False, "eq-other-derivative"),
+    case(r"m\ddot{x} + kx = 0", "0", False, "eq-not-answered-by-its-zero"),
+    # inequalities
+    case(r"v < \sqrt{gR}", r"\sqrt{gR} > v", True, "ineq-turned-round"),
+    case(r"v < \sqrt{gR}", r"v \leq \sqrt{gR}", False, "ineq-strictness"),
+    case(r"v < \sqrt{gR}", r"v > \sqrt{gR}", False, "ineq-direction"),
+    case(r"\mu \geq \tan\theta", r"\tan\theta \leq \mu", True, "ineq-geq-leq"),
+    # accepted ranges include their ends, labelled or not
+    case("[2.40, 2.60]", "2.40", True, "range-low-end"),
+    case("[2.40, 2.60]", "2.60 m", True, "range-high-end-unit"),
+    case("[2.40, 2.60]", "2.61", False, "range-above"),
+    case("[1.5, 1.7] for $T_1$", r"T_1 = 1.6\ \mathrm{s}", True, "range-labelled"),
+    case("[1.5, 1.7] for $T_1$", "1.45", False, "range-labelled-below"),
+    case(r"[3.0 \times 10^{-5}, 3.4 \times 10^{-5}]", "3.2e-5", True, "range-sci"),
+    # numbers within a relative tolerance of the gold
+    case("4.90", "5.0", True, "tol-2pct", rel_tol=0.05),
+    case("4.90", "5.2", False, "tol-6pct", rel_tol=0.05),
+    case("4.90", "5.0", False, "tol-none-is-exact"),
+    case(r"1.50 \times 10^{11}", "1.49e11", True, "tol-sci", rel_tol=0.01),
+    case("-273", "273", False, "tol-sign", rel_tol=0.05),
+    case("0", "0.001", False, "tol-zero-gold", rel_tol=0.05),
+    case(r"0.39\frac{1}{b}\sqrt{\frac{\tau}{\rho}}", r"\frac{0.4}{b}\sqrt{\frac{\tau}{\rho}}", True, "tol-decimal-coefficient", rel_tol=0.05),
+    case(r"\frac{2}{5}MR^2", "0.41MR^2", False, "tol-exact-coefficient", rel_tol=0.05),
+    case(r"\frac{2}{5}MR^2", "0.4MR^2", True, "decimal-of-exact-coefficient"),
+    # intervals and tuples
+    case("(0, 1]", "(0,1]", True, "interval-same"),
+    case("(0, 1]", "[0,1]", False, "interval-closed"),
+    case("(0, 1]", "(0, 1)", False, "interval-open"),
+    case(r"[0, \frac{\pi}{2})", r"[0, \pi/2)", True, "interval-equal-ends"),
+    case(r"(-\infty, -2) \cup (2, \infty)", r"(-\infty,-2)\cup(2,\infty)", True, "interval-union"),
+    case("(0, c)", r"v \in (0, c)", True, "interval-membership"),
+    case("(2, 3, 6)", "(2,3,6)", True, "tuple-same"),
+    case("(2, 3, 6)", "(3, 2, 6)", False, "tuple-order"),
+    # scientific notation in every common form
+    case(r"3\times10^{8}", "3e8", True, "sci-e"),
+    case(r"3\times10^{8}", r"3 \cdot 10^8", True, "sci-cdot"),
+    case(r"3\times10^{8}", "3E+08", True, "sci-E-plus"),
+    case(r"3\times10^{8}", "3×10⁸", True, "sci-unicode"),
+    case(r"6.63\times10^{-34}", "6.63×10⁻³⁴", True, "sci-unicode-negative"),
+    case(r"6.63\times10^{-34}", "6.63e-33", False, "sci-wrong-exponent"),
+    case(r"1.6\times10^{-19}\ \mathrm{C}", r"1.6 \times 10^{-19} C", True, "sci-both-units"),
+    case(r"2.0\times10^{5}", "200000", True, "sci-vs-plain"),
+    case("310^{3}", "3000", False, "sci-needs-an-operator"),
+    # several answers in one box: element-wise, in order
+    case("2.0, 3.5", "2, 3.50", True, "multi-same"),
+    case("2.0, 3.5", "3.5, 2.0", False, "multi-order"),
+    case("2.0, 3.5", "2.0", False, "multi-missing-part"),
+    case(r"12\ \mathrm{V}, 3\ \mathrm{A}", "12, 3", True, "multi-units"),
+    case(r"v_1 = \frac{2}{3}v_0, v_2 = \frac{5}{3}v_0", r"\frac{2v_0}{3}, \frac{5v_0}{3}", True, "multi-named"),
+    case("A, C", "A,C", True, "multi-choice"),
+    case("A, C", "C, A", False, "multi-choice-order"),
+    # equivalent forms
+    case("C", "(c)", True, "choice-letter"),
+    case(r"\frac{\mu_0 I}{2\pi r}", r"\frac{2 \mu_0 I}{4 \pi r}", True, "form-unreduced"),
+    case(r"\frac{1}{2}kA^2", r"\frac{kA^2}{2}", True, "form-half"),
+    case(r"\omega = \sqrt{\frac{g}{L}}", r"\sqrt{g/L}\ \mathrm{rad/s}", True, "form-unit-rad-per-s"),
+    case(r"e^{-t/\tau}", r"\exp(-t/\tau)", True, "form-exp"),
+    case(r"\frac{1}{2}\begin{pmatrix} 1 & a \\ b & 2 \end{pmatrix}", r"\begin{pmatrix} 0.5 & a/2 \\ b/2 & 1 \end{pmatrix}", True, "form-matrix"),
+]
+
+
+@pytest.mark.parametrize("gold, pred, rel_tol, unit, expected", PAIRS)
+def test_physics_pairs(gold, pred, rel_tol, unit, expected):
+    assert equivalent(gold, pred, rel_tol, unit) is expected
+
+
+def test_the_table_covers_enough_pairs():
+    assert len(PAIRS) >= 60
+
+
+# ---------------------------------------------------------------- hostile input
+
+HUNDRED_KB = "x+" * 50_000 + "1"
+
+
+@pytest.mark.parametrize(
+    "gold, pred",
+    [
+        ("1", HUNDRED_KB),
+        (HUNDRED_KB, "1"),
+        ("1", "{" * 2_999),  # nesting that antlr would take minutes over
+        ("1", r"\sin(" * 100 + "x" + ")" * 100),
+    ],
+    ids=["100KB-pred", "100KB-gold", "deep-braces", "deep-parentheses"],
+)
+def test_hostile_input_is_refused_in_process_at_once(gold, pred):
+    started = time.monotonic()
+    assert equivalent(gold, pred) is False
+    assert time.monotonic() - started < 2
+
+
+def test_hostile_input_through_the_pool_finishes_within_the_timeout():
+    jobs = [
+        ("9^{9^{9}}", "x", 0.0, None),  # a 370-million-digit integer
+        ("10^{10^{10}}", "1", 0.0, None),  # ten billion digits
+        ("1", HUNDRED_KB, 0.0, None),
+        ("2", "2.0", 0.0, None),
+        ("B", "C", 0.0, None),
+    ]
+    timeout = 1.0
+    started = time.monotonic()
+    with CheckPool(workers=2, timeout=timeout) as pool:
+        verdicts = pool.check_many(jobs)
+        again = pool.check_many([("3e8", "3E+08", 0.0, None)])  # fresh workers carry on
+    elapsed = time.monotonic() - started
+    # the towers: undecided when the worker was stopped, or False; never a hang, never True
+    assert all(v.correct is False or (v.correct is None and "timed out after 1 s" in v.reason) for v in verdicts[:2])
+    assert verdicts[2:] == [Verdict(False), Verdict(True), Verdict(False)]
+    assert again == [Verdict(True)]
+    # two towers may each cost a timeout and a fresh worker; nothing waits on them beyond that
+    assert elapsed < 2 * timeout + 8
