@@ -25,6 +25,9 @@ def write(outputs, rows: dict[str, list[Judgment]]) -> None:
 
 def test_hipho_tables_golden(tmp_path):
     outputs = tmp_path / "outputs"
+    (outputs / "usage" / "hipho").mkdir(parents=True)
+    (outputs / "usage" / "hipho" / "alpha.json").write_text(json.dumps(
+        {"prompt_tokens": 1000, "completion_tokens": 200, "cost_usd": 0.004}))
     write(outputs, {
         "alpha": [judged("alpha", "p1", 2.0), judged("alpha", "p2", 1.5)],
         "beta": [judged("beta", "p1", 1.0), judged("beta", "p2", None, status="judge_error")],
@@ -44,9 +47,10 @@ def test_hipho_tables_golden(tmp_path):
     assert (tables / "medals.csv").read_text() == (
         "suite,model,judge,X_2025,gold,silver,bronze\nhipho,alpha,rule,gold,1,0,0\nhipho,beta,rule,bronze,0,0,1\n")
     assert (tables / "summary.csv").read_text() == (
-        "suite,model,judge,problems,samples,scored,judge errors,failed generations,truncated,score (%)\n"
-        "hipho,alpha,rule,2,1,2,0,0,0,87.5\n"
-        "hipho,beta,rule,2,1,1,1,0,0,25.0\n")
+        "suite,model,judge,problems,samples,scored,judge errors,failed generations,truncated,score (%),"
+        "95% CI low,95% CI high,tokens,cost ($)\n"
+        "hipho,alpha,rule,2,1,2,0,0,0,87.5,75.0,100.0,1200,0.004\n"
+        "hipho,beta,rule,2,1,1,1,0,0,25.0,0.0,50.0,,\n")
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert metrics["hipho"]["beta"]["rule"] == {"score": 25.0, "scored": 1, "problems": 2, "judge_errors": 1,
                                                 "failed_generations": 0, "truncated": 0}

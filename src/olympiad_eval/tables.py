@@ -7,9 +7,11 @@ Errors are counted next to every score: a failed generation or judgment is never
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from olympiad_eval.benchmarks import module
@@ -51,7 +53,40 @@ def counts(frame: pd.DataFrame) -> pd.DataFrame:
         "truncated": grouped["truncated"].sum().astype(int),
         "score (%)": grouped.apply(_score_percent, include_groups=False),
     })
+    bounds = grouped.apply(bootstrap_interval, include_groups=False)
+    table["95% CI low"] = bounds.map(lambda pair: pair[0])
+    table["95% CI high"] = bounds.map(lambda pair: pair[1])
     return table.reset_index()
+
+
+BOOTSTRAP_RESAMPLES = 1000
+
+
+def bootstrap_interval(group: pd.DataFrame, resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float]:
+    """The 95% percentile bootstrap interval of the score, resampling problems (with all their
+    samples) with replacement. The generator is seeded so that the tables stay byte-stable."""
+    per_problem = group.groupby("id").agg(points=("points", lambda p: p.fillna(0).sum()), available=("max_points", "sum"))
+    if per_problem["available"].sum() == 0:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(0)
+    picks = rng.integers(0, len(per_problem), size=(resamples, len(per_problem)))
+    earned, available = per_problem["points"].to_numpy()[picks].sum(1), per_problem["available"].to_numpy()[picks].sum(1)
+    scores = 100 * earned / np.where(available > 0, available, np.nan)
+    low, high = np.nanpercentile(scores, [2.5, 97.5])
+    return round(float(low), 2), round(float(high), 2)
+
+
+def with_usage(table: pd.DataFrame, outputs: str | Path) -> pd.DataFrame:
+    """Each cell's generation tokens and cost, from the generate stage's usage metrics."""
+    usage = [_usage(outputs, suite, model) for suite, model in zip(table["suite"], table["model"])]
+    tokens = [u.get("prompt_tokens", 0) + u.get("completion_tokens", 0) if u else None for u in usage]
+    return table.assign(**{"tokens": pd.array(tokens, dtype="Int64"),
+                           "cost ($)": [u.get("cost_usd") if u else None for u in usage]})
+
+
+def _usage(outputs: str | Path, suite: str, model: str) -> dict:
+    path = Path(outputs) / "usage" / suite / f"{model}.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
 def _score_percent(group: pd.DataFrame) -> float:
@@ -73,11 +108,13 @@ def headline(table: pd.DataFrame) -> dict:
 
 
 def to_markdown(table: pd.DataFrame) -> str:
-    return table.to_markdown(index=False, floatfmt=".2f", missingval="–") + "\n"
+    missing = table.astype(object).where(table.notna(), None)  # NaN and <NA> alike print as "–"
+    return missing.to_markdown(index=False, floatfmt=".2f", missingval="–") + "\n"
 
 
 # Counts, not scores: no "best" among them. A row of reference values ("full marks") is not ranked.
-NOT_RANKED = {"problems", "samples", "scored", "judge errors", "failed generations", "truncated"}
+NOT_RANKED = {"problems", "samples", "scored", "judge errors", "failed generations", "truncated",
+              "95% CI low", "95% CI high", "tokens", "cost ($)"}
 REFERENCE_ROWS = {"full marks"}
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
@@ -119,7 +156,7 @@ def to_latex(table: pd.DataFrame) -> str:
 def aggregate(benchmark: str, bench_cfg, plan: dict, outputs: str | Path, tables_dir: str | Path,
               metrics_path: str | Path) -> dict[str, pd.DataFrame]:
     frame = load_judgments(outputs, plan, benchmark)
-    summary = counts(frame)
+    summary = with_usage(counts(frame), outputs)
     tables = {"summary": summary, **module(bench_cfg.kind).tables(frame, bench_cfg)}
     with atomic_dir(tables_dir) as staging:
         sections = []
