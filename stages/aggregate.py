@@ -16,7 +16,7 @@ def main(cfg) -> None:
     plan = yaml.safe_load(Path(cfg.paths.plan).read_text(encoding="utf-8"))
     outputs = Path(cfg.paths.outputs)
     tables = aggregate(benchmark, cfg.benchmark, plan, outputs, outputs / "tables" / benchmark,
-                       outputs / "metrics" / f"{benchmark}.json")
+                       outputs / "metrics" / f"{benchmark}.json", outputs / "plots" / benchmark)
     log.info("%s: wrote %s", benchmark, ", ".join(tables))
 
 

@@ -87,6 +87,10 @@ def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
             "dvc.lock) or an output is not byte-stable")
     coverage = json.loads((repo.path / "outputs/coverage/sample_hipho/demo/rule.json").read_text(encoding="utf-8"))
     assert coverage == {"judgments": 5, "scored": 5, "judge_errors": 0, "failed_generations": 0, "coverage": 1.0}
+    plots = json.loads(repo.dvc("plots", "show", "--json"))["data"]
+    [score_plot] = plots["outputs/plots/sample_hipho/scores.csv"]
+    assert {row["cell"] for row in score_plot["content"]["data"]["values"]} == {
+        "reference / rule / sample_hipho", "demo / rule / sample_hipho"}
     shown = repo.dvc("metrics", "show")
     assert "sample_hipho" in shown and "100" in shown
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from olympiad_eval.benchmarks import module
-from olympiad_eval.records import InputError, Judgment, atomic_dir, read_jsonl, write_json
+from olympiad_eval.records import InputError, Judgment, atomic_dir, atomic_file, read_jsonl, write_json
 
 COUNTS = ["problems", "scored", "judge errors", "failed generations", "truncated"]
 
@@ -153,8 +153,18 @@ def to_latex(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+def plot_data(frame: pd.DataFrame, summary: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Long tables for `dvc plots`: the score of each cell, and of each cell per subset."""
+    cell = lambda table: table["model"] + " / " + table["judge"] + " / " + table["suite"]  # noqa: E731
+    scores = pd.DataFrame({"cell": cell(summary), "score (%)": summary["score (%)"]})
+    subsets = frame.groupby(["suite", "model", "judge", "subset"]).apply(_score_percent, include_groups=False)
+    subsets = subsets.rename("score (%)").reset_index()
+    return {"scores": scores, "subsets": pd.DataFrame({"cell": cell(subsets), "subset": subsets["subset"],
+                                                       "score (%)": subsets["score (%)"]})}
+
+
 def aggregate(benchmark: str, bench_cfg, plan: dict, outputs: str | Path, tables_dir: str | Path,
-              metrics_path: str | Path) -> dict[str, pd.DataFrame]:
+              metrics_path: str | Path, plots_dir: str | Path | None = None) -> dict[str, pd.DataFrame]:
     frame = load_judgments(outputs, plan, benchmark)
     summary = with_usage(counts(frame), outputs)
     tables = {"summary": summary, **module(bench_cfg.kind).tables(frame, bench_cfg)}
@@ -167,4 +177,8 @@ def aggregate(benchmark: str, bench_cfg, plan: dict, outputs: str | Path, tables
             sections.append(f"## {benchmark}: {name.replace('_', ' ')}\n\n{to_markdown(table)}")
         (staging / "tables.md").write_text("\n".join(sections), encoding="utf-8")
     write_json(metrics_path, headline(summary))
+    if plots_dir is not None:
+        for name, table in plot_data(frame, summary).items():
+            with atomic_file(Path(plots_dir) / f"{name}.csv") as handle:
+                table.to_csv(handle, index=False, lineterminator="\n")
     return tables

@@ -1,0 +1,265 @@
+"""A static, offline HTML report of a run: the tables of each benchmark, and one page per
+suite x model with every problem's prompt, figures, responses and grades.
+
+Plain HTML and a little inline CSS, no scripts, no network. Everything that comes from a dataset
+or a model is HTML-escaped. The output is deterministic (sorted, no timestamps), so a rerun on
+the same inputs writes the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from html import escape
+from pathlib import Path
+from urllib.parse import quote
+
+import pandas as pd
+
+from olympiad_eval.records import (
+    Generation, InputError, Judgment, Prompt, atomic_dir, file_sha256, read_jsonl,
+)
+
+CSS = """
+body { font-family: sans-serif; margin: 1.5em auto; max-width: 1200px; padding: 0 1em; color: #222; }
+h1, h2, h3 { color: #1a3d6d; }
+table { border-collapse: collapse; margin: 0.5em 0 1.2em; font-size: 0.9em; }
+th, td { border: 1px solid #bbb; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+th { background: #e4ecf7; }
+tr:nth-child(even) td { background: #f6f8fb; }
+pre { background: #f4f4f4; border: 1px solid #ddd; padding: 0.6em; white-space: pre-wrap;
+      word-break: break-word; max-height: 30em; overflow: auto; }
+section.problem { border-top: 2px solid #1a3d6d; margin-top: 2em; }
+img { max-width: 100%; border: 1px solid #ccc; margin: 0.3em 0; }
+.error { color: #a00; font-weight: bold; }
+.ok { color: #070; } .bad { color: #a00; }
+""".strip()
+
+PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{title}</title>
+<style>
+{css}
+</style>
+</head>
+<body>
+{body}
+</body>
+</html>
+"""
+
+
+def page_name(suite: str, model: str) -> str:
+    return f"{suite}__{model}.html"
+
+
+def write_report(plan: dict, outputs: str | os.PathLike, out_dir: str | os.PathLike) -> None:
+    """Write index.html and one page per suite x model of the plan into out_dir, atomically."""
+    outputs = Path(outputs)
+    suites = dict(plan.get("suites") or {})
+    models, judges = list(plan.get("models") or []), list(plan.get("judges") or [])
+    with atomic_dir(out_dir) as staging:
+        os.chmod(staging, 0o755)
+        figures: dict[str, str] = {}  # sha256 -> relative path in the report
+        _write(staging / "index.html", _page("olympiad-eval report", _index(plan, outputs)))
+        for suite in sorted(suites):
+            prompts = read_jsonl(_need(outputs / "suites" / suite / "prompts.jsonl", suite), Prompt)
+            for model in models:
+                body = _model_page(suite, suites[suite], model, judges, prompts, outputs, staging, figures)
+                _write(staging / page_name(suite, model), _page(f"{suite} \u00d7 {model}", body))
+
+
+def _need(path: Path, cell: str) -> Path:
+    if not path.is_file():
+        raise InputError(f"{path}: the plan's cell {cell} has no such file; run its stages first")
+    return path
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8", newline="\n")
+
+
+def _page(title: str, body: str) -> str:
+    return PAGE.format(title=escape(title), css=CSS, body=body)
+
+
+# ---- index ---------------------------------------------------------------------------------
+
+
+def _table_names(tables_dir: Path) -> list[str]:
+    """The tables of a benchmark in the aggregate stage's order, read from its tables.md headings."""
+    index = _need(tables_dir / "tables.md", tables_dir.name)
+    names = []
+    for line in index.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## ") and ": " in line:
+            names.append(line.split(": ", 1)[1].strip().replace(" ", "_"))
+    return names
+
+
+def _table_html(csv: Path) -> str:
+    frame = pd.read_csv(csv, keep_default_na=False, na_values=[""])
+    return frame.to_html(index=False, na_rep="\u2013", float_format="%.2f", escape=True, border=0)
+
+
+def _index(plan: dict, outputs: Path) -> str:
+    suites = dict(plan.get("suites") or {})
+    parts = ["<h1>olympiad-eval report</h1>",
+             "<p>Models: " + escape(", ".join(map(str, plan.get("models") or []))) +
+             "; judges: " + escape(", ".join(map(str, plan.get("judges") or []))) + "</p>"]
+    for benchmark in plan.get("benchmarks") or []:
+        tables_dir = outputs / "tables" / benchmark
+        parts.append(f'<h2 id="{escape(benchmark, quote=True)}">{escape(benchmark)}</h2>')
+        for name in _table_names(tables_dir):
+            parts.append(f"<h3>{escape(name.replace('_', ' '))}</h3>")
+            parts.append(_table_html(_need(tables_dir / f"{name}.csv", benchmark)))
+        links = [
+            f'<li><a href="{escape(quote(page_name(suite, model)), quote=True)}">'
+            f"{escape(suite)} \u00d7 {escape(model)}</a></li>"
+            for suite in sorted(s for s, b in suites.items() if b == benchmark)
+            for model in plan.get("models") or []
+        ]
+        if links:
+            parts.append("<h3>Responses</h3>\n<ul>\n" + "\n".join(links) + "\n</ul>")
+    return "\n".join(parts)
+
+
+# ---- suite x model pages -------------------------------------------------------------------
+
+
+def _figure(part: dict, outputs: Path, staging: Path, figures: dict[str, str]) -> str:
+    sha = str(part.get("sha256", ""))
+    if sha not in figures:
+        source = Path(str(part.get("path", "")))
+        candidates = [source, outputs.parent / source] if not source.is_absolute() else [source]
+        found = next((c for c in candidates if c.is_file()), None)
+        if found is None:
+            raise InputError(f"figure {sha} not found at {source}")
+        if file_sha256(found) != sha:
+            raise InputError(f"{found}: content does not match its sha256 {sha}")
+        ext = found.suffix.lower() or ".bin"
+        relative = f"figures/{sha}{ext}"
+        (staging / "figures").mkdir(exist_ok=True)
+        shutil.copyfile(found, staging / relative)
+        os.chmod(staging / relative, 0o644)
+        figures[sha] = relative
+    return f'<img src="{escape(figures[sha], quote=True)}" alt="figure {escape(sha[:12], quote=True)}">'
+
+
+def _prompt_html(prompt: Prompt, outputs: Path, staging: Path, figures: dict[str, str]) -> str:
+    texts, images = [], []
+    for message in prompt.messages:
+        content = message.get("content")
+        role = str(message.get("role", ""))
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+        for part in parts:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "text":
+                texts.append(f"<p><b>{escape(role)}</b></p>\n<pre>{escape(str(part.get('text', '')))}</pre>")
+            elif part.get("type") == "image":
+                images.append(_figure(part, outputs, staging, figures))
+    html = "\n".join(texts)
+    if images:
+        html += '\n<div class="figures">\n' + "\n".join(images) + "\n</div>"
+    return html
+
+
+def _value(value) -> str:
+    if isinstance(value, (dict, list, tuple)):
+        return escape(json.dumps(value, ensure_ascii=False, sort_keys=True))
+    return escape("" if value is None else str(value))
+
+
+def _details_html(details) -> str:
+    """Each judge's replies per task, one row per field: criterion awards, verdicts, steps."""
+    rows = []
+    for entry in details or ():
+        judge = entry.get("judge", "")
+        for task in sorted(k for k in entry if k != "judge"):
+            reply = entry[task]
+            fields = sorted(reply.items()) if isinstance(reply, dict) else [("", reply)]
+            for field, value in fields:
+                rows.append(f"<tr><td>{escape(str(judge))}</td><td>{escape(str(task))}</td>"
+                            f"<td>{escape(str(field))}</td><td>{_value(value)}</td></tr>")
+    if not rows:
+        return ""
+    return ("<table class=\"details\">\n<tr><th>judge</th><th>task</th><th>field</th><th>value</th></tr>\n"
+            + "\n".join(rows) + "\n</table>")
+
+
+def _number(value) -> str:
+    return "\u2013" if value is None else f"{value:g}"
+
+
+def _judgment_html(judge: str, judgment: Judgment | None) -> str:
+    if judgment is None:
+        return f"<h4>judge {escape(judge)}</h4>\n<p class=\"error\">no judgment</p>"
+    parts = [f"<h4>judge {escape(judge)}</h4>", "<ul>",
+             f"<li>status: {escape(judgment.status)}</li>",
+             f"<li>score: {_number(judgment.score)}; points: {_number(judgment.points)} of "
+             f"{_number(judgment.max_points)}</li>"]
+    if judgment.truncated:
+        parts.append("<li>truncated</li>")
+    if judgment.verdict is not None:
+        parts.append(f"<li>verdict: {escape(judgment.verdict)}</li>")
+    if judgment.process is not None:
+        parts.append(f"<li>process: {_number(judgment.process)}</li>")
+    if judgment.detail:
+        parts.append(f"<li>detail: {escape(judgment.detail)}</li>")
+    parts.append("<li>extracted: " + ", ".join(f"<code>{escape(str(e))}</code>" for e in judgment.extracted)
+                 + "</li>")
+    parts.append("</ul>")
+    if judgment.slots:
+        rows = []
+        for slot in judgment.slots:
+            correct = slot.get("correct")
+            mark = '<span class="ok">yes</span>' if correct else '<span class="bad">no</span>'
+            rows.append(f"<tr><td>{_value(slot.get('expected'))}</td><td>{_value(slot.get('given'))}</td>"
+                        f"<td>{mark}</td><td>{_value(slot.get('points'))}</td></tr>")
+        parts.append("<table class=\"slots\">\n<tr><th>expected</th><th>given</th><th>correct</th><th>points</th></tr>\n"
+                     + "\n".join(rows) + "\n</table>")
+    parts.append(_details_html(judgment.details))
+    return "\n".join(p for p in parts if p)
+
+
+def _model_page(suite: str, benchmark: str, model: str, judges: list[str], prompts: list[Prompt],
+                outputs: Path, staging: Path, figures: dict[str, str]) -> str:
+    cell = f"{suite} x {model}"
+    generations: dict[str, list[Generation]] = {}
+    for generation in read_jsonl(_need(outputs / "generations" / suite / f"{model}.jsonl", cell), Generation):
+        generations.setdefault(generation.id, []).append(generation)
+    judged = {
+        judge: {(j.id, j.sample): j for j in read_jsonl(
+            _need(outputs / "judgments" / suite / model / f"{judge}.jsonl", f"{cell} x {judge}"), Judgment)}
+        for judge in judges
+    }
+    parts = [f"<h1>{escape(suite)} \u00d7 {escape(model)}</h1>",
+             f'<p><a href="index.html">back to the index</a> &middot; benchmark {escape(benchmark)}; '
+             f"{len(prompts)} problems</p>",
+             "<ul class=\"toc\">"
+             + "".join(f'<li><a href="#p-{escape(quote(p.id), quote=True)}">{escape(p.id)}</a></li>' for p in prompts)
+             + "</ul>"]
+    for prompt in prompts:
+        parts.append(f'<section class="problem" id="p-{escape(quote(prompt.id), quote=True)}">')
+        parts.append(f"<h2>{escape(prompt.id)}</h2>")
+        parts.append(f"<p>language: {escape(prompt.language)}</p>")
+        parts.append("<h3>Prompt</h3>")
+        parts.append(_prompt_html(prompt, outputs, staging, figures))
+        samples = sorted(generations.get(prompt.id, []), key=lambda g: g.sample)
+        if not samples:
+            parts.append('<p class="error">no generation</p>')
+        for generation in samples:
+            parts.append(f"<h3>Sample {generation.sample}</h3>")
+            if generation.error is not None:
+                parts.append(f'<p class="error">generation failed: {escape(generation.error)}</p>')
+            else:
+                if generation.finish_reason:
+                    parts.append(f"<p>finish reason: {escape(generation.finish_reason)}</p>")
+                parts.append(f"<pre class=\"response\">{escape(generation.response or '')}</pre>")
+            for judge in judges:
+                parts.append(_judgment_html(judge, judged[judge].get((generation.id, generation.sample))))
+        parts.append("</section>")
+    return "\n".join(parts)

@@ -1,0 +1,22 @@
+"""DVC stage: the static HTML report of the plan (outputs/report/)."""
+
+from pathlib import Path
+
+import hydra
+import yaml
+from common import clear_errors, log
+
+from olympiad_eval.report import write_report
+
+
+@hydra.main(version_base=None, config_path="../conf", config_name="report")
+@clear_errors
+def main(cfg) -> None:
+    plan = yaml.safe_load(Path(cfg.paths.plan).read_text(encoding="utf-8"))
+    outputs = Path(cfg.paths.outputs)
+    write_report(plan, outputs, outputs / "report")
+    log.info("report: wrote %s", outputs / "report" / "index.html")
+
+
+if __name__ == "__main__":
+    main()

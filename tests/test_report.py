@@ -1,0 +1,149 @@
+"""The static HTML report: built from a real small run, checked as text and in a headless browser."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from olympiad_eval.generate import generate
+from olympiad_eval.judging import judge
+from olympiad_eval.records import Prompt, read_jsonl
+from olympiad_eval.report import write_report
+from olympiad_eval.tables import aggregate
+from tests.conftest import ROOT, compose_stage
+
+SUITE = BENCHMARK = "sample_hipho"
+MODELS = {"reference": {"provider": "reference"},
+          "demo": {"provider": "replay", "path": str(ROOT / "data/replay/demo/{suite}.jsonl")}}
+PLAN = {"benchmarks": [BENCHMARK], "suites": {SUITE: BENCHMARK}, "models": list(MODELS), "judges": ["rule"]}
+
+
+class _Images(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.sources: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "img":
+            self.sources.append(dict(attrs)["src"])
+
+
+def images_of(html: str) -> list[str]:
+    parser = _Images()
+    parser.feed(html)
+    return parser.sources
+
+
+@pytest.fixture
+def run(render_suite):
+    """A real run of one suite with both models and the rule judge; returns the outputs folder."""
+    outputs = render_suite(SUITE, BENCHMARK)
+    judge_cfg = compose_stage("judge", ["judge=rule", f"cell.suite={SUITE}", "cell.model=x"]).judge
+    for model, cfg in MODELS.items():
+        generations = outputs / "generations" / SUITE / f"{model}.jsonl"
+        generate(SUITE, model, OmegaConf.create(cfg), outputs / "suites" / SUITE / "prompts.jsonl", generations,
+                 outputs.parent / "cache.sqlite")
+        judge(outputs / "suites" / SUITE, generations, "rule", judge_cfg,
+              outputs / "judgments" / SUITE / model / "rule.jsonl", outputs.parent / "cache.sqlite")
+    bench_cfg = compose_stage("aggregate", [f"benchmark={BENCHMARK}"]).benchmark
+    aggregate(BENCHMARK, bench_cfg, PLAN, outputs, outputs / "tables" / BENCHMARK,
+              outputs / "metrics" / f"{BENCHMARK}.json")
+    return outputs
+
+
+@pytest.fixture
+def report(run):
+    out = run / "report"
+    write_report(PLAN, run, out)
+    return out
+
+
+def test_the_report_shows_tables_links_problems_responses_and_figures(run, report):
+    index = (report / "index.html").read_text(encoding="utf-8")
+    assert "<table" in index and "exam scores" in index and "DemoCPhO_2025" in index
+    assert "100.00" in index  # the reference model's score, formatted
+    for model in MODELS:
+        assert f'href="{SUITE}__{model}.html"' in index
+        assert (report / f"{SUITE}__{model}.html").is_file()
+
+    ids = [p.id for p in read_jsonl(run / "suites" / SUITE / "prompts.jsonl", Prompt)]
+    demo = (report / f"{SUITE}__demo.html").read_text(encoding="utf-8")
+    for problem_id in ids:
+        assert f"<h2>{problem_id}</h2>" in demo
+    assert "180" in demo  # the demo's (wrong) answer to DemoCPhO_2025_1_1
+    assert "&lt;answer&gt;" in demo and "<answer>" not in demo and "<think>" not in demo
+    assert "status: scored" in demo and "<th>expected</th>" in demo
+
+    sources = images_of(demo)
+    assert sources, "the sample has figures"
+    for src in sources:
+        assert re.fullmatch(r"figures/[0-9a-f]{64}\.(png|jpg|jpeg|gif|webp)", src)
+        assert (report / src).is_file()
+    assert sorted(p.name for p in (report / "figures").iterdir()) == sorted({Path(s).name for s in sources})
+
+
+def test_the_report_is_byte_stable(run, report, tmp_path):
+    again = tmp_path / "again"
+    write_report(PLAN, run, again)
+    first = {p.relative_to(report): p.read_bytes() for p in sorted(report.rglob("*")) if p.is_file()}
+    second = {p.relative_to(again): p.read_bytes() for p in sorted(again.rglob("*")) if p.is_file()}
+    assert first == second
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.skip("no chromium binary found (install the Debian package `chromium`) for the headless browser check")
+
+
+def browser(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={profile}", *args],
+        capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_the_report_renders_in_a_headless_browser(run, report, tmp_path):
+    from PIL import Image
+
+    binary = chromium()
+    shot = tmp_path / "index.png"
+    done = browser(binary, tmp_path / "profile", f"--screenshot={shot}", "--window-size=1280,900",
+                   (report / "index.html").as_uri())
+    assert shot.is_file(), f"no screenshot: rc {done.returncode}\n{done.stderr[-2000:]}"
+    with Image.open(shot) as image:
+        assert image.size == (1280, 900)
+        colours = image.convert("RGB").getcolors(maxcolors=1 << 20)
+        assert colours is None or len(colours) > 10, "the screenshot is blank"
+
+    done = browser(binary, tmp_path / "profile2", "--dump-dom", (report / f"{SUITE}__demo.html").as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    dom = done.stdout
+    for problem_id in (p.id for p in read_jsonl(run / "suites" / SUITE / "prompts.jsonl", Prompt)):
+        assert problem_id in dom
+    sources = images_of(dom)
+    assert sources and all((report / src).is_file() for src in sources)
+
+
+def test_judge_details_are_rendered_escaped():
+    from olympiad_eval.records import Judgment
+    from olympiad_eval.report import _judgment_html
+
+    judgment = Judgment(
+        id="P1", suite="s", model="m", judge="gpt-4o", sample=0, language="en", subset="", status="scored",
+        score=0.5, points=1.0, max_points=2.0, verdict="correct",
+        details=({"judge": "gpt-4o", "criterion 0.0": {"awarded": 1.0, "reasoning": "uses <b>F=ma</b>"},
+                  "process": {"steps": [{"grade": 1, "step": "a<b"}]}},))
+    html = _judgment_html("gpt-4o", judgment)
+    assert "criterion 0.0" in html and "awarded" in html and "uses &lt;b&gt;F=ma&lt;/b&gt;" in html
+    assert "<b>F=ma" not in html and "a&lt;b" in html and "verdict: correct" in html
+    assert "points: 1 of 2" in html
