@@ -72,7 +72,7 @@ def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
     repo = Repo(clone(tmp_path / "repo"))
     committed_lock = (repo.path / "dvc.lock").read_bytes() if (repo.path / "dvc.lock").exists() else None
     ran = repo.repro()
-    assert len(ran) == len([s for s in ran if s.split("@")[0] in {"fetch", "render", "generate", "judge", "aggregate"}]) > 0
+    assert ran == sorted(repo.dvc("stage", "list", "--name-only").split())  # every stage of the plan ran
     plan = yaml.safe_load((repo.path / "params.yaml").read_text(encoding="utf-8"))
     for benchmark in plan["benchmarks"]:
         tables = repo.path / "outputs" / "tables" / benchmark
@@ -91,6 +91,7 @@ def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
     [score_plot] = plots["outputs/plots/sample_hipho/scores.csv"]
     assert {row["cell"] for row in score_plot["content"]["data"]["values"]} == {
         "reference / rule / sample_hipho", "demo / rule / sample_hipho"}
+    assert "sample_hipho" in (repo.path / "outputs/report/index.html").read_text(encoding="utf-8")
     shown = repo.dvc("metrics", "show")
     assert "sample_hipho" in shown and "100" in shown
 
@@ -162,7 +163,7 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
 
         # ... and `dvc repro` then runs the rest, sending no generation request for them
         ran = repo.repro()
-        assert "generate@sample_hipho-fake" in ran and len(ran) == 4 + 8 + 2
+        assert "generate@sample_hipho-fake" in ran and len(ran) == 4 + 8 + 2 + 1  # + the report
         assert generation_requests() == 5 + 3
         assert (repo.path / "outputs/generations/sample_hipho/fake.jsonl").read_bytes() == multirun
         first_judging = judge_requests()  # the LLM judge grades both models: criteria, slots, verdicts, steps
@@ -176,7 +177,7 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
         repo.write("conf/judge/fakejudge.yaml", FAKE_JUDGE.format(base_url=server.base_url, temperature=0.1))
         ran = repo.repro()
         assert ran == sorted([f"judge@{s}-{m}-fakejudge" for s in ("sample_hipho", "sample_physelite_en")
-                              for m in ("reference", "fake")] + ["aggregate@sample_hipho", "aggregate@sample_physelite"])
+                              for m in ("reference", "fake")] + ["aggregate@sample_hipho", "aggregate@sample_physelite", "report"])
         assert generation_requests() == 8 and judge_requests() == 2 * first_judging
         assert repo.metrics("sample_physelite")["sample_physelite_en"]["fake"]["fakejudge"]["score"] == 0.0
 
@@ -186,7 +187,7 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
         ran = repo.repro()
         assert ran == sorted([f"{stage}@{s}-fake2{j}" for s in ("sample_hipho", "sample_physelite_en")
                               for stage, j in (("generate", ""), ("judge", "-rule"), ("judge", "-fakejudge"))]
-                             + ["aggregate@sample_hipho", "aggregate@sample_physelite"])
+                             + ["aggregate@sample_hipho", "aggregate@sample_physelite", "report"])
         assert generation_requests() == 16
 
         # a stage rerun on unchanged inputs rewrites the same bytes (and sends nothing: cached)
