@@ -66,3 +66,58 @@ def test_samples_give_a_mean_and_a_standard_deviation(tmp_path):
     assert (tmp_path / "tables" / "exam_scores_std.csv").read_text() == (
         "suite,model,judge,X_2025\nhipho,alpha,rule,0.5\nhipho,beta,rule,0.0\n")
     assert "| hipho      | alpha   | rule    |     1.50 |" in (tmp_path / "tables" / "exam_scores.md").read_text()
+
+
+def physelite_judgment(pid, language, subject, level, score, process, details):
+    return Judgment(id=pid, suite=f"pe_{language}", model="m", judge="ens", sample=0, language=language,
+                    subset=subject, subject=subject, level=level, status="scored", score=score, points=score,
+                    max_points=1.0, process=process, details=details)
+
+
+def judge_said(verdict, grades, error_type=None):
+    said = {"answer": {"verdict": verdict}, "process": {"steps": [{"step": "s", "grade": g} for g in grades]}}
+    return said | ({"error_type": {"error_type": error_type}} if error_type else {})
+
+
+def test_physelite_tables_golden(tmp_path):
+    outputs = tmp_path / "outputs"
+    rows = {
+        "en": [physelite_judgment("p1", "en", "Mechanics", 2, 1.0, 1.0, (judge_said("correct", [1, 1]),)),
+               physelite_judgment("p2", "en", "Optics", 6, 0.0, 0.5, (judge_said("incorrect", [1, 0.5, 0], "numerical"),))],
+        "zh": [physelite_judgment("p1", "zh", "Mechanics", 2, 0.0, 0.75, (judge_said("incorrect", [1, 0.5], "physical_law"),)),
+               physelite_judgment("p2", "zh", "Optics", 6, 0.0, 0.0, (judge_said("incorrect", [0]),))],
+    }
+    for language, judgments in rows.items():
+        write_jsonl(judgment_path(outputs, f"pe_{language}", "m", "ens"), judgments)
+    plan = {"suites": {"pe_en": "pe", "pe_zh": "pe"}, "models": ["m"], "judges": ["ens"]}
+    aggregate("pe", OmegaConf.create({"kind": "physelite"}), plan, outputs, tmp_path / "tables", tmp_path / "m.json")
+    tables = tmp_path / "tables"
+    assert (tables / "accuracy.csv").read_text() == "model,judge,Mechanics,Optics,Ans.,Proc.\nm,ens,50.0,0.0,25.0,56.2\n"
+    assert (tables / "accuracy_by_language.csv").read_text() == (
+        "model,judge,Ans. en,Ans. zh,Proc. en,Proc. zh\nm,ens,50.0,0.0,75.0,37.5\n")
+    assert (tables / "accuracy_by_difficulty.csv").read_text() == "model,judge,Easy,Hard\nm,ens,50.0,0.0\n"
+    # first errors at steps 2, 2, 1 (mean 1.67); 1 of 4 complete; 2 of 4 failed steps soft; 2 of 4 last-step-only
+    assert (tables / "failure_analyses.csv").read_text() == (
+        "model,judge,first error (mean step),complete (%),soft failures (%),last-step-only (%),"
+        "error: numerical,error: physical_law,judges agree (%)\nm,ens,1.7,25.0,50.0,50.0,50.0,50.0,100.0\n")
+
+
+def test_mathvision_tables_golden(tmp_path):
+    def row(pid, subject, level, score):
+        return Judgment(id=pid, suite="mv", model="m", judge="rule", sample=0, language="en", subset=subject,
+                        subject=subject, level=level, status="scored", score=score, points=score, max_points=1.0)
+
+    outputs = tmp_path / "outputs"
+    write_jsonl(judgment_path(outputs, "mv", "m", "rule"), [
+        row("1", "algebra", 1, 1.0), row("2", "algebra", 2, 0.0), row("3", "counting", 1, 1.0), row("4", "counting", 1, 0.0)])
+    plan = {"suites": {"mv": "mathv"}, "models": ["m"], "judges": ["rule"]}
+    aggregate("mathv", OmegaConf.create({"kind": "mathvision"}), plan, outputs, tmp_path / "tables", tmp_path / "m.json")
+    tables = tmp_path / "tables"
+    assert (tables / "accuracy.csv").read_text() == "suite,model,judge,overall,level 1,level 2\nmv,m,rule,50.0,66.7,0.0\n"
+    assert (tables / "accuracy_by_subject.csv").read_text() == "suite,model,judge,algebra,counting\nmv,m,rule,50.0,50.0\n"
+    assert (tables / "accuracy_by_subject_and_level.csv").read_text() == (
+        "suite,model,judge,subject,level 1,level 2\nmv,m,rule,algebra,100.0,0.0\nmv,m,rule,counting,50.0,\n")
+    assert (tables / "accuracy.md").read_text() == (
+        "| suite   | model   | judge   |   overall |   level 1 |   level 2 |\n"
+        "|:--------|:--------|:--------|----------:|----------:|----------:|\n"
+        "| mv      | m       | rule    |     50.00 |     66.70 |      0.00 |\n")

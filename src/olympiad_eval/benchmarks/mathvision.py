@@ -132,14 +132,16 @@ def combine(problem: Problem, rules, replies: dict, cfg):
 
 
 def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
-    """Accuracy (%) overall, per level and per subject."""
+    """Accuracy (%) overall, per level, per subject, and per subject x level."""
     rows = ["suite", "model", "judge"]
     accuracy = lambda group: (group["score"].fillna(0).mean() * 100).round(1)  # noqa: E731
     overall = frame.groupby(rows).apply(accuracy, include_groups=False).rename("overall")
     by_level = frame.assign(level=frame["level"].map(lambda v: f"level {int(v)}" if pd.notna(v) else "level ?"))
     levels = by_level.groupby([*rows, "level"]).apply(accuracy, include_groups=False).unstack("level")
     subjects = frame.groupby([*rows, "subject"]).apply(accuracy, include_groups=False).unstack("subject")
+    crossed = by_level.groupby([*rows, "subject", "level"]).apply(accuracy, include_groups=False).unstack("level")
     return {
         "accuracy": pd.concat([overall, levels], axis=1).reset_index(),
         "accuracy_by_subject": subjects.reset_index(),
+        "accuracy_by_subject_and_level": crossed.reset_index(),
     }

@@ -271,11 +271,78 @@ def combine(problem: Problem, rules, replies: dict, cfg) -> Score | str:
 
 
 def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
-    """Answer accuracy (%) per subject and overall, averaged over languages; and per language."""
+    """The paper's Table 3 (answer accuracy per subject and overall, process score; the mean of
+    the zh and en results), the same per language, accuracy per difficulty band, and, where LLM
+    judges graded steps and verdicts, the failure analyses of its section 5."""
+    rows = ["model", "judge"]
     accuracy = lambda group: group["score"].fillna(0).mean() * 100  # noqa: E731
-    per_language = ["model", "judge", "language"]
+    process = lambda group: group["process"].mean() * 100  # noqa: E731
+    per_language = [*rows, "language"]
     by_subject = frame.groupby([*per_language, "subject"]).apply(accuracy, include_groups=False).unstack("subject")
-    by_subject["overall"] = frame.groupby(per_language).apply(accuracy, include_groups=False)
-    averaged = by_subject.groupby(["model", "judge"]).mean().round(1)
-    languages = by_subject["overall"].unstack("language").round(1)
-    return {"accuracy": averaged.reset_index(), "accuracy_by_language": languages.reset_index()}
+    by_subject["Ans."] = frame.groupby(per_language).apply(accuracy, include_groups=False)
+    by_subject["Proc."] = frame.groupby(per_language).apply(process, include_groups=False)
+    averaged = by_subject.groupby(rows).mean().round(1)
+    languages = by_subject[["Ans.", "Proc."]].unstack("language").round(1)
+    languages.columns = [f"{measure} {language}" for measure, language in languages.columns]
+    bands = frame.assign(band=frame["level"].map(lambda level: band_of(level, cfg)))
+    by_band = bands.groupby([*per_language, "band"]).apply(accuracy, include_groups=False).unstack("band")
+    order = [*dict((cfg or {}).get("difficulty_bands") or DEFAULT_BANDS), "unrated"]
+    by_band = by_band[[band for band in order if band in by_band.columns]]
+    tables = {
+        "accuracy": averaged.reset_index(),
+        "accuracy_by_language": languages.reset_index(),
+        "accuracy_by_difficulty": by_band.groupby(rows).mean().round(1).reset_index(),
+    }
+    analyses = failure_analyses(frame)
+    if analyses is not None:
+        tables["failure_analyses"] = analyses
+    return tables
+
+
+DEFAULT_BANDS = {"Easy": [1, 2], "Medium": [3, 5], "Hard": [6, 7]}  # appendix H.3 (Table 2 uses 1-3 / 4-5 / 6-7)
+
+
+def band_of(level, cfg) -> str:
+    bands = dict((cfg or {}).get("difficulty_bands") or DEFAULT_BANDS)
+    for name, (low, high) in bands.items():
+        if level is not None and pd.notna(level) and low <= level <= high:
+            return name
+    return "unrated"
+
+
+def failure_analyses(frame: pd.DataFrame) -> pd.DataFrame | None:
+    """Section 5 of the paper, from each judge's graded steps: where the first error falls (1-based,
+    mean over responses with one), how many responses complete without one, the share of failed
+    steps graded 0.5 (soft failures), responses whose only failed step is the last, the error
+    types of classified failures, and how often all judges agree on the verdict."""
+    records = []
+    for row in frame.itertuples():
+        for judged in row.details or ():
+            steps = [step["grade"] for step in (judged.get("process") or {}).get("steps", [])]
+            failed = [index for index, grade in enumerate(steps, start=1) if grade < 1.0]
+            records.append({
+                "model": row.model, "judge": row.judge, "graded": bool(steps),
+                "first error": failed[0] if failed else None, "complete": bool(steps) and not failed,
+                "failed steps": len(failed), "soft": sum(steps[i - 1] == 0.5 for i in failed),
+                "last only": failed == [len(steps)] if steps else False,
+                "error type": (judged.get("error_type") or {}).get("error_type"),
+            })
+    if not records:
+        return None
+    steps = pd.DataFrame(records)
+    graded = steps[steps["graded"]].groupby(["model", "judge"])
+    table = pd.DataFrame({
+        "first error (mean step)": graded["first error"].mean(),
+        "complete (%)": graded["complete"].mean() * 100,
+        "soft failures (%)": graded["soft"].sum() / graded["failed steps"].sum().replace(0, float("nan")) * 100,
+        "last-step-only (%)": graded["last only"].mean() * 100,
+    })
+    types = steps[steps["error type"].notna() & (steps["error type"] != "none")]
+    if not types.empty:
+        shares = types.groupby(["model", "judge"])["error type"].value_counts(normalize=True).unstack() * 100
+        table = table.join(shares.add_prefix("error: "), how="outer")
+    verdicts = frame.assign(agree=frame["details"].map(
+        lambda details: len({d["answer"]["verdict"] for d in details if "answer" in d}) == 1 if details else None))
+    table["judges agree (%)"] = verdicts.groupby(["model", "judge"])["agree"].apply(
+        lambda agree: agree.dropna().mean() * 100 if agree.notna().any() else float("nan"))
+    return table.round(1).reset_index()
