@@ -276,10 +276,9 @@ def test_gold_value(value, gold):
     assert hipho.gold_value(AnswerSlot(value)) == gold
 
 
-def test_reference_and_judge_reference(sample):
+def test_reference(sample):
     problem = sample["DemoPhO_2025_1_b"]
     assert hipho.reference(problem, SUITE).endswith("<answer>\n[\\boxed{a = 3.20}, \\boxed{t = 0.790}]\n</answer>")
-    assert hipho.judge_reference(problem) == "(1) a = 3.20\n(2) t = 0.790"
 
 
 @pytest.mark.parametrize("prompt_language, expected", [(None, "zh"), ("en", "en")])

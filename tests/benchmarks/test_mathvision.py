@@ -144,12 +144,11 @@ def test_figures_follow_the_suite(sample, figures, count):
 
 
 @pytest.mark.parametrize(
-    "pid, reference, judge_reference",
-    [("1", "The answer is \\boxed{C}.\nANSWER: C", "C) 26 cm"), ("4", "The answer is \\boxed{\\frac{3}{8}}.", "\\frac{3}{8}")],
+    "pid, reference",
+    [("1", "The answer is \\boxed{C}.\nANSWER: C"), ("4", "The answer is \\boxed{\\frac{3}{8}}.")],
 )
-def test_references(sample, pid, reference, judge_reference):
+def test_references(sample, pid, reference):
     assert mathvision.reference(sample[pid], SUITE) == reference
-    assert mathvision.judge_reference(sample[pid]) == judge_reference
 
 
 @pytest.mark.parametrize(

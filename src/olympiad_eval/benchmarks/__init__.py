@@ -7,7 +7,6 @@ which benchmark they run:
 - `template_fields(problem, suite) -> (template key, fields)`: what fills the suite's template;
 - `figures(problem, suite) -> list[Figure]`: the figures sent with the prompt;
 - `reference(problem, suite) -> str`: the gold answer written as the prompt asks for it;
-- `judge_reference(problem) -> str`: the gold answer as an LLM judge is shown it;
 - `score(problem, response, check, rel_tol, cfg) -> Score`: answer-level scoring by rules, where
   `check(jobs)` runs (gold, predicted, rel_tol, unit) checks in worker processes and `cfg` is the
   judge's config (for a benchmark's protocol options);

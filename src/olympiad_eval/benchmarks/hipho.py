@@ -179,10 +179,6 @@ def reference(problem: Problem, suite) -> str:
     return f"<think>\nReference solution.\n</think>\n<answer>\n[{boxes}]\n</answer>"
 
 
-def judge_reference(problem: Problem) -> str:
-    return "\n".join(f"({index}) {gold_value(slot)}" for index, slot in enumerate(problem.answers, start=1))
-
-
 # ---------------------------------------------------------------- scoring
 
 def score(problem: Problem, response: str, check, rel_tol: float, cfg=None) -> Score:

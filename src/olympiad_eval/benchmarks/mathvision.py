@@ -82,13 +82,6 @@ def reference(problem: Problem, suite) -> str:
     return f"The answer is \\boxed{{{gold}}}.\nANSWER: {gold}" if problem.choices else f"The answer is \\boxed{{{gold}}}."
 
 
-def judge_reference(problem: Problem) -> str:
-    gold = problem.answers[0].value
-    if problem.choices and gold in LETTERS:
-        return f"{gold}) {problem.choices[LETTERS.index(gold)]}"
-    return gold
-
-
 def score(problem: Problem, response: str, check, rel_tol: float, cfg=None) -> Score:
     """By the official MATH-V scorer (the default), or by evalscope's extraction cascade and an
     equivalence check (`mathvision_protocol: evalscope` in the judge config)."""
