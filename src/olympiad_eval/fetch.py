@@ -7,6 +7,10 @@ content hash, so a figure that did not change never makes a later stage rerun.
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import logging
+import os
+import re
 import shutil
 from pathlib import Path
 
@@ -78,14 +82,10 @@ def _pinned_revision(source, benchmark: str) -> str:
 
 
 def _is_commit_sha(revision: str) -> bool:
-    import re
-
     return re.fullmatch(r"[0-9a-f]{40}", revision) is not None
 
 
 def _warn_unpinned(benchmark: str, repository: str, revision: str, resolved: str | None) -> None:
-    import logging
-
     commit = f" (now commit {resolved})" if resolved and _is_commit_sha(resolved) and resolved != revision else ""
     logging.getLogger(__name__).warning(
         "benchmark '%s': source.revision '%s' of %s is a branch or tag%s, not a pinned commit: the release "
@@ -110,8 +110,6 @@ def _subdir(snapshot: Path, source, benchmark: str, where: str) -> Path:
 def _offline_requested() -> bool:
     """HF_HUB_OFFLINE as set now: huggingface_hub reads it once, at import, so a value set later
     (a test's monkeypatch, a caller's os.environ) would otherwise be ignored."""
-    import os
-
     from huggingface_hub import constants
 
     return bool(constants.HF_HUB_OFFLINE) or os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
@@ -178,8 +176,6 @@ def _modelscope_snapshot(source, benchmark: str) -> Path:
             f"benchmark '{benchmark}': source.type 'modelscope' needs the modelscope package, which is not "
             "installed: pip install modelscope (or use a 'hub' or 'local' source)"
         ) from None
-    import inspect
-
     try:
         parameters = inspect.signature(snapshot_download).parameters
     except (TypeError, ValueError):

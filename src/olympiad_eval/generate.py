@@ -10,14 +10,12 @@ cost go to a separate metrics file.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from omegaconf import OmegaConf
-from tqdm import tqdm
 
-from olympiad_eval.llm import OpenAIEndpoint, Reply, RequestCache, Tally, complete_all, request_key
+from olympiad_eval.llm import Reply, Tally, request_key, send
 from olympiad_eval.records import InputError, Generation, Prompt, iter_json_lines, read_jsonl, write_json, write_jsonl
 
 PROVIDERS = ("openai", "reference", "replay")
@@ -61,7 +59,7 @@ def generate(suite: str, model: str, cfg, prompts_path: str | Path, out_path: st
         replies = _replay(cfg, suite, [(prompt.id, sample) for prompt, sample, _ in jobs])
     else:
         requests = [(key, list(prompt.messages), asked) for key, (prompt, _, asked) in zip(keys, jobs)]
-        replies = _request(cfg, cache_path, requests, f"{suite} x {model}", tally)
+        replies = send(cfg, cache_path, requests, f"generate {suite} x {model}", tally)
     generations = [
         Generation(id=prompt.id, suite=suite, model=model, sample=sample, response=reply.text, request_hash=key,
                    finish_reason=reply.finish_reason, reasoning=reply.reasoning, error=reply.error)
@@ -101,15 +99,6 @@ def _identity(cfg) -> dict:
     if cfg.provider == "replay":
         return {"path": str(cfg.path)}
     return {}
-
-
-def _request(cfg, cache_path, requests: list, label: str, tally: Tally) -> list[Reply]:
-    cache = RequestCache(cache_path)
-    try:
-        with tqdm(total=len(requests), desc=f"generate {label}", unit="req", dynamic_ncols=True) as progress:
-            return asyncio.run(complete_all(OpenAIEndpoint(cfg), cache, requests, progress, tally))
-    finally:
-        cache.close()
 
 
 def _replay(cfg, suite: str, wanted: list[tuple[str, int]]) -> list[Reply]:

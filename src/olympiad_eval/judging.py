@@ -11,7 +11,6 @@ stayed invalid, is recorded as such: never a score.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,7 @@ from omegaconf import OmegaConf
 from tqdm import tqdm
 
 from olympiad_eval.benchmarks import Score, module
-from olympiad_eval.llm import OpenAIEndpoint, RequestCache, complete_all, request_key
+from olympiad_eval.llm import request_key, send
 from olympiad_eval.mathcheck import CheckPool
 from olympiad_eval.records import Generation, InputError, Judgment, Problem, read_jsonl, write_jsonl
 
@@ -129,12 +128,7 @@ def _ask(name: str, endpoint, tasks: dict, cfg, cache_path) -> dict:
         order = list(pending)
         requests = [(request_key(identity, pending[k].messages, settings, attempt), list(pending[k].messages), settings)
                     for k in order]
-        cache = RequestCache(cache_path)
-        try:
-            with tqdm(total=len(requests), desc=f"judge {name} (try {attempt + 1})", unit="req") as progress:
-                answers = asyncio.run(complete_all(OpenAIEndpoint(endpoint), cache, requests, progress))
-        finally:
-            cache.close()
+        answers = send(endpoint, cache_path, requests, f"judge {name} (try {attempt + 1})")
         for k, reply in zip(order, answers):
             parsed = pending[k].parse(reply.text or "") if reply.error is None else None
             if parsed is not None:

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from olympiad_eval.records import InputError, content_hash, without_paths
 
 _attempts: contextvars.ContextVar[list[int]] = contextvars.ContextVar("attempts")
@@ -272,3 +274,14 @@ async def complete_all(endpoint: OpenAIEndpoint, cache: RequestCache, requests: 
         return await asyncio.gather(*(one(*request) for request in requests))
     finally:
         await endpoint.aclose()
+
+
+def send(endpoint_cfg, cache_path: str | Path, requests: list[tuple[str, list, dict]], label: str,
+         tally: Tally | None = None) -> list[Reply]:
+    """Send a batch through one endpoint and the request cache, with a progress bar."""
+    cache = RequestCache(cache_path)
+    try:
+        with tqdm(total=len(requests), desc=label, unit="req", dynamic_ncols=True) as progress:
+            return asyncio.run(complete_all(OpenAIEndpoint(endpoint_cfg), cache, requests, progress, tally))
+    finally:
+        cache.close()

@@ -72,6 +72,12 @@ def delimited(response: str) -> tuple[str, str]:
     return f"<response-{tag}>\n{response}\n</response-{tag}>", GUARD.format(tag=tag)
 
 
+def failed_tasks(replies: dict) -> str | None:
+    """Why some judge task has no valid reply (its reasons joined), or None when all have one."""
+    errors = [reply for judged in replies.values() for reply in judged.values() if isinstance(reply, str)]
+    return "; ".join(errors) if errors else None
+
+
 _JSON_OBJECT = re.compile(r"\{.*\}", re.S)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from olympiad_eval import answers
-from olympiad_eval.benchmarks import JudgeTask, Score, delimited, json_reply
+from olympiad_eval.benchmarks import JudgeTask, Score, delimited, failed_tasks, json_reply
 from olympiad_eval.fetch import load_figure
 from olympiad_eval.render import fill
 from olympiad_eval.records import InputError, AnswerSlot, Criterion, Figure, Problem, RecordError
@@ -271,9 +271,9 @@ def combine(problem: Problem, rules, replies: dict, cfg) -> Score | str:
     """Official: max(answer level, step level) in points, the best scheme winning; with several
     judges, the mean of their scores. evalscope: the step-level ratio of the best scheme where a
     scheme exists, else the fraction of answer slots right by rules."""
-    errors = [reply for judged in replies.values() for reply in judged.values() if isinstance(reply, str)]
-    if errors:
-        return "; ".join(errors)
+    failure = failed_tasks(replies)
+    if failure:
+        return failure
     if not isinstance(rules, Score):
         return rules
     official = cfg.get("protocol", "official") == "official"

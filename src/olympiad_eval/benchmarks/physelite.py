@@ -21,7 +21,7 @@ import pandas as pd
 from PIL import Image, UnidentifiedImageError
 
 from olympiad_eval import answers
-from olympiad_eval.benchmarks import JudgeTask, Score, delimited, json_reply
+from olympiad_eval.benchmarks import JudgeTask, Score, delimited, failed_tasks, json_reply
 from olympiad_eval.fetch import SUFFIX_BY_MIME, MIME_BY_FORMAT, load_figure
 from olympiad_eval.render import fill
 from olympiad_eval.records import InputError, AnswerSlot, Figure, Problem, RecordError, iter_json_lines
@@ -251,9 +251,9 @@ def judge_tasks(problem: Problem, response: str, rules, cfg) -> list[JudgeTask]:
 def combine(problem: Problem, rules, replies: dict, cfg) -> Score | str:
     """Each judge scores on its own; the scores are the mean over judges (the paper's ensemble).
     Answer accuracy is strict: only "correct" counts."""
-    errors = [reply for judged in replies.values() for reply in judged.values() if isinstance(reply, str)]
-    if errors:
-        return "; ".join(errors)
+    failure = failed_tasks(replies)
+    if failure:
+        return failure
     verdicts = [judged["answer"]["verdict"] for judged in replies.values()]
     correct = sum(verdict == "correct" for verdict in verdicts) / len(verdicts)
     processes = [sum(s["grade"] for s in judged["process"]["steps"]) / len(judged["process"]["steps"])
