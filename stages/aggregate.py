@@ -4,8 +4,8 @@ from pathlib import Path
 
 import hydra
 import yaml
-from common import chosen, clear_errors, log
 
+from olympiad_eval.stage import chosen, clear_errors, log
 from olympiad_eval.tables import aggregate
 
 

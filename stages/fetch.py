@@ -3,9 +3,9 @@
 from pathlib import Path
 
 import hydra
-from common import chosen, clear_errors, log
 
 from olympiad_eval.fetch import fetch
+from olympiad_eval.stage import chosen, clear_errors, log
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="fetch")

@@ -4,28 +4,42 @@ Exits non-zero while too many requests still fail, so that DVC never caches a br
 the rerun sends only the failed requests (the others are in the request cache).
 """
 
-import sys
+from collections import Counter
 from pathlib import Path
 
 import hydra
-from common import chosen, clear_errors, log
 
 from olympiad_eval.generate import generate
+from olympiad_eval.records import Generation, InputError, read_jsonl
+from olympiad_eval.stage import check_fraction, check_model, chosen, clear_errors, fail, log
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="generate")
 @clear_errors
 def main(cfg) -> None:
     suite, model = cfg.cell.suite, chosen("model")
+    check_model(cfg.model, model)
+    check_fraction(cfg, "max_failed_fraction", "conf/generate.yaml or an override")
     outputs = Path(cfg.paths.outputs)
-    outcome = generate(suite, model, cfg.model, outputs / "suites" / suite / "prompts.jsonl",
-                       outputs / "generations" / suite / f"{model}.jsonl", cfg.paths.request_cache,
+    prompts = outputs / "suites" / suite / "prompts.jsonl"
+    if not prompts.is_file():
+        raise InputError(f"suite '{suite}' (cell.suite) has no prompts at {prompts}: is it a suite of the plan, "
+                         f"and has it been rendered (dvc repro render@{suite})?")
+    out = outputs / "generations" / suite / f"{model}.jsonl"
+    outcome = generate(suite, model, cfg.model, prompts, out, cfg.paths.request_cache,
                        outputs / "usage" / suite / f"{model}.json")
     log.info("%s x %s: %s", suite, model, outcome.summary())
     if outcome.errors > cfg.max_failed_fraction * outcome.total:
-        print(f"error: {outcome.errors} of {outcome.total} requests failed (tolerated: "
-              f"{cfg.max_failed_fraction:.0%}); rerun to retry them", file=sys.stderr)
-        sys.exit(1)
+        endpoint = f" at {cfg.model.base_url}" if cfg.model.get("base_url") else ""
+        fail(f"{outcome.errors} of {outcome.total} requests failed (model '{model}'{endpoint}; tolerated: "
+             f"{cfg.max_failed_fraction:.0%}): {common_errors(out)}; they are recorded as errors, never as "
+             "answers: rerun to retry them", status=1)
+
+
+def common_errors(path: Path, shown: int = 3) -> str:
+    """The most frequent failure reasons of a generations file, with their counts."""
+    counts = Counter(g.error for g in read_jsonl(path, Generation) if g.error is not None)
+    return "; ".join(f"{error} ({count}x)" for error, count in counts.most_common(shown))
 
 
 if __name__ == "__main__":

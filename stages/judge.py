@@ -1,29 +1,40 @@
 """DVC stage: grade one suite x model cell with one judge, into outputs/judgments/<suite>/<model>/<judge>.jsonl."""
 
-import sys
+from collections import Counter
 from pathlib import Path
 
 import hydra
-from common import chosen, clear_errors, log
 
 from olympiad_eval.judging import judge
-from olympiad_eval.records import write_json
+from olympiad_eval.records import InputError, Judgment, read_jsonl, write_json
+from olympiad_eval.stage import check_fraction, check_judge, chosen, clear_errors, fail, log
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="judge")
 @clear_errors
 def main(cfg) -> None:
     suite, model, judge_name = cfg.cell.suite, cfg.cell.model, chosen("judge")
+    check_judge(cfg.judge, judge_name)
+    check_fraction(cfg, "min_coverage", "conf/judge.yaml or an override")
     outputs = Path(cfg.paths.outputs)
-    outcome = judge(outputs / "suites" / suite, outputs / "generations" / suite / f"{model}.jsonl", judge_name,
-                    cfg.judge, outputs / "judgments" / suite / model / f"{judge_name}.jsonl", cfg.paths.request_cache)
+    generations = outputs / "generations" / suite / f"{model}.jsonl"
+    if not generations.is_file():
+        raise InputError(f"no generations of model '{model}' (cell.model) for suite '{suite}' (cell.suite) at "
+                         f"{generations}: run its generate stage first (dvc repro generate@{suite}-{model})")
+    out = outputs / "judgments" / suite / model / f"{judge_name}.jsonl"
+    outcome = judge(outputs / "suites" / suite, generations, judge_name, cfg.judge, out, cfg.paths.request_cache)
     log.info("%s x %s x %s: %s", suite, model, judge_name, outcome.summary())
     write_json(outputs / "coverage" / suite / model / f"{judge_name}.json", outcome.metrics())
     judged = outcome.total - outcome.generation_errors
     if judged and outcome.scored / judged < cfg.min_coverage:
-        print(f"error: only {outcome.scored} of {judged} responses were judged (required: "
-              f"{cfg.min_coverage:.0%}); rerun to retry the failed judgments", file=sys.stderr)
-        sys.exit(1)
+        fail(f"only {outcome.scored} of {judged} responses were judged (required: {cfg.min_coverage:.0%}): "
+             f"{common_errors(out)}; rerun to retry the failed judgments", status=1)
+
+
+def common_errors(path: Path, shown: int = 3) -> str:
+    """The most frequent reasons a judgment failed, with their counts."""
+    counts = Counter(j.detail for j in read_jsonl(path, Judgment) if j.status == "judge_error")
+    return "; ".join(f"{detail[:300]} ({count}x)" for detail, count in counts.most_common(shown))
 
 
 if __name__ == "__main__":

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import hydra
 import yaml
-from common import clear_errors, log
 
 from olympiad_eval.report import write_report
+from olympiad_eval.stage import clear_errors, log
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="report")

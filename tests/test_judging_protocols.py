@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import pytest
 from omegaconf import OmegaConf
 
+from olympiad_eval import judging
 from olympiad_eval.fake_server import JUDGE_MARKER, FakeOpenAI, judge_reply
 from olympiad_eval.generate import generate
 from olympiad_eval.judging import judge
+from olympiad_eval.mathcheck import CheckPool
 from olympiad_eval.records import Generation, Judgment, Problem, read_jsonl, write_jsonl
 from tests.conftest import ROOT, compose_stage
 
@@ -94,6 +97,29 @@ def test_hipho_answer_slots_rules_miss_go_to_the_judge(render_suite, tmp_path):
     assert judged["DemoCPhO_2025_1_1"].answer_points == 4.0 and judged["DemoCPhO_2025_1_1"].slots[0]["correct"] is False
 
 
+def test_hipho_criteria_go_out_together_while_the_rules_run(render_suite, tmp_path, monkeypatch):
+    """Criteria need no rules' result: all of the cell's are in flight at once, before the rules
+    check anything; the rules' checks of the whole cell go to the pool in one batch."""
+    batches = []
+
+    class WaitingPool(CheckPool):  # holds the rules back until every criterion has reached the judge
+        def check_many(self, jobs, progress=None):
+            deadline = time.monotonic() + 10
+            while server.count() < 15 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            batches.append((len(jobs), server.count()))
+            return super().check_many(jobs, progress)
+
+    monkeypatch.setattr(judging, "CheckPool", WaitingPool)
+    with FakeOpenAI(latency=0.3) as server:
+        cfg = judge_cfg({"g": server})
+        cfg.judges = {"g": {**OmegaConf.to_container(cfg.judges.g), "concurrency": 32}}
+        run(render_suite, "sample_hipho", "sample_hipho", cfg, tmp_path)
+    # 16 criteria, one shared by two alternative schemes: 15 requests, all in flight together
+    assert server.peak_in_flight == 15
+    assert len(batches) == 1 and batches[0][0] > 1 and batches[0][1] == 15
+
+
 def test_hipho_evalscope_protocol_is_the_best_schemes_ratio(render_suite, tmp_path):
     with FakeOpenAI(awarding(lambda criterion, points: points / 2)) as server:
         _, judged = run(render_suite, "sample_hipho", "sample_hipho", judge_cfg({"g": server}, protocol="evalscope"),
@@ -121,8 +147,9 @@ def test_bad_judge_replies_end_as_judge_errors_after_reasks(render_suite, tmp_pa
     assert outcome.judge_errors == len(with_schemes) == 4
     assert all(judged[pid].status == "judge_error" and judged[pid].score is None for pid in with_schemes)
     assert "invalid reply" in judged["DemoPhO_2025_1_a"].detail
-    criteria = sum(len(scheme) for p in problems for scheme in p.marking)
-    assert criterion_asks == 2 * criteria  # every criterion asked, then asked once more
+    # every criterion asked, then asked once more; a criterion that alternative schemes share is one request
+    criteria = sum(len({criterion.text for scheme in p.marking for criterion in scheme}) for p in problems)
+    assert criterion_asks == 2 * criteria
 
 
 # ---------------------------------------------------------------- injection

@@ -9,14 +9,22 @@ import io
 import json
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 from omegaconf import OmegaConf
 from PIL import Image
 
-from olympiad_eval.fake_server import Fault, FakeOpenAI, default_responder
+from olympiad_eval.fake_server import FakeOpenAI, Fault, default_responder
 from olympiad_eval.generate import generate
-from olympiad_eval.llm import RateLimiter, shrink_image
+from olympiad_eval.llm import (
+    OpenAIEndpoint,
+    RateLimiter,
+    Reply,
+    RequestCache,
+    complete_all,
+    shrink_image,
+)
 from olympiad_eval.records import Generation, read_jsonl
 
 
@@ -47,6 +55,7 @@ class Flaky:
         Fault(429, headers={"Retry-After": "0.1"}),
         Fault(500, headers={"Retry-After": "0.1"}),
         Fault(503, headers={"Retry-After": "0.1"}),
+        Fault(raw=b"<html>502 Bad Gateway</html>"),  # status 200, but no completion: retried by us
     ]
 
     def __init__(self):
@@ -74,6 +83,13 @@ def test_every_problem_ends_answered_through_injected_faults(hipho):
     assert usage_again == usage and again == generations
 
 
+def test_a_body_that_is_never_a_completion_is_retried_then_an_error(hipho):
+    with FakeOpenAI(lambda body: Fault(raw=b"<html>bad gateway</html>")) as server:
+        outcome, generations, _ = run(hipho, model(server.base_url, max_retries=1))
+    assert outcome.errors == 5 and server.count() == 5 * 2
+    assert all(g.error.startswith("invalid response") for g in generations)
+
+
 def test_a_bounded_number_of_attempts_then_an_error(hipho):
     with FakeOpenAI(lambda body: Fault(503)) as server:
         outcome, generations, usage = run(hipho, model(server.base_url, max_retries=2))
@@ -86,7 +102,6 @@ def test_a_bounded_number_of_attempts_then_an_error(hipho):
     (Fault(401, {"error": {"message": "invalid api key"}}), "HTTP 401"),
     (Fault(404, {"error": {"message": "no such model"}}), "HTTP 404"),
     (Fault(400, {"error": {"message": "maximum context length exceeded"}}), "HTTP 400"),
-    (Fault(raw=b"<html>bad gateway</html>"), "invalid response"),
 ])
 def test_permanent_failures_are_not_retried_and_recorded_as_errors(hipho, fault, message):
     with FakeOpenAI(lambda body: fault) as server:
@@ -99,6 +114,30 @@ def test_concurrency_bounds_requests_in_flight(hipho):
     with FakeOpenAI(latency=0.2) as server:
         run(hipho, model(server.base_url, concurrency=2, samples=4))
     assert server.peak_in_flight == 2
+
+
+def test_identical_requests_asked_together_go_out_once(tmp_path):
+    messages = [{"role": "user", "content": "Grade this."}]
+    with FakeOpenAI(latency=0.2) as server:
+        cache = RequestCache(tmp_path / "cache.sqlite")
+        replies = asyncio.run(complete_all(OpenAIEndpoint(model(server.base_url)), cache,
+                                           [("same", messages, {}), ("same", messages, {}), ("other", messages, {})]))
+        cache.close()
+    assert server.count() == 2
+    assert replies[0].text == replies[1].text and [reply.cached for reply in replies] == [False, True, False]
+
+
+@pytest.mark.parametrize("name", ["cache.sqlite", "shared-cache"])
+def test_a_cache_keeps_replies_for_every_process_that_opens_it(tmp_path, name):
+    writer, reader = RequestCache(tmp_path / name), RequestCache(tmp_path / name)  # two machines, one store
+    reply = Reply(text="\\boxed{42}", finish_reason="stop", usage={"prompt_tokens": 7}, attempts=2)
+    writer.put("k1", reply)
+    assert reader.get("k1") == replace(reply, cached=True) and reader.get("k2") is None and len(reader) == 1
+    writer.put("k1", reply)  # a reply stored twice (two machines at once) stays one reply
+    assert len(reader) == 1
+    writer.close(), reader.close()
+    if name == "shared-cache":  # whole files only: no temporary file is left beside a reply
+        assert [path.name for path in (tmp_path / name).rglob("*") if path.is_file()] == ["k1.json"]
 
 
 def test_the_rate_limit_spaces_request_starts():

@@ -203,3 +203,34 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
     assert not [log for log in repo.logs if KEY in log]
     leaked = [path for path in repo.path.rglob("*") if path.is_file() and KEY.encode() in path.read_bytes()]
     assert not leaked, leaked
+
+
+def test_machines_share_replies_through_a_shared_cache_and_outputs_through_a_dvc_remote(tmp_path):
+    shared = tmp_path / "shared"  # storage that every machine mounts
+    one_cell = yaml.safe_dump({"benchmarks": ["sample_physelite"], "suites": {"sample_physelite_en": "sample_physelite"},
+                               "models": ["fake"], "judges": ["rule"]}, sort_keys=False)
+    with FakeOpenAI() as server:
+        machines = []
+        for name in ("a", "b"):
+            machine = Repo(clone(tmp_path / name))
+            machine.env["OLYMPIAD_EVAL_REQUEST_CACHE"] = str(shared / "requests")
+            machine.write("conf/model/fake.yaml", FAKE_MODEL.format(base_url=server.base_url, model="fake-1"))
+            machine.write("params.yaml", one_cell)
+            machine.dvc("remote", "add", "-d", "shared", str(shared / "dvc"))
+            machines.append(machine)
+        a, b = machines
+
+        # machine A runs the plan; machine B runs it too, and every reply comes from the shared cache
+        assert len(a.repro()) == 6 and server.count() == 3
+        assert len(b.repro()) == 6 and server.count() == 3
+        assert (b.path / "dvc.lock").read_bytes() == (a.path / "dvc.lock").read_bytes()
+        assert len(list((shared / "requests").rglob("*.json"))) == 3
+
+        # A pushes its outputs; B, starting from nothing but A's commit, pulls them and runs nothing
+        a.dvc("push")
+        shutil.rmtree(b.path / "outputs")
+        shutil.rmtree(b.path / ".dvc" / "cache")
+        b.dvc("pull")
+        assert b.repro() == [] and server.count() == 3
+        assert (b.path / "outputs/tables/sample_physelite/summary.csv").read_bytes() == (
+            a.path / "outputs/tables/sample_physelite/summary.csv").read_bytes()

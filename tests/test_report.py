@@ -147,3 +147,29 @@ def test_judge_details_are_rendered_escaped():
     assert "criterion 0.0" in html and "awarded" in html and "uses &lt;b&gt;F=ma&lt;/b&gt;" in html
     assert "<b>F=ma" not in html and "a&lt;b" in html and "verdict: correct" in html
     assert "points: 1 of 2" in html
+
+
+def test_a_page_pairs_records_by_id_in_natural_order_streaming_each_cell(tmp_path):
+    """A page reads the cell's files side by side (all sorted by natural key): a prompt without a
+    generation says so, records of ids not in the suite are skipped, "2" comes before "10"."""
+    from olympiad_eval.records import Generation, Judgment, write_jsonl
+    from olympiad_eval.report import _model_page
+
+    prompts = [Prompt(id=i, suite="s", language="en", messages=({"role": "user", "content": f"question {i}"},),
+                      prompt_hash=i) for i in ("1", "2", "10")]
+    generations = [Generation(id=i, suite="s", model="m", sample=n, response=f"answer {i}/{n}", request_hash="h")
+                   for i in ("2", "7", "10") for n in (0, 1)]
+    judgments = [Judgment(id=g.id, suite="s", model="m", judge="rule", sample=g.sample, language="en", subset="",
+                          status="scored", score=1.0, points=1.0, max_points=1.0, detail=f"graded {g.id}/{g.sample}")
+                 for g in generations if g.id != "10" or g.sample == 0]
+    outputs = tmp_path / "outputs"
+    write_jsonl(outputs / "suites/s/prompts.jsonl", prompts)
+    write_jsonl(outputs / "generations/s/m.jsonl", generations)
+    write_jsonl(outputs / "judgments/s/m/rule.jsonl", judgments)
+    page = "\n".join(_model_page("s", "b", "m", ["rule"], outputs / "suites/s/prompts.jsonl", outputs, tmp_path, {}))
+    sections = page.split('<section class="problem"')[1:]
+    assert [re.search(r"<h2>(\w+)</h2>", s).group(1) for s in sections] == ["1", "2", "10"]
+    assert ["no generation" in section for section in sections] == [True, False, False]
+    assert "answer 7" not in page and "graded 7" not in page
+    assert sections[1].count("graded 2/") == 2 and "graded 10/0" in sections[2]
+    assert sections[2].count("no judgment") == 1  # sample 1 of problem 10 was not judged

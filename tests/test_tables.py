@@ -121,3 +121,31 @@ def test_mathvision_tables_golden(tmp_path):
         "| suite   | model   | judge   |   overall |   level 1 |   level 2 |\n"
         "|:--------|:--------|:--------|----------:|----------:|----------:|\n"
         "| mv      | m       | rule    |     50.00 |     66.70 |      0.00 |\n")
+
+
+def test_the_bootstrap_is_the_same_drawn_in_chunks(monkeypatch):
+    """Resamples are drawn in chunks to bound memory; the seeded stream, so the interval, is unchanged."""
+    import numpy as np
+    import pandas as pd
+
+    from olympiad_eval import tables
+
+    rng = np.random.default_rng(1)
+    group = pd.DataFrame({"id": [f"p{i}" for i in range(37)], "points": rng.integers(0, 2, 37).astype(float),
+                          "max_points": 1.0})
+    whole = tables.bootstrap_interval(group)
+    monkeypatch.setattr(tables, "BOOTSTRAP_CHUNK", 37 * 3)  # three resamples per chunk: 334 chunks
+    assert tables.bootstrap_interval(group) == whole
+
+
+def test_judges_prose_is_not_loaded_into_the_tables_frame(tmp_path):
+    """Reasons and step descriptions are for the report; the tables read only the grades."""
+    from olympiad_eval.tables import load_judgments
+
+    said = {"judge": "j", "answer": {"verdict": "correct", "reasoning": "long prose"},
+            "process": {"steps": [{"step": "prose", "grade": 1.0}], "reasoning": "more prose"}}
+    judgment = physelite_judgment("p1", "en", "Optics", 3, 1.0, 1.0, (said,))
+    write_jsonl(judgment_path(tmp_path, "pe_en", "m", "ens"), [judgment])
+    frame = load_judgments(tmp_path, {"suites": {"pe_en": "pe"}, "models": ["m"], "judges": ["ens"]}, "pe")
+    assert frame["details"][0] == ({"judge": "j", "answer": {"verdict": "correct"}, "process": {"steps": ({"grade": 1.0},)}},)
+    assert "detail" not in frame.columns and frame["score"][0] == 1.0

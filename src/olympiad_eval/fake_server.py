@@ -4,6 +4,7 @@ and dry runs.
 Real HTTP on 127.0.0.1, so the real `openai` client is exercised end to end. It records every
 request it receives, can answer after a fixed latency, and a responder can inject faults
 (`Fault`: an HTTP error with headers, a dropped connection, a slow or garbled reply).
+`flaky` wraps a responder so that a share of requests fail the ways real endpoints fail.
 Run it by hand with `python -m olympiad_eval.fake_server --port 8000`.
 """
 
@@ -11,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Union
@@ -56,6 +59,40 @@ def judge_reply(prompt: str) -> dict:
     return {"verdict": "correct", "reasoning": "The final result matches the reference."}
 
 
+def flaky(responder: "Responder", rate: float = 0.2, seed: int = 0, timeout_delay: float = 2.0) -> "Responder":
+    """`responder`, except that a `rate` share of requests (drawn with `seed`) fail as real endpoints
+    fail: 429 with Retry-After, 500, 503, a dropped connection, a reply slower than `timeout_delay`
+    (set it above the client's timeout), or a garbage body with status 200, taking turns. Retried
+    requests draw again, so every request is answered in the end."""
+    faults = (Fault(429, headers={"Retry-After": "0.1"}), Fault(500), Fault(503), Fault(drop=True),
+              Fault(delay=timeout_delay), Fault(raw=b"<html><body>502 Bad Gateway</body></html>"))
+    draw, lock = random.Random(seed), threading.Lock()
+    injected: Counter = Counter()
+
+    def respond(body: dict) -> Reply:
+        with lock:
+            fault = faults[sum(injected.values()) % len(faults)] if draw.random() < rate else None
+            if fault is not None:
+                injected[_fault_name(fault)] += 1
+        return fault if fault is not None else responder(body)
+
+    respond.injected = injected  # how many of each fault were served
+    return respond
+
+
+def _fault_name(fault: Fault) -> str:
+    if fault.drop:
+        return "dropped connection"
+    if fault.raw is not None:
+        return "garbage body"
+    return "timeout" if fault.delay else f"HTTP {fault.status}"
+
+
+def body_key(body: dict) -> str:
+    """One request's identity as the server sees it."""
+    return json.dumps(body, sort_keys=True)
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256
@@ -71,7 +108,7 @@ class FakeOpenAI:
         self.responder, self.latency = responder, latency
         self.requests: list[dict] = []
         self.headers: list[dict] = []
-        self.answered = 0  # replies fully sent with status 200
+        self.answered_bodies: Counter = Counter()  # body_key -> completions fully sent for it
         self.in_flight = self.peak_in_flight = 0
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", port), self._handler())
@@ -80,6 +117,12 @@ class FakeOpenAI:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    @property
+    def answered(self) -> int:
+        """Completions fully sent (faults are not answers)."""
+        with self._lock:
+            return sum(self.answered_bodies.values())
 
     def count(self, predicate: Callable[[dict], bool] = lambda body: True) -> int:
         with self._lock:
@@ -104,6 +147,7 @@ class FakeOpenAI:
                 pass
 
             def do_POST(self) -> None:
+                received = time.perf_counter()
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
@@ -112,15 +156,17 @@ class FakeOpenAI:
                     server.in_flight += 1
                     server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
                 try:
-                    self._answer(body)
+                    self._answer(body, received)
                 finally:
                     with server._lock:
                         server.in_flight -= 1
 
-            def _answer(self, body: dict) -> None:
+            def _answer(self, body: dict, received: float) -> None:
                 reply = server.responder(body)
                 fault = reply if isinstance(reply, Fault) else None
-                time.sleep(server.latency + (fault.delay if fault else 0.0))
+                # the latency is the time from request to reply: the server's own work counts in it
+                spent = time.perf_counter() - received
+                time.sleep(max(0.0, server.latency + (fault.delay if fault else 0.0) - spent))
                 if fault and fault.drop:
                     self.close_connection = True
                     self.connection.shutdown(2)
@@ -137,9 +183,9 @@ class FakeOpenAI:
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
-                if status == 200:
+                if fault is None:
                     with server._lock:
-                        server.answered += 1
+                        server.answered_bodies[body_key(body)] += 1
 
         return Handler
 
@@ -148,14 +194,14 @@ def _completion(body: dict, reply: str | dict) -> dict:
     message = {"role": "assistant", **(reply if isinstance(reply, dict) else {"content": reply})}
     finish_reason = message.pop("finish_reason", "stop")
     words = len(str(message.get("content")).split())
+    prompt_tokens = len(json.dumps(body["messages"])) // 4
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": 0,
         "model": body.get("model", "fake"),
         "choices": [{"index": 0, "finish_reason": finish_reason, "message": message}],
-        "usage": {"prompt_tokens": len(json.dumps(body["messages"])) // 4, "completion_tokens": words,
-                  "total_tokens": len(json.dumps(body["messages"])) // 4 + words},
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": words, "total_tokens": prompt_tokens + words},
     }
 
 

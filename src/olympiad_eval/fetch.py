@@ -204,6 +204,14 @@ def _modelscope_snapshot(source, benchmark: str) -> Path:
     return _subdir(snapshot, source, benchmark, where)
 
 
+# Most endpoints refuse larger images; the figure is kept as released (models differ in what they
+# take), and `max_image_bytes` in the model's config shrinks it when it is sent.
+LARGE_FIGURE_BYTES = 20 * 1024 * 1024
+
+# What Pillow raises on a file it cannot decode, a truncated one or a decompression bomb.
+UNREADABLE_IMAGE = (UnidentifiedImageError, Image.DecompressionBombError, OSError, SyntaxError, ValueError)
+
+
 def load_figure(path: Path, *, release_file: str | Path, record: str, field_name: str, name: str, role: str = "") -> Figure:
     """A figure of the release, checked to be a readable image; named by its content hash."""
     if not path.is_file():
@@ -212,10 +220,66 @@ def load_figure(path: Path, *, release_file: str | Path, record: str, field_name
         with Image.open(path) as image:
             image_format = image.format
             image.load()  # decodes every pixel: a truncated file fails here, not at a model
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
+    except UNREADABLE_IMAGE as error:
         raise RecordError(release_file, record, field_name, f"figure '{name}' is not a readable image: {error}") from None
+    size = path.stat().st_size
+    if size > LARGE_FIGURE_BYTES:
+        logging.getLogger(__name__).warning(
+            "%s: record %s: figure '%s' is %.1f MB; most endpoints refuse images over %d MB: set max_image_bytes "
+            "in the model's config to send it shrunk", release_file, record, name, size / 2**20, LARGE_FIGURE_BYTES >> 20)
     mime = MIME_BY_FORMAT.get(image_format or "", f"image/{(image_format or 'octet-stream').lower()}")
     return Figure(sha256=file_sha256(path), path=str(path), mime=mime, name=name, role=role)
+
+
+# ---------------------------------------------------------------- checked fields of a release's records
+# A release's records are read by the benchmark modules through these, so that a value of the wrong
+# type stops the fetch with file, record and field, instead of being silently turned into text
+# (`str(["a"])`) or iterated character by character (`list("v0")`).
+
+def release_path(name, *, root: Path, where: str | Path, record: str, field_name: str) -> Path:
+    """A file the release names (`name`), relative to `root`; a name that leaves the release is refused.
+
+    Checked on the name, not on the resolved path: a Hub snapshot's files are symlinks into its
+    blob store, outside the snapshot folder, and are fine."""
+    if not isinstance(name, str) or not name.strip():
+        raise RecordError(where, record, field_name, f"a file name must be a non-empty string, got {name!r:.80}")
+    parts = Path(name).parts
+    if Path(name).is_absolute() or ".." in parts:
+        raise RecordError(where, record, field_name, f"'{name}' points outside the release ({root}): only relative paths inside it are read")
+    return root / name
+
+
+def as_text(value, *, where: str | Path, record: str, field_name: str, required: bool = True) -> str:
+    """A text field; numbers are accepted as their text (an answer `27`), lists and objects are not."""
+    if value is None:
+        if required:
+            raise RecordError(where, record, field_name, "missing")
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise RecordError(where, record, field_name, f"expected text, got {type(value).__name__} {value!r:.80}")
+    return str(value)
+
+
+def as_list(value, *, where: str | Path, record: str, field_name: str) -> list:
+    """A list field; null is an empty list."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise RecordError(where, record, field_name, f"expected a list, got {type(value).__name__} {value!r:.80}")
+    return value
+
+
+def as_level(value, *, where: str | Path, record: str, field_name: str) -> int | None:
+    """An integer level or difficulty (`3` or `"3"`); null when the release gives none."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    raise RecordError(where, record, field_name, f"expected an integer, got {type(value).__name__} {value!r:.80}")
 
 
 def fetch(benchmark: str, cfg, out_dir: str | Path) -> list[Problem]:

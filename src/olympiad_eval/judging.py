@@ -1,16 +1,20 @@
 """Judge: grade each generation of a suite x model cell.
 
-Rules always come first (answer extraction and equivalence checks in worker processes). A
-`rule` judge stops there. An `llm` judge then sends what the benchmark's protocol asks
-(`judge_tasks`) to every judge of its ensemble, through the same client and request cache as
-generation, all tasks of the cell concurrently; a reply that does not follow the asked schema is
-asked again up to `max_reasks` times. The benchmark's `combine` turns the rules' score and the
-judges' replies into the protocol's score. A generation that failed, or a task whose replies
-stayed invalid, is recorded as such: never a score.
+Rules always come first (answer extraction and equivalence checks in warm worker processes, every
+check of the cell submitted at once). A `rule` judge stops there. An `llm` judge also sends what
+the benchmark's protocol asks (`judge_tasks`) to every judge of its ensemble, through the same
+client and request cache as generation, all tasks of the cell concurrently. The tasks that do not
+need the rules' result (`judge_tasks` with rules=None: HiPhO's marking criteria, every PhysElite
+task) go out while the rules run; the rest (answer slots the rules missed) as soon as they finish.
+A reply that does not follow the asked schema is asked again at once, up to `max_reasks` times.
+The benchmark's `combine` turns the rules' score and the judges' replies into the protocol's
+score. A generation that failed, or a task whose replies stayed invalid, is recorded as such:
+never a score.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,10 +22,17 @@ from pathlib import Path
 from omegaconf import OmegaConf
 from tqdm import tqdm
 
-from olympiad_eval.benchmarks import Score, module
-from olympiad_eval.llm import request_key, send
-from olympiad_eval.mathcheck import CheckPool
-from olympiad_eval.records import Generation, InputError, Judgment, Problem, read_jsonl, write_jsonl
+from olympiad_eval.benchmarks import JudgeTask, Score, module
+from olympiad_eval.llm import Client, OpenAIEndpoint, RequestCache, request_key
+from olympiad_eval.mathcheck import CheckPool, Verdict
+from olympiad_eval.records import (
+    Generation,
+    InputError,
+    Judgment,
+    Problem,
+    read_jsonl,
+    write_jsonl,
+)
 
 JUDGES = ("rule", "llm")
 
@@ -59,8 +70,11 @@ def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, 
         raise InputError(f"{generations_path}: generations for ids not in the suite: {', '.join(unknown[:5])}")
     answered = [g for g in generations if g.error is None]
     rel_tol = float(dict(cfg.get("rel_tol") or {}).get(kind, 0.0))
-    rules = _by_rules(kind, problems, answered, rel_tol, cfg)
-    grades = rules if cfg.kind == "rule" else _by_llm(kind, problems, answered, rules, cfg, cache_path)
+    with CheckPool(int(cfg.get("workers", 2)), float(cfg.get("check_timeout", 10))) as pool:
+        if cfg.kind == "rule":
+            grades = _by_rules(kind, problems, answered, rel_tol, cfg, pool)
+        else:
+            grades = asyncio.run(_by_llm(kind, problems, answered, rel_tol, cfg, cache_path, pool))
     judgments = [_judgment(problems[g.id], g, judge_name, grades.get((g.id, g.sample))) for g in generations]
     write_jsonl(out_path, judgments)
     return Outcome(
@@ -86,55 +100,101 @@ def _judgment(problem: Problem, generation: Generation, judge_name: str, grade: 
                     step_points=grade.step_points, process=grade.process, details=grade.details)
 
 
-def _by_rules(kind: str, problems: dict, answered: list[Generation], rel_tol: float, cfg) -> dict:
+def _by_rules(kind: str, problems: dict, answered: list[Generation], rel_tol: float, cfg, pool: CheckPool) -> dict:
+    """Each response scored by the benchmark's rules. Scored twice: once to learn every check the
+    cell needs (sent to the pool in one batch, so that no worker waits for a response's turn),
+    then with their verdicts."""
     bench = module(kind)
+
+    def score(generation: Generation, check) -> Score:
+        return bench.score(problems[generation.id], generation.response or "", check, rel_tol, cfg)
+
+    asked: dict = {}  # the checks in order, each once
+    for generation in answered:
+        score(generation, lambda jobs: [asked.setdefault(job, Verdict(False)) for job in jobs])
+    with tqdm(total=len(asked), desc="judge (rules)", unit="check") as progress:
+        verdicts = dict(zip(asked, pool.check_many(list(asked), progress)))
+
+    def check(jobs: list) -> list[Verdict]:
+        missing = [job for job in dict.fromkeys(jobs) if job not in verdicts]  # a check asked after another's verdict
+        if missing:
+            verdicts.update(zip(missing, pool.check_many(missing)))
+        return [verdicts[job] for job in jobs]
+
     grades: dict = {}
-    with CheckPool(int(cfg.get("workers", 2)), float(cfg.get("check_timeout", 10))) as pool:
-        for generation in tqdm(answered, desc="judge (rules)", unit="resp"):
-            grade = bench.score(problems[generation.id], generation.response or "", pool.check_many, rel_tol, cfg)
-            grades[(generation.id, generation.sample)] = (
-                "rules could not decide: " + "; ".join(grade.undecided) if grade.undecided else grade
-            )
+    for generation in answered:
+        grade = score(generation, check)
+        grades[(generation.id, generation.sample)] = (
+            "rules could not decide: " + "; ".join(grade.undecided) if grade.undecided else grade
+        )
     return grades
 
 
-def _by_llm(kind: str, problems: dict, answered: list[Generation], rules: dict, cfg, cache_path) -> dict:
+async def _by_llm(kind: str, problems: dict, answered: list[Generation], rel_tol: float, cfg, cache_path,
+                  pool: CheckPool) -> dict:
     """Every task of every response to every judge, then the protocol's combination."""
     bench = module(kind)
-    tasks = {
-        (generation.id, generation.sample): bench.judge_tasks(
-            problems[generation.id], generation.response or "", rules[(generation.id, generation.sample)], cfg)
-        for generation in answered
-    }
     judges = dict(cfg.judges)
     if not judges:
         raise InputError("an llm judge needs at least one entry under `judges` (name: endpoint)")
-    replies = {key: {name: {} for name in judges} for key in tasks}
-    for name, endpoint in judges.items():
-        for (key, task_key), reply in _ask(name, endpoint, tasks, cfg, cache_path).items():
-            replies[key][name][task_key] = reply
+    responses = {(g.id, g.sample): (problems[g.id], g.response or "") for g in answered}
+
+    def rules_and_tasks() -> tuple[dict, dict]:
+        """In a thread, so that the event loop keeps sending meanwhile."""
+        rules = _by_rules(kind, problems, answered, rel_tol, cfg, pool)
+        return rules, {key: bench.judge_tasks(problem, response, rules[key], cfg)
+                       for key, (problem, response) in responses.items()}
+
+    rules_run = asyncio.create_task(asyncio.to_thread(rules_and_tasks))
+    cache = RequestCache(cache_path)
+    askers = [_Asker(name, endpoint, cfg, cache) for name, endpoint in judges.items()]
+    try:
+        asked: dict = {}
+        for key, (problem, response) in responses.items():  # the tasks that need no rules, while they run
+            asked.update({(asker.name, key, task.key): asker.grade(task)
+                          for task in bench.judge_tasks(problem, response, None, cfg) for asker in askers})
+            await asyncio.sleep(0)  # the first requests go out while the next response's are prepared
+        rules, tasks = await rules_run
+        asked.update({(asker.name, key, task.key): asker.grade(task) for key, cell_tasks in tasks.items()
+                      for task in cell_tasks for asker in askers if (asker.name, key, task.key) not in asked})
+        results = dict(zip(asked, await asyncio.gather(*asked.values())))
+    finally:
+        await asyncio.gather(*(asker.close() for asker in askers))
+        cache.close()
+    replies = {key: {asker.name: {task.key: results[(asker.name, key, task.key)] for task in cell_tasks}
+                     for asker in askers} for key, cell_tasks in tasks.items()}
     return {key: bench.combine(problems[key[0]], rules[key], replies[key], cfg) for key in tasks}
 
 
-def _ask(name: str, endpoint, tasks: dict, cfg, cache_path) -> dict:
-    """One judge's parsed replies by (response, task), or why they stayed invalid."""
-    settings = OmegaConf.to_container(cfg.settings, resolve=True) if cfg.get("settings") else {}
-    identity = {"provider": "openai", "base_url": str(endpoint.base_url), "model": str(endpoint.model)}
-    pending = {(key, task.key): task for key, cell_tasks in tasks.items() for task in cell_tasks}
-    results: dict = {}
-    for attempt in range(1 + int(cfg.get("max_reasks", 2))):
-        if not pending:
-            break
-        order = list(pending)
-        requests = [(request_key(identity, pending[k].messages, settings, attempt), list(pending[k].messages), settings)
-                    for k in order]
-        answers = send(endpoint, cache_path, requests, f"judge {name} (try {attempt + 1})")
-        for k, reply in zip(order, answers):
-            parsed = pending[k].parse(reply.text or "") if reply.error is None else None
+class _Asker:
+    """One judge of the ensemble: its endpoint (one client for the whole cell) and progress bar."""
+
+    def __init__(self, name: str, endpoint, cfg, cache: RequestCache):
+        self.name, self.tries = name, 1 + int(cfg.get("max_reasks", 2))
+        self.settings = OmegaConf.to_container(cfg.settings, resolve=True) if cfg.get("settings") else {}
+        self.identity = {"provider": "openai", "base_url": str(endpoint.base_url), "model": str(endpoint.model)}
+        self.progress = tqdm(total=0, desc=f"judge {name}", unit="req", dynamic_ncols=True)
+        self.client = Client(OpenAIEndpoint(endpoint), cache, self.progress)
+        # A task hashes its request only when it may send it: the first requests then go out at
+        # once, not after every task of the cell has been hashed and looked up in the cache.
+        self.turns = asyncio.Semaphore(self.client.endpoint.concurrency)
+
+    def grade(self, task: JudgeTask) -> asyncio.Task:
+        """The task's parsed reply, or why it stayed invalid; each re-ask is a request of its own."""
+        return asyncio.create_task(self._grade(task))
+
+    async def _grade(self, task: JudgeTask) -> dict | str:
+        for attempt in range(self.tries):
+            self.progress.total += 1
+            async with self.turns:
+                key = request_key(self.identity, task.messages, self.settings, attempt)
+                reply = await self.client.ask(key, list(task.messages), self.settings)
+            parsed = task.parse(reply.text or "") if reply.error is None else None
             if parsed is not None:
-                results[k] = parsed
-                del pending[k]
-            else:
-                results[k] = (f"judge {name}: invalid reply to '{k[1]}' after {attempt + 1} tries: "
-                              f"{reply.error or (reply.text or '')[:200]!r}")
-    return results
+                return parsed
+        return (f"judge {self.name}: invalid reply to '{task.key}' after {self.tries} tries: "
+                f"{reply.error or (reply.text or '')[:200]!r}")
+
+    async def close(self) -> None:
+        await self.client.endpoint.aclose()
+        self.progress.close()

@@ -1,8 +1,8 @@
 """Requests to models and judges: OpenAI-compatible endpoints, request cache, images.
 
 Every request is keyed by the hash of its full content (endpoint, model id, messages with image
-hashes, generation settings, sample index) and its reply is stored in a SQLite cache outside the
-DVC outputs as soon as it arrives. A killed run therefore resends only what had no reply yet.
+hashes, generation settings, sample index) and its reply is stored in a cache outside the DVC
+outputs (a SQLite file, or a folder that machines can share) as soon as it arrives. A killed run therefore resends only what had no reply yet.
 Failed requests are returned as errors and never cached, so a rerun retries exactly those.
 
 Retries are the `openai` client's own: exponential backoff with jitter on 408/409/429/5xx,
@@ -21,7 +21,8 @@ import io
 import json
 import os
 import sqlite3
-from dataclasses import dataclass, field
+import tempfile
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,33 +51,88 @@ def request_key(endpoint: dict, messages: list | tuple, settings: dict, sample: 
 
 
 class RequestCache:
-    """Replies by request hash, committed one by one so that a kill loses none."""
+    """Replies by request hash, each stored the moment it arrives so that a kill loses none.
+
+    A path ending in `.sqlite` is one SQLite file: fast, and safe for many processes of one machine.
+    Any other path is a folder with one small file per reply, each written whole by an atomic
+    rename: many machines can share it on a network filesystem, where SQLite's locking is not safe.
+    """
 
     FIELDS = ("text", "reasoning", "finish_reason", "usage", "attempts")
 
     def __init__(self, path: str | Path):
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, isolation_level=None, timeout=60)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL)")
+        self._store = _SQLiteStore(path) if path.suffix in (".sqlite", ".db") else _FolderStore(path)
 
     def get(self, key: str) -> Reply | None:
-        row = self._db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
-        if row is None:
+        text = self._store.get(key)
+        if text is None:
             return None
-        stored = json.loads(row[0])
+        stored = json.loads(text)
         return Reply(**{name: stored[name] for name in self.FIELDS if name in stored}, cached=True)
 
     def put(self, key: str, reply: Reply) -> None:
-        data = {name: getattr(reply, name) for name in self.FIELDS}
-        self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?)", (key, json.dumps(data, sort_keys=True)))
+        self._store.put(key, json.dumps({name: getattr(reply, name) for name in self.FIELDS}, sort_keys=True))
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def close(self) -> None:
+        self._store.close()
+
+
+class _SQLiteStore:
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, isolation_level=None, timeout=60)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        # Commits reach the OS at once, so a killed process loses none; only a power cut could lose
+        # the last few (never corrupting the file). Syncing each to disk would stall every reply.
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL)")
+
+    def get(self, key: str) -> str | None:
+        row = self._db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def put(self, key: str, text: str) -> None:
+        self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?)", (key, text))
 
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
 
     def close(self) -> None:
         self._db.close()
+
+
+class _FolderStore:
+    def __init__(self, root: Path):
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"  # 256 subfolders keep each listing short
+
+    def get(self, key: str) -> str | None:
+        try:
+            return self._path(key).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+
+    def put(self, key: str, text: str) -> None:
+        path = self._path(key)
+        path.parent.mkdir(exist_ok=True)
+        # a temporary name of its own: two machines storing the same reply never clash
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{key}.", suffix=".tmp", encoding="utf-8",
+                                         delete=False) as handle:
+            handle.write(text)
+        os.replace(handle.name, path)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.root.glob("??/*.json"))
+
+    def close(self) -> None:
+        pass
 
 
 # ---------------------------------------------------------------- images
@@ -160,37 +216,51 @@ class OpenAIEndpoint:
         self._openai = openai
         self.model = str(cfg.model)
         self.max_image_bytes = cfg.get("max_image_bytes")
+        self.max_retries = int(cfg.get("max_retries", 5))
         self.client = openai.AsyncOpenAI(
             base_url=str(cfg.base_url), api_key=_api_key(cfg.get("api_key_env")),
-            max_retries=int(cfg.get("max_retries", 5)), timeout=float(cfg.get("timeout", 600)),
+            max_retries=self.max_retries, timeout=float(cfg.get("timeout", 600)),
             http_client=openai.DefaultAsyncHttpxClient(event_hooks={"request": [_count_attempt]}),
         )
-        self.limit = asyncio.Semaphore(int(cfg.get("concurrency", 8)))
+        self.concurrency = int(cfg.get("concurrency", 8))
+        self.limit = asyncio.Semaphore(self.concurrency)
         self.rate = RateLimiter(cfg.get("rpm"))
 
     async def complete(self, messages: list, settings: dict) -> Reply:
-        openai = self._openai
+        """One request. The client retries failed transport itself; a reply that is not a completion
+        (a proxy's HTML page with status 200, a cut-off body) is as transient, so it is retried here
+        with the same budget and backoff."""
         attempts = [0]
         _attempts.set(attempts)
+        inlined = inline_images(messages, self.max_image_bytes)
+        for retry in range(self.max_retries + 1):
+            if retry:
+                await asyncio.sleep(min(0.5 * 2 ** (retry - 1), 8.0))
+            reply, malformed = await self._request(inlined, settings)
+            if not malformed:
+                break
+        return replace(reply, attempts=attempts[0])
+
+    async def _request(self, messages: list, settings: dict) -> tuple[Reply, bool]:
+        """The reply, and whether it failed for want of a well-formed completion."""
+        openai = self._openai
         async with self.limit:
             await self.rate.wait()
             try:
-                result = await self.client.chat.completions.create(
-                    model=self.model, messages=inline_images(messages, self.max_image_bytes), **settings
-                )
+                result = await self.client.chat.completions.create(model=self.model, messages=messages, **settings)
             except openai.APIStatusError as error:
-                return Reply(error=f"HTTP {error.status_code}: {_short(error.message)}", attempts=attempts[0])
+                return Reply(error=f"HTTP {error.status_code}: {_short(error.message)}"), False
             except (openai.APIConnectionError, openai.APITimeoutError) as error:
-                return Reply(error=f"{type(error).__name__}: {_short(error)}", attempts=attempts[0])
+                return Reply(error=f"{type(error).__name__}: {_short(error)}"), False
             except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError) as error:
-                return Reply(error=f"invalid response: {_short(error)}", attempts=attempts[0])
+                return Reply(error=f"invalid response: {_short(error)}"), True
         if not getattr(result, "choices", None):
-            return Reply(error="the endpoint returned no choices", attempts=attempts[0])
+            return Reply(error="the endpoint returned no choices"), True
         choice = result.choices[0]
         message = choice.message
         reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
         return Reply(text=message.content or "", reasoning=reasoning, finish_reason=choice.finish_reason,
-                     usage=_usage(result), attempts=attempts[0])
+                     usage=_usage(result)), False
 
     async def aclose(self) -> None:
         await self.client.close()
@@ -252,26 +322,49 @@ class Tally:
                 + self.completion_tokens * float(self.prices.get("output", 0))) / 1e6
 
 
+class Client:
+    """One endpoint behind the request cache: a cached reply is not sent again, and a reply is
+    cached the moment it arrives. Requests may be asked one by one, from many tasks at once."""
+
+    def __init__(self, endpoint: OpenAIEndpoint, cache: RequestCache, progress=None, tally: Tally | None = None):
+        self.endpoint, self.cache, self.progress = endpoint, cache, progress
+        self.tally = tally if tally is not None else Tally()
+        self._sending: dict[str, asyncio.Future] = {}
+
+    async def ask(self, key: str, messages: list, settings: dict) -> Reply:
+        reply = self.cache.get(key)
+        if reply is None:
+            reply = await self._send(key, messages, settings)
+        self.tally.add(reply)
+        if self.progress is not None:
+            self.progress.set_postfix(tokens=self.tally.prompt_tokens + self.tally.completion_tokens,
+                                      cost=f"${self.tally.cost:.4f}", refresh=False)
+            self.progress.update(1)
+        return reply
+
+    async def _send(self, key: str, messages: list, settings: dict) -> Reply:
+        """Identical requests asked at the same time (HiPhO's alternative marking schemes share
+        criteria) go out once: the others get its reply, as they would from the cache."""
+        if key in self._sending:
+            return replace(await self._sending[key], cached=True)
+        sent = self._sending[key] = asyncio.get_running_loop().create_future()
+        try:
+            reply = await self.endpoint.complete(messages, settings)
+            if reply.error is None:
+                self.cache.put(key, reply)
+            sent.set_result(reply)
+            return reply
+        finally:
+            del self._sending[key]
+            sent.cancel()  # a no-op once answered; else its waiters fail as this request did
+
+
 async def complete_all(endpoint: OpenAIEndpoint, cache: RequestCache, requests: list[tuple[str, list, dict]],
                        progress=None, tally: Tally | None = None) -> list[Reply]:
     """Send (key, messages, settings) requests concurrently; cached replies are not sent again."""
-    tally = tally if tally is not None else Tally()
-
-    async def one(key: str, messages: list, settings: dict) -> Reply:
-        reply = cache.get(key)
-        if reply is None:
-            reply = await endpoint.complete(messages, settings)
-            if reply.error is None:
-                cache.put(key, reply)
-        tally.add(reply)
-        if progress is not None:
-            progress.set_postfix(tokens=tally.prompt_tokens + tally.completion_tokens, cost=f"${tally.cost:.4f}",
-                                 refresh=False)
-            progress.update(1)
-        return reply
-
+    client = Client(endpoint, cache, progress, tally)
     try:
-        return await asyncio.gather(*(one(*request) for request in requests))
+        return await asyncio.gather(*(client.ask(*request) for request in requests))
     finally:
         await endpoint.aclose()
 

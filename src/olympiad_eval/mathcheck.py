@@ -49,6 +49,7 @@ import cmath
 import functools
 import math
 import multiprocessing
+import os
 import random
 import re
 from dataclasses import dataclass
@@ -669,6 +670,12 @@ def _is_expr(value) -> bool:
 # ---------------------------------------------------------------- worker pool
 
 
+def _yield_cpu() -> None:
+    """Checks are batch work; the caller may be sending requests meanwhile, and a request
+    delayed behind a check costs the whole cell's wall time. Workers give way to it."""
+    os.nice(10)
+
+
 def _check(job: tuple[str, str, float, str | None]) -> Verdict:
     return Verdict(bool(equivalent(*job)))
 
@@ -694,12 +701,20 @@ class CheckPool:
 
     def _ensure(self):
         if self._pool is None:
-            self._pool = multiprocessing.get_context("spawn").Pool(self.workers)
+            self._pool = multiprocessing.get_context("spawn").Pool(self.workers, initializer=_yield_cpu)
         return self._pool
 
-    def check_many(self, jobs: list[tuple[str, str, float, str | None]]) -> list[Verdict]:
-        """Verdicts in the order of `jobs`; an overrunning check is recorded, never awaited."""
+    def check_many(self, jobs: list[tuple[str, str, float, str | None]], progress=None) -> list[Verdict]:
+        """Verdicts in the order of `jobs`; an overrunning check is recorded, never awaited.
+        Submit many jobs at once: the workers then never wait for the caller. `progress` (a tqdm
+        bar) counts the checks as they finish."""
         verdicts: list[Verdict | None] = [None] * len(jobs)
+
+        def settle(index: int, verdict: Verdict) -> None:
+            verdicts[index] = verdict
+            if progress is not None:
+                progress.update(1)
+
         pending = list(range(len(jobs)))
         while pending:
             pool = self._ensure()
@@ -708,18 +723,18 @@ class CheckPool:
             for index, future in futures.items():
                 if pending:  # the pool was replaced: resubmit what had not finished
                     if future.ready():
-                        verdicts[index] = _collect(future)
+                        settle(index, _collect(future))
                     else:
                         pending.append(index)
                     continue
                 try:
-                    verdicts[index] = future.get(self.timeout)
+                    settle(index, future.get(self.timeout))
                 except multiprocessing.TimeoutError:
-                    verdicts[index] = Verdict(None, f"check timed out after {self.timeout:g} s")
+                    settle(index, Verdict(None, f"check timed out after {self.timeout:g} s"))
                     self.close()
                     pending.append(-1)
                 except Exception as error:  # a crash in sympy is a failed check, not a stage crash
-                    verdicts[index] = Verdict(None, f"check failed: {type(error).__name__}: {error}")
+                    settle(index, Verdict(None, f"check failed: {type(error).__name__}: {error}"))
             pending = [index for index in pending if index >= 0]
         return [v for v in verdicts if v is not None]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import glob
 import hashlib
 import json
 import os
@@ -272,8 +273,13 @@ def iter_jsonl(path: str | os.PathLike, cls: type[R]) -> Iterator[R]:
 
 def iter_json_lines(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
     """Yield (line number, object) of a JSONL file; a bad line stops with file and line."""
-    with open(path, encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
+    with open(path, "rb") as handle:  # decoded line by line, so that bad bytes are named by their line
+        for line_number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise RecordError(path, f"at line {line_number}", "(encoding)",
+                                  f"not UTF-8: byte {raw[error.start]:#04x} at column {error.start + 1}") from None
             if not line.strip():
                 continue
             try:
@@ -290,6 +296,7 @@ def atomic_file(path: str | os.PathLike, mode: str = "w"):
     """Open a temporary sibling of `path` and move it into place only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_leftovers(path)
     handle = tempfile.NamedTemporaryFile(
         mode, dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False,
         **({"encoding": "utf-8", "newline": "\n"} if "b" not in mode else {}),
@@ -304,11 +311,21 @@ def atomic_file(path: str | os.PathLike, mode: str = "w"):
         raise
 
 
+def _remove_leftovers(path: Path) -> None:
+    """Temporary siblings of `path` that a killed writer left behind (.dvcignore hides them from DVC)."""
+    for leftover in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        if leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            leftover.unlink(missing_ok=True)
+
+
 @contextlib.contextmanager
 def atomic_dir(path: str | os.PathLike):
     """Build a directory next to `path` and swap it in only when the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_leftovers(path)
     staging = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
     try:
         yield staging

@@ -16,6 +16,9 @@ from olympiad_eval.records import (
 )
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
+# What a `{name}` that is the template's own LaTeX follows: a command (`\boxed{answer}`), an outer
+# brace (`{{A}}`) or a super/subscript (`x^{n}`).
+_LATEX_ARGUMENT = re.compile(r"(?:\\[A-Za-z]+\*?|[{^_])\s*$")
 _FIGURE_MARKER = re.compile(r"\[figure(\d+)\]|<image(\d+)>")
 PLACEMENTS = ("markers", "after_text", "before_text")
 
@@ -27,6 +30,15 @@ def fill(template: str, fields: dict[str, str]) -> str:
         return str(fields[match.group(1)]) if match.group(1) in fields else match.group(0)
 
     return _PLACEHOLDER.sub(replace, template)
+
+
+def unknown_placeholders(template: str, fields: dict[str, str]) -> list[str]:
+    """The `{name}`s that no field fills and that are not LaTeX: a typo (`{questoin}`) would
+    otherwise reach the model as literal text."""
+    return sorted({
+        match.group(1) for match in _PLACEHOLDER.finditer(template)
+        if match.group(1) not in fields and not _LATEX_ARGUMENT.search(template[max(0, match.start() - 40):match.start()])
+    })
 
 
 def place_figures(text: str, figures: list, at_markers: bool) -> list[dict]:
@@ -62,6 +74,13 @@ def prompt_for(problem: Problem, suite_name: str, suite) -> Prompt:
     templates = dict(suite.templates)
     if key not in templates:
         raise InputError(f"suite '{suite_name}': no template '{key}' (problem {problem.id}); templates: {sorted(templates)}")
+    unknown = unknown_placeholders(str(templates[key].text), fields)
+    if unknown:
+        raise InputError(
+            f"suite '{suite_name}': template '{key}' ({templates[key].get('name', key)}) names "
+            f"{', '.join('{' + name + '}' for name in unknown)}, which no field fills (problem {problem.id}); "
+            f"the fields of a {suite.kind} problem: {', '.join('{' + name + '}' for name in sorted(fields))}"
+        )
     text = fill(str(templates[key].text), fields)
     placement = suite.get("figure_placement", "markers")
     if placement not in PLACEMENTS:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterable, Iterator
 from html import escape
 from pathlib import Path
 from urllib.parse import quote
@@ -18,7 +19,7 @@ from urllib.parse import quote
 import pandas as pd
 
 from olympiad_eval.records import (
-    Generation, InputError, Judgment, Prompt, atomic_dir, file_sha256, read_jsonl,
+    Generation, InputError, Judgment, Prompt, atomic_dir, file_sha256, iter_json_lines, iter_jsonl, natural_key,
 )
 
 CSS = """
@@ -66,10 +67,10 @@ def write_report(plan: dict, outputs: str | os.PathLike, out_dir: str | os.PathL
         figures: dict[str, str] = {}  # sha256 -> relative path in the report
         _write(staging / "index.html", _page("olympiad-eval report", _index(plan, outputs)))
         for suite in sorted(suites):
-            prompts = read_jsonl(_need(outputs / "suites" / suite / "prompts.jsonl", suite), Prompt)
+            prompts = _need(outputs / "suites" / suite / "prompts.jsonl", suite)
             for model in models:
-                body = _model_page(suite, suites[suite], model, judges, prompts, outputs, staging, figures)
-                _write(staging / page_name(suite, model), _page(f"{suite} \u00d7 {model}", body))
+                chunks = _model_page(suite, suites[suite], model, judges, prompts, outputs, staging, figures)
+                _write_page(staging / page_name(suite, model), f"{suite} \u00d7 {model}", chunks)
 
 
 def _need(path: Path, cell: str) -> Path:
@@ -84,6 +85,22 @@ def _write(path: Path, text: str) -> None:
 
 def _page(title: str, body: str) -> str:
     return PAGE.format(title=escape(title), css=CSS, body=body)
+
+
+def _write_page(path: Path, title: str, chunks: Iterable[str]) -> None:
+    """A page written as it is made: a suite x model page of a PhysElite-sized run is ~100 MB of
+    HTML, which must not sit in memory (joined, formatted and encoded: several copies)."""
+    head, tail = _page(title, "\0").split("\0")
+    with open(path, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(head)
+        handle.writelines(_lines(chunks))
+        handle.write(tail)
+
+
+def _lines(chunks: Iterable[str]) -> Iterator[str]:
+    """The chunks joined by newlines, as `"\\n".join` would join them."""
+    for number, chunk in enumerate(chunks):
+        yield chunk if number == 0 else "\n" + chunk
 
 
 # ---- index ---------------------------------------------------------------------------------
@@ -225,41 +242,64 @@ def _judgment_html(judge: str, judgment: Judgment | None) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def _model_page(suite: str, benchmark: str, model: str, judges: list[str], prompts: list[Prompt],
-                outputs: Path, staging: Path, figures: dict[str, str]) -> str:
+class _Cursor:
+    """Records of a file sorted by id (as every stage writes them: by natural key), taken one id at
+    a time in the prompts' order, so that a page never holds a whole cell in memory."""
+
+    def __init__(self, records: Iterator):
+        self._records = records
+        self._next = next(records, None)
+
+    def take(self, problem_id: str) -> list:
+        key, taken = natural_key(problem_id), []
+        while self._next is not None and natural_key(self._next.id) <= key:
+            if self._next.id == problem_id:
+                taken.append(self._next)
+            self._next = next(self._records, None)
+        return taken
+
+
+def _model_page(suite: str, benchmark: str, model: str, judges: list[str], prompts_path: Path,
+                outputs: Path, staging: Path, figures: dict[str, str]) -> Iterator[str]:
     cell = f"{suite} x {model}"
-    generations: dict[str, list[Generation]] = {}
-    for generation in read_jsonl(_need(outputs / "generations" / suite / f"{model}.jsonl", cell), Generation):
-        generations.setdefault(generation.id, []).append(generation)
-    judged = {
-        judge: {(j.id, j.sample): j for j in read_jsonl(
-            _need(outputs / "judgments" / suite / model / f"{judge}.jsonl", f"{cell} x {judge}"), Judgment)}
-        for judge in judges
-    }
-    parts = [f"<h1>{escape(suite)} \u00d7 {escape(model)}</h1>",
-             f'<p><a href="index.html">back to the index</a> &middot; benchmark {escape(benchmark)}; '
-             f"{len(prompts)} problems</p>",
-             "<ul class=\"toc\">"
-             + "".join(f'<li><a href="#p-{escape(quote(p.id), quote=True)}">{escape(p.id)}</a></li>' for p in prompts)
-             + "</ul>"]
-    for prompt in prompts:
-        parts.append(f'<section class="problem" id="p-{escape(quote(prompt.id), quote=True)}">')
-        parts.append(f"<h2>{escape(prompt.id)}</h2>")
-        parts.append(f"<p>language: {escape(prompt.language)}</p>")
-        parts.append("<h3>Prompt</h3>")
-        parts.append(_prompt_html(prompt, outputs, staging, figures))
-        samples = sorted(generations.get(prompt.id, []), key=lambda g: g.sample)
-        if not samples:
-            parts.append('<p class="error">no generation</p>')
-        for generation in samples:
-            parts.append(f"<h3>Sample {generation.sample}</h3>")
-            if generation.error is not None:
-                parts.append(f'<p class="error">generation failed: {escape(generation.error)}</p>')
-            else:
-                if generation.finish_reason:
-                    parts.append(f"<p>finish reason: {escape(generation.finish_reason)}</p>")
-                parts.append(f"<pre class=\"response\">{escape(generation.response or '')}</pre>")
-            for judge in judges:
-                parts.append(_judgment_html(judge, judged[judge].get((generation.id, generation.sample))))
-        parts.append("</section>")
-    return "\n".join(parts)
+    generations = _need(outputs / "generations" / suite / f"{model}.jsonl", cell)
+    judgments = {judge: _need(outputs / "judgments" / suite / model / f"{judge}.jsonl", f"{cell} x {judge}")
+                 for judge in judges}
+    ids = [str(row.get("id", "")) for _, row in iter_json_lines(prompts_path)]
+    yield from _page_head(suite, benchmark, model, ids)
+    generated = _Cursor(iter_jsonl(generations, Generation))
+    judged = {judge: _Cursor(iter_jsonl(path, Judgment)) for judge, path in judgments.items()}
+    for prompt in iter_jsonl(prompts_path, Prompt):
+        grades = {judge: {j.sample: j for j in cursor.take(prompt.id)} for judge, cursor in judged.items()}
+        yield from _problem_section(prompt, generated.take(prompt.id), judges, grades, outputs, staging, figures)
+
+
+def _page_head(suite: str, benchmark: str, model: str, ids: list[str]) -> Iterator[str]:
+    yield f"<h1>{escape(suite)} \u00d7 {escape(model)}</h1>"
+    yield (f'<p><a href="index.html">back to the index</a> &middot; benchmark {escape(benchmark)}; '
+           f"{len(ids)} problems</p>")
+    yield ("<ul class=\"toc\">"
+           + "".join(f'<li><a href="#p-{escape(quote(i), quote=True)}">{escape(i)}</a></li>' for i in ids)
+           + "</ul>")
+
+
+def _problem_section(prompt: Prompt, samples: list[Generation], judges: list[str], grades: dict, outputs: Path,
+                     staging: Path, figures: dict[str, str]) -> Iterator[str]:
+    yield f'<section class="problem" id="p-{escape(quote(prompt.id), quote=True)}">'
+    yield f"<h2>{escape(prompt.id)}</h2>"
+    yield f"<p>language: {escape(prompt.language)}</p>"
+    yield "<h3>Prompt</h3>"
+    yield _prompt_html(prompt, outputs, staging, figures)
+    if not samples:
+        yield '<p class="error">no generation</p>'
+    for generation in sorted(samples, key=lambda g: g.sample):
+        yield f"<h3>Sample {generation.sample}</h3>"
+        if generation.error is not None:
+            yield f'<p class="error">generation failed: {escape(generation.error)}</p>'
+        else:
+            if generation.finish_reason:
+                yield f"<p>finish reason: {escape(generation.finish_reason)}</p>"
+            yield f"<pre class=\"response\">{escape(generation.response or '')}</pre>"
+        for judge in judges:
+            yield _judgment_html(judge, grades[judge].get(generation.sample))
+    yield "</section>"

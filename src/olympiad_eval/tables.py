@@ -8,14 +8,15 @@ Errors are counted next to every score: a failed generation or judgment is never
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+import sys
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from olympiad_eval.benchmarks import module
-from olympiad_eval.records import InputError, Judgment, atomic_dir, atomic_file, read_jsonl, write_json
+from olympiad_eval.records import InputError, Judgment, atomic_dir, atomic_file, iter_jsonl, write_json
 
 COUNTS = ["problems", "scored", "judge errors", "failed generations", "truncated"]
 
@@ -30,15 +31,43 @@ def cells(plan: dict, benchmark: str) -> list[tuple[str, str, str]]:
 
 
 def load_judgments(outputs: str | Path, plan: dict, benchmark: str) -> pd.DataFrame:
-    rows = []
+    """Every judgment of the plan's cells, one row each, with what the tables read (see `_row`)."""
+    rows = []  # one frame from every row, so that each column's type is inferred from them all
     for suite, model, judge in cells(plan, benchmark):
         path = judgment_path(outputs, suite, model, judge)
         if not path.is_file():
             raise InputError(f"{path}: the plan's cell {suite} x {model} x {judge} has no judgments; run its stages first")
-        rows += [asdict(judgment) for judgment in read_jsonl(path, Judgment)]
+        rows += [_row(judgment) for judgment in iter_jsonl(path, Judgment)]
     if not rows:
         raise InputError(f"benchmark '{benchmark}': no suite of the plan belongs to it")
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+# A judgment as the tables read it: no table reads the extracted answers, the slots or the detail
+# text, and the judges' prose (reasons, step descriptions) is for the report. Leaving them out, and
+# sharing the names every row repeats, keeps a PhysElite-sized plan (140,000 judgments, each with
+# its judges' replies) in a few hundred MB instead of gigabytes.
+DROPPED = {"extracted", "slots", "detail"}
+COLUMNS = [f.name for f in fields(Judgment) if f.name not in DROPPED]
+PROSE = {"reasoning", "step"}
+_NAMES = {"suite", "model", "judge", "language", "subset", "subject", "status", "verdict"}
+
+
+def _row(judgment: Judgment) -> tuple:
+    return tuple(
+        _without_prose(getattr(judgment, name)) if name == "details"
+        else sys.intern(value) if name in _NAMES and isinstance(value := getattr(judgment, name), str)
+        else getattr(judgment, name)
+        for name in COLUMNS
+    )
+
+
+def _without_prose(value):
+    if isinstance(value, dict):
+        return {key: _without_prose(item) for key, item in value.items() if key not in PROSE}
+    if isinstance(value, (list, tuple)):
+        return tuple(_without_prose(item) for item in value)
+    return value
 
 
 def counts(frame: pd.DataFrame) -> pd.DataFrame:
@@ -60,18 +89,27 @@ def counts(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_CHUNK = 1_000_000  # picks per chunk
 
 
 def bootstrap_interval(group: pd.DataFrame, resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float]:
     """The 95% percentile bootstrap interval of the score, resampling problems (with all their
     samples) with replacement. The generator is seeded so that the tables stay byte-stable."""
-    per_problem = group.groupby("id").agg(points=("points", lambda p: p.fillna(0).sum()), available=("max_points", "sum"))
-    if per_problem["available"].sum() == 0:
+    per_problem = group.assign(points=group["points"].fillna(0)).groupby("id")[["points", "max_points"]].sum()
+    if per_problem["max_points"].sum() == 0:
         return float("nan"), float("nan")
+    points, available = per_problem["points"].to_numpy(), per_problem["max_points"].to_numpy()
     rng = np.random.default_rng(0)
-    picks = rng.integers(0, len(per_problem), size=(resamples, len(per_problem)))
-    earned, available = per_problem["points"].to_numpy()[picks].sum(1), per_problem["available"].to_numpy()[picks].sum(1)
-    scores = 100 * earned / np.where(available > 0, available, np.nan)
+    earned, possible = [], []
+    # Resamples drawn in chunks (the generator gives the same stream): 1,000 x 11,586 picks at once
+    # would take 300 MB.
+    chunk = max(1, BOOTSTRAP_CHUNK // len(per_problem))
+    for start in range(0, resamples, chunk):
+        picks = rng.integers(0, len(per_problem), size=(min(chunk, resamples - start), len(per_problem)))
+        earned.append(points[picks].sum(1))
+        possible.append(available[picks].sum(1))
+    earned, possible = np.concatenate(earned), np.concatenate(possible)
+    scores = 100 * earned / np.where(possible > 0, possible, np.nan)
     low, high = np.nanpercentile(scores, [2.5, 97.5])
     return round(float(low), 2), round(float(high), 2)
 

@@ -12,14 +12,16 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from olympiad_eval import answers
 from olympiad_eval.benchmarks import JudgeTask, Score, delimited, failed_tasks, json_reply
-from olympiad_eval.fetch import load_figure
+from olympiad_eval.fetch import as_list, as_text, load_figure, release_path
 from olympiad_eval.render import fill
 from olympiad_eval.records import InputError, AnswerSlot, Criterion, Figure, Problem, RecordError
+
+if TYPE_CHECKING:  # pandas only types `tables`: the judge stage need not pay its import (0.3 s)
+    import pandas as pd
 
 REQUIRED = ("id", "question", "answer", "points")
 
@@ -43,11 +45,16 @@ def load(root: Path, cfg, benchmark: str) -> list[Problem]:
 
 def _load_exam(path: Path, data_dir: Path, cfg, benchmark: str) -> list[Problem]:
     try:
-        items = json.loads(path.read_text(encoding="utf-8"))
+        items = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise RecordError(path, "(file)", "(encoding)", f"not UTF-8: byte {error.object[error.start]:#04x} at offset {error.start}") from None
     except json.JSONDecodeError as error:
         raise RecordError(path, "(file)", "(json)", f"invalid JSON: {error}") from None
     if not isinstance(items, list) or not items or "information" not in items[0]:
         raise RecordError(path, "(element 0)", "information", 'an exam file starts with {"information": ...}')
+    for index, item in enumerate(items[1:], start=1):
+        if not isinstance(item, dict):
+            raise RecordError(path, f"(element {index})", "(json)", f"a problem must be a JSON object, got {type(item).__name__}")
     information = str(items[0]["information"]).strip()
     information = "" if information == "None." else information
     language = dict(cfg.get("language_by_exam") or {}).get(path.stem, cfg.get("default_language", "en"))
@@ -65,9 +72,9 @@ def _check_full_marks(problems: list[Problem], path: Path, exam) -> None:
 
 
 def _problem(item: dict, path: Path, data_dir: Path, information: str, language: str, benchmark: str) -> Problem:
-    record = str(item.get("id", "?"))
+    record = "?" if item.get("id") is None else str(item["id"])  # a null id as a missing one
     for name in REQUIRED:
-        if name not in item:
+        if item.get(name) is None:
             raise RecordError(path, record, name, "missing")
     slots = _answer_slots(item, path, record)
     total = round(sum(slot.points for slot in slots), 6)
@@ -77,22 +84,23 @@ def _problem(item: dict, path: Path, data_dir: Path, information: str, language:
         benchmark=benchmark,
         language=language,
         subset=str(item.get("source") or path.stem),
-        question=str(item["question"]),
-        context=str(item.get("context") or ""),
+        question=as_text(item["question"], where=path, record=record, field_name="question"),
+        context=as_text(item.get("context"), where=path, record=record, field_name="context", required=False),
         information=information,
         figures=tuple(_figures(item, path, data_dir, record)),
         answers=slots,
-        marking=_schemes(item.get("marking"), total, path, record),
+        marking=_schemes(as_list(item.get("marking"), where=path, record=record, field_name="marking"), total, path, record),
         subject=str(item.get("field") or ""),
     )
 
 
 def _answer_slots(item: dict, path: Path, record: str) -> tuple[AnswerSlot, ...]:
-    values, points = list(item["answer"]), list(item["points"])
+    listed = lambda name: as_list(item.get(name), where=path, record=record, field_name=name)  # noqa: E731
+    values, points = listed("answer"), listed("points")
     if len(values) != len(points):
         raise RecordError(path, record, "points", f"{len(points)} points for {len(values)} answers")
-    kinds = list(item.get("answer_type") or [])
-    units = list(item.get("unit") or [])  # sometimes shorter than `answer`: missing units are None
+    kinds = listed("answer_type")
+    units = listed("unit")  # sometimes shorter than `answer`: missing units are None
     slots = []
     for index, (value, point) in enumerate(zip(values, points)):
         try:
@@ -112,6 +120,8 @@ def _schemes(marking, total: float, path: Path, record: str) -> tuple[tuple[Crit
     schemes = [marking] if all(isinstance(line, str) for line in marking) else marking
     parsed = []
     for number, scheme in enumerate(schemes):
+        if not isinstance(scheme, list):
+            raise RecordError(path, record, f"marking[{number}]", f"expected a list of criteria, got {type(scheme).__name__}")
         criteria = tuple(_criterion(text, path, record, number, index) for index, text in enumerate(scheme))
         awarded = round(sum(c.points for c in criteria), 6)
         if abs(awarded - total) > 1e-6:
@@ -137,9 +147,11 @@ def _criterion(text: str, path: Path, record: str, scheme: int, index: int) -> C
 
 
 def _figures(item: dict, path: Path, data_dir: Path, record: str) -> list[Figure]:
+    names = as_list(item.get("image_question"), where=path, record=record, field_name="image_question")
     return [
-        load_figure(data_dir / name, release_file=path, record=record, field_name="image_question", name=name)
-        for name in item.get("image_question") or []
+        load_figure(release_path(name, root=data_dir, where=path, record=record, field_name="image_question"),
+                    release_file=path, record=record, field_name="image_question", name=name)
+        for name in names
     ]
 
 

@@ -12,8 +12,8 @@ import pandas as pd
 
 from olympiad_eval import answers
 from olympiad_eval.benchmarks import Score, mathvision_official
-from olympiad_eval.fetch import load_figure
-from olympiad_eval.records import InputError, AnswerSlot, Problem, RecordError, iter_json_lines
+from olympiad_eval.fetch import as_level, as_list, as_text, load_figure, release_path
+from olympiad_eval.records import InputError, AnswerSlot, Problem, iter_json_lines
 
 REQUIRED = ("id", "question", "answer")
 LETTERS = "ABCDE"
@@ -36,28 +36,35 @@ def _repair(item: dict) -> dict:
 
 
 def _problem(item: dict, path: Path, line: int, root: Path, benchmark: str, require_figures: bool) -> Problem:
-    where, record = f"{path}:{line}", str(item.get("id", "?"))
+    where = f"{path}:{line}"
+    record = "?" if item.get("id") is None else str(item["id"])  # a null id as a missing one
+
+    def field(name: str, read, **options):
+        return read(item.get(name), where=where, record=record, field_name=name, **options)
+
     for name in REQUIRED:
-        if name not in item:
-            raise RecordError(where, record, name, "missing")
-    choices = tuple(str(option) for option in item.get("options") or [])
+        field(name, as_text)
+    choices = tuple(as_text(option, where=where, record=record, field_name="options")
+                    for option in field("options", as_list))
     figures = ()
-    if item.get("image") and (require_figures or (root / item["image"]).is_file()):
-        figures = (load_figure(root / item["image"], release_file=where, record=record, field_name="image", name=item["image"]),)
-    level = item.get("level")
+    if item.get("image") not in (None, ""):
+        image = field("image", release_path, root=root)
+        if require_figures or image.is_file():
+            figures = (load_figure(image, release_file=where, record=record, field_name="image", name=item["image"]),)
+    subject = field("subject", as_text, required=False)
     return Problem(
         origin=f"data/{path.name}:{line}",
         id=record,
         benchmark=benchmark,
         language="en",
-        subset=str(item.get("subject") or ""),
-        subject=str(item.get("subject") or ""),
-        level=int(level) if level is not None else None,
-        question=str(item["question"]),
+        subset=subject,
+        subject=subject,
+        level=field("level", as_level),
+        question=field("question", as_text),
         choices=choices,
         figures=figures,
-        answers=(AnswerSlot(value=str(item["answer"]), kind="Multiple Choice" if choices else "Free Form"),),
-        solution=str(item.get("solution") or ""),
+        answers=(AnswerSlot(value=field("answer", as_text), kind="Multiple Choice" if choices else "Free Form"),),
+        solution=field("solution", as_text, required=False),
     )
 
 

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 
 from olympiad_eval import answers
 from olympiad_eval.benchmarks import JudgeTask, Score, delimited, failed_tasks, json_reply
-from olympiad_eval.fetch import SUFFIX_BY_MIME, MIME_BY_FORMAT, load_figure
+from olympiad_eval.fetch import SUFFIX_BY_MIME, MIME_BY_FORMAT, UNREADABLE_IMAGE, as_level, as_text, load_figure, release_path
 from olympiad_eval.render import fill
 from olympiad_eval.records import InputError, AnswerSlot, Figure, Problem, RecordError, iter_json_lines
 
@@ -94,7 +94,7 @@ class _EmbeddedImages:
         try:
             with Image.open(io.BytesIO(data)) as image:
                 image_format = image.format or ""
-        except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
+        except UNREADABLE_IMAGE as error:
             raise RecordError(where, record, field_name, f"figure '{name}' is not a readable image: {error}") from None
         mime = MIME_BY_FORMAT.get(image_format, f"image/{image_format.lower()}")
         suffix = SUFFIX_BY_MIME.get(mime, f".{image_format.lower()}")
@@ -113,7 +113,8 @@ def _problem(row: dict, where: str, root: Path, columns: dict, benchmark: str, i
     for name in REQUIRED:
         if value(name) is None:
             raise RecordError(where, record, columns.get(name, name), "missing")
-    difficulty = value("difficulty")
+    checked = lambda name, read, **options: read(value(name), where=where, record=record,  # noqa: E731
+                                                 field_name=columns.get(name, name), **options)
     figures: list[Figure] = []
     for name, role in (("images", "schematic"), ("process_images", "process")):
         figures += _figures(value(name), root, where, record, columns.get(name, name), role, images, len(figures))
@@ -121,14 +122,14 @@ def _problem(row: dict, where: str, root: Path, columns: dict, benchmark: str, i
         id=record,
         origin=Path(where).relative_to(root).as_posix(),
         benchmark=benchmark,
-        language=str(value("language")),
+        language=checked("language", as_text),
         group=record,
-        subset=str(value("subject") or ""),
-        subject=str(value("subject") or ""),
-        level=int(difficulty) if difficulty is not None else None,
-        question=str(value("text")),
-        solution=str(value("solution") or ""),
-        answers=(AnswerSlot(value=str(value("answer")), kind="Open"),),
+        subset=checked("subject", as_text, required=False),
+        subject=checked("subject", as_text, required=False),
+        level=checked("difficulty", as_level),
+        question=checked("text", as_text),
+        solution=checked("solution", as_text, required=False),
+        answers=(AnswerSlot(value=checked("answer", as_text), kind="Open"),),
         figures=tuple(figures),
     )
 
@@ -143,10 +144,12 @@ def _figures(
         return []
     if isinstance(items, (str, dict)):
         items = [items]
+    if not isinstance(items, list):
+        raise RecordError(where, record, field_name, f"expected a figure or a list of figures, got {type(items).__name__} {items!r:.80}")
     figures = []
     for number, item in enumerate(items, start=before + 1):
         if isinstance(item, str):
-            path, name = root / item, item
+            path, name = release_path(item, root=root, where=where, record=record, field_name=field_name), item
         elif isinstance(item, dict) and item.get("bytes") is not None:
             data = item["bytes"]
             name = str(item.get("path") or f"{record}_{number}")
@@ -154,7 +157,8 @@ def _figures(
                 raise RecordError(where, record, field_name, f"figure '{name}': bytes of type {type(data).__name__}")
             path = images.write(bytes(data), where, record, field_name, name)
         elif isinstance(item, dict) and item.get("path"):
-            path, name = root / str(item["path"]), str(item["path"])
+            name = item["path"]
+            path = release_path(name, root=root, where=where, record=record, field_name=field_name)
         else:
             raise RecordError(where, record, field_name, f"figure {number} has neither a path nor image bytes: {item!r:.80}")
         figures.append(load_figure(path, release_file=where, record=record, field_name=field_name, name=name, role=role))

@@ -1,0 +1,259 @@
+"""Faults, kills and secrets: real `dvc repro` runs of the sample against a local fake server.
+
+One clean run is the reference. A run whose server fails a fifth of its requests, and a run that
+is SIGKILLed again and again at random points of its generate and judge stages, must both end with
+the clean run's bytes, and the killed run must never pay twice for a reply it had received. No
+file any of them wrote may hold the API key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from olympiad_eval.fake_server import FakeOpenAI, body_key, default_responder, flaky
+from tests.test_pipeline_e2e import BIN, KEY, Repo, clone
+
+pytestmark = pytest.mark.e2e
+
+CONCURRENCY = 2
+MODEL = f"""\
+provider: openai
+base_url: {{base_url}}
+model: fake-1
+api_key_env: OE_E2E_KEY
+concurrency: {CONCURRENCY}
+max_retries: 8
+timeout: 1
+samples: 2
+generation: {{{{temperature: 0, seed: 0}}}}
+"""
+JUDGE = f"""\
+defaults:
+  - llm_base
+  - _self_
+judges:
+  fake:
+    base_url: {{base_url}}
+    model: fake-judge
+    api_key_env: OE_E2E_KEY
+    concurrency: {CONCURRENCY}
+    max_retries: 8
+    timeout: 1
+"""
+PLAN = {
+    "benchmarks": ["sample_hipho", "sample_physelite"],
+    "suites": {"sample_hipho": "sample_hipho", "sample_physelite_en": "sample_physelite"},
+    "models": ["fake"],
+    "judges": ["fakejudge"],
+}
+KILLS = 10  # kills that land while a generate or judge stage runs
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FakeOpenAI(latency=0.05) as fake:
+        yield fake
+
+
+def pipeline(path: Path, server: FakeOpenAI) -> Repo:
+    """A fresh clone whose plan asks one fake model and one fake LLM judge, both on `server`."""
+    repo = Repo(clone(path))
+    repo.write("conf/model/fake.yaml", MODEL.format(base_url=server.base_url))
+    repo.write("conf/judge/fakejudge.yaml", JUDGE.format(base_url=server.base_url))
+    repo.write("params.yaml", yaml.safe_dump(PLAN, sort_keys=False))
+    return repo
+
+
+def snapshot(repo: Repo) -> dict[str, bytes]:
+    """Every output file and the lock file, by path."""
+    files = [path for path in (repo.path / "outputs").rglob("*") if path.is_file()] + [repo.path / "dvc.lock"]
+    return {str(path.relative_to(repo.path)): path.read_bytes() for path in files}
+
+
+def cached_replies(repo: Repo) -> int:
+    cache = repo.path / ".cache" / "requests.sqlite"
+    if not cache.exists():
+        return 0  # killed before its first request
+    with sqlite3.connect(cache) as db:
+        return db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
+
+
+@pytest.fixture(scope="module")
+def clean(server, tmp_path_factory):
+    repo = pipeline(tmp_path_factory.mktemp("clean") / "repo", server)
+    before = Counter(server.answered_bodies)
+    repo.repro()
+    repo.requests = len(server.answered_bodies - before)
+    assert repo.requests == cached_replies(repo) > 30  # generations and judgments, each sent once
+    return repo
+
+
+@pytest.fixture(scope="module")
+def faulted(server, tmp_path_factory):
+    repo = pipeline(tmp_path_factory.mktemp("faulted") / "repo", server)
+    server.responder = flaky(default_responder, rate=0.2, seed=7, timeout_delay=1.5)
+    try:
+        repo.repro()
+    finally:
+        repo.injected, server.responder = Counter(server.responder.injected), default_responder
+    return repo
+
+
+def test_a_run_through_injected_faults_ends_as_a_clean_run(clean, faulted):
+    assert set(faulted.injected) == {"HTTP 429", "HTTP 500", "HTTP 503", "dropped connection", "timeout",
+                                     "garbage body"}
+    assert sum(faulted.injected.values()) >= 0.15 * clean.requests
+    expected, got = snapshot(clean), snapshot(faulted)
+    assert sorted(got) == sorted(expected)
+    # the only trace of the faults: the retries counted in the usage metrics
+    usage = [name for name in expected if name.startswith("outputs/usage/")]
+    retries = 0
+    for name in usage:
+        clean_usage, faulted_usage = json.loads(expected[name]), json.loads(got[name])
+        retries += faulted_usage.pop("retries") - clean_usage.pop("retries")
+        assert faulted_usage == clean_usage
+    assert retries > 0
+    for name in set(expected) - set(usage) - {"dvc.lock"}:
+        assert got[name] == expected[name], name
+    assert without_usage(got["dvc.lock"]) == without_usage(expected["dvc.lock"])
+
+
+def without_usage(lock: bytes) -> dict:
+    """dvc.lock less the hashes of the usage metrics (the one thing retries change)."""
+    stages = yaml.safe_load(lock)["stages"]
+    for stage in stages.values():
+        for entries in (stage.get("deps", []), stage.get("outs", [])):
+            entries[:] = [entry for entry in entries if not entry["path"].startswith("outputs/usage")]
+    return stages
+
+
+# ---------------------------------------------------------------- kills
+
+class KilledRun:
+    """`dvc repro` in its own process group, SIGKILLed at a random moment of a generate or judge stage."""
+
+    STAGES = ("stages/generate.py", "stages/judge.py")
+
+    def __init__(self, repo: Repo, log: Path):
+        with log.open("ab") as output:
+            self.process = subprocess.Popen([str(BIN / "dvc"), "repro"], cwd=repo.path, env=repo.env,
+                                            stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def running_stages(self) -> set[str]:
+        """The generate and judge stages alive in the run's process group."""
+        running = set()
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and _group(entry) == self.process.pid:
+                    command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                    running.update(stage for stage in self.STAGES if stage in command)
+            except OSError:
+                continue  # it ended while we looked
+        return running
+
+    def kill_during_a_stage(self, rng: random.Random, within: float) -> set[str] | None:
+        """Wait for a generate or judge stage, let it run a random while, kill everything. Returns
+        the stages that were running at the kill, or None when the run finished first."""
+        if not self.wait_for_a_stage():
+            return None
+        time.sleep(rng.uniform(0, within))
+        while True:
+            # Freeze the run first, so that what runs now is what the kill interrupts. Between two
+            # stages DVC may be writing dvc.lock, which it does in place: a kill there is DVC's
+            # problem (it can leave a torn dvc.lock), not this pipeline's, so wait for a stage.
+            os.killpg(self.process.pid, signal.SIGSTOP)
+            running = self.running_stages()
+            if running:
+                break
+            os.killpg(self.process.pid, signal.SIGCONT)
+            if not self.wait_for_a_stage():
+                return None
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+        return running
+
+    def wait_for_a_stage(self) -> bool:
+        while not self.running_stages():
+            if self.process.poll() is not None:
+                return False
+            time.sleep(0.01)
+        return True
+
+
+def _group(proc_entry: Path) -> int:
+    # /proc/<pid>/stat: "pid (comm) state ppid pgrp ...", and comm may hold spaces
+    return int((proc_entry / "stat").read_text().rsplit(")", 1)[1].split()[2])
+
+
+def wait_until_idle(server: FakeOpenAI, limit: float = 10.0) -> None:
+    """Let the server finish replies it was still writing to the dead client."""
+    deadline = time.monotonic() + limit
+    while server.in_flight and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def whole_lines(path: Path) -> bool:
+    text = path.read_text(encoding="utf-8")
+    return text.endswith("\n") and all(json.loads(line) is not None for line in text.splitlines())
+
+
+@pytest.fixture(scope="module")
+def killed(server, clean, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("killed")
+    repo, rng = pipeline(folder / "repo", server), random.Random(20261129)
+    repo.kills, repo.lost, repo.log = [], [], folder / "repro.log"
+    before = Counter(server.answered_bodies)
+    while len(repo.kills) < KILLS:
+        running = KilledRun(repo, repo.log).kill_during_a_stage(rng, within=2.5)
+        assert running is not None, f"the run finished before {KILLS} kills: {repo.kills}"
+        wait_until_idle(server)
+        answered = server.answered_bodies - before
+        # replies the server sent but the client never stored: the only ones a rerun may send again
+        repo.lost.append(len(answered) - cached_replies(repo))
+        repo.kills.append(sorted(running))
+        for records in (repo.path / "outputs").rglob("*.jsonl"):
+            assert whole_lines(records), f"{records} is half-written"
+    repo.repro()
+    repo.answered = server.answered_bodies - before
+    return repo
+
+
+def test_killed_at_random_points_a_rerun_ends_as_a_clean_run(clean, killed):
+    stages = Counter(stage for running in killed.kills for stage in running)
+    print(f"kills during {dict(stages)}; replies lost in flight at each kill: {killed.lost}")
+    assert len(killed.kills) >= KILLS and stages["stages/generate.py"] and stages["stages/judge.py"], killed.kills
+    assert snapshot(killed) == snapshot(clean)
+    assert not list((killed.path / "outputs").rglob(".*.tmp"))  # no leftovers of killed writes
+    assert "up to date" in killed.dvc("status")
+
+
+def test_killed_runs_never_resend_a_reply_they_had_received(clean, killed):
+    assert len(killed.answered) == clean.requests  # every request was answered ...
+    assert all(0 <= lost <= CONCURRENCY for lost in killed.lost), killed.lost
+    # ... once, plus once more for each reply that was on the wire when its run was killed
+    assert sum(killed.answered.values()) == clean.requests + sum(killed.lost)
+
+
+# ---------------------------------------------------------------- secrets
+
+def test_no_file_or_log_of_any_run_holds_the_api_key(clean, faulted, killed):
+    secret = KEY.encode()
+    for repo in (clean, faulted, killed):
+        written = [path for path in repo.path.rglob("*") if path.is_file() and ".git" not in path.parts]
+        assert any(".dvc/cache" in str(path) for path in written) and (repo.path / "outputs/report").is_dir()
+        assert any(path.name == "requests.sqlite" for path in written)
+        leaked = [path for path in written if secret in path.read_bytes()]
+        assert not leaked, leaked
+        assert not [log for log in repo.logs if KEY in log]
+    assert secret not in killed.log.read_bytes()
