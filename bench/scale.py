@@ -195,16 +195,6 @@ class Responder:
         return json.dumps(reply)
 
 
-def forget_bodies(server: FakeOpenAI, stop: threading.Event) -> None:
-    """The fake server keeps every request body it gets and answers (tests assert on them); over
-    200,000 requests that is gigabytes in this process, so the bench drops them as it goes and
-    counts in its responder instead."""
-    kept = [getattr(server, name) for name in ("requests", "headers", "answered_bodies") if hasattr(server, name)]
-    while not stop.wait(1.0):
-        for records in kept:
-            records.clear()
-
-
 # ---------------------------------------------------------------- the repository copy
 
 def clone(target: Path) -> Path:
@@ -344,14 +334,12 @@ def run(problems: int, models: int, latency: float, concurrency: int, keep: Path
     start = time.perf_counter()
     write_benchmark(repo, problems)
     release_s = time.perf_counter() - start
-    responder, stop = Responder(), threading.Event()
-    with FakeOpenAI(responder, latency=latency) as server:
-        threading.Thread(target=forget_bodies, args=(server, stop), daemon=True).start()
+    responder = Responder()
+    with FakeOpenAI(responder, latency=latency, record=False) as server:  # 200,000 bodies would take gigabytes
         names = configure(repo, server.base_url, models, concurrency)
         repro_s, ran = repro_checked(repo)
         noop_s, noop_ran = repo.repro()
         status_s, _ = repo.dvc("status")
-        stop.set()
         peak = server.peak_in_flight
     result = {
         "problems": problems, "models": names, "latency": latency, "concurrency": concurrency,

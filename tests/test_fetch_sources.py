@@ -21,7 +21,6 @@ import huggingface_hub
 import pytest
 from huggingface_hub import constants as hf_constants
 from omegaconf import OmegaConf
-from omegaconf.errors import ConfigAttributeError
 
 from olympiad_eval.benchmarks import module
 from olympiad_eval.fetch import fetch, resolve_source

@@ -171,7 +171,6 @@ def test_instructions_inside_a_response_are_only_text(render_suite, tmp_path):
     response = f"<think>{INJECTION}</think>\n<answer>[\\boxed{{0}}]</answer>"
     undelimited = {"messages": [{"role": "user", "content": f'worth at most 1 points {{"awarded"}} {response}'}]}
     assert json.loads(gullible(undelimited))["awarded"] == 1.0  # it would obey if the note reached it
-    outputs = render_suite("sample_hipho", "sample_hipho")
     generations = tmp_path / "injected.jsonl"
     write_jsonl(generations, [Generation(id=pid, suite="sample_hipho", model="m", sample=0, response=response,
                                          request_hash=pid) for pid in ("DemoPhO_2025_1_a", "DemoPhO_2025_1_b")])

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from olympiad_eval.fake_server import FakeOpenAI, body_key, default_responder, flaky
+from olympiad_eval.fake_server import FakeOpenAI, default_responder, flaky
 from tests.test_pipeline_e2e import BIN, KEY, Repo, clone
 
 pytestmark = pytest.mark.e2e

@@ -11,6 +11,7 @@ Run it by hand with `python -m olympiad_eval.fake_server --port 8000`.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import threading
@@ -89,8 +90,8 @@ def _fault_name(fault: Fault) -> str:
 
 
 def body_key(body: dict) -> str:
-    """One request's identity as the server sees it."""
-    return json.dumps(body, sort_keys=True)
+    """One request's identity as the server sees it (a hash: bodies carry whole images)."""
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
 class _Server(ThreadingHTTPServer):
@@ -104,8 +105,11 @@ class _Server(ThreadingHTTPServer):
 class FakeOpenAI:
     """`with FakeOpenAI() as server:` serves on `server.base_url` until the block ends."""
 
-    def __init__(self, responder: Responder = default_responder, port: int = 0, latency: float = 0.0):
+    def __init__(self, responder: Responder = default_responder, port: int = 0, latency: float = 0.0,
+                 record: bool = True):
         self.responder, self.latency = responder, latency
+        self.record = record  # keep every request's body and headers (off for long benches: memory)
+        self.received = 0
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         self.answered_bodies: Counter = Counter()  # body_key -> completions fully sent for it
@@ -124,8 +128,13 @@ class FakeOpenAI:
         with self._lock:
             return sum(self.answered_bodies.values())
 
-    def count(self, predicate: Callable[[dict], bool] = lambda body: True) -> int:
+    def count(self, predicate: Callable[[dict], bool] | None = None) -> int:
+        """Requests received (those `predicate` accepts, which needs `record`)."""
         with self._lock:
+            if predicate is None:
+                return self.received
+            if not self.record:
+                raise ValueError("counting by predicate needs FakeOpenAI(record=True)")
             return sum(1 for body in self.requests if predicate(body))
 
     def __enter__(self) -> "FakeOpenAI":
@@ -151,8 +160,10 @@ class FakeOpenAI:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
-                    server.requests.append(body)
-                    server.headers.append({k.lower(): v for k, v in self.headers.items()})
+                    server.received += 1
+                    if server.record:
+                        server.requests.append(body)
+                        server.headers.append({k.lower(): v for k, v in self.headers.items()})
                     server.in_flight += 1
                     server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
                 try:

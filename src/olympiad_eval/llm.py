@@ -222,6 +222,7 @@ class OpenAIEndpoint:
             max_retries=self.max_retries, timeout=float(cfg.get("timeout", 600)),
             http_client=openai.DefaultAsyncHttpxClient(event_hooks={"request": [_count_attempt]}),
         )
+        self._completion = openai.types.chat.ChatCompletion
         self.concurrency = int(cfg.get("concurrency", 8))
         self.limit = asyncio.Semaphore(self.concurrency)
         self.rate = RateLimiter(cfg.get("rpm"))
@@ -247,7 +248,8 @@ class OpenAIEndpoint:
         async with self.limit:
             await self.rate.wait()
             try:
-                result = await self.client.chat.completions.create(model=self.model, messages=messages, **settings)
+                result = await self.client.post("/chat/completions", cast_to=self._completion,
+                                                **_request_parts(self.model, messages, settings))
             except openai.APIStatusError as error:
                 return Reply(error=f"HTTP {error.status_code}: {_short(error.message)}"), False
             except (openai.APIConnectionError, openai.APITimeoutError) as error:
@@ -264,6 +266,18 @@ class OpenAIEndpoint:
 
     async def aclose(self) -> None:
         await self.client.close()
+
+
+def _request_parts(model: str, messages: list, settings: dict) -> dict:
+    """The body and options of a chat completion request, as `chat.completions.create` builds them.
+    Sent through the client's own `post` (documented for requests the typed API does not cover):
+    same retries, timeouts and response parsing, without `create`'s walk over every message part
+    to convert types, which plain JSON messages do not need and which costs milliseconds a request."""
+    extras = {name: settings[name] for name in ("extra_body", "extra_headers", "extra_query") if name in settings}
+    body = {"model": model, "messages": messages, **{k: v for k, v in settings.items() if k not in extras}}
+    body.update(extras.get("extra_body") or {})
+    options = {"headers": extras.get("extra_headers") or {}, "params": extras.get("extra_query") or {}}
+    return {"body": body, "options": {k: v for k, v in options.items() if v}}
 
 
 async def _count_attempt(request) -> None:

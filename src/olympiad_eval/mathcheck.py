@@ -442,8 +442,12 @@ def _by_number(gold: str, pred: str, context: _Context) -> bool | None:
     if any(numbers_close(gold_value, reading, context.rel_tol) for reading in readings):
         return True
     # "2 m g" read as 2 metre-grams differs from "3 m g", but may still be the product 2mg: let the
-    # parser see both texts whole when a bare unit was stripped
-    return None if _NUMBER_THEN_UNIT.fullmatch(gold_text) or _NUMBER_THEN_UNIT.fullmatch(pred_text) else False
+    # parser see both texts whole when a bare unit was stripped, unless both carry the same one (then
+    # as products too they differ by their numbers alone, and sympy would only take milliseconds to agree)
+    gold_unit, pred_unit = _NUMBER_THEN_UNIT.fullmatch(gold_text), _NUMBER_THEN_UNIT.fullmatch(pred_text)
+    if gold_unit and pred_unit and _squeeze(gold_unit.group("unit")) == _squeeze(pred_unit.group("unit")):
+        return False
+    return None if gold_unit or pred_unit else False
 
 
 def _by_expression(gold: str, pred: str, context: _Context) -> bool:
