@@ -39,6 +39,8 @@ from PIL import Image, ImageDraw
 from olympiad_eval.fake_server import JUDGE_MARKER, FakeOpenAI, judge_reply
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the end-to-end tests' copy of the repository, reused as is
+from tests.test_pipeline_e2e import clone  # noqa: E402
 BIN = Path(sys.executable).parent
 BENCHMARK = "physelite_scale"
 SUITES = ("physelite_en", "physelite_zh")
@@ -196,20 +198,6 @@ class Responder:
 
 
 # ---------------------------------------------------------------- the repository copy
-
-def clone(target: Path) -> Path:
-    """What `git clone` would give: the tracked and unignored files, in a fresh git repository."""
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
-                           capture_output=True, text=True).stdout.split("\0")
-    for name in filter(None, files):
-        if (ROOT / name).is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, target / name)
-    for command in (["git", "init", "-q"], ["git", "add", "-A"],
-                    ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"]):
-        subprocess.run(command, cwd=target, check=True)
-    return target
-
 
 SHIM = '''#!{python}
 """`python` for DVC's stage commands: runs the real interpreter and logs the stage's cost."""
