@@ -404,6 +404,21 @@ def test_a_replay_row_without_an_id(render_suite, tmp_path):
     assert_nothing_written(out)
 
 
+@pytest.mark.parametrize("row,field,problem", [
+    ('{"id": "DemoPhO_2025_1_a", "response": null}', "response", "expected text, got NoneType"),
+    ('{"id": "DemoPhO_2025_1_a", "response": "r", "sample": "first"}', "sample", "expected an integer, got 'first'"),
+])
+def test_a_replay_row_with_a_wrong_type(render_suite, tmp_path, row, field, problem):
+    outputs = render_suite("sample_hipho", "sample_hipho")
+    recorded = tmp_path / "replay.jsonl"
+    recorded.write_text(row + "\n", encoding="utf-8")
+    out = tmp_path / "generations.jsonl"
+    with pytest.raises(RecordError, match=re.escape(f"record DemoPhO_2025_1_a (line 1): field '{field}': {problem}")):
+        generate("sample_hipho", "m", OmegaConf.create({"provider": "replay", "path": str(recorded)}),
+                 outputs / "suites/sample_hipho/prompts.jsonl", out, tmp_path / "cache.sqlite")
+    assert_nothing_written(out)
+
+
 def test_generations_for_a_problem_not_in_the_suite(render_suite, tmp_path):
     outputs = render_suite("sample_hipho", "sample_hipho")
     generations = tmp_path / "generations.jsonl"

@@ -16,7 +16,9 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from olympiad_eval.llm import Reply, Tally, request_key, send
-from olympiad_eval.records import InputError, Generation, Prompt, iter_json_lines, read_jsonl, write_json, write_jsonl
+from olympiad_eval.records import (
+    Generation, InputError, Prompt, RecordError, iter_json_lines, read_jsonl, write_json, write_jsonl,
+)
 
 PROVIDERS = ("openai", "reference", "replay")
 
@@ -111,7 +113,13 @@ def _replay(cfg, suite: str, wanted: list[tuple[str, int]]) -> list[Reply]:
     for line, row in iter_json_lines(path):
         if id_field not in row or response_field not in row:
             raise InputError(f"{path}:{line}: a replay row needs the fields '{id_field}' and '{response_field}'")
-        recorded[(str(row[id_field]), int(row.get("sample", 0)))] = str(row[response_field])
+        response, sample = row[response_field], row.get("sample", 0)
+        if not isinstance(response, str):  # a null would otherwise be replayed as the text "None"
+            raise RecordError(path, f"{row[id_field]} (line {line})", response_field,
+                              f"expected text, got {type(response).__name__}")
+        if not isinstance(sample, int) or isinstance(sample, bool):
+            raise RecordError(path, f"{row[id_field]} (line {line})", "sample", f"expected an integer, got {sample!r}")
+        recorded[(str(row[id_field]), sample)] = response
     return [
         Reply(text=recorded[key], finish_reason="stop", cached=True) if key in recorded
         else Reply(error=f"no recorded response for id {key[0]} sample {key[1]} in {path}", cached=True)
