@@ -4,14 +4,13 @@ Exits non-zero while too many requests still fail, so that DVC never caches a br
 the rerun sends only the failed requests (the others are in the request cache).
 """
 
-from collections import Counter
 from pathlib import Path
 
 import hydra
 
 from olympiad_eval.generate import generate
 from olympiad_eval.records import Generation, InputError, read_jsonl
-from olympiad_eval.stage import check_fraction, check_model, chosen, clear_errors, fail, log
+from olympiad_eval.stage import check_fraction, check_model, chosen, clear_errors, fail, log, most_common
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="generate")
@@ -31,15 +30,10 @@ def main(cfg) -> None:
     log.info("%s x %s: %s", suite, model, outcome.summary())
     if outcome.errors > cfg.max_failed_fraction * outcome.total:
         endpoint = f" at {cfg.model.base_url}" if cfg.model.get("base_url") else ""
+        reasons = most_common(g.error for g in read_jsonl(out, Generation) if g.error is not None)
         fail(f"{outcome.errors} of {outcome.total} requests failed (model '{model}'{endpoint}; tolerated: "
-             f"{cfg.max_failed_fraction:.0%}): {common_errors(out)}; they are recorded as errors, never as "
+             f"{cfg.max_failed_fraction:.0%}): {reasons}; they are recorded as errors, never as "
              "answers: rerun to retry them", status=1)
-
-
-def common_errors(path: Path, shown: int = 3) -> str:
-    """The most frequent failure reasons of a generations file, with their counts."""
-    counts = Counter(g.error for g in read_jsonl(path, Generation) if g.error is not None)
-    return "; ".join(f"{error} ({count}x)" for error, count in counts.most_common(shown))
 
 
 if __name__ == "__main__":

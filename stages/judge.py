@@ -1,13 +1,12 @@
 """DVC stage: grade one suite x model cell with one judge, into outputs/judgments/<suite>/<model>/<judge>.jsonl."""
 
-from collections import Counter
 from pathlib import Path
 
 import hydra
 
 from olympiad_eval.judging import judge
 from olympiad_eval.records import InputError, Judgment, read_jsonl, write_json
-from olympiad_eval.stage import check_fraction, check_judge, chosen, clear_errors, fail, log
+from olympiad_eval.stage import check_fraction, check_judge, chosen, clear_errors, fail, log, most_common
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="judge")
@@ -27,14 +26,9 @@ def main(cfg) -> None:
     write_json(outputs / "coverage" / suite / model / f"{judge_name}.json", outcome.metrics())
     judged = outcome.total - outcome.generation_errors
     if judged and outcome.scored / judged < cfg.min_coverage:
+        reasons = most_common(j.detail[:300] for j in read_jsonl(out, Judgment) if j.status == "judge_error")
         fail(f"only {outcome.scored} of {judged} responses were judged (required: {cfg.min_coverage:.0%}): "
-             f"{common_errors(out)}; rerun to retry the failed judgments", status=1)
-
-
-def common_errors(path: Path, shown: int = 3) -> str:
-    """The most frequent reasons a judgment failed, with their counts."""
-    counts = Counter(j.detail for j in read_jsonl(path, Judgment) if j.status == "judge_error")
-    return "; ".join(f"{detail[:300]} ({count}x)" for detail, count in counts.most_common(shown))
+             f"{reasons}; rerun to retry the failed judgments", status=1)
 
 
 if __name__ == "__main__":

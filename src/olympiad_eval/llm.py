@@ -218,7 +218,7 @@ class OpenAIEndpoint:
         self.max_image_bytes = cfg.get("max_image_bytes")
         self.max_retries = int(cfg.get("max_retries", 5))
         self.client = openai.AsyncOpenAI(
-            base_url=str(cfg.base_url), api_key=_api_key(cfg.get("api_key_env")),
+            base_url=str(cfg.base_url), api_key=api_key(cfg.get("api_key_env")),
             max_retries=self.max_retries, timeout=float(cfg.get("timeout", 600)),
             http_client=openai.DefaultAsyncHttpxClient(event_hooks={"request": [_count_attempt]}),
         )
@@ -298,7 +298,8 @@ def _usage(result) -> dict:
     }
 
 
-def _api_key(variable: str | None) -> str:
+def api_key(variable: str | None) -> str:
+    """The key in the environment variable `variable` names; a clear error where it is not set."""
     if not variable:
         return "not-needed"  # local servers often take no key; the client still wants a string
     key = os.environ.get(str(variable))

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import sys
+from collections import Counter
+from collections.abc import Iterable
 
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import OmegaConf
 
+from olympiad_eval.llm import api_key
 from olympiad_eval.records import InputError
 
 log = logging.getLogger("olympiad_eval")
@@ -43,6 +45,11 @@ def clear_errors(stage):
 def fail(message: str, status: int = 2):
     print(f"error: {message}", file=sys.stderr)
     sys.exit(status)
+
+
+def most_common(reasons: Iterable[str], shown: int = 3) -> str:
+    """The most frequent reasons (of failed requests or judgments), with their counts."""
+    return "; ".join(f"{reason} ({count}x)" for reason, count in Counter(reasons).most_common(shown))
 
 
 # ---------------------------------------------------------------- config checks
@@ -77,9 +84,10 @@ def check_endpoint(cfg, where: str) -> None:
     number(cfg, "timeout", where, above=0)
     number(cfg, "rpm", where, above=0)
     number(cfg, "max_image_bytes", where, integer=True, minimum=1)
-    variable = cfg.get("api_key_env")
-    if variable and not os.environ.get(str(variable)):
-        raise InputError(f"{where}: the API key is read from the environment variable {variable}, which is not set")
+    try:
+        api_key(cfg.get("api_key_env"))
+    except InputError as error:
+        raise InputError(f"{where}: {error}") from None
 
 
 def check_model(cfg, name: str) -> None:
