@@ -282,6 +282,44 @@ def as_level(value, *, where: str | Path, record: str, field_name: str) -> int |
     raise RecordError(where, record, field_name, f"expected an integer, got {type(value).__name__} {value!r:.80}")
 
 
+class Fields:
+    """One record of a release, read field by field with the checks above. `columns` maps our
+    field names to the release's own (PhysElite's are set in its config); errors name the latter."""
+
+    def __init__(self, item: dict, where: str | Path, columns: dict | None = None):
+        self.item, self.where, self.columns = item, where, columns or {}
+        raw_id = self.raw("id")
+        self.record = "?" if raw_id is None else str(raw_id)  # a null id as a missing one
+
+    def column(self, name: str) -> str:
+        return self.columns.get(name, name)
+
+    def raw(self, name: str):
+        return self.item.get(self.column(name))
+
+    def require(self, *names: str) -> None:
+        for name in names:
+            if self.raw(name) is None:
+                raise RecordError(self.where, self.record, self.column(name), "missing")
+
+    def _read(self, read, name: str, **options):
+        return read(self.raw(name), where=self.where, record=self.record, field_name=self.column(name), **options)
+
+    def text(self, name: str, required: bool = True) -> str:
+        return self._read(as_text, name, required=required)
+
+    def list(self, name: str) -> list:
+        return self._read(as_list, name)
+
+    def level(self, name: str) -> int | None:
+        return self._read(as_level, name)
+
+    def path(self, name: str, root: Path, value=None) -> Path:
+        """The release file the field names (or `value`, one entry of a list field)."""
+        return release_path(self.raw(name) if value is None else value, root=root, where=self.where,
+                            record=self.record, field_name=self.column(name))
+
+
 def fetch(benchmark: str, cfg, out_dir: str | Path) -> list[Problem]:
     """Load the release named by `cfg`, store its figures once, and write the problem records."""
     out_dir = Path(out_dir)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from olympiad_eval import answers
 from olympiad_eval.benchmarks import JudgeTask, Score, delimited, failed_tasks, json_reply
-from olympiad_eval.fetch import as_list, as_text, load_figure, release_path
+from olympiad_eval.fetch import Fields, load_figure
 from olympiad_eval.render import fill
 from olympiad_eval.records import InputError, AnswerSlot, Criterion, Figure, Problem, RecordError
 
@@ -72,41 +72,38 @@ def _check_full_marks(problems: list[Problem], path: Path, exam) -> None:
 
 
 def _problem(item: dict, path: Path, data_dir: Path, information: str, language: str, benchmark: str) -> Problem:
-    record = "?" if item.get("id") is None else str(item["id"])  # a null id as a missing one
-    for name in REQUIRED:
-        if item.get(name) is None:
-            raise RecordError(path, record, name, "missing")
-    slots = _answer_slots(item, path, record)
+    fields = Fields(item, path)
+    fields.require(*REQUIRED)
+    slots = _answer_slots(fields)
     total = round(sum(slot.points for slot in slots), 6)
     return Problem(
-        id=record,
+        id=fields.record,
         origin=f"data/{path.name}",
         benchmark=benchmark,
         language=language,
         subset=str(item.get("source") or path.stem),
-        question=as_text(item["question"], where=path, record=record, field_name="question"),
-        context=as_text(item.get("context"), where=path, record=record, field_name="context", required=False),
+        question=fields.text("question"),
+        context=fields.text("context", required=False),
         information=information,
-        figures=tuple(_figures(item, path, data_dir, record)),
+        figures=tuple(_figures(fields, data_dir)),
         answers=slots,
-        marking=_schemes(as_list(item.get("marking"), where=path, record=record, field_name="marking"), total, path, record),
+        marking=_schemes(fields.list("marking"), total, path, fields.record),
         subject=str(item.get("field") or ""),
     )
 
 
-def _answer_slots(item: dict, path: Path, record: str) -> tuple[AnswerSlot, ...]:
-    listed = lambda name: as_list(item.get(name), where=path, record=record, field_name=name)  # noqa: E731
-    values, points = listed("answer"), listed("points")
+def _answer_slots(fields: Fields) -> tuple[AnswerSlot, ...]:
+    values, points = fields.list("answer"), fields.list("points")
     if len(values) != len(points):
-        raise RecordError(path, record, "points", f"{len(points)} points for {len(values)} answers")
-    kinds = listed("answer_type")
-    units = listed("unit")  # sometimes shorter than `answer`: missing units are None
+        raise RecordError(fields.where, fields.record, "points", f"{len(points)} points for {len(values)} answers")
+    kinds = fields.list("answer_type")
+    units = fields.list("unit")  # sometimes shorter than `answer`: missing units are None
     slots = []
     for index, (value, point) in enumerate(zip(values, points)):
         try:
             point = float(point)
         except (TypeError, ValueError):
-            raise RecordError(path, record, f"points[{index}]", f"not a number: {point!r}") from None
+            raise RecordError(fields.where, fields.record, f"points[{index}]", f"not a number: {point!r}") from None
         kind = kinds[index] if index < len(kinds) else ""
         unit = units[index] if index < len(units) else None
         slots.append(AnswerSlot(value=str(value), kind=str(kind or ""), unit=unit or None, points=point))
@@ -146,12 +143,11 @@ def _criterion(text: str, path: Path, record: str, scheme: int, index: int) -> C
     return Criterion(text=str(text), points=points)
 
 
-def _figures(item: dict, path: Path, data_dir: Path, record: str) -> list[Figure]:
-    names = as_list(item.get("image_question"), where=path, record=record, field_name="image_question")
+def _figures(fields: Fields, data_dir: Path) -> list[Figure]:
     return [
-        load_figure(release_path(name, root=data_dir, where=path, record=record, field_name="image_question"),
-                    release_file=path, record=record, field_name="image_question", name=name)
-        for name in names
+        load_figure(fields.path("image_question", data_dir, value=name), release_file=fields.where,
+                    record=fields.record, field_name="image_question", name=name)
+        for name in fields.list("image_question")
     ]
 
 

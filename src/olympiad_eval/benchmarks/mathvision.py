@@ -12,7 +12,7 @@ import pandas as pd
 
 from olympiad_eval import answers
 from olympiad_eval.benchmarks import Score, mathvision_official
-from olympiad_eval.fetch import as_level, as_list, as_text, load_figure, release_path
+from olympiad_eval.fetch import Fields, as_text, load_figure
 from olympiad_eval.records import InputError, AnswerSlot, Problem, iter_json_lines
 
 REQUIRED = ("id", "question", "answer")
@@ -36,35 +36,31 @@ def _repair(item: dict) -> dict:
 
 
 def _problem(item: dict, path: Path, line: int, root: Path, benchmark: str, require_figures: bool) -> Problem:
-    where = f"{path}:{line}"
-    record = "?" if item.get("id") is None else str(item["id"])  # a null id as a missing one
-
-    def field(name: str, read, **options):
-        return read(item.get(name), where=where, record=record, field_name=name, **options)
-
+    fields = Fields(item, f"{path}:{line}")
     for name in REQUIRED:
-        field(name, as_text)
-    choices = tuple(as_text(option, where=where, record=record, field_name="options")
-                    for option in field("options", as_list))
+        fields.text(name)
+    choices = tuple(as_text(option, where=fields.where, record=fields.record, field_name="options")
+                    for option in fields.list("options"))
     figures = ()
     if item.get("image") not in (None, ""):
-        image = field("image", release_path, root=root)
+        image = fields.path("image", root)
         if require_figures or image.is_file():
-            figures = (load_figure(image, release_file=where, record=record, field_name="image", name=item["image"]),)
-    subject = field("subject", as_text, required=False)
+            figures = (load_figure(image, release_file=fields.where, record=fields.record, field_name="image",
+                                   name=item["image"]),)
+    subject = fields.text("subject", required=False)
     return Problem(
         origin=f"data/{path.name}:{line}",
-        id=record,
+        id=fields.record,
         benchmark=benchmark,
         language="en",
         subset=subject,
         subject=subject,
-        level=field("level", as_level),
-        question=field("question", as_text),
+        level=fields.level("level"),
+        question=fields.text("question"),
         choices=choices,
         figures=figures,
-        answers=(AnswerSlot(value=field("answer", as_text), kind="Multiple Choice" if choices else "Free Form"),),
-        solution=field("solution", as_text, required=False),
+        answers=(AnswerSlot(value=fields.text("answer"), kind="Multiple Choice" if choices else "Free Form"),),
+        solution=fields.text("solution", required=False),
     )
 
 

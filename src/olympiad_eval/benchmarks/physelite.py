@@ -22,7 +22,7 @@ from PIL import Image
 
 from olympiad_eval import answers
 from olympiad_eval.benchmarks import JudgeTask, Score, delimited, failed_tasks, json_reply
-from olympiad_eval.fetch import SUFFIX_BY_MIME, MIME_BY_FORMAT, UNREADABLE_IMAGE, as_level, as_text, load_figure, release_path
+from olympiad_eval.fetch import SUFFIX_BY_MIME, MIME_BY_FORMAT, UNREADABLE_IMAGE, Fields, load_figure, release_path
 from olympiad_eval.render import fill
 from olympiad_eval.records import InputError, AnswerSlot, Figure, Problem, RecordError, iter_json_lines
 
@@ -108,28 +108,24 @@ class _EmbeddedImages:
 
 
 def _problem(row: dict, where: str, root: Path, columns: dict, benchmark: str, images: _EmbeddedImages) -> Problem:
-    value = lambda name, default=None: row.get(columns.get(name, name), default)  # noqa: E731
-    record = "?" if value("id") is None else str(value("id"))  # a null id as a missing one
-    for name in REQUIRED:
-        if value(name) is None:
-            raise RecordError(where, record, columns.get(name, name), "missing")
-    checked = lambda name, read, **options: read(value(name), where=where, record=record,  # noqa: E731
-                                                 field_name=columns.get(name, name), **options)
+    fields = Fields(row, where, columns)
+    fields.require(*REQUIRED)
     figures: list[Figure] = []
     for name, role in (("images", "schematic"), ("process_images", "process")):
-        figures += _figures(value(name), root, where, record, columns.get(name, name), role, images, len(figures))
+        figures += _figures(fields.raw(name), root, where, fields.record, fields.column(name), role, images,
+                            len(figures))
     return Problem(
-        id=record,
+        id=fields.record,
         origin=Path(where).relative_to(root).as_posix(),
         benchmark=benchmark,
-        language=checked("language", as_text),
-        group=record,
-        subset=checked("subject", as_text, required=False),
-        subject=checked("subject", as_text, required=False),
-        level=checked("difficulty", as_level),
-        question=checked("text", as_text),
-        solution=checked("solution", as_text, required=False),
-        answers=(AnswerSlot(value=checked("answer", as_text), kind="Open"),),
+        language=fields.text("language"),
+        group=fields.record,
+        subset=fields.text("subject", required=False),
+        subject=fields.text("subject", required=False),
+        level=fields.level("difficulty"),
+        question=fields.text("text"),
+        solution=fields.text("solution", required=False),
+        answers=(AnswerSlot(value=fields.text("answer"), kind="Open"),),
         figures=tuple(figures),
     )
 
