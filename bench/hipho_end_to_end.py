@@ -131,14 +131,17 @@ def run_stage(script: str, overrides: list[str], log: Path) -> dict:
     if process.returncode:
         sys.exit(f"stages/{script}.py failed ({process.returncode}):\n{log.read_text()[-3000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall": wall, "cpu": cpu, "rss_mb": usage.ru_maxrss / 1024}
+    return {"wall": wall, "cpu": cpu, "rss_mb": usage.ru_maxrss / 1024, "start": start, "end": start + wall}
 
 
 def measured(server: FakeOpenAI, script: str, overrides: list[str], log: Path) -> dict:
-    server.peak_in_flight = 0
+    """A stage against the server, with how long it took to send its first request (startup) and
+    to exit after its last reply (finish)."""
+    server.peak_in_flight, server.first_received, server.last_answered = 0, None, None
     before = server.count()
     result = run_stage(script, overrides, log)
-    return {**result, "requests": server.count() - before, "peak": server.peak_in_flight}
+    return {**result, "requests": server.count() - before, "peak": server.peak_in_flight,
+            "startup": server.first_received - result["start"], "finish": result["end"] - server.last_answered}
 
 
 # ---------------------------------------------------------------- report
@@ -161,6 +164,9 @@ def report(stages: dict, concurrency: int, latency: float, problems: int) -> Non
     for name, r in stages.items():
         print(row(name, r, ideal[name]))
     print(row("total", total, ideal_total))
+    print("outside the requests: " + "; ".join(
+        f"{name} {r['startup']:.2f} s to its first request, {r['finish']:.2f} s from its last reply to its exit"
+        for name, r in stages.items()))
     per_request = total["cpu"] / total["requests"]
     print(f"total wall / ideal: {total['wall'] / ideal_total:.3f} (target <= {TARGET_RATIO}); "
           f"CPU s/request: {per_request:.4f} (target <= {TARGET_CPU}); "

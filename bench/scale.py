@@ -12,7 +12,8 @@ that runs the real interpreter as its child and logs getrusage(RUSAGE_CHILDREN) 
 process of the stage: the stage itself or one of its check workers).
 
     python bench/scale.py [--problems 11586] [--models 3] [--latency 0.5] [--concurrency 64] [--keep DIR]
-    python bench/scale.py --stage-counts     # how DVC's own costs grow with the number of stages
+    python bench/scale.py --stage-counts     # DVC's own costs as the stages grow: one dvc.yaml for
+                                             # every stage, against one per benchmark family
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from olympiad_eval.fake_server import JUDGE_MARKER, FakeOpenAI, judge_reply
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the end-to-end tests' copy of the repository, reused as is
-from tests.test_pipeline_e2e import clone  # noqa: E402
+from tests.test_pipeline_e2e import clone, lock_files, plan_yaml, stage_name  # noqa: E402
 BIN = Path(sys.executable).parent
 BENCHMARK = "physelite_scale"
 SUITES = ("physelite_en", "physelite_zh")
@@ -244,13 +245,16 @@ class Repo:
 
     def repro(self, *args: str) -> tuple[float, list[str]]:
         wall, output = self.dvc("repro", *args)
-        return wall, sorted(re.findall(r"Running stage '([^']+)'", output))
+        return wall, sorted(map(stage_name, re.findall(r"Running stage '([^']+)'", output)))
+
+    def stage_names(self) -> list[str]:
+        return sorted(map(stage_name, self.dvc("stage", "list", "--all", "--name-only")[1].split()))
 
     def stages(self) -> list[dict]:
         """What the shim logged, one record per stage run, named as DVC names the stage."""
         if not self.stage_log.is_file():
             return []
-        return [{**run, "stage": stage_name(run["argv"])}
+        return [{**run, "stage": shim_stage_name(run["argv"])}
                 for run in map(json.loads, self.stage_log.read_text().splitlines())]
 
 
@@ -258,7 +262,7 @@ ORDER = {"fetch": ["benchmark"], "render": ["suite"], "generate": ["cell.suite",
          "judge": ["cell.suite", "cell.model", "judge"], "aggregate": ["benchmark"], "report": []}
 
 
-def stage_name(argv: list[str]) -> str:
+def shim_stage_name(argv: list[str]) -> str:
     stage = Path(argv[0]).stem
     overrides = dict(arg.split("=", 1) for arg in argv[1:] if "=" in arg)
     keys = ORDER.get(stage, [])
@@ -284,10 +288,9 @@ def endpoint(base_url: str, model: str, concurrency: int) -> dict:
             "max_retries": 2, "timeout": 120}
 
 
-def write_plan(repo: Repo, models: list[str], judges: list[str]) -> None:
-    plan = {"benchmarks": [BENCHMARK], "suites": {suite: BENCHMARK for suite in SUITES}, "models": models,
-            "judges": judges}
-    repo.write("params.yaml", yaml.safe_dump(plan, sort_keys=False))
+def write_plan(repo: Repo, models: list[str], judges: list[str], suites: dict[str, str] | None = None) -> None:
+    suites = suites or {suite: BENCHMARK for suite in SUITES}
+    repo.write("params.yaml", plan_yaml(suites, models, judges, conf=repo.path / "conf"))
 
 
 def configure(repo: Repo, base_url: str, models: int, concurrency: int) -> list[str]:
@@ -346,8 +349,7 @@ def run(problems: int, models: int, latency: float, concurrency: int, keep: Path
 
 def repro_checked(repo: Repo) -> tuple[float, list[str]]:
     wall, ran = repo.repro()
-    _, listed = repo.dvc("stage", "list", "--name-only")
-    if ran != sorted(listed.split()):
+    if ran != repo.stage_names():
         raise RuntimeError(f"dvc repro ran {ran}, not every stage of the plan")
     return wall, ran
 
@@ -375,16 +377,19 @@ def report(result: dict) -> None:
 
 # ---------------------------------------------------------------- DVC's cost per stage
 
-# models x judges: 2 suites give 5 + 2 x models x (1 + judges) stages: 53, 149, 305.
-LAYOUTS = "4x5,6x11,10x14"
+# The bundled sample's suites, across the three benchmark families; models x judges give
+# 11 + 4 x models x (1 + judges) stages: 43, 107, 299.
+SAMPLE = {"sample_hipho": "sample_hipho", "sample_mathvision": "sample_mathvision",
+          "sample_physelite_en": "sample_physelite", "sample_physelite_zh": "sample_physelite"}
+LAYOUTS = "2x3,4x5,6x11"
 
 
 def fan_out(repo: Repo, models: list[str], judges: list[str]) -> None:
     """Every cell's outputs, copied from the first cell's with the names rewritten: what `dvc repro`
-    would write (the `reference` model and rule judges are deterministic), without running 300 stages."""
+    would write (the reference models and rule judges are deterministic), without running 300 stages."""
     out = repo.path / "outputs"
     model, judge = models[0], judges[0]
-    for suite in SUITES:
+    for suite in SAMPLE:
         for other in models[1:]:
             copy(out / "generations" / suite / f"{model}.jsonl", out / "generations" / suite / f"{other}.jsonl",
                  {"model": (model, other)})
@@ -404,25 +409,39 @@ def copy(source: Path, target: Path, renamed: dict[str, tuple[str, str]]) -> Non
     target.write_text(text, encoding="utf-8")
 
 
-def stage_cost(workdir: Path, models: int, judges: int, problems: int = 20) -> dict:
-    repo = Repo(clone(workdir / f"stages-{models}x{judges}"))
-    write_benchmark(repo, problems)
+def one_dvc_yaml(repo: Repo) -> None:
+    """Every pipeline's stages moved into the root dvc.yaml, so one dvc.lock holds them all: the
+    layout that one dvc.yaml per benchmark family is measured against."""
+    stages = yaml.safe_load((repo.path / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+    for path in sorted(repo.path.glob("pipelines/*/dvc.yaml")):
+        for name, stage in yaml.safe_load(path.read_text(encoding="utf-8"))["stages"].items():
+            stage.get("do", stage).pop("wdir")
+            stages[f"{name}-{path.parent.name}"] = stage
+        path.unlink()
+    repo.write("dvc.yaml", yaml.safe_dump({"stages": stages}, sort_keys=False))
+
+
+def stage_cost(workdir: Path, models: int, judges: int, layout: str) -> dict:
+    repo = Repo(clone(workdir / f"stages-{models}x{judges}-{layout}"))
+    if layout == "one dvc.yaml":
+        one_dvc_yaml(repo)
     model_names = [f"ref-{i}" for i in range(1, models + 1)]
     judge_names = [f"rule-{i}" for i in range(1, judges + 1)]
     for name in model_names:
         repo.write(f"conf/model/{name}.yaml", "provider: reference\nsamples: 1\n")
     for name in judge_names:
         repo.write(f"conf/judge/{name}.yaml", "defaults:\n  - rule\n  - _self_\n")
-    write_plan(repo, model_names[:1], judge_names[:1])
+    write_plan(repo, model_names[:1], judge_names[:1], SAMPLE)
     repo.repro()
-    write_plan(repo, model_names, judge_names)
+    write_plan(repo, model_names, judge_names, SAMPLE)
     fan_out(repo, model_names, judge_names)
     commit_s, _ = repo.dvc("commit", "--force")
-    fill_s, _ = repo.repro()  # the aggregate and the report, on every cell
-    _, listed = repo.dvc("stage", "list", "--name-only")
+    fill_s, _ = repo.repro()  # the aggregates and the report, on every cell
+    _, listed = repo.dvc("stage", "list", "--all", "--name-only")
     status_s, _ = repo.dvc("status")
     noop_s, noop_ran = repo.repro()
-    cell = f"judge@{SUITES[0]}-{model_names[0]}-{judge_names[0]}"
+    [cell] = [address for address in listed.split()
+              if address.endswith(f"@sample_physelite_en-{model_names[0]}-{judge_names[0]}") and "judge" in address]
     before = len(repo.stages())
     one_s, _ = repo.repro("--force", "--single-item", cell)
     one_stage = sum(run["wall"] for run in repo.stages()[before:])
@@ -430,7 +449,8 @@ def stage_cost(workdir: Path, models: int, judges: int, problems: int = 20) -> d
     before = len(repo.stages())
     judge_s, judge_ran = repo.repro()
     judge_stages = sum(run["wall"] for run in repo.stages()[before:])
-    return {"stages": len(listed.split()), "lock_kb": (repo.path / "dvc.lock").stat().st_size / 1024,
+    locks = [len(lock) / 1024 for lock in lock_files(repo.path).values()]
+    return {"layout": layout, "stages": len(listed.split()), "locks": len(locks), "largest_lock_kb": max(locks),
             "commit_s": commit_s, "fill_s": fill_s, "status_s": status_s, "noop_s": noop_s, "noop_ran": len(noop_ran),
             "one_cell_s": one_s, "one_cell_stage_s": one_stage, "judge_edit_s": judge_s,
             "judge_edit_ran": len(judge_ran), "judge_edit_stages_s": judge_stages}
@@ -440,15 +460,16 @@ def stage_counts(layouts: str, keep: Path | None) -> list[dict]:
     workdir = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="oe-stages-"))
     workdir.mkdir(parents=True, exist_ok=True)
     results = []
-    print(f"{'stages':>7}{'dvc.lock KB':>13}{'status s':>10}{'no-op repro s':>15}{'1 cell: repro s':>17}"
-          f"{'stage s':>9}{'DVC s':>7}{'judge edit: stages run':>24}{'repro s':>9}{'DVC s/stage':>13}")
+    print(f"{'layout':<22}{'stages':>7}{'largest dvc.lock KB':>21}{'status s':>10}{'no-op repro s':>15}"
+          f"{'1 cell: repro s':>17}{'stage s':>9}{'judge edit: stages run':>24}{'repro s':>9}{'DVC s/stage':>13}")
     for models, judges in (map(int, layout.split("x")) for layout in layouts.split(",")):
-        r = stage_cost(workdir, models, judges)
-        results.append(r)
-        overhead = (r["judge_edit_s"] - r["judge_edit_stages_s"]) / max(1, r["judge_edit_ran"])
-        print(f"{r['stages']:>7}{r['lock_kb']:>13.0f}{r['status_s']:>10.2f}{r['noop_s']:>15.2f}{r['one_cell_s']:>17.2f}"
-              f"{r['one_cell_stage_s']:>9.2f}{r['one_cell_s'] - r['one_cell_stage_s']:>7.2f}{r['judge_edit_ran']:>24}"
-              f"{r['judge_edit_s']:>9.1f}{overhead:>13.2f}", flush=True)
+        for layout in ("one dvc.yaml", "dvc.yaml per family"):
+            r = stage_cost(workdir, models, judges, layout)
+            results.append(r)
+            overhead = (r["judge_edit_s"] - r["judge_edit_stages_s"]) / max(1, r["judge_edit_ran"])
+            print(f"{layout:<22}{r['stages']:>7}{r['largest_lock_kb']:>21.0f}{r['status_s']:>10.2f}{r['noop_s']:>15.2f}"
+                  f"{r['one_cell_s']:>17.2f}{r['one_cell_stage_s']:>9.2f}{r['judge_edit_ran']:>24}"
+                  f"{r['judge_edit_s']:>9.1f}{overhead:>13.2f}", flush=True)
     (workdir / "stage_counts.json").write_text(json.dumps(results, indent=2))
     if not keep:
         shutil.rmtree(workdir, ignore_errors=True)

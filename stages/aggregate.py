@@ -3,9 +3,8 @@
 from pathlib import Path
 
 import hydra
-import yaml
 
-from olympiad_eval.stage import chosen, clear_errors, log
+from olympiad_eval.stage import check_family, chosen, clear_errors, log, read_plan, run
 from olympiad_eval.tables import aggregate
 
 
@@ -13,7 +12,8 @@ from olympiad_eval.tables import aggregate
 @clear_errors
 def main(cfg) -> None:
     benchmark = chosen("benchmark")
-    plan = yaml.safe_load(Path(cfg.paths.plan).read_text(encoding="utf-8"))
+    plan = read_plan(cfg.paths.plan)
+    check_family(plan, benchmark, cfg.benchmark.kind, cfg.paths.plan)
     outputs = Path(cfg.paths.outputs)
     tables = aggregate(benchmark, cfg.benchmark, plan, outputs, outputs / "tables" / benchmark,
                        outputs / "metrics" / f"{benchmark}.json", outputs / "plots" / benchmark)
@@ -21,4 +21,4 @@ def main(cfg) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

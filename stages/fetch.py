@@ -5,7 +5,7 @@ from pathlib import Path
 import hydra
 
 from olympiad_eval.fetch import fetch
-from olympiad_eval.stage import chosen, clear_errors, log
+from olympiad_eval.stage import chosen, clear_errors, log, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="fetch")
@@ -17,4 +17,4 @@ def main(cfg) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -10,7 +10,7 @@ import hydra
 
 from olympiad_eval.generate import generate
 from olympiad_eval.records import Generation, InputError, read_jsonl
-from olympiad_eval.stage import check_fraction, check_model, chosen, clear_errors, fail, log, most_common
+from olympiad_eval.stage import check_fraction, check_model, chosen, clear_errors, fail, log, most_common, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="generate")
@@ -23,7 +23,7 @@ def main(cfg) -> None:
     prompts = outputs / "suites" / suite / "prompts.jsonl"
     if not prompts.is_file():
         raise InputError(f"suite '{suite}' (cell.suite) has no prompts at {prompts}: is it a suite of the plan, "
-                         f"and has it been rendered (dvc repro render@{suite})?")
+                         f"and has it been rendered (its stage render@{suite} in pipelines/<family>/dvc.yaml)?")
     out = outputs / "generations" / suite / f"{model}.jsonl"
     outcome = generate(suite, model, cfg.model, prompts, out, cfg.paths.request_cache,
                        outputs / "usage" / suite / f"{model}.json")
@@ -37,4 +37,4 @@ def main(cfg) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

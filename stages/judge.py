@@ -6,7 +6,7 @@ import hydra
 
 from olympiad_eval.judging import judge
 from olympiad_eval.records import InputError, Judgment, read_jsonl, write_json
-from olympiad_eval.stage import check_fraction, check_judge, chosen, clear_errors, fail, log, most_common
+from olympiad_eval.stage import check_fraction, check_judge, chosen, clear_errors, fail, log, most_common, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="judge")
@@ -19,7 +19,7 @@ def main(cfg) -> None:
     generations = outputs / "generations" / suite / f"{model}.jsonl"
     if not generations.is_file():
         raise InputError(f"no generations of model '{model}' (cell.model) for suite '{suite}' (cell.suite) at "
-                         f"{generations}: run its generate stage first (dvc repro generate@{suite}-{model})")
+                         f"{generations}: run its stage generate@{suite}-{model} (in pipelines/<family>/dvc.yaml) first")
     out = outputs / "judgments" / suite / model / f"{judge_name}.jsonl"
     outcome = judge(outputs / "suites" / suite, generations, judge_name, cfg.judge, out, cfg.paths.request_cache)
     log.info("%s x %s x %s: %s", suite, model, judge_name, outcome.summary())
@@ -32,4 +32,4 @@ def main(cfg) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

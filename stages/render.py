@@ -5,7 +5,7 @@ from pathlib import Path
 import hydra
 
 from olympiad_eval.render import render
-from olympiad_eval.stage import chosen, clear_errors, log
+from olympiad_eval.stage import chosen, clear_errors, log, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="render")
@@ -19,4 +19,4 @@ def main(cfg) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

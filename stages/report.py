@@ -3,20 +3,19 @@
 from pathlib import Path
 
 import hydra
-import yaml
 
 from olympiad_eval.report import write_report
-from olympiad_eval.stage import clear_errors, log
+from olympiad_eval.stage import clear_errors, log, read_plan, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="report")
 @clear_errors
 def main(cfg) -> None:
-    plan = yaml.safe_load(Path(cfg.paths.plan).read_text(encoding="utf-8"))
+    plan = read_plan(cfg.paths.plan)
     outputs = Path(cfg.paths.outputs)
     write_report(plan, outputs, outputs / "report")
     log.info("report: wrote %s", outputs / "report" / "index.html")
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

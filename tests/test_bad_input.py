@@ -532,27 +532,29 @@ def test_no_eval_or_exec_in_the_package():
 
 @pytest.mark.e2e
 def test_dvc_repro_of_a_broken_release_caches_nothing(tmp_path):
-    from tests.test_pipeline_e2e import Repo, clone
+    from tests.test_pipeline_e2e import Repo, clone, lock_files
 
     repo = Repo(clone(tmp_path / "repo"))
     edit_jsonl(repo.path / "data/sample/mathvision" / MV, 2, lambda row: row.pop("answer"))
-    lock = (repo.path / "dvc.lock").read_bytes()
-    failed = subprocess.run([str(Path(sys.executable).parent / "dvc"), "repro", "fetch@sample_mathvision"],
+    locks = lock_files(repo.path)
+    failed = subprocess.run([str(Path(sys.executable).parent / "dvc"), "repro",
+                             "pipelines/mathvision/dvc.yaml:fetch@sample_mathvision"],
                             check=False, cwd=repo.path, env=repo.env, capture_output=True, text=True, timeout=300)
     assert failed.returncode != 0
     assert "error: data/sample/mathvision/data/test.jsonl:2: record 2: field 'answer': missing" in failed.stdout + failed.stderr
     assert not (repo.path / "outputs/problems/sample_mathvision").exists()
     cache = repo.path / ".dvc" / "cache"
     assert not cache.exists() or [p for p in cache.rglob("*") if p.is_file()] == []
-    assert (repo.path / "dvc.lock").read_bytes() == lock
+    assert lock_files(repo.path) == locks
 
     # a plan naming a model that has no conf file: DVC runs what comes before, then names the file
     plan = (repo.path / "params.yaml").read_text(encoding="utf-8").replace("  - demo\n", "  - nosuch\n")
     repo.write("params.yaml", plan)
-    missing = subprocess.run([str(Path(sys.executable).parent / "dvc"), "repro", "generate@sample_hipho-nosuch"],
+    cell = "pipelines/hipho/dvc.yaml:generate@sample_hipho-nosuch"
+    missing = subprocess.run([str(Path(sys.executable).parent / "dvc"), "repro", cell],
                              check=False, cwd=repo.path, env=repo.env, capture_output=True, text=True, timeout=300)
     assert missing.returncode != 0
-    assert "failed to reproduce 'generate@sample_hipho-nosuch': dependency 'conf/model/nosuch.yaml' does not exist" in (
+    assert f"failed to reproduce '{cell}': dependency 'conf/model/nosuch.yaml' does not exist" in (
         missing.stdout + missing.stderr)
     assert (repo.path / "outputs/suites/sample_hipho/prompts.jsonl").is_file()  # the stages before it ran
     assert not (repo.path / "outputs/generations/sample_hipho").exists()

@@ -10,11 +10,13 @@ import shlex
 from pathlib import Path
 
 import pytest
+import yaml
 from hydra import compose, initialize_config_dir
 from hydra._internal.config_loader_impl import ConfigLoaderImpl
 from hydra._internal.utils import create_config_search_path
 from hydra.types import RunMode
 
+from olympiad_eval.stage import read_plan
 from tests.conftest import CONF, ROOT
 
 
@@ -24,7 +26,7 @@ def _cells():
     with Repo(str(ROOT)) as repo:
         return [
             (
-                stage.addressing,
+                stage.name,  # unique across the pipelines' dvc.yaml files
                 stage.cmd,
                 sorted({Path(dep.def_path).as_posix() for dep in stage.params}),
                 sorted({Path(dep.def_path).as_posix() for dep in stage.deps if dep not in stage.params}),
@@ -50,6 +52,25 @@ def picked_files(config_name: str, overrides: list[str]) -> set[str]:
 def test_the_plan_has_every_stage():
     names = {name.split("@")[0] for name, *_ in CELLS}
     assert names == {"fetch", "render", "generate", "judge", "aggregate", "report"}
+    assert len({name for name, *_ in CELLS}) == len(CELLS)
+
+
+PIPELINES = sorted(ROOT.glob("pipelines/*/dvc.yaml"))
+
+
+def test_every_benchmark_family_has_the_same_pipeline():
+    """One dvc.yaml per family (for a dvc.lock each), written once: they differ only in the name."""
+    assert [path.parent.name for path in PIPELINES] == ["hipho", "mathvision", "physelite"]
+    template = PIPELINES[0].read_text(encoding="utf-8").replace(PIPELINES[0].parent.name, "FAMILY")
+    for path in PIPELINES[1:]:
+        assert path.read_text(encoding="utf-8") == template.replace("FAMILY", path.parent.name), path
+
+
+def test_the_bundled_plan_puts_each_benchmark_in_the_pipeline_of_its_kind():
+    plan = read_plan(ROOT / "params.yaml")
+    assert sorted(set(plan["family"].values())) == [path.parent.name for path in PIPELINES]
+    for benchmark, family in plan["family"].items():
+        assert yaml.safe_load((CONF / "benchmark" / f"{benchmark}.yaml").read_text(encoding="utf-8"))["kind"] == family
 
 
 @pytest.mark.parametrize("name,cmd,params,deps", CELLS, ids=[cell[0] for cell in CELLS])

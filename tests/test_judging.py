@@ -111,3 +111,33 @@ def test_an_invalid_judge_reply_is_reasked_then_recorded_as_a_judge_error(render
 def test_verdict_parsing(reply, verdict):
     parsed = parse_verdict(reply)
     assert (parsed["verdict"] if parsed else None) == verdict
+
+
+def test_a_task_awaiting_an_identical_request_leaves_its_turn_to_the_next(tmp_path):
+    """HiPhO's alternative marking schemes share criteria: the second asker of a criterion waits
+    for the first one's reply without holding one of the endpoint's turns, so no turn idles."""
+    import asyncio
+
+    from olympiad_eval.benchmarks import JudgeTask
+    from olympiad_eval.judging import _Asker
+    from olympiad_eval.llm import RequestCache
+
+    def task(key: str, text: str) -> JudgeTask:
+        return JudgeTask(key=key, messages=({"role": "user", "content": text},), parse=lambda reply: {"reply": reply})
+
+    async def ask_all(server: FakeOpenAI) -> list:
+        endpoint = OmegaConf.create({"base_url": server.base_url, "model": "judge", "api_key_env": None,
+                                     "concurrency": 2})
+        cache = RequestCache(tmp_path / "cache.sqlite")
+        asker = _Asker("judge", endpoint, OmegaConf.create({"max_reasks": 0}), cache)
+        try:
+            return await asyncio.gather(*(asker.grade(t) for t in (task("a", "shared"), task("b", "shared"),
+                                                                      task("c", "other"))))
+        finally:
+            await asker.close()
+            cache.close()
+
+    with FakeOpenAI(lambda body: "ok", latency=0.3) as server:
+        replies = asyncio.run(ask_all(server))
+        assert server.count() == 2 and server.peak_in_flight == 2  # "other" went out beside "shared"
+    assert replies == [{"reply": "ok"}] * 3

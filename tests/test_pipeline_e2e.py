@@ -18,7 +18,8 @@ import pytest
 import yaml
 
 from olympiad_eval.fake_server import JUDGE_MARKER, FakeOpenAI, default_responder
-from tests.conftest import ROOT
+from olympiad_eval.stage import read_plan
+from tests.conftest import CONF, ROOT
 
 pytestmark = pytest.mark.e2e
 
@@ -39,6 +40,28 @@ def clone(target: Path) -> Path:
     return target
 
 
+def plan_yaml(suites: dict[str, str], models: list[str], judges: list[str], conf: Path = CONF) -> str:
+    """A params.yaml running these suites (suite: its benchmark), each benchmark in the pipeline of
+    its kind (conf/benchmark/<name>.yaml), and the other pipelines empty."""
+    pipelines = {path.parent.name: {"benchmarks": [], "suites": {}} for path in sorted(ROOT.glob("pipelines/*/dvc.yaml"))}
+    for suite, benchmark in suites.items():
+        part = pipelines[yaml.safe_load((conf / "benchmark" / f"{benchmark}.yaml").read_text(encoding="utf-8"))["kind"]]
+        part["benchmarks"] += [benchmark] if benchmark not in part["benchmarks"] else []
+        part["suites"][suite] = benchmark
+    return yaml.safe_dump({"models": models, "judges": judges, "pipelines": pipelines}, sort_keys=False)
+
+
+def stage_name(address: str) -> str:
+    """`pipelines/hipho/dvc.yaml:judge@x` is `judge@x`: names are unique across the pipelines."""
+    return address.rpartition(":")[2]
+
+
+def lock_files(repo: Path) -> dict[str, bytes]:
+    """Every dvc.lock: the root's and each pipeline's."""
+    return {path.relative_to(repo).as_posix(): path.read_bytes()
+            for path in [repo / "dvc.lock", *sorted(repo.glob("pipelines/*/dvc.lock"))] if path.is_file()}
+
+
 class Repo:
     def __init__(self, path: Path):
         self.path = path
@@ -57,8 +80,14 @@ class Repo:
         return result.stdout + result.stderr
 
     def repro(self, *args: str) -> list[str]:
-        """Run `dvc repro` and return the names of the stages it ran."""
-        return sorted(re.findall(r"Running stage '([^']+)'", self.dvc("repro", *args)))
+        """Run `dvc repro` on stages given by name, and return the names of the stages it ran."""
+        addresses = self.addresses() if any(not arg.startswith("-") for arg in args) else {}
+        output = self.dvc("repro", *(addresses.get(arg, arg) for arg in args))
+        return sorted(stage_name(address) for address in re.findall(r"Running stage '([^']+)'", output))
+
+    def addresses(self) -> dict[str, str]:
+        """Every stage of the plan: its name, and its address for DVC (`pipelines/<family>/dvc.yaml:<name>`)."""
+        return {stage_name(address): address for address in self.dvc("stage", "list", "--all", "--name-only").split()}
 
     def write(self, name: str, text: str) -> None:
         (self.path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -70,21 +99,21 @@ class Repo:
 
 def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
     repo = Repo(clone(tmp_path / "repo"))
-    committed_lock = (repo.path / "dvc.lock").read_bytes() if (repo.path / "dvc.lock").exists() else None
+    committed_locks = lock_files(repo.path)
     ran = repo.repro()
-    assert ran == sorted(repo.dvc("stage", "list", "--name-only").split())  # every stage of the plan ran
-    plan = yaml.safe_load((repo.path / "params.yaml").read_text(encoding="utf-8"))
-    for benchmark in plan["benchmarks"]:
+    assert ran == sorted(repo.addresses())  # every stage of the plan ran
+    assert len(committed_locks) == 4  # the report's, and one per benchmark family
+    for benchmark in read_plan(repo.path / "params.yaml")["benchmarks"]:
         tables = repo.path / "outputs" / "tables" / benchmark
         assert (tables / "tables.md").read_text(encoding="utf-8").startswith(f"## {benchmark}")
         assert (tables / "summary.csv").is_file()
         for suite, models in repo.metrics(benchmark).items():
             reference = models["reference"]["rule"]
             assert reference["score"] == 100.0 and reference["scored"] == reference["problems"], (suite, reference)
-    if committed_lock is not None:  # same inputs, same bytes: the committed lock is reproduced exactly
-        assert (repo.path / "dvc.lock").read_bytes() == committed_lock, (
-            "dvc.lock differs after `dvc repro` on a fresh copy: either it is stale (run `dvc repro` and commit "
-            "dvc.lock) or an output is not byte-stable")
+    # same inputs, same bytes: the committed locks are reproduced exactly
+    assert lock_files(repo.path) == committed_locks, (
+        "a dvc.lock differs after `dvc repro` on a fresh copy: either it is stale (run `dvc repro` and commit "
+        "it) or an output is not byte-stable")
     coverage = json.loads((repo.path / "outputs/coverage/sample_hipho/demo/rule.json").read_text(encoding="utf-8"))
     assert coverage == {"judgments": 5, "scored": 5, "judge_errors": 0, "failed_generations": 0, "coverage": 1.0}
     plots = json.loads(repo.dvc("plots", "show", "--json"))["data"]
@@ -125,12 +154,8 @@ max_reasks: 1
 
 
 def plan(models: list[str]) -> str:
-    return yaml.safe_dump({
-        "benchmarks": ["sample_hipho", "sample_physelite"],
-        "suites": {"sample_hipho": "sample_hipho", "sample_physelite_en": "sample_physelite"},
-        "models": models,
-        "judges": ["rule", "fakejudge"],
-    }, sort_keys=False)
+    return plan_yaml({"sample_hipho": "sample_hipho", "sample_physelite_en": "sample_physelite"},
+                     models, ["rule", "fakejudge"])
 
 
 def is_judge(body: dict) -> bool:
@@ -193,7 +218,7 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
         # a stage rerun on unchanged inputs rewrites the same bytes (and sends nothing: cached)
         outputs = sorted((repo.path / "outputs").rglob("*.jsonl"))
         before, sent = {path: path.read_bytes() for path in outputs}, server.count()
-        repo.dvc("repro", "--force", "--single-item", "generate@sample_hipho-fake", "judge@sample_hipho-fake-fakejudge",
+        repo.repro("--force", "--single-item", "generate@sample_hipho-fake", "judge@sample_hipho-fake-fakejudge",
                  "fetch@sample_hipho", "render@sample_hipho", "aggregate@sample_hipho")
         assert {path: path.read_bytes() for path in outputs} == before
         assert server.count() == sent
@@ -207,8 +232,7 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
 
 def test_machines_share_replies_through_a_shared_cache_and_outputs_through_a_dvc_remote(tmp_path):
     shared = tmp_path / "shared"  # storage that every machine mounts
-    one_cell = yaml.safe_dump({"benchmarks": ["sample_physelite"], "suites": {"sample_physelite_en": "sample_physelite"},
-                               "models": ["fake"], "judges": ["rule"]}, sort_keys=False)
+    one_cell = plan_yaml({"sample_physelite_en": "sample_physelite"}, ["fake"], ["rule"])
     with FakeOpenAI() as server:
         machines = []
         for name in ("a", "b"):
@@ -223,7 +247,7 @@ def test_machines_share_replies_through_a_shared_cache_and_outputs_through_a_dvc
         # machine A runs the plan; machine B runs it too, and every reply comes from the shared cache
         assert len(a.repro()) == 6 and server.count() == 3
         assert len(b.repro()) == 6 and server.count() == 3
-        assert (b.path / "dvc.lock").read_bytes() == (a.path / "dvc.lock").read_bytes()
+        assert lock_files(b.path) == lock_files(a.path)
         assert len(list((shared / "requests").rglob("*.json"))) == 3
 
         # A pushes its outputs; B, starting from nothing but A's commit, pulls them and runs nothing

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from olympiad_eval.fake_server import FakeOpenAI, default_responder, flaky
-from tests.test_pipeline_e2e import BIN, KEY, Repo, clone
+from tests.test_pipeline_e2e import BIN, KEY, Repo, clone, lock_files, plan_yaml
 
 pytestmark = pytest.mark.e2e
 
@@ -51,12 +51,7 @@ judges:
     max_retries: 8
     timeout: 1
 """
-PLAN = {
-    "benchmarks": ["sample_hipho", "sample_physelite"],
-    "suites": {"sample_hipho": "sample_hipho", "sample_physelite_en": "sample_physelite"},
-    "models": ["fake"],
-    "judges": ["fakejudge"],
-}
+PLAN = plan_yaml({"sample_hipho": "sample_hipho", "sample_physelite_en": "sample_physelite"}, ["fake"], ["fakejudge"])
 KILLS = 10  # kills that land while a generate or judge stage runs
 
 
@@ -71,14 +66,14 @@ def pipeline(path: Path, server: FakeOpenAI) -> Repo:
     repo = Repo(clone(path))
     repo.write("conf/model/fake.yaml", MODEL.format(base_url=server.base_url))
     repo.write("conf/judge/fakejudge.yaml", JUDGE.format(base_url=server.base_url))
-    repo.write("params.yaml", yaml.safe_dump(PLAN, sort_keys=False))
+    repo.write("params.yaml", PLAN)
     return repo
 
 
 def snapshot(repo: Repo) -> dict[str, bytes]:
-    """Every output file and the lock file, by path."""
-    files = [path for path in (repo.path / "outputs").rglob("*") if path.is_file()] + [repo.path / "dvc.lock"]
-    return {str(path.relative_to(repo.path)): path.read_bytes() for path in files}
+    """Every output file and lock file, by path."""
+    files = [path for path in (repo.path / "outputs").rglob("*") if path.is_file()]
+    return {**{str(path.relative_to(repo.path)): path.read_bytes() for path in files}, **lock_files(repo.path)}
 
 
 def cached_replies(repo: Repo) -> int:
@@ -124,9 +119,11 @@ def test_a_run_through_injected_faults_ends_as_a_clean_run(clean, faulted):
         retries += faulted_usage.pop("retries") - clean_usage.pop("retries")
         assert faulted_usage == clean_usage
     assert retries > 0
-    for name in set(expected) - set(usage) - {"dvc.lock"}:
+    locks = [name for name in expected if name.endswith("dvc.lock")]
+    for name in set(expected) - set(usage) - set(locks):
         assert got[name] == expected[name], name
-    assert without_usage(got["dvc.lock"]) == without_usage(expected["dvc.lock"])
+    for name in locks:
+        assert without_usage(got[name]) == without_usage(expected[name]), name
 
 
 def without_usage(lock: bytes) -> dict:

@@ -7,8 +7,10 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
-from olympiad_eval.records import Generation, read_jsonl
+from olympiad_eval.records import Generation, InputError, read_jsonl
+from olympiad_eval.stage import check_family, read_plan
 from tests.conftest import ROOT
 
 
@@ -27,3 +29,64 @@ def test_a_submitit_sweep_writes_what_the_dvc_cells_write(render_suite, tmp_path
     for model in ("reference", "demo"):
         generations = read_jsonl(outputs / "generations" / "sample_hipho" / f"{model}.jsonl", Generation)
         assert len(generations) == 5 and all(g.error is None and g.response for g in generations)
+
+
+# ---------------------------------------------------------------- the plan
+
+def test_the_plan_joins_its_pipelines():
+    plan = read_plan(ROOT / "params.yaml")
+    assert plan["benchmarks"] == ["sample_hipho", "sample_mathvision", "sample_physelite"]
+    assert plan["suites"] == {"sample_hipho": "sample_hipho", "sample_mathvision": "sample_mathvision",
+                              "sample_physelite_en": "sample_physelite", "sample_physelite_zh": "sample_physelite"}
+    assert plan["family"]["sample_physelite"] == "physelite" and plan["models"] == ["reference", "demo"]
+
+
+PIPELINE = {"benchmarks": ["pe"], "suites": {"pe_en": "pe"}}
+
+
+@pytest.mark.parametrize("plan,message", [
+    ({"models": ["m"], "judges": ["rule"]}, "pipelines must map each benchmark family"),
+    ({"models": "m", "judges": ["rule"], "pipelines": {}}, "models must be a list of names, got 'm'"),
+    ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": ["pe"]}}},
+     "pipelines.physelite must have a list `benchmarks` and a mapping `suites`"),
+    ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": [], "suites": {"pe_en": "pe"}}}},
+     "pipelines.physelite.suites.pe_en: benchmark 'pe' is not in pipelines.physelite.benchmarks"),
+    ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": PIPELINE, "hipho": PIPELINE}},
+     "pipelines.hipho: benchmark 'pe' is also in pipelines.physelite"),
+])
+def test_a_malformed_plan_is_named_with_its_key(tmp_path, plan, message):
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(plan, sort_keys=False), encoding="utf-8")
+    with pytest.raises(InputError) as error:
+        read_plan(path)
+    assert str(error.value).startswith(f"{path}: ") and message in str(error.value)
+
+
+def test_a_benchmark_in_the_pipeline_of_another_kind_is_named(tmp_path):
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump({"models": ["m"], "judges": ["rule"], "pipelines": {"hipho": PIPELINE}}))
+    plan = read_plan(path)
+    check_family(plan, "pe", "hipho", path)
+    with pytest.raises(InputError, match=r"pipelines.hipho lists 'pe', a physelite benchmark \(conf/benchmark/pe.yaml\): "
+                                         r"move it under pipelines.physelite"):
+        check_family(plan, "pe", "physelite", path)
+
+
+def test_a_stage_that_ends_at_once_has_flushed_its_log_and_written_its_output(tmp_path):
+    """`stage.run` skips the interpreter's teardown: what the stage logged and wrote is all there."""
+    result = subprocess.run([sys.executable, "stages/fetch.py", "benchmark=sample_hipho", f"paths.outputs={tmp_path}"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "sample_hipho: 5 problems" in result.stdout + result.stderr
+    assert len((tmp_path / "problems" / "sample_hipho" / "problems.jsonl").read_text(encoding="utf-8").splitlines()) == 5
+
+
+def test_a_sweep_exits_with_its_launcher_s_workers_shut_down(tmp_path):
+    """A sweep leaves the process the usual way: joblib's workers, kept for reuse, would otherwise
+    outlive it and hold its output pipes open."""
+    result = subprocess.run([sys.executable, "stages/fetch.py", "-m", "hydra/launcher=joblib",
+                             "benchmark=sample_hipho,sample_mathvision", f"paths.outputs={tmp_path}",
+                             f"hydra.sweep.dir={tmp_path / 'multirun'}"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert {path.name for path in (tmp_path / "problems").iterdir()} == {"sample_hipho", "sample_mathvision"}

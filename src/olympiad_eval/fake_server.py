@@ -114,6 +114,9 @@ class FakeOpenAI:
         self.headers: list[dict] = []
         self.answered_bodies: Counter = Counter()  # body_key -> completions fully sent for it
         self.in_flight = self.peak_in_flight = 0
+        # time.perf_counter() of the first request's arrival and of the last reply sent (None: none yet)
+        self.first_received: float | None = None
+        self.last_answered: float | None = None
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", port), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -161,6 +164,7 @@ class FakeOpenAI:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
                     server.received += 1
+                    server.first_received = server.first_received or received
                     if server.record:
                         server.requests.append(body)
                         server.headers.append({k.lower(): v for k, v in self.headers.items()})
@@ -194,8 +198,9 @@ class FakeOpenAI:
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
-                if fault is None:
-                    with server._lock:
+                with server._lock:
+                    server.last_answered = time.perf_counter()
+                    if fault is None:
                         server.answered_bodies[body_key(body)] += 1
 
         return Handler

@@ -145,16 +145,17 @@ async def _by_llm(kind: str, problems: dict, answered: list[Generation], rel_tol
         return rules, {key: bench.judge_tasks(problem, response, rules[key], cfg)
                        for key, (problem, response) in responses.items()}
 
-    rules_run = asyncio.create_task(asyncio.to_thread(rules_and_tasks))
     cache = RequestCache(cache_path)
     askers = [_Asker(name, endpoint, cfg, cache) for name, endpoint in judges.items()]
     try:
         asked: dict = {}
-        for key, (problem, response) in responses.items():  # the tasks that need no rules, while they run
+        for key, (problem, response) in responses.items():  # the tasks that need no rules
             asked.update({(asker.name, key, task.key): asker.grade(task)
                           for task in bench.judge_tasks(problem, response, None, cfg) for asker in askers})
             await asyncio.sleep(0)  # the first requests go out while the next response's are prepared
-        rules, tasks = await rules_run
+        # The rules run while those are answered, not before: their thread would take the GIL from
+        # the event loop at each socket call while the first requests go out.
+        rules, tasks = await asyncio.to_thread(rules_and_tasks)
         asked.update({(asker.name, key, task.key): asker.grade(task) for key, cell_tasks in tasks.items()
                       for task in cell_tasks for asker in askers if (asker.name, key, task.key) not in asked})
         results = dict(zip(asked, await asyncio.gather(*asked.values())))
@@ -188,6 +189,10 @@ class _Asker:
             self.progress.total += 1
             async with self.turns:
                 key = request_key(self.identity, task.messages, self.settings, attempt)
+                duplicate = self.client.sending(key)
+                if not duplicate:
+                    reply = await self.client.ask(key, list(task.messages), self.settings)
+            if duplicate:  # the same request is on the wire for another task: its reply, without a turn
                 reply = await self.client.ask(key, list(task.messages), self.settings)
             parsed = task.parse(reply.text or "") if reply.error is None else None
             if parsed is not None:

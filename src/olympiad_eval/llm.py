@@ -233,29 +233,29 @@ class OpenAIEndpoint:
         with the same budget and backoff."""
         attempts = [0]
         _attempts.set(attempts)
-        inlined = inline_images(messages, self.max_image_bytes)
-        for retry in range(self.max_retries + 1):
-            if retry:
-                await asyncio.sleep(min(0.5 * 2 ** (retry - 1), 8.0))
-            reply, malformed = await self._request(inlined, settings)
-            if not malformed:
-                break
+        async with self.limit:  # images are read and encoded only once the request may go out
+            inlined = inline_images(messages, self.max_image_bytes)
+            for retry in range(self.max_retries + 1):
+                if retry:
+                    await asyncio.sleep(min(0.5 * 2 ** (retry - 1), 8.0))
+                reply, malformed = await self._request(inlined, settings)
+                if not malformed:
+                    break
         return replace(reply, attempts=attempts[0])
 
     async def _request(self, messages: list, settings: dict) -> tuple[Reply, bool]:
         """The reply, and whether it failed for want of a well-formed completion."""
         openai = self._openai
-        async with self.limit:
-            await self.rate.wait()
-            try:
-                result = await self.client.post("/chat/completions", cast_to=self._completion,
-                                                **_request_parts(self.model, messages, settings))
-            except openai.APIStatusError as error:
-                return Reply(error=f"HTTP {error.status_code}: {_short(error.message)}"), False
-            except (openai.APIConnectionError, openai.APITimeoutError) as error:
-                return Reply(error=f"{type(error).__name__}: {_short(error)}"), False
-            except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError) as error:
-                return Reply(error=f"invalid response: {_short(error)}"), True
+        await self.rate.wait()
+        try:
+            result = await self.client.post("/chat/completions", cast_to=self._completion,
+                                            **_request_parts(self.model, messages, settings))
+        except openai.APIStatusError as error:
+            return Reply(error=f"HTTP {error.status_code}: {_short(error.message)}"), False
+        except (openai.APIConnectionError, openai.APITimeoutError) as error:
+            return Reply(error=f"{type(error).__name__}: {_short(error)}"), False
+        except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError) as error:
+            return Reply(error=f"invalid response: {_short(error)}"), True
         if not getattr(result, "choices", None):
             return Reply(error="the endpoint returned no choices"), True
         choice = result.choices[0]
@@ -345,6 +345,10 @@ class Client:
         self.endpoint, self.cache, self.progress = endpoint, cache, progress
         self.tally = tally if tally is not None else Tally()
         self._sending: dict[str, asyncio.Future] = {}
+
+    def sending(self, key: str) -> bool:
+        """Whether an identical request is on its way (asking it again waits for that reply)."""
+        return key in self._sending
 
     async def ask(self, key: str, messages: list, settings: dict) -> Reply:
         reply = self.cache.get(key)

@@ -674,10 +674,11 @@ def _is_expr(value) -> bool:
 # ---------------------------------------------------------------- worker pool
 
 
-def _yield_cpu() -> None:
+def _yield_cpu(pid: int = 0) -> None:
     """Checks are batch work; the caller may be sending requests meanwhile, and a request
     delayed behind a check costs the whole cell's wall time. Workers give way to it."""
-    os.nice(10)
+    if hasattr(os, "setpriority"):
+        os.setpriority(os.PRIO_PROCESS, pid, max(10, os.getpriority(os.PRIO_PROCESS, pid)))
 
 
 def _check(job: tuple[str, str, float, str | None]) -> Verdict:
@@ -705,7 +706,10 @@ class CheckPool:
 
     def _ensure(self):
         if self._pool is None:
-            self._pool = multiprocessing.get_context("spawn").Pool(self.workers, initializer=_yield_cpu)
+            before = set(multiprocessing.active_children())
+            self._pool = multiprocessing.get_context("spawn").Pool(self.workers)
+            for worker in set(multiprocessing.active_children()) - before:
+                _yield_cpu(worker.pid)  # now: a spawned worker's start (Python, sympy) is CPU work too
         return self._pool
 
     def check_many(self, jobs: list[tuple[str, str, float, str | None]], progress=None) -> list[Verdict]:
