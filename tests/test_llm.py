@@ -207,3 +207,17 @@ def test_max_image_bytes_shrinks_what_is_sent(hipho):
     images = [part["image_url"]["url"] for body in server.requests for part in body["messages"][0]["content"]
               if part["type"] == "image_url"]
     assert images and all(len(base64.b64decode(url.split(",", 1)[1])) <= 3_000 for url in images)
+
+
+def test_the_fake_server_does_not_count_a_request_whose_client_died_before_its_body():
+    """A client killed between its headers and its body sent no request: the kill tests count on it."""
+    import socket
+
+    with FakeOpenAI() as server:
+        host, port = server.base_url.split("//")[1].split("/")[0].split(":")
+        for body in (b"", b'{"model"'):  # killed before the body, or within it
+            with socket.create_connection((host, int(port))) as client:
+                client.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                               b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n" + body)
+        time.sleep(0.3)  # the handlers have read what there was to read
+        assert server.count() == 0 and server.requests == []

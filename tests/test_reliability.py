@@ -215,16 +215,22 @@ def killed(server, clean, tmp_path_factory):
     repo, rng = pipeline(folder / "repo", server), random.Random(20261129)
     repo.kills, repo.lost, repo.log = [], [], folder / "repro.log"
     before = Counter(server.answered_bodies)
-    while len(repo.kills) < KILLS:
-        running = KilledRun(repo, repo.log).kill_during_a_stage(rng, within=2.5)
-        assert running is not None, f"the run finished before {KILLS} kills: {repo.kills}"
-        wait_until_idle(server)
-        answered = server.answered_bodies - before
-        # replies the server sent but the client never stored: the only ones a rerun may send again
-        repo.lost.append(len(answered) - cached_replies(repo))
-        repo.kills.append(sorted(running))
-        for records in (repo.path / "outputs").rglob("*.jsonl"):
-            assert whole_lines(records), f"{records} is half-written"
+    # Slower replies, so that the requests (not the stages' start) fill most of each stage: a kill
+    # then lands mid-way more often, and the run does not finish before its tenth kill.
+    latency, server.latency = server.latency, 0.2
+    try:
+        while len(repo.kills) < KILLS:
+            running = KilledRun(repo, repo.log).kill_during_a_stage(rng, within=2.5)
+            assert running is not None, f"the run finished before {KILLS} kills: {repo.kills}"
+            wait_until_idle(server)
+            answered = server.answered_bodies - before
+            # replies the server sent but the client never stored: the only ones a rerun may send again
+            repo.lost.append(len(answered) - cached_replies(repo))
+            repo.kills.append(sorted(running))
+            for records in (repo.path / "outputs").rglob("*.jsonl"):
+                assert whole_lines(records), f"{records} is half-written"
+    finally:
+        server.latency = latency
     repo.repro()
     repo.answered = server.answered_bodies - before
     return repo

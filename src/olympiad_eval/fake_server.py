@@ -161,7 +161,11 @@ class FakeOpenAI:
             def do_POST(self) -> None:
                 received = time.perf_counter()
                 length = int(self.headers.get("Content-Length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                data = self.rfile.read(length)
+                if len(data) < length:  # the client died between its headers and the end of its body
+                    self.close_connection = True
+                    return
+                body = json.loads(data or b"{}")
                 with server._lock:
                     server.received += 1
                     server.first_received = server.first_received or received
