@@ -2,7 +2,8 @@
 
 Every request is keyed by the hash of its full content (endpoint, model id, messages with image
 hashes, generation settings, sample index) and its reply is stored in a cache outside the DVC
-outputs (a SQLite file, or a folder that machines can share) as soon as it arrives. A killed run therefore resends only what had no reply yet.
+outputs (a SQLite file, or a folder that machines can share) as soon as it arrives. A killed run
+therefore resends only what had no reply yet.
 Failed requests are returned as errors and never cached, so a rerun retries exactly those.
 
 Retries are the `openai` client's own: exponential backoff with jitter on 408/409/429/5xx,

@@ -674,7 +674,7 @@ def _is_expr(value) -> bool:
 # ---------------------------------------------------------------- worker pool
 
 
-def _yield_cpu(pid: int = 0) -> None:
+def _yield_cpu(pid: int) -> None:
     """Checks are batch work; the caller may be sending requests meanwhile, and a request
     delayed behind a check costs the whole cell's wall time. Workers give way to it."""
     if hasattr(os, "setpriority"):
