@@ -35,20 +35,20 @@ def compose_stage(config_name: str, overrides: list[str]):
         return compose(config_name=config_name, overrides=overrides)
 
 
-@pytest.fixture
-def render_suite(tmp_path, monkeypatch):
-    """Fetch and render a sample suite into tmp_path/outputs; returns the outputs folder."""
+def render_sample(outputs: Path, suite: str, benchmark: str) -> Path:
+    """Fetch and render a sample suite into `outputs` (run from the repository's root); returns it."""
     from olympiad_eval.fetch import fetch
     from olympiad_eval.render import render
 
+    bench_cfg = compose_stage("fetch", [f"benchmark={benchmark}"]).benchmark
+    fetch(benchmark, bench_cfg, outputs / "problems" / benchmark)
+    suite_cfg = compose_stage("render", [f"suite={suite}", f"cell.benchmark={benchmark}"]).suite
+    render(suite, suite_cfg, benchmark, outputs / "problems" / benchmark / "problems.jsonl", outputs / "suites" / suite)
+    return outputs
+
+
+@pytest.fixture
+def render_suite(tmp_path, monkeypatch):
+    """Fetch and render a sample suite into tmp_path/outputs; returns the outputs folder."""
     monkeypatch.chdir(ROOT)  # configs name bundled data relative to the repository
-    outputs = tmp_path / "outputs"
-
-    def run(suite: str, benchmark: str) -> Path:
-        bench_cfg = compose_stage("fetch", [f"benchmark={benchmark}"]).benchmark
-        fetch(benchmark, bench_cfg, outputs / "problems" / benchmark)
-        suite_cfg = compose_stage("render", [f"suite={suite}", f"cell.benchmark={benchmark}"]).suite
-        render(suite, suite_cfg, benchmark, outputs / "problems" / benchmark / "problems.jsonl", outputs / "suites" / suite)
-        return outputs
-
-    return run
+    return lambda suite, benchmark: render_sample(tmp_path / "outputs", suite, benchmark)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 from omegaconf import OmegaConf
 
 from olympiad_eval.records import Judgment, write_jsonl
@@ -149,3 +150,40 @@ def test_judges_prose_is_not_loaded_into_the_tables_frame(tmp_path):
     frame = load_judgments(tmp_path, {"suites": {"pe_en": "pe"}, "models": ["m"], "judges": ["ens"]}, "pe")
     assert frame["details"][0] == ({"judge": "j", "answer": {"verdict": "correct"}, "process": {"steps": ({"grade": 1.0},)}},)
     assert "detail" not in frame.columns and frame["score"][0] == 1.0
+
+
+MADE_BY = {"protocol": "hipho official v2 (rules only)", "judge_config": "rule@0123456789ab",
+           "packages": "olympiad-eval 0.1.0, sympy 1.14.0"}
+
+
+def test_every_table_says_which_protocol_made_its_numbers(tmp_path):
+    import dataclasses
+
+    outputs = tmp_path / "outputs"
+    write(outputs, {model: [dataclasses.replace(judged(model, "p1", 2.0), **MADE_BY)] for model in ("alpha", "beta")})
+    aggregate("olympiad", BENCH, PLAN, outputs, tmp_path / "tables", tmp_path / "metrics.json")
+    line = "rule: hipho official v2 (rules only); judge config rule@0123456789ab; olympiad-eval 0.1.0, sympy 1.14.0"
+    for name in ("summary", "exam_scores", "medals"):
+        table = pd.read_csv(tmp_path / "tables" / f"{name}.csv")
+        cells = table[table["model"].isin(["alpha", "beta"])]
+        assert len(cells) == 2 and set(cells["protocol"]) == {"hipho official v2 (rules only)"}
+        assert (tmp_path / "tables" / f"{name}.md").read_text().endswith(f"\nMade by:\n- {line}\n")
+        assert (tmp_path / "tables" / f"{name}.tex").read_text().startswith(f"% made by {line}\n")
+    assert json.loads((tmp_path / "metrics.json").read_text())["made_by"] == [line]
+    assert (tmp_path / "tables" / "tables.md").read_text().endswith(f"|\n\nMade by:\n- {line}\n")
+
+
+def test_a_cell_whose_judgments_mix_protocols_stops_the_tables(tmp_path):
+    import dataclasses
+
+    import pytest
+
+    from olympiad_eval.records import InputError
+
+    outputs = tmp_path / "outputs"
+    older = {**MADE_BY, "protocol": "hipho official v1 (rules only)"}
+    write(outputs, {"alpha": [dataclasses.replace(judged("alpha", "p1", 2.0), **MADE_BY),
+                              dataclasses.replace(judged("alpha", "p2", 2.0), **older)],
+                    "beta": [judged("beta", "p1", 1.0)]})
+    with pytest.raises(InputError, match=r"alpha/rule\.jsonl: judgments made by 2 different protocols .*v1.*v2"):
+        aggregate("olympiad", BENCH, PLAN, outputs, tmp_path / "tables", tmp_path / "metrics.json")

@@ -22,7 +22,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 from tqdm import tqdm
 
-from olympiad_eval.benchmarks import JudgeTask, Score, module
+from olympiad_eval.benchmarks import JudgeTask, Provenance, Score, module, provenance
 from olympiad_eval.llm import Client, OpenAIEndpoint, RequestCache, request_key
 from olympiad_eval.mathcheck import CheckPool, Verdict
 from olympiad_eval.records import (
@@ -69,13 +69,14 @@ def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, 
     if unknown:
         raise InputError(f"{generations_path}: generations for ids not in the suite: {', '.join(unknown[:5])}")
     answered = [g for g in generations if g.error is None]
+    made_by = provenance(kind, judge_name, cfg)  # also checks the protocol's name before any work
     rel_tol = float(dict(cfg.get("rel_tol") or {}).get(kind, 0.0))
     with CheckPool(int(cfg.get("workers", 2)), float(cfg.get("check_timeout", 10))) as pool:
         if cfg.kind == "rule":
             grades = _by_rules(kind, problems, answered, rel_tol, cfg, pool)
         else:
             grades = asyncio.run(_by_llm(kind, problems, answered, rel_tol, cfg, cache_path, pool))
-    judgments = [_judgment(problems[g.id], g, judge_name, grades.get((g.id, g.sample))) for g in generations]
+    judgments = [_judgment(problems[g.id], g, judge_name, grades.get((g.id, g.sample)), made_by) for g in generations]
     write_jsonl(out_path, judgments)
     return Outcome(
         total=len(judgments),
@@ -85,8 +86,10 @@ def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, 
     )
 
 
-def _judgment(problem: Problem, generation: Generation, judge_name: str, grade: Score | str | None) -> Judgment:
+def _judgment(problem: Problem, generation: Generation, judge_name: str, grade: Score | str | None,
+              made_by: Provenance) -> Judgment:
     common = dict(
+        protocol=made_by.protocol, judge_config=made_by.judge_config, packages=made_by.packages,
         id=generation.id, suite=generation.suite, model=generation.model, judge=judge_name,
         sample=generation.sample, language=problem.language, subset=problem.subset, subject=problem.subject,
         level=problem.level, max_points=problem.points, truncated=generation.finish_reason == "length",

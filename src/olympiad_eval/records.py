@@ -163,6 +163,11 @@ class Judgment:
     step_points: float | None = None
     process: float | None = None  # PhysElite's process score, 0-1
     details: tuple[dict, ...] = ()  # what each judge said, per task
+    # What made this judgment (see `benchmarks.Provenance`): a changed verdict never mixes unseen
+    # with old results, because the tables and metrics carry these and refuse a cell that mixes them.
+    protocol: str = ""
+    judge_config: str = ""
+    packages: str = ""
 
     @property
     def key(self) -> tuple:

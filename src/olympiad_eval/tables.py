@@ -37,7 +37,9 @@ def load_judgments(outputs: str | Path, plan: dict, benchmark: str) -> pd.DataFr
         path = judgment_path(outputs, suite, model, judge)
         if not path.is_file():
             raise InputError(f"{path}: the plan's cell {suite} x {model} x {judge} has no judgments; run its stages first")
-        rows += [_row(judgment) for judgment in iter_jsonl(path, Judgment)]
+        judgments = [_row(judgment) for judgment in iter_jsonl(path, Judgment)]
+        _check_one_provenance(path, {row[_PROVENANCE] for row in judgments})
+        rows += judgments
     if not rows:
         raise InputError(f"benchmark '{benchmark}': no suite of the plan belongs to it")
     return pd.DataFrame(rows, columns=COLUMNS)
@@ -50,7 +52,8 @@ def load_judgments(outputs: str | Path, plan: dict, benchmark: str) -> pd.DataFr
 DROPPED = {"extracted", "slots", "detail"}
 COLUMNS = [f.name for f in fields(Judgment) if f.name not in DROPPED]
 PROSE = {"reasoning", "step"}
-_NAMES = {"suite", "model", "judge", "language", "subset", "subject", "status", "verdict"}
+_NAMES = {"suite", "model", "judge", "language", "subset", "subject", "status", "verdict", "protocol",
+          "judge_config", "packages"}
 
 
 def _row(judgment: Judgment) -> tuple:
@@ -60,6 +63,22 @@ def _row(judgment: Judgment) -> tuple:
         else getattr(judgment, name)
         for name in COLUMNS
     )
+
+
+CELL = ["suite", "model", "judge"]
+PROVENANCE = ["protocol", "judge_config", "packages"]
+_PROVENANCE = slice(COLUMNS.index("protocol"), COLUMNS.index("packages") + 1)
+assert COLUMNS[_PROVENANCE] == PROVENANCE
+
+
+def _check_one_provenance(path: Path, made_by: set) -> None:
+    """A cell's judgments all come from one protocol version, judge config and package set: a
+    file that mixes them (a judgment file pieced together by hand, or appended across versions)
+    would average verdicts of different protocols into one number."""
+    if len(made_by) > 1:
+        kinds = "; ".join(" | ".join(value or "(none)" for value in made) for made in sorted(made_by))
+        raise InputError(f"{path}: judgments made by {len(made_by)} different protocols or setups ({kinds}): "
+                         "rerun its judge stage so that one protocol scores the whole cell")
 
 
 def _without_prose(value):
@@ -72,7 +91,7 @@ def _without_prose(value):
 
 def counts(frame: pd.DataFrame) -> pd.DataFrame:
     """Per cell: how many problems, how many scored, and every kind of failure."""
-    grouped = frame.groupby(["suite", "model", "judge"])
+    grouped = frame.groupby(CELL)
     table = pd.DataFrame({
         "problems": grouped["id"].nunique(),
         "samples": grouped["sample"].nunique(),
@@ -133,7 +152,32 @@ def _score_percent(group: pd.DataFrame) -> float:
     return round(100 * group["points"].fillna(0).sum() / available, 2) if available else float("nan")
 
 
-def headline(table: pd.DataFrame) -> dict:
+def with_protocol(table: pd.DataFrame, protocols: pd.Series) -> pd.DataFrame:
+    """A table whose rows are cells gets each cell's protocol as its last column, so that a
+    number is never read apart from the protocol (and version) that made it."""
+    if not set(CELL) <= set(table.columns) or "protocol" in table.columns:
+        return table
+    return table.join(protocols, on=CELL)
+
+
+def made_by_lines(frame: pd.DataFrame) -> list[str]:
+    """One line per judge of the benchmark's cells: its protocol, its config's hash and the
+    versions of the packages that decided its verdicts."""
+    made = frame[["judge", *PROVENANCE]].drop_duplicates().sort_values(["judge", *PROVENANCE])
+    return [f"{judge}: {protocol}; judge config {config}; {packages}" if protocol
+            else f"{judge}: not recorded (judged before protocols had versions)"
+            for judge, protocol, config, packages in made.itertuples(index=False)]
+
+
+def made_by_markdown(lines: list[str]) -> str:
+    return "\nMade by:\n" + "".join(f"- {line}\n" for line in lines)
+
+
+def made_by_latex(lines: list[str]) -> str:
+    return "".join(f"% made by {line}\n" for line in lines)
+
+
+def headline(table: pd.DataFrame, made_by: list[str] = ()) -> dict:
     metrics: dict = {}
     for row in table.to_dict("records"):
         cell = metrics.setdefault(row["suite"], {}).setdefault(row["model"], {})
@@ -142,6 +186,8 @@ def headline(table: pd.DataFrame) -> dict:
             "judge_errors": row["judge errors"], "failed_generations": row["failed generations"],
             "truncated": row["truncated"],
         }
+    if made_by:  # one entry, not a column per cell: `dvc metrics show` stays readable
+        metrics["made_by"] = list(made_by)
     return metrics
 
 
@@ -152,7 +198,7 @@ def to_markdown(table: pd.DataFrame) -> str:
 
 # Counts, not scores: no "best" among them. A row of reference values ("full marks") is not ranked.
 NOT_RANKED = {"problems", "samples", "scored", "judge errors", "failed generations", "truncated",
-              "95% CI low", "95% CI high", "tokens", "cost ($)"}
+              "95% CI low", "95% CI high", "tokens", "cost ($)", "protocol", "judge config"}
 REFERENCE_ROWS = {"full marks"}
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
@@ -204,17 +250,21 @@ def plot_data(frame: pd.DataFrame, summary: pd.DataFrame) -> dict[str, pd.DataFr
 def aggregate(benchmark: str, bench_cfg, plan: dict, outputs: str | Path, tables_dir: str | Path,
               metrics_path: str | Path, plots_dir: str | Path | None = None) -> dict[str, pd.DataFrame]:
     frame = load_judgments(outputs, plan, benchmark)
-    summary = with_usage(counts(frame), outputs)
+    made = frame.groupby(CELL)[["protocol", "judge_config"]].first().rename(columns={"judge_config": "judge config"})
+    summary = with_usage(counts(frame), outputs).join(made, on=CELL)
     tables = {"summary": summary, **module(bench_cfg.kind).tables(frame, bench_cfg)}
+    tables = {name: with_protocol(table, made["protocol"]) for name, table in tables.items()}
+    made_by = made_by_lines(frame)
     with atomic_dir(tables_dir) as staging:
         sections = []
         for name, table in tables.items():
             table.to_csv(staging / f"{name}.csv", index=False, lineterminator="\n")
-            (staging / f"{name}.md").write_text(to_markdown(table), encoding="utf-8")
-            (staging / f"{name}.tex").write_text(to_latex(table), encoding="utf-8")
+            (staging / f"{name}.md").write_text(to_markdown(table) + made_by_markdown(made_by), encoding="utf-8")
+            (staging / f"{name}.tex").write_text(made_by_latex(made_by) + to_latex(table), encoding="utf-8")
             sections.append(f"## {benchmark}: {name.replace('_', ' ')}\n\n{to_markdown(table)}")
+        sections.append(made_by_markdown(made_by).lstrip("\n"))  # no heading: headings name the tables
         (staging / "tables.md").write_text("\n".join(sections), encoding="utf-8")
-    write_json(metrics_path, headline(summary))
+    write_json(metrics_path, headline(summary, made_by))
     if plots_dir is not None:
         for name, table in plot_data(frame, summary).items():
             with atomic_file(Path(plots_dir) / f"{name}.csv") as handle:

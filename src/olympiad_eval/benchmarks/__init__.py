@@ -15,17 +15,27 @@ which benchmark they run:
 - `combine(problem, rules, replies, cfg) -> Score | str`: the protocol's score from the rules'
   score and each judge's parsed replies (`replies[judge][task key]`), or why it cannot score;
 - `tables(frame, cfg) -> dict[str, DataFrame]`: the benchmark's tables from its judgments.
+
+and two constants that name its scoring protocols:
+
+- `PROTOCOL_KEY`: the judge-config key that picks one (None where the benchmark has one protocol);
+- `PROTOCOL_VERSIONS`: each protocol's version. Bump it with any change that can alter a verdict
+  or a score: `tests/test_protocol_versions.py` pins the verdicts of each version, and every
+  judgment, metric and table records the version that made it (`provenance`).
 """
 
 from __future__ import annotations
 
-import importlib
 import hashlib
+import importlib
 import json
 import re
 from dataclasses import dataclass, field
+from importlib import metadata
 from types import ModuleType
 from typing import Callable
+
+from omegaconf import OmegaConf
 
 from olympiad_eval.records import InputError
 
@@ -92,7 +102,55 @@ def json_reply(text: str | None) -> dict | None:
         return None
     return data if isinstance(data, dict) else None
 
+
 def module(kind: str) -> ModuleType:
     if kind not in KINDS:
         raise InputError(f"unknown benchmark kind '{kind}'; known kinds: {', '.join(KINDS)}")
     return importlib.import_module(f"olympiad_eval.benchmarks.{kind}")
+
+
+# The packages whose behaviour decides verdicts (parsing and equivalence of answers), and ours.
+VERDICT_PACKAGES = ("olympiad-eval", "sympy", "latex2sympy2_extended", "antlr4-python3-runtime")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What made a judgment: the benchmark's protocol and its version (with the versions of the
+    judge prompts it sends), the judge's config (its name and a hash of every resolved setting),
+    and the versions of the packages that decide verdicts."""
+
+    protocol: str
+    judge_config: str
+    packages: str
+
+
+def protocol(kind: str, cfg) -> str:
+    """`hipho official v2 (prompts hipho_criterion_judge v1, hipho_answer_judge v2)`, or
+    `... (rules only)` for a rule judge."""
+    bench = module(kind)
+    name = str(cfg.get(bench.PROTOCOL_KEY, "official")) if bench.PROTOCOL_KEY else "official"
+    if name not in bench.PROTOCOL_VERSIONS:
+        raise InputError(f"judge config: {bench.PROTOCOL_KEY} '{name}' is not one of "
+                         f"{', '.join(bench.PROTOCOL_VERSIONS)} for {kind}")
+    text = f"{kind} {name} v{bench.PROTOCOL_VERSIONS[name]}"
+    prompts = {key: prompt for key, prompt in dict(cfg.get("prompts") or {}).items() if key.startswith(f"{kind}_")}
+    if cfg.kind != "llm" or not prompts:
+        return f"{text} (rules only)"
+    used = ", ".join(f"{prompt.get('name', key)} v{prompt.get('version', '?')}" for key, prompt in sorted(prompts.items()))
+    return f"{text} (prompts {used})"
+
+
+def provenance(kind: str, judge_name: str, cfg) -> Provenance:
+    settings = json.dumps(OmegaConf.to_container(cfg, resolve=True), sort_keys=True, ensure_ascii=False)
+    return Provenance(
+        protocol=protocol(kind, cfg),
+        judge_config=f"{judge_name}@{hashlib.sha256(settings.encode()).hexdigest()[:12]}",
+        packages=", ".join(f"{name} {_version(name)}" for name in VERDICT_PACKAGES),
+    )
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "not installed"

@@ -25,6 +25,10 @@ if TYPE_CHECKING:  # pandas only types `tables`: the judge stage need not pay it
 
 REQUIRED = ("id", "question", "answer", "points")
 
+# See `benchmarks/__init__.py`: bump a version with any change that can alter a verdict or a score.
+PROTOCOL_KEY = "protocol"
+PROTOCOL_VERSIONS = {"official": 2, "evalscope": 2}
+
 _TOTAL = re.compile(r"award\s+a\s+total\s+of\s+([\d.]+)\s*pts?", re.I)
 _AWARD = re.compile(r"award\s+([\d.]+)\s*pts?", re.I)
 _CHINESE = re.compile(r"得\s*([\d.]+)\s*分")

@@ -16,6 +16,10 @@ from olympiad_eval.fetch import Fields, as_text, load_figure
 from olympiad_eval.records import InputError, AnswerSlot, Problem, iter_json_lines
 
 REQUIRED = ("id", "question", "answer")
+
+# See `benchmarks/__init__.py`: bump a version with any change that can alter a verdict or a score.
+PROTOCOL_KEY = "mathvision_protocol"
+PROTOCOL_VERSIONS = {"official": 2, "evalscope": 2}
 LETTERS = "ABCDE"
 
 

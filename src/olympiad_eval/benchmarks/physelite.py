@@ -28,6 +28,10 @@ from olympiad_eval.records import InputError, AnswerSlot, Figure, Problem, Recor
 
 REQUIRED = ("id", "language", "text", "answer")
 
+# See `benchmarks/__init__.py`: bump a version with any change that can alter a verdict or a score.
+PROTOCOL_KEY = None  # one protocol: the paper's
+PROTOCOL_VERSIONS = {"official": 2}
+
 
 def load(root: Path, cfg, benchmark: str) -> list[Problem]:
     """The split's problems, in the release's row order.

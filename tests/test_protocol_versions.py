@@ -1,0 +1,154 @@
+"""Every verdict belongs to a protocol version: changing a verdict without bumping the version fails.
+
+`tests/golden/protocol_verdicts.json` holds, per scenario (a sample suite judged by one judge
+config), the protocol string that made it and every judgment's verdict on a fixed set of
+responses: the `reference` answers, the `demo` replay, and the harder responses of
+`tests/golden/responses/<suite>.jsonl`. LLM judges are a local fake server whose replies are a
+fixed function of the request, so a changed prompt changes replies as a real judge's would.
+
+- Same protocol string, other verdicts: a change altered verdicts without a version bump. Bump
+  the benchmark's `PROTOCOL_VERSIONS` (or the judge prompt's `version`), then regenerate.
+- Other protocol string: regenerate with `python -m tests.test_protocol_versions`, and review the
+  verdicts that changed in `git diff`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+
+import pytest
+from omegaconf import OmegaConf
+
+from olympiad_eval.fake_server import JUDGE_MARKER, FakeOpenAI
+from olympiad_eval.judging import judge
+from olympiad_eval.records import Generation, Judgment, Prompt, read_jsonl, write_jsonl
+from tests.conftest import ROOT, compose_stage, render_sample
+
+GOLDEN = ROOT / "tests" / "golden" / "protocol_verdicts.json"
+RESPONSES = ROOT / "tests" / "golden" / "responses"
+
+# scenario: (suite, benchmark, judge config, overrides of the judge config)
+SCENARIOS = {
+    "hipho rule": ("sample_hipho", "sample_hipho", "rule", {}),
+    "hipho official": ("sample_hipho", "sample_hipho", "gpt-4o", {}),
+    "hipho evalscope": ("sample_hipho", "sample_hipho", "gpt-4o-evalscope", {}),
+    "mathvision official": ("sample_mathvision", "sample_mathvision", "rule", {}),
+    "mathvision evalscope": ("sample_mathvision_evalscope", "sample_mathvision", "rule",
+                             {"mathvision_protocol": "evalscope"}),
+    "physelite en rule": ("sample_physelite_en", "sample_physelite", "rule", {}),
+    "physelite en official": ("sample_physelite_en", "sample_physelite", "gpt-4o", {"error_types": True}),
+    "physelite zh official": ("sample_physelite_zh", "sample_physelite", "gpt-4o", {}),
+}
+PINNED = ("status", "score", "points", "verdict", "answer_points", "step_points", "process")
+
+
+def fixed_judge(body: dict) -> str:
+    """A judge whose reply is a fixed function of what it is asked, in the schema it asks for."""
+    text = json.dumps(body["messages"], ensure_ascii=False)
+    pick = int(hashlib.sha256(text.encode()).hexdigest(), 16)
+    if JUDGE_MARKER not in text:
+        return "<answer>[\\boxed{0}]</answer>"
+    if '\\"awarded\\"' in text:
+        worth = re.search(r"(?:worth at most|at most|up to) ([\d.]+) (?:points|pts?)", text)
+        points = float(worth.group(1)) if worth else 0.0
+        return json.dumps({"awarded": points * (pick % 3) / 2, "reasoning": "fixed"})
+    if '\\"equivalent\\"' in text:
+        return json.dumps({"equivalent": pick % 2 == 0, "reasoning": "fixed"})
+    if '\\"steps\\"' in text:
+        grades = [(pick >> shift) % 3 / 2 for shift in (0, 2, 4)]
+        return json.dumps({"steps": [{"step": f"step {n}", "grade": g} for n, g in enumerate(grades, 1)]})
+    if '\\"error_type\\"' in text:
+        kinds = ("none", "physical_law", "algebraic_symbolic", "numerical")
+        return json.dumps({"error_type": kinds[pick % len(kinds)], "reasoning": "fixed"})
+    return json.dumps({"verdict": ("correct", "partially_correct", "incorrect")[pick % 3], "reasoning": "fixed"})
+
+
+def responses(prompts: list[Prompt], suite: str) -> list[Generation]:
+    """Sample 0 the reference answer, 1 the demo's, then the harder responses written for the suite."""
+    demo = {row["id"]: row["response"] for row in _rows(ROOT / "data" / "replay" / "demo" / f"{suite}.jsonl")}
+    extra: dict[str, list[str]] = {}
+    for row in _rows(RESPONSES / f"{suite}.jsonl"):
+        extra.setdefault(row["id"], []).append(row["response"])
+    generations = []
+    for prompt in prompts:
+        texts = [prompt.reference, demo.get(prompt.id, ""), *extra.get(prompt.id, [])]
+        generations += [Generation(id=prompt.id, suite=suite, model="golden", sample=sample, response=text,
+                                   request_hash=f"golden-{sample}") for sample, text in enumerate(texts)]
+    return generations
+
+
+def _rows(path) -> list[dict]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def verdicts(scenario: str, render_suite, tmp_path) -> dict:
+    suite, benchmark, judge_name, overrides = SCENARIOS[scenario]
+    outputs = render_suite(suite, benchmark)
+    suite_dir = outputs / "suites" / suite
+    generations = tmp_path / "generations.jsonl"
+    write_jsonl(generations, responses(read_jsonl(suite_dir / "prompts.jsonl", Prompt), suite))
+    cfg = compose_stage("judge", [f"judge={judge_name}", "cell.suite=x", "cell.model=y"]).judge
+    cfg = OmegaConf.merge(cfg, overrides)
+    with FakeOpenAI(fixed_judge) as server:
+        if cfg.kind == "llm":
+            cfg.judges = {name: {"base_url": server.base_url, "model": name, "api_key_env": None, "max_retries": 0}
+                          for name in cfg.judges}
+        out = tmp_path / "judgments.jsonl"
+        judge(suite_dir, generations, judge_name, cfg, out, tmp_path / "cache.sqlite")
+    judgments = read_jsonl(out, Judgment)
+    return {
+        "protocol": judgments[0].protocol,
+        "verdicts": {f"{j.id}#{j.sample}": {name: _plain(getattr(j, name)) for name in PINNED} for j in judgments},
+    }
+
+
+def _plain(value):
+    return round(value, 9) if isinstance(value, float) else value
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_verdicts_change_only_with_the_protocol_version(scenario, render_suite, tmp_path):
+    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    assert scenario in golden, f"no golden verdicts for '{scenario}': run `python -m tests.test_protocol_versions`"
+    now, pinned = verdicts(scenario, render_suite, tmp_path), golden[scenario]
+    assert now["protocol"] == pinned["protocol"], (
+        f"'{scenario}' is now made by '{now['protocol']}' (golden: '{pinned['protocol']}'): regenerate the golden "
+        "verdicts with `python -m tests.test_protocol_versions` and review what changed")
+    changed = sorted(key for key in now["verdicts"].keys() | pinned["verdicts"].keys()
+                     if now["verdicts"].get(key) != pinned["verdicts"].get(key))
+    assert not changed, (
+        f"'{scenario}': {len(changed)} verdicts changed under the same protocol version '{now['protocol']}' "
+        f"(first: {changed[0]}: {pinned['verdicts'].get(changed[0])} -> {now['verdicts'].get(changed[0])}); "
+        "bump the benchmark's PROTOCOL_VERSIONS or the judge prompt's version, then regenerate")
+
+
+def test_a_judgment_records_what_made_it(render_suite, tmp_path):
+    made = verdicts("hipho official", render_suite, tmp_path)["protocol"]
+    assert re.fullmatch(r"hipho official v\d+ \(prompts .*hipho_answer_judge v\d+.*hipho_criterion_judge v\d+.*\)", made)
+    assert verdicts("mathvision official", render_suite, tmp_path / "mv")["protocol"].endswith("(rules only)")
+
+
+def regenerate() -> None:
+    """Write the golden verdicts of every scenario."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    os.chdir(ROOT)  # configs name bundled data relative to the repository
+    golden = {}
+    for scenario in SCENARIOS:
+        with tempfile.TemporaryDirectory() as tmp:
+            outputs = Path(tmp) / "outputs"
+            golden[scenario] = verdicts(scenario, lambda suite, bench: render_sample(outputs, suite, bench), Path(tmp))
+        print(f"{scenario}: {golden[scenario]['protocol']}, {len(golden[scenario]['verdicts'])} verdicts")
+    GOLDEN.parent.mkdir(parents=True, exist_ok=True)
+    GOLDEN.write_text(json.dumps(golden, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    sys.exit(regenerate())
