@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from pathlib import Path
 
+import pytest
 from omegaconf import OmegaConf
 
-from olympiad_eval.records import Judgment, write_jsonl
+from olympiad_eval.records import InputError, Judgment, write_jsonl
 from olympiad_eval.tables import aggregate, judgment_path
 
+REPO = Path(__file__).resolve().parents[1]
 PLAN = {"suites": {"hipho": "olympiad"}, "models": ["alpha", "beta"], "judges": ["rule"]}
 BENCH = OmegaConf.create({"kind": "hipho", "exams": {"X_2025": {"gold": 3.0, "silver": 2.0, "bronze": 1.0}}})
 
@@ -68,10 +72,11 @@ def test_samples_give_a_mean_and_a_standard_deviation(tmp_path):
     assert "| hipho      | alpha   | rule    |     1.50 |" in (tmp_path / "tables" / "exam_scores.md").read_text()
 
 
-def physelite_judgment(pid, language, subject, level, score, process, details):
-    return Judgment(id=pid, suite=f"pe_{language}", model="m", judge="ens", sample=0, language=language,
+def physelite_judgment(pid, language, subject, level, score, process, details, suite=None, verdict=None):
+    return Judgment(id=pid, suite=suite or f"pe_{language}", model="m", judge="ens", sample=0, language=language,
                     subset=subject, subject=subject, level=level, status="scored", score=score, points=score,
-                    max_points=1.0, process=process, details=details)
+                    max_points=1.0, process=process, details=details,
+                    verdict=verdict or ("correct" if score == 1 else "incorrect"))
 
 
 def judge_said(verdict, grades, error_type=None):
@@ -79,27 +84,137 @@ def judge_said(verdict, grades, error_type=None):
     return said | ({"error_type": {"error_type": error_type}} if error_type else {})
 
 
-def test_physelite_tables_golden(tmp_path):
-    outputs = tmp_path / "outputs"
-    rows = {
-        "en": [physelite_judgment("p1", "en", "Mechanics", 2, 1.0, 1.0, (judge_said("correct", [1, 1]),)),
-               physelite_judgment("p2", "en", "Optics", 6, 0.0, 0.5, (judge_said("incorrect", [1, 0.5, 0], "numerical"),))],
-        "zh": [physelite_judgment("p1", "zh", "Mechanics", 2, 0.0, 0.75, (judge_said("incorrect", [1, 0.5], "physical_law"),)),
-               physelite_judgment("p2", "zh", "Optics", 6, 0.0, 0.0, (judge_said("incorrect", [0]),))],
+PE_BENCH = {"kind": "physelite", "difficulty_bands": {"Easy": [1, 2], "Medium": [3, 5], "Hard": [6, 7]}}
+PE_SUITES = {"pe_en": {"language": "en", "setting": "schematic", "baseline": None},
+             "pe_zh": {"language": "zh", "setting": "schematic", "baseline": None},
+             "pe_en_hint": {"language": "en", "setting": "schematic+hint", "baseline": "pe_en"},
+             "pe_zh_hint": {"language": "zh", "setting": "schematic+hint", "baseline": "pe_zh"}}
+BOTH = "Optics; Mechanics"  # a problem with two subjects counts under each
+
+
+def physelite_cells():
+    """Two settings of one benchmark: the schematic baseline on p1 and p2, and a hint variant on p1
+    only. Judges A and B each grade steps; error types come with some verdicts."""
+    return {
+        "pe_en": [
+            # correct: its error type (a judge's slip) is not classified
+            physelite_judgment("p1", "en", "Mechanics", 2, 1.0, 1.0, (judge_said("correct", [1, 1], "algebraic_symbolic"),)),
+            # wrong, two judges name two types: half a response each, never two responses
+            physelite_judgment("p2", "en", BOTH, 6, 0.0, 0.5, (judge_said("incorrect", [1, 0.5, 0], "numerical"),
+                                                                judge_said("incorrect", [0, 1], "physical_law"))),
+        ],
+        "pe_zh": [
+            physelite_judgment("p1", "zh", "Mechanics", 2, 0.0, 0.75, (judge_said("incorrect", [1, 0.5], "physical_law"),)),
+            physelite_judgment("p2", "zh", BOTH, 6, 0.0, 0.0, (judge_said("incorrect", [0], "none"),)),
+        ],
+        "pe_en_hint": [physelite_judgment("p1", "en", "Mechanics", 2, 1.0, 1.0, (judge_said("correct", [1, 1]),),
+                                          suite="pe_en_hint")],
+        "pe_zh_hint": [physelite_judgment("p1", "zh", "Mechanics", 2, 0.5, 0.5, (
+            judge_said("correct", [1, 1], "none"), judge_said("incorrect", [1, 0], "geometric_visual")),
+            suite="pe_zh_hint", verdict="split")],
     }
-    for language, judgments in rows.items():
-        write_jsonl(judgment_path(outputs, f"pe_{language}", "m", "ens"), judgments)
-    plan = {"suites": {"pe_en": "pe", "pe_zh": "pe"}, "models": ["m"], "judges": ["ens"]}
-    aggregate("pe", OmegaConf.create({"kind": "physelite"}), plan, outputs, tmp_path / "tables", tmp_path / "m.json")
-    tables = tmp_path / "tables"
-    assert (tables / "accuracy.csv").read_text() == "model,judge,Mechanics,Optics,Ans.,Proc.\nm,ens,50.0,0.0,25.0,56.2\n"
+
+
+def physelite_tables(tmp_path, cells=None, suites=None):
+    outputs = tmp_path / "outputs"
+    cells = cells or physelite_cells()
+    for suite, judgments in cells.items():
+        write_jsonl(judgment_path(outputs, suite, "m", "ens"), judgments)
+    plan = {"suites": {suite: "pe" for suite in cells}, "models": ["m"], "judges": ["ens"]}
+    aggregate("pe", OmegaConf.create(PE_BENCH), plan, outputs, tmp_path / "tables", tmp_path / "m.json",
+              suites={name: OmegaConf.create(config) for name, config in (suites or PE_SUITES).items() if name in cells})
+    return tmp_path / "tables"
+
+
+def test_physelite_tables_golden(tmp_path):
+    tables = physelite_tables(tmp_path)
+    # Table 3 per setting, each the mean of its zh and en suites: the 25 % baseline and the 75 % hint
+    # setting are two rows, never one 50 %
+    assert (tables / "accuracy.csv").read_text() == (
+        "setting,model,judge,languages,Mechanics,Optics,Ans.,Proc.\n"
+        "schematic,m,ens,en+zh,25.0,0.0,25.0,56.2\n"
+        "schematic+hint,m,ens,en+zh,75.0,,75.0,75.0\n")
     assert (tables / "accuracy_by_language.csv").read_text() == (
-        "model,judge,Ans. en,Ans. zh,Proc. en,Proc. zh\nm,ens,50.0,0.0,75.0,37.5\n")
-    assert (tables / "accuracy_by_difficulty.csv").read_text() == "model,judge,Easy,Hard\nm,ens,50.0,0.0\n"
-    # first errors at steps 2, 2, 1 (mean 1.67); 1 of 4 complete; 2 of 4 failed steps soft; 2 of 4 last-step-only
+        "setting,model,judge,Ans. en,Ans. zh,Proc. en,Proc. zh\n"
+        "schematic,m,ens,50.0,0.0,75.0,37.5\n"
+        "schematic+hint,m,ens,100.0,50.0,100.0,50.0\n")
+    assert (tables / "accuracy_by_difficulty.csv").read_text() == (
+        "setting,model,judge,languages,Easy,Hard\nschematic,m,ens,en+zh,50.0,0.0\nschematic+hint,m,ens,en+zh,75.0,\n")
+    # Table 4 on the same problems (p1 only): the baseline's p1 answers are 100 (en) and 0 (zh), processes 1 and 0.75
+    assert (tables / "extra_information.csv").read_text() == (
+        "setting,baseline,judge,metric,m\n"
+        "schematic+hint,schematic,ens,Answer,75.0 (+25.0)\n"
+        "schematic+hint,schematic,ens,Process,75.0 (-12.5)\n"
+        "schematic+hint,schematic,ens,problems compared,2\n")
+    # per language, then the mean: first errors en 2, 1 and zh 2, 1; step-1 failures en 1 of 3 graded, zh 1 of 2;
+    # soft failures en 1 of 3 failed steps, zh 1 of 2; the hint's en has no failed step (no soft share)
     assert (tables / "failure_analyses.csv").read_text() == (
-        "model,judge,first error (mean step),complete (%),soft failures (%),last-step-only (%),"
-        "error: numerical,error: physical_law,judges agree (%)\nm,ens,1.7,25.0,50.0,50.0,50.0,50.0,100.0\n")
+        "setting,model,judge,languages,first error (mean step),fails at step 1 (%),complete (%),soft failures (%),"
+        "last-step-only (%),judges agree (%),soft failures en (%),soft failures zh (%)\n"
+        "schematic,m,ens,en+zh,1.5,41.7,16.7,41.7,50.0,100.0,33.3,50.0\n"
+        "schematic+hint,m,ens,en+zh,2.0,0.0,75.0,0.0,25.0,50.0,,0.0\n")
+    # step 1 wrong: en Mechanics 1 of 3 judge gradings, Optics 1 of 2; zh Mechanics 1 of 2, Optics 1 of 1
+    assert (tables / "first_step_errors_by_subject.csv").read_text() == (
+        "setting,model,judge,languages,Mechanics,Optics\n"
+        "schematic,m,ens,en+zh,41.7,75.0\n"
+        "schematic+hint,m,ens,en+zh,0.0,\n")
+    # wrong answers only, each once: en p2 (numerical + physical_law, half each), zh p1 (physical_law), zh p2 (none named)
+    assert (tables / "error_types.csv").read_text() == (
+        "setting,model,judge,wrong answers,error: physical_law (%),error: geometric_visual (%),error: numerical (%),"
+        "error: unclassified (%)\n"
+        "schematic,m,ens,3,50.0,0.0,16.7,33.3\n"
+        "schematic+hint,m,ens,1,0.0,100.0,0.0,0.0\n")
+    summary = (tables / "summary.csv").read_text().splitlines()
+    assert [line.split(",")[0] for line in summary[1:]] == ["pe_en", "pe_en_hint", "pe_zh", "pe_zh_hint"]
+
+
+def test_physelite_two_suites_of_one_setting_and_language_are_refused(tmp_path):
+    suites = {**PE_SUITES, "pe_en_hint": {**PE_SUITES["pe_en_hint"], "setting": "schematic"}}
+    with pytest.raises(InputError, match="suites pe_en, pe_en_hint are all setting 'schematic' in language 'en'"):
+        physelite_tables(tmp_path, suites=suites)
+
+
+def test_physelite_variant_whose_baseline_is_not_in_the_plan_is_refused(tmp_path):
+    cells = {name: judgments for name, judgments in physelite_cells().items() if name != "pe_zh"}
+    with pytest.raises(InputError, match="suite 'pe_zh_hint' names baseline 'pe_zh', which is not a suite of this benchmark"):
+        physelite_tables(tmp_path, cells=cells)
+
+
+def test_physelite_variant_is_compared_in_its_own_language(tmp_path):
+    suites = {**PE_SUITES, "pe_zh_hint": {**PE_SUITES["pe_zh_hint"], "baseline": "pe_en"}}
+    with pytest.raises(InputError, match=r"suite 'pe_zh_hint' \(zh\) names baseline 'pe_en' \(en\)"):
+        physelite_tables(tmp_path, suites=suites)
+
+
+def test_physelite_rule_judge_tables_have_no_step_analyses(tmp_path):
+    """The bundled plan's rule judge: no process score, no steps, no error types; no Table 4 without variants."""
+    cells = {suite: [dataclasses.replace(j, details=(), process=None) for j in judgments]
+             for suite, judgments in physelite_cells().items() if "hint" not in suite}
+    tables = physelite_tables(tmp_path, cells=cells)
+    assert sorted(p.stem for p in tables.glob("*.csv")) == [
+        "accuracy", "accuracy_by_difficulty", "accuracy_by_language", "summary"]
+    assert (tables / "accuracy.csv").read_text().splitlines()[1] == "schematic,m,ens,en+zh,25.0,0.0,25.0,"
+
+
+def test_physelite_difficulty_bands_come_from_the_config(tmp_path):
+    global PE_BENCH
+    saved, PE_BENCH = PE_BENCH, {**PE_BENCH, "difficulty_bands": {"Easy": [1, 3], "Medium": [4, 5], "Hard": [6, 7]}}
+    try:
+        tables = physelite_tables(tmp_path)
+    finally:
+        PE_BENCH = saved
+    assert (tables / "accuracy_by_difficulty.csv").read_text().splitlines()[0] == "setting,model,judge,languages,Easy,Hard"
+
+
+def test_the_aggregate_stage_reads_the_plans_suites_as_render_composes_them():
+    from hydra import initialize_config_dir
+
+    from olympiad_eval.stage import read_plan, suite_configs
+
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
+        suites = suite_configs(read_plan(REPO / "params.yaml"), "sample_physelite")
+    assert {name: (s.language, s.setting, s.baseline) for name, s in suites.items()} == {
+        "sample_physelite_en": ("en", "schematic", None), "sample_physelite_zh": ("zh", "schematic", None)}
 
 
 def test_mathvision_tables_golden(tmp_path):

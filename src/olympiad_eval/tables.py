@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import module
 from olympiad_eval.records import InputError, Judgment, atomic_dir, atomic_file, iter_jsonl, write_json
@@ -201,11 +202,22 @@ def plot_data(frame: pd.DataFrame, summary: pd.DataFrame) -> dict[str, pd.DataFr
                                                        "score (%)": subsets["score (%)"]})}
 
 
+def with_suites(bench_cfg, suites: dict):
+    """The benchmark's config with `suites` added (a copy: Hydra's own config is read-only)."""
+    plain = OmegaConf.to_container(bench_cfg, resolve=True) if OmegaConf.is_config(bench_cfg) else dict(bench_cfg)
+    return OmegaConf.create({**plain, "suites": {name: OmegaConf.to_container(suite, resolve=True)
+                                                 if OmegaConf.is_config(suite) else suite
+                                                 for name, suite in suites.items()}})
+
+
 def aggregate(benchmark: str, bench_cfg, plan: dict, outputs: str | Path, tables_dir: str | Path,
-              metrics_path: str | Path, plots_dir: str | Path | None = None) -> dict[str, pd.DataFrame]:
+              metrics_path: str | Path, plots_dir: str | Path | None = None,
+              suites: dict | None = None) -> dict[str, pd.DataFrame]:
+    """`suites`: the composed config of each of the plan's suites of this benchmark, which its
+    tables read under `suites` in the benchmark's config (which suites are one setting, and so on)."""
     frame = load_judgments(outputs, plan, benchmark)
     summary = with_usage(counts(frame), outputs)
-    tables = {"summary": summary, **module(bench_cfg.kind).tables(frame, bench_cfg)}
+    tables = {"summary": summary, **module(bench_cfg.kind).tables(frame, with_suites(bench_cfg, suites or {}))}
     with atomic_dir(tables_dir) as staging:
         sections = []
         for name, table in tables.items():
