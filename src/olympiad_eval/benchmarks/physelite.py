@@ -524,6 +524,7 @@ def extra_information(frame: pd.DataFrame, suites: dict) -> pd.DataFrame | None:
                 if config.get("baseline") and suite in set(frame["suite"])}
     if not variants:
         return None
+    setting_of = dict(zip(frame["suite"], frame["setting"]))
     records = []
     for variant, baseline in variants.items():
         _check_baseline(variant, baseline, suites, frame)
@@ -533,11 +534,8 @@ def extra_information(frame: pd.DataFrame, suites: dict) -> pd.DataFrame | None:
             same = set(answered["id"]) & set(base["id"])
             answered, base = answered[answered["id"].isin(same)], base[base["id"].isin(same)]
             records.append({
-                "setting": answered["setting"].iloc[0] if len(answered) else str(suites[variant].get("setting") or variant),
-                "baseline": base["setting"].iloc[0] if len(base) else baseline,
-                "model": model, "judge": judge, "language": suites[variant].get("language"), "problems": len(same),
-                "Answer": _accuracy_of(answered) if len(answered) else float("nan"),
-                "Answer baseline": _accuracy_of(base) if len(base) else float("nan"),
+                "setting": setting_of[variant], "baseline": setting_of[baseline], "model": model, "judge": judge,
+                "problems": len(same), "Answer": _accuracy_of(answered), "Answer baseline": _accuracy_of(base),
                 "Process": answered["process"].mean() * 100, "Process baseline": base["process"].mean() * 100,
             })
     compared = pd.DataFrame(records)
@@ -639,15 +637,13 @@ def error_types(frame: pd.DataFrame) -> pd.DataFrame | None:
     shares of its failed responses."""
     records = []
     for row in frame.itertuples():
-        classified = [judged["error_type"]["error_type"] for judged in row.details or () if judged.get("error_type")]
-        if row.status != "scored" or row.verdict == "correct" or not (row.details or ()):
+        said = [judged["error_type"]["error_type"] for judged in row.details or () if judged.get("error_type")]
+        if row.status != "scored" or row.verdict == "correct" or not said:  # right, or not classified at all
             continue
-        if not any(judged.get("error_type") for judged in row.details):
-            continue
-        named = [error for error in classified if error != "none"] or ["unclassified"]
-        for error in named:
-            records.append({"setting": row.setting, "model": row.model, "judge": row.judge, "response": (row.id, row.language, row.sample),
-                            "error type": error, "weight": 1 / len(named)})
+        named = [error for error in said if error != "none"] or ["unclassified"]
+        records += [{"setting": row.setting, "model": row.model, "judge": row.judge,
+                     "response": (row.suite, row.id, row.sample), "error type": error, "weight": 1 / len(named)}
+                    for error in named]
     if not records:
         return None
     weights = pd.DataFrame(records)
