@@ -168,6 +168,15 @@ def test_physelite_tables_golden(tmp_path):
     assert [line.split(",")[0] for line in summary[1:]] == ["pe_en", "pe_en_hint", "pe_zh", "pe_zh_hint"]
 
 
+def test_physelite_suites_without_a_setting_are_each_their_own(tmp_path):
+    """No `setting` in the suites' configs: nothing is averaged, not even zh with en."""
+    tables = physelite_tables(tmp_path, suites={name: {"language": c["language"]} for name, c in PE_SUITES.items()})
+    assert [line.split(",")[:4] for line in (tables / "accuracy.csv").read_text().splitlines()[1:]] == [
+        ["pe_en", "m", "ens", "en"], ["pe_en_hint", "m", "ens", "en"], ["pe_zh", "m", "ens", "zh"],
+        ["pe_zh_hint", "m", "ens", "zh"]]
+    assert not (tables / "extra_information.csv").exists()
+
+
 def test_physelite_two_suites_of_one_setting_and_language_are_refused(tmp_path):
     suites = {**PE_SUITES, "pe_en_hint": {**PE_SUITES["pe_en_hint"], "setting": "schematic"}}
     with pytest.raises(InputError, match="suites pe_en, pe_en_hint are all setting 'schematic' in language 'en'"):

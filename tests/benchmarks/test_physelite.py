@@ -537,6 +537,17 @@ def test_missing_wide_column_names_file_line_record_and_the_languages_column(tmp
     assert (caught.value.path, caught.value.record, caught.value.field) == (f"{path}:2", "PE-S-0002", column)
 
 
+def test_wide_layout_answers_may_be_per_language_columns(tmp_path):
+    rows = wide_rows()
+    for row in rows:
+        answer = row.pop("problem_answer")
+        row["problem_answer_en"], row["problem_answer_cn"] = answer, f"{answer} (zh)"
+    write_wide_release(tmp_path, rows)
+    cfg = OmegaConf.merge(WIDE_CFG, {"fields": {"answer": "problem_answer_{language}"}})
+    answers = {(p.id, p.language): p.answers[0].value for p in physelite.load(tmp_path, cfg, "p")}
+    assert answers[("PE-S-0001", "en")] == "24 m" and answers[("PE-S-0001", "zh")] == "24 m (zh)"
+
+
 @pytest.mark.parametrize(
     "change, message",
     [

@@ -14,7 +14,8 @@ which benchmark they run:
   judges about one response (each task is sent to every judge of the ensemble);
 - `combine(problem, rules, replies, cfg) -> Score | str`: the protocol's score from the rules'
   score and each judge's parsed replies (`replies[judge][task key]`), or why it cannot score;
-- `tables(frame, cfg) -> dict[str, DataFrame]`: the benchmark's tables from its judgments.
+- `tables(frame, cfg) -> dict[str, DataFrame]`: the benchmark's tables from its judgments; `cfg` is
+  the benchmark's config with `suites`, the composed config of each of the plan's suites of it.
 """
 
 from __future__ import annotations
