@@ -464,7 +464,7 @@ def _accuracy_of(group: pd.DataFrame) -> float:
 
 def _per_subject(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per judgment and subject: a problem with several subjects counts under each."""
-    return frame.assign(subject=frame["subject"].map(lambda subject: subjects_of(subject) or [""])).explode("subject")
+    return frame.assign(subject=frame["subject"].map(lambda subject: subjects_of(subject) or ["no subject"])).explode("subject")
 
 
 def _mean_over_languages(table: pd.DataFrame) -> pd.DataFrame:
