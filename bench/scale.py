@@ -277,8 +277,9 @@ def write_benchmark(repo: Repo, problems: int) -> None:
     """The release in the copy, and a benchmark config like the Hub one but with a local source."""
     fields = release_fields(repo.path)
     write_release(repo.path / RELEASE, problems, fields)
+    hub = yaml.safe_load((repo.path / "conf/benchmark/physelite.yaml").read_text(encoding="utf-8"))
     config = {"kind": "physelite", "source": {"type": "local", "path": RELEASE.as_posix()}, "split": "test",
-              "fields": fields}
+              "fields": fields, "difficulty_bands": hub["difficulty_bands"]}
     repo.write(f"conf/benchmark/{BENCHMARK}.yaml", "# A synthetic PhysElite-sized release (bench/scale.py).\n"
                + yaml.safe_dump(config, sort_keys=False))
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import hydra
 
-from olympiad_eval.stage import check_family, chosen, clear_errors, log, read_plan, run
+from olympiad_eval.stage import check_family, chosen, clear_errors, log, read_plan, run, suite_configs
 from olympiad_eval.tables import aggregate
 
 
@@ -16,7 +16,8 @@ def main(cfg) -> None:
     check_family(plan, benchmark, cfg.benchmark.kind, cfg.paths.plan)
     outputs = Path(cfg.paths.outputs)
     tables = aggregate(benchmark, cfg.benchmark, plan, outputs, outputs / "tables" / benchmark,
-                       outputs / "metrics" / f"{benchmark}.json", outputs / "plots" / benchmark)
+                       outputs / "metrics" / f"{benchmark}.json", outputs / "plots" / benchmark,
+                       suites=suite_configs(plan, benchmark))
     log.info("%s: wrote %s", benchmark, ", ".join(tables))
 
 

@@ -232,9 +232,11 @@ def test_physelite_process_images_on_request(fetched, tmp_path):
     assert len(images_of(prompts["PE-S-0002"])) == 2
 
 
-def test_physelite_hint(fetched, tmp_path):
-    _, prompts = run(fetched, tmp_path, "sample_physelite_en", "suite.hint=true")
-    assert "Hint (reference solution):\nStep 1" in text_of(prompts["PE-S-0001"])
+def test_physelite_hint_is_the_first_step_never_the_answer(fetched, tmp_path):
+    _, prompts = run(fetched, tmp_path, "sample_physelite_zh", "suite.hint.mode=first_step")
+    text = text_of(prompts["PE-S-0001"])
+    assert text.endswith("\n\n提示：\n第一步：竖直方向为自由落体运动，$h = \\frac{1}{2} g t^2$。")
+    assert "24" not in text.split("提示：")[1] and "第二步" not in text
 
 
 # ---------------------------------------------------------------- MATH-Vision

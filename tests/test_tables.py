@@ -2,21 +2,32 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from pathlib import Path
 
 import pandas as pd
+import pytest
 from omegaconf import OmegaConf
 
-from olympiad_eval.records import Judgment, write_jsonl
+from olympiad_eval.records import InputError, Judgment, write_jsonl
 from olympiad_eval.tables import aggregate, judgment_path
 
+REPO = Path(__file__).resolve().parents[1]
 PLAN = {"suites": {"hipho": "olympiad"}, "models": ["alpha", "beta"], "judges": ["rule"]}
 BENCH = OmegaConf.create({"kind": "hipho", "exams": {"X_2025": {"gold": 3.0, "silver": 2.0, "bronze": 1.0}}})
 
 
+MADE_BY = {"protocol": "hipho official v2 (rules only)", "judge_config": "rule@0123456789ab",
+           "packages": "olympiad-eval 0.1.0, sympy 1.14.0"}
+MADE_BY_NOTE = ("\nMade by:\n- rule: hipho official v2 (rules only); judge config rule@0123456789ab; "
+                "olympiad-eval 0.1.0, sympy 1.14.0\n")
+
+
 def judged(model: str, pid: str, points: float | None, status: str = "scored", sample: int = 0) -> Judgment:
     return Judgment(id=pid, suite="hipho", model=model, judge="rule", sample=sample, language="en", subset="X_2025",
-                    status=status, score=None if points is None else points / 2, points=points, max_points=2.0)
+                    status=status, score=None if points is None else points / 2, points=points, max_points=2.0,
+                    **MADE_BY)
 
 
 def write(outputs, rows: dict[str, list[Judgment]]) -> None:
@@ -40,18 +51,19 @@ def test_hipho_tables_golden(tmp_path):
         "|:-----------|:--------|:--------|---------:|\n"
         "| hipho      | alpha   | rule    |     3.50 |\n"
         "| hipho      | beta    | rule    |     1.00 |\n"
-        "| full marks |         |         |     4.00 |\n")
+        "| full marks |         |         |     4.00 |\n" + MADE_BY_NOTE)
     assert (tables / "exam_scores.tex").read_text() == (
-        "\\begin{tabular}{lllr}\n\\toprule\nsuite & model & judge & X\\_2025 \\\\\n\\midrule\n"
+        "% made by " + MADE_BY_NOTE.split("- ", 1)[1] + "\\begin{tabular}{lllr}\n\\toprule\nsuite & model & judge & X\\_2025 \\\\\n\\midrule\n"
         "hipho & alpha & rule & \\textbf{3.50} \\\\\nhipho & beta & rule & \\underline{1.00} \\\\\n"
         "full marks &  &  & 4.00 \\\\\n\\bottomrule\n\\end{tabular}\n")
     assert (tables / "medals.csv").read_text() == (
-        "suite,model,judge,X_2025,gold,silver,bronze\nhipho,alpha,rule,gold,1,0,0\nhipho,beta,rule,bronze,0,0,1\n")
+        "suite,model,judge,X_2025,gold,silver,bronze,protocol\nhipho,alpha,rule,gold,1,0,0,hipho official v2 (rules only)\n"
+        "hipho,beta,rule,bronze,0,0,1,hipho official v2 (rules only)\n")
     assert (tables / "summary.csv").read_text() == (
         "suite,model,judge,problems,samples,scored,judge errors,failed generations,truncated,score (%),"
-        "95% CI low,95% CI high,tokens,cost ($)\n"
-        "hipho,alpha,rule,2,1,2,0,0,0,87.5,75.0,100.0,1200,0.004\n"
-        "hipho,beta,rule,2,1,1,1,0,0,25.0,0.0,50.0,,\n")
+        "95% CI low,95% CI high,tokens,cost ($),protocol,judge config\n"
+        "hipho,alpha,rule,2,1,2,0,0,0,87.5,75.0,100.0,1200,0.004,hipho official v2 (rules only),rule@0123456789ab\n"
+        "hipho,beta,rule,2,1,1,1,0,0,25.0,0.0,50.0,,,hipho official v2 (rules only),rule@0123456789ab\n")
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert metrics["hipho"]["beta"]["rule"] == {"score": 25.0, "scored": 1, "problems": 2, "judge_errors": 1,
                                                 "failed_generations": 0, "truncated": 0}
@@ -65,14 +77,16 @@ def test_samples_give_a_mean_and_a_standard_deviation(tmp_path):
     })
     aggregate("olympiad", BENCH, PLAN, outputs, tmp_path / "tables", tmp_path / "metrics.json")
     assert (tmp_path / "tables" / "exam_scores_std.csv").read_text() == (
-        "suite,model,judge,X_2025\nhipho,alpha,rule,0.5\nhipho,beta,rule,0.0\n")
+        "suite,model,judge,X_2025,protocol\nhipho,alpha,rule,0.5,hipho official v2 (rules only)\n"
+        "hipho,beta,rule,0.0,hipho official v2 (rules only)\n")
     assert "| hipho      | alpha   | rule    |     1.50 |" in (tmp_path / "tables" / "exam_scores.md").read_text()
 
 
-def physelite_judgment(pid, language, subject, level, score, process, details):
-    return Judgment(id=pid, suite=f"pe_{language}", model="m", judge="ens", sample=0, language=language,
+def physelite_judgment(pid, language, subject, level, score, process, details, suite=None, verdict=None):
+    return Judgment(id=pid, suite=suite or f"pe_{language}", model="m", judge="ens", sample=0, language=language,
                     subset=subject, subject=subject, level=level, status="scored", score=score, points=score,
-                    max_points=1.0, process=process, details=details)
+                    max_points=1.0, process=process, details=details,
+                    verdict=verdict or ("correct" if score == 1 else "incorrect"))
 
 
 def judge_said(verdict, grades, error_type=None):
@@ -80,27 +94,146 @@ def judge_said(verdict, grades, error_type=None):
     return said | ({"error_type": {"error_type": error_type}} if error_type else {})
 
 
-def test_physelite_tables_golden(tmp_path):
-    outputs = tmp_path / "outputs"
-    rows = {
-        "en": [physelite_judgment("p1", "en", "Mechanics", 2, 1.0, 1.0, (judge_said("correct", [1, 1]),)),
-               physelite_judgment("p2", "en", "Optics", 6, 0.0, 0.5, (judge_said("incorrect", [1, 0.5, 0], "numerical"),))],
-        "zh": [physelite_judgment("p1", "zh", "Mechanics", 2, 0.0, 0.75, (judge_said("incorrect", [1, 0.5], "physical_law"),)),
-               physelite_judgment("p2", "zh", "Optics", 6, 0.0, 0.0, (judge_said("incorrect", [0]),))],
+PE_BENCH = {"kind": "physelite", "difficulty_bands": {"Easy": [1, 2], "Medium": [3, 5], "Hard": [6, 7]}}
+PE_SUITES = {"pe_en": {"language": "en", "setting": "schematic", "baseline": None},
+             "pe_zh": {"language": "zh", "setting": "schematic", "baseline": None},
+             "pe_en_hint": {"language": "en", "setting": "schematic+hint", "baseline": "pe_en"},
+             "pe_zh_hint": {"language": "zh", "setting": "schematic+hint", "baseline": "pe_zh"}}
+BOTH = "Optics; Mechanics"  # a problem with two subjects counts under each
+
+
+def physelite_cells():
+    """Two settings of one benchmark: the schematic baseline on p1 and p2, and a hint variant on p1
+    only. Judges A and B each grade steps; error types come with some verdicts."""
+    return {
+        "pe_en": [
+            # correct: its error type (a judge's slip) is not classified
+            physelite_judgment("p1", "en", "Mechanics", 2, 1.0, 1.0, (judge_said("correct", [1, 1], "algebraic_symbolic"),)),
+            # wrong, two judges name two types: half a response each, never two responses
+            physelite_judgment("p2", "en", BOTH, 6, 0.0, 0.5, (judge_said("incorrect", [1, 0.5, 0], "numerical"),
+                                                                judge_said("incorrect", [0, 1], "physical_law"))),
+        ],
+        "pe_zh": [
+            physelite_judgment("p1", "zh", "Mechanics", 2, 0.0, 0.75, (judge_said("incorrect", [1, 0.5], "physical_law"),)),
+            physelite_judgment("p2", "zh", BOTH, 6, 0.0, 0.0, (judge_said("incorrect", [0], "none"),)),
+        ],
+        "pe_en_hint": [physelite_judgment("p1", "en", "Mechanics", 2, 1.0, 1.0, (judge_said("correct", [1, 1]),),
+                                          suite="pe_en_hint")],
+        "pe_zh_hint": [physelite_judgment("p1", "zh", "Mechanics", 2, 0.5, 0.5, (
+            judge_said("correct", [1, 1], "none"), judge_said("incorrect", [1, 0], "geometric_visual")),
+            suite="pe_zh_hint", verdict="split")],
     }
-    for language, judgments in rows.items():
-        write_jsonl(judgment_path(outputs, f"pe_{language}", "m", "ens"), judgments)
-    plan = {"suites": {"pe_en": "pe", "pe_zh": "pe"}, "models": ["m"], "judges": ["ens"]}
-    aggregate("pe", OmegaConf.create({"kind": "physelite"}), plan, outputs, tmp_path / "tables", tmp_path / "m.json")
-    tables = tmp_path / "tables"
-    assert (tables / "accuracy.csv").read_text() == "model,judge,Mechanics,Optics,Ans.,Proc.\nm,ens,50.0,0.0,25.0,56.2\n"
+
+
+def physelite_tables(tmp_path, cells=None, suites=None):
+    outputs = tmp_path / "outputs"
+    cells = cells or physelite_cells()
+    for suite, judgments in cells.items():
+        write_jsonl(judgment_path(outputs, suite, "m", "ens"), judgments)
+    plan = {"suites": {suite: "pe" for suite in cells}, "models": ["m"], "judges": ["ens"]}
+    aggregate("pe", OmegaConf.create(PE_BENCH), plan, outputs, tmp_path / "tables", tmp_path / "m.json",
+              suites={name: OmegaConf.create(config) for name, config in (suites or PE_SUITES).items() if name in cells})
+    return tmp_path / "tables"
+
+
+def test_physelite_tables_golden(tmp_path):
+    tables = physelite_tables(tmp_path)
+    # Table 3 per setting, each the mean of its zh and en suites: the 25 % baseline and the 75 % hint
+    # setting are two rows, never one 50 %
+    assert (tables / "accuracy.csv").read_text() == (
+        "setting,model,judge,languages,Mechanics,Optics,Ans.,Proc.,protocol\n"
+        "schematic,m,ens,en+zh,25.0,0.0,25.0,56.2,\n"
+        "schematic+hint,m,ens,en+zh,75.0,,75.0,75.0,\n")
     assert (tables / "accuracy_by_language.csv").read_text() == (
-        "model,judge,Ans. en,Ans. zh,Proc. en,Proc. zh\nm,ens,50.0,0.0,75.0,37.5\n")
-    assert (tables / "accuracy_by_difficulty.csv").read_text() == "model,judge,Easy,Hard\nm,ens,50.0,0.0\n"
-    # first errors at steps 2, 2, 1 (mean 1.67); 1 of 4 complete; 2 of 4 failed steps soft; 2 of 4 last-step-only
+        "setting,model,judge,Ans. en,Ans. zh,Proc. en,Proc. zh,protocol\n"
+        "schematic,m,ens,50.0,0.0,75.0,37.5,\n"
+        "schematic+hint,m,ens,100.0,50.0,100.0,50.0,\n")
+    assert (tables / "accuracy_by_difficulty.csv").read_text() == (
+        "setting,model,judge,languages,Easy,Hard,protocol\nschematic,m,ens,en+zh,50.0,0.0,\nschematic+hint,m,ens,en+zh,75.0,,\n")
+    # Table 4 on the same problems (p1 only): the baseline's p1 answers are 100 (en) and 0 (zh), processes 1 and 0.75
+    assert (tables / "extra_information.csv").read_text() == (
+        "setting,baseline,judge,metric,m,protocol\n"
+        "schematic+hint,schematic,ens,Answer,75.0 (+25.0),\n"
+        "schematic+hint,schematic,ens,Process,75.0 (-12.5),\n"
+        "schematic+hint,schematic,ens,problems compared,2,\n")
+    # per language, then the mean: first errors en 2, 1 and zh 2, 1; step-1 failures en 1 of 3 graded, zh 1 of 2;
+    # soft failures en 1 of 3 failed steps, zh 1 of 2; the hint's en has no failed step (no soft share)
     assert (tables / "failure_analyses.csv").read_text() == (
-        "model,judge,first error (mean step),complete (%),soft failures (%),last-step-only (%),"
-        "error: numerical,error: physical_law,judges agree (%)\nm,ens,1.7,25.0,50.0,50.0,50.0,50.0,100.0\n")
+        "setting,model,judge,languages,first error (mean step),fails at step 1 (%),complete (%),soft failures (%),"
+        "last-step-only (%),judges agree (%),soft failures en (%),soft failures zh (%),protocol\n"
+        "schematic,m,ens,en+zh,1.5,41.7,16.7,41.7,50.0,100.0,33.3,50.0,\n"
+        "schematic+hint,m,ens,en+zh,2.0,0.0,75.0,0.0,25.0,50.0,,0.0,\n")
+    # step 1 wrong: en Mechanics 1 of 3 judge gradings, Optics 1 of 2; zh Mechanics 1 of 2, Optics 1 of 1
+    assert (tables / "first_step_errors_by_subject.csv").read_text() == (
+        "setting,model,judge,languages,Mechanics,Optics,protocol\n"
+        "schematic,m,ens,en+zh,41.7,75.0,\n"
+        "schematic+hint,m,ens,en+zh,0.0,,\n")
+    # wrong answers only, each once: en p2 (numerical + physical_law, half each), zh p1 (physical_law), zh p2 (none named)
+    assert (tables / "error_types.csv").read_text() == (
+        "setting,model,judge,wrong answers,error: physical_law (%),error: geometric_visual (%),error: numerical (%),"
+        "error: unclassified (%),protocol\n"
+        "schematic,m,ens,3,50.0,0.0,16.7,33.3,\n"
+        "schematic+hint,m,ens,1,0.0,100.0,0.0,0.0,\n")
+    summary = (tables / "summary.csv").read_text().splitlines()
+    assert [line.split(",")[0] for line in summary[1:]] == ["pe_en", "pe_en_hint", "pe_zh", "pe_zh_hint"]
+
+
+def test_physelite_suites_without_a_setting_are_each_their_own(tmp_path):
+    """No `setting` in the suites' configs: nothing is averaged, not even zh with en."""
+    tables = physelite_tables(tmp_path, suites={name: {"language": c["language"]} for name, c in PE_SUITES.items()})
+    assert [line.split(",")[:4] for line in (tables / "accuracy.csv").read_text().splitlines()[1:]] == [
+        ["pe_en", "m", "ens", "en"], ["pe_en_hint", "m", "ens", "en"], ["pe_zh", "m", "ens", "zh"],
+        ["pe_zh_hint", "m", "ens", "zh"]]
+    assert not (tables / "extra_information.csv").exists()
+
+
+def test_physelite_two_suites_of_one_setting_and_language_are_refused(tmp_path):
+    suites = {**PE_SUITES, "pe_en_hint": {**PE_SUITES["pe_en_hint"], "setting": "schematic"}}
+    with pytest.raises(InputError, match="suites pe_en, pe_en_hint are all setting 'schematic' in language 'en'"):
+        physelite_tables(tmp_path, suites=suites)
+
+
+def test_physelite_variant_whose_baseline_is_not_in_the_plan_is_refused(tmp_path):
+    cells = {name: judgments for name, judgments in physelite_cells().items() if name != "pe_zh"}
+    with pytest.raises(InputError, match="suite 'pe_zh_hint' names baseline 'pe_zh', which is not a suite of this benchmark"):
+        physelite_tables(tmp_path, cells=cells)
+
+
+def test_physelite_variant_is_compared_in_its_own_language(tmp_path):
+    suites = {**PE_SUITES, "pe_zh_hint": {**PE_SUITES["pe_zh_hint"], "baseline": "pe_en"}}
+    with pytest.raises(InputError, match=r"suite 'pe_zh_hint' \(zh\) names baseline 'pe_en' \(en\)"):
+        physelite_tables(tmp_path, suites=suites)
+
+
+def test_physelite_rule_judge_tables_have_no_step_analyses(tmp_path):
+    """The bundled plan's rule judge: no process score, no steps, no error types; no Table 4 without variants."""
+    cells = {suite: [dataclasses.replace(j, details=(), process=None) for j in judgments]
+             for suite, judgments in physelite_cells().items() if "hint" not in suite}
+    tables = physelite_tables(tmp_path, cells=cells)
+    assert sorted(p.stem for p in tables.glob("*.csv")) == [
+        "accuracy", "accuracy_by_difficulty", "accuracy_by_language", "summary"]
+    assert (tables / "accuracy.csv").read_text().splitlines()[1] == "schematic,m,ens,en+zh,25.0,0.0,25.0,,"
+
+
+def test_physelite_difficulty_bands_come_from_the_config(tmp_path):
+    global PE_BENCH
+    saved, PE_BENCH = PE_BENCH, {**PE_BENCH, "difficulty_bands": {"Easy": [1, 3], "Medium": [4, 5], "Hard": [6, 7]}}
+    try:
+        tables = physelite_tables(tmp_path)
+    finally:
+        PE_BENCH = saved
+    assert (tables / "accuracy_by_difficulty.csv").read_text().splitlines()[0] == "setting,model,judge,languages,Easy,Hard,protocol"
+
+
+def test_the_aggregate_stage_reads_the_plans_suites_as_render_composes_them():
+    from hydra import initialize_config_dir
+
+    from olympiad_eval.stage import read_plan, suite_configs
+
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
+        suites = suite_configs(read_plan(REPO / "params.yaml"), "sample_physelite")
+    assert {name: (s.language, s.setting, s.baseline) for name, s in suites.items()} == {
+        "sample_physelite_en": ("en", "schematic", None), "sample_physelite_zh": ("zh", "schematic", None)}
 
 
 def test_mathvision_tables_golden(tmp_path):
@@ -114,14 +247,15 @@ def test_mathvision_tables_golden(tmp_path):
     plan = {"suites": {"mv": "mathv"}, "models": ["m"], "judges": ["rule"]}
     aggregate("mathv", OmegaConf.create({"kind": "mathvision"}), plan, outputs, tmp_path / "tables", tmp_path / "m.json")
     tables = tmp_path / "tables"
-    assert (tables / "accuracy.csv").read_text() == "suite,model,judge,overall,level 1,level 2\nmv,m,rule,50.0,66.7,0.0\n"
-    assert (tables / "accuracy_by_subject.csv").read_text() == "suite,model,judge,algebra,counting\nmv,m,rule,50.0,50.0\n"
+    assert (tables / "accuracy.csv").read_text() == "suite,model,judge,overall,level 1,level 2,protocol\nmv,m,rule,50.0,66.7,0.0,\n"
+    assert (tables / "accuracy_by_subject.csv").read_text() == "suite,model,judge,algebra,counting,protocol\nmv,m,rule,50.0,50.0,\n"
     assert (tables / "accuracy_by_subject_and_level.csv").read_text() == (
-        "suite,model,judge,subject,level 1,level 2\nmv,m,rule,algebra,100.0,0.0\nmv,m,rule,counting,50.0,\n")
+        "suite,model,judge,subject,level 1,level 2,protocol\nmv,m,rule,algebra,100.0,0.0,\nmv,m,rule,counting,50.0,,\n")
     assert (tables / "accuracy.md").read_text() == (
         "| suite   | model   | judge   |   overall |   level 1 |   level 2 |\n"
         "|:--------|:--------|:--------|----------:|----------:|----------:|\n"
-        "| mv      | m       | rule    |     50.00 |     66.70 |      0.00 |\n")
+        "| mv      | m       | rule    |     50.00 |     66.70 |      0.00 |\n"
+        "\nMade by:\n- rule: not recorded (judged before protocols had versions)\n")
 
 
 def test_the_bootstrap_is_the_same_drawn_in_chunks(monkeypatch):
@@ -152,15 +286,9 @@ def test_judges_prose_is_not_loaded_into_the_tables_frame(tmp_path):
     assert "detail" not in frame.columns and frame["score"][0] == 1.0
 
 
-MADE_BY = {"protocol": "hipho official v2 (rules only)", "judge_config": "rule@0123456789ab",
-           "packages": "olympiad-eval 0.1.0, sympy 1.14.0"}
-
-
 def test_every_table_says_which_protocol_made_its_numbers(tmp_path):
-    import dataclasses
-
     outputs = tmp_path / "outputs"
-    write(outputs, {model: [dataclasses.replace(judged(model, "p1", 2.0), **MADE_BY)] for model in ("alpha", "beta")})
+    write(outputs, {model: [judged(model, "p1", 2.0)] for model in ("alpha", "beta")})
     aggregate("olympiad", BENCH, PLAN, outputs, tmp_path / "tables", tmp_path / "metrics.json")
     line = "rule: hipho official v2 (rules only); judge config rule@0123456789ab; olympiad-eval 0.1.0, sympy 1.14.0"
     for name in ("summary", "exam_scores", "medals"):
@@ -174,16 +302,9 @@ def test_every_table_says_which_protocol_made_its_numbers(tmp_path):
 
 
 def test_a_cell_whose_judgments_mix_protocols_stops_the_tables(tmp_path):
-    import dataclasses
-
-    import pytest
-
-    from olympiad_eval.records import InputError
-
     outputs = tmp_path / "outputs"
     older = {**MADE_BY, "protocol": "hipho official v1 (rules only)"}
-    write(outputs, {"alpha": [dataclasses.replace(judged("alpha", "p1", 2.0), **MADE_BY),
-                              dataclasses.replace(judged("alpha", "p2", 2.0), **older)],
+    write(outputs, {"alpha": [judged("alpha", "p1", 2.0), dataclasses.replace(judged("alpha", "p2", 2.0), **older)],
                     "beta": [judged("beta", "p1", 1.0)]})
     with pytest.raises(InputError, match=r"alpha/rule\.jsonl: judgments made by 2 different protocols .*v1.*v2"):
         aggregate("olympiad", BENCH, PLAN, outputs, tmp_path / "tables", tmp_path / "metrics.json")

@@ -117,6 +117,18 @@ def read_plan(path: str | Path) -> dict:
     return joined
 
 
+def suite_configs(plan: dict, benchmark: str) -> dict:
+    """The config of each of the plan's suites of `benchmark`, composed as its render stage composes
+    it (a benchmark's tables read them: which suites are one setting, which is a variant of which).
+    Called from inside a stage, where Hydra is initialised."""
+    from hydra import compose
+
+    return {
+        suite: compose(config_name="render", overrides=[f"suite={suite}", f"cell.benchmark={benchmark}"]).suite
+        for suite, owner in plan["suites"].items() if owner == benchmark
+    }
+
+
 def check_family(plan: dict, benchmark: str, kind: str, path: str | Path) -> None:
     """A benchmark belongs in the pipeline of its kind, where its stages and their dvc.lock are."""
     family = plan["family"].get(benchmark)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import module
 from olympiad_eval.records import InputError, Judgment, atomic_dir, atomic_file, iter_jsonl, write_json
@@ -152,12 +153,26 @@ def _score_percent(group: pd.DataFrame) -> float:
     return round(100 * group["points"].fillna(0).sum() / available, 2) if available else float("nan")
 
 
-def with_protocol(table: pd.DataFrame, protocols: pd.Series) -> pd.DataFrame:
-    """A table whose rows are cells gets each cell's protocol as its last column, so that a
-    number is never read apart from the protocol (and version) that made it."""
-    if not set(CELL) <= set(table.columns) or "protocol" in table.columns:
+def protocol_by_judge(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each judge's protocol and config. A judge whose cells were judged under different ones (a
+    cell left from before a protocol changed) would put two protocols' numbers in one table."""
+    made = frame.drop_duplicates([*CELL, *PROVENANCE])
+    mixed = made.groupby("judge").filter(lambda cells: len(cells[PROVENANCE].drop_duplicates()) > 1)
+    if not mixed.empty:
+        cells = "; ".join(f"{s} x {m}: {p or 'not recorded'} ({c})" for s, m, p, c
+                          in mixed[["suite", "model", "protocol", "judge_config"]].itertuples(index=False))
+        raise InputError(f"judge '{mixed['judge'].iloc[0]}': its cells were judged under different protocols or "
+                         f"configs ({cells}): rerun the judge stages of the older cells")
+    return made.groupby("judge")[["protocol", "judge_config"]].first().rename(columns={"judge_config": "judge config"})
+
+
+def with_protocol(table: pd.DataFrame, made: pd.DataFrame) -> pd.DataFrame:
+    """A table with a row per judge's numbers gets that judge's protocol as its last column, so
+    that a number is never read apart from the protocol (and version) that made it. (Its CSV does:
+    the Markdown and LaTeX, made to be read and printed, say it in a note below or a comment above.)"""
+    if "judge" not in table.columns or "protocol" in table.columns:
         return table
-    return table.join(protocols, on=CELL)
+    return table.join(made["protocol"], on="judge")
 
 
 def made_by_lines(frame: pd.DataFrame) -> list[str]:
@@ -247,18 +262,28 @@ def plot_data(frame: pd.DataFrame, summary: pd.DataFrame) -> dict[str, pd.DataFr
                                                        "score (%)": subsets["score (%)"]})}
 
 
+def with_suites(bench_cfg, suites: dict):
+    """The benchmark's config with `suites` added (a copy: Hydra's own config is read-only)."""
+    plain = OmegaConf.to_container(bench_cfg, resolve=True) if OmegaConf.is_config(bench_cfg) else dict(bench_cfg)
+    return OmegaConf.create({**plain, "suites": {name: OmegaConf.to_container(suite, resolve=True)
+                                                 if OmegaConf.is_config(suite) else suite
+                                                 for name, suite in suites.items()}})
+
+
 def aggregate(benchmark: str, bench_cfg, plan: dict, outputs: str | Path, tables_dir: str | Path,
-              metrics_path: str | Path, plots_dir: str | Path | None = None) -> dict[str, pd.DataFrame]:
+              metrics_path: str | Path, plots_dir: str | Path | None = None,
+              suites: dict | None = None) -> dict[str, pd.DataFrame]:
+    """`suites`: the composed config of each of the plan's suites of this benchmark, which its
+    tables read under `suites` in the benchmark's config (which suites are one setting, and so on)."""
     frame = load_judgments(outputs, plan, benchmark)
-    made = frame.groupby(CELL)[["protocol", "judge_config"]].first().rename(columns={"judge_config": "judge config"})
-    summary = with_usage(counts(frame), outputs).join(made, on=CELL)
-    tables = {"summary": summary, **module(bench_cfg.kind).tables(frame, bench_cfg)}
-    tables = {name: with_protocol(table, made["protocol"]) for name, table in tables.items()}
+    made = protocol_by_judge(frame)
+    summary = with_usage(counts(frame), outputs).join(made, on="judge")
+    tables = {"summary": summary, **module(bench_cfg.kind).tables(frame, with_suites(bench_cfg, suites or {}))}
     made_by = made_by_lines(frame)
     with atomic_dir(tables_dir) as staging:
         sections = []
         for name, table in tables.items():
-            table.to_csv(staging / f"{name}.csv", index=False, lineterminator="\n")
+            with_protocol(table, made).to_csv(staging / f"{name}.csv", index=False, lineterminator="\n")
             (staging / f"{name}.md").write_text(to_markdown(table) + made_by_markdown(made_by), encoding="utf-8")
             (staging / f"{name}.tex").write_text(made_by_latex(made_by) + to_latex(table), encoding="utf-8")
             sections.append(f"## {benchmark}: {name.replace('_', ' ')}\n\n{to_markdown(table)}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -34,6 +35,15 @@ def sample():
     return {(p.id, p.language): p for p in physelite.load(SAMPLE, CFG, "sample_physelite")}
 
 
+WIDE_SAMPLE = REPO / "data" / "sample" / "physelite_wide"
+WIDE_CFG = OmegaConf.load(REPO / "conf" / "benchmark" / "sample_physelite_wide.yaml")
+
+
+@pytest.fixture(scope="module")
+def wide_sample():
+    return {(p.id, p.language): p for p in physelite.load(WIDE_SAMPLE, WIDE_CFG, "sample_physelite")}
+
+
 def test_sample_has_three_problems_in_two_languages(sample):
     assert sorted(sample) == [(pid, language) for pid in ("PE-S-0001", "PE-S-0002", "PE-S-0003") for language in ("en", "zh")]
 
@@ -43,7 +53,7 @@ def test_sample_has_three_problems_in_two_languages(sample):
     [
         ("PE-S-0001", "24 m", 2, "Mechanics", ["schematic"]),
         ("PE-S-0002", "r = \\frac{1}{B}\\sqrt{\\frac{2 m U}{q}}", 4, "Electromagnetism", ["schematic", "process"]),
-        ("PE-S-0003", "280 MeV", 6, "Modern Physics", []),
+        ("PE-S-0003", "280 MeV", 6, "Modern Physics; Mechanics", []),  # a list of subjects in the release
     ],
 )
 @pytest.mark.parametrize("language", ["en", "zh"])
@@ -127,13 +137,81 @@ def test_figures_follow_the_suite(sample, figures, roles):
     assert [f.role for f in chosen] == roles
 
 
-def test_hint_appends_the_reference_solution(sample):
+def hint_suite(mode: str, **more) -> OmegaConf:
+    return OmegaConf.create({"hint": {"mode": mode, "step_separator": "\\n+", "label": "Hint:", **more}})
+
+
+def test_hint_is_the_first_step_of_the_solution(sample):
     problem = sample[("PE-S-0001", "en")]
-    key, plain = physelite.template_fields(problem, OmegaConf.create({"hint": False}))
-    _, hinted = physelite.template_fields(problem, OmegaConf.create({"hint": True}))
+    key, plain = physelite.template_fields(problem, hint_suite("none"))
+    _, hinted = physelite.template_fields(problem, hint_suite("first_step"))
     assert key == "default"
     assert plain == {"problem": problem.question}
-    assert hinted["problem"] == f"{problem.question}\n\nHint (reference solution):\n{problem.solution}"
+    assert hinted["problem"] == (f"{problem.question}\n\nHint:\n"
+                                 "Step 1: The vertical motion is free fall from rest, so $h = \\frac{1}{2} g t^2$.")
+
+
+def test_hint_without_result_leaves_out_the_concluding_step(sample):
+    problem = sample[("PE-S-0002", "zh")]
+    assert physelite.hint(problem, hint_suite("without_result")) == "\n".join(problem.solution.splitlines()[:3])
+
+
+def test_the_suites_hint_is_the_first_step():
+    from tests.conftest import compose_stage
+
+    for language in ("en", "zh"):
+        suite = compose_stage("render", [f"suite=physelite_{language}_hint", "cell.benchmark=physelite"]).suite
+        assert (suite.hint.mode, suite.setting, suite.baseline) == ("first_step", "schematic+hint", f"physelite_{language}")
+
+
+def numbers_in(text: str) -> list[float]:
+    return [float(n) for n in re.findall(r"\d+(?:\.\d+)?", text)]
+
+
+@pytest.mark.parametrize("mode", ["first_step", "without_result"])
+@pytest.mark.parametrize("layout", ["long", "wide"])
+def test_no_hint_of_any_sample_record_contains_its_final_answer(sample, wide_sample, mode, layout):
+    """Every record of both bundled layouts gets a hint, and none gives the answer: neither its
+    text (spacing aside) nor, for a number, any value within 5 % of it."""
+    for problem in (sample if layout == "long" else wide_sample).values():
+        text = physelite.hint(problem, hint_suite(mode))
+        answer = problem.answers[0].value
+        assert text and text in problem.solution, (problem.id, problem.language)
+        assert answer.replace(" ", "") not in text.replace(" ", "").replace("$", "")
+        assert answer.split("=")[-1].replace(" ", "") not in text.replace(" ", "")
+        value = physelite.to_number(answer)
+        assert value is None or not any(abs(n - value) <= 0.05 * value for n in numbers_in(text)), (problem.id, text)
+
+
+def test_a_step_that_states_the_answer_is_left_out_of_the_hint(sample):
+    problem = sample[("PE-S-0003", "en")]
+    early = dataclasses.replace(problem, solution="Step 1: set up.\nStep 2: so K = 279.7 MeV.\nStep 3: rounded.")
+    assert physelite.hint(early, hint_suite("without_result")) == "Step 1: set up."
+    assert physelite.hint(dataclasses.replace(early, solution="K = 280 MeV at once."), hint_suite("first_step")) == ""
+
+
+@pytest.mark.parametrize(
+    "text, answer, stated",
+    [
+        ("so $x = 24\\ \\mathrm{m}$", "24 m", True),
+        ("t = 2.0 s and h = \\frac{1}{2} g t^2", "24 m", False),
+        ("K = 270.0 + 9.7", "280 MeV", True),  # 3.6 % off: within the protocol's 5 %
+        ("\\approx 2.8 \\times 10^{2}", "280 MeV", True),
+        ("h = \\frac{1}{2} g t^2", "2", False),  # a 2 in a fraction is no result
+        ("r = \\frac{1}{B} \\sqrt{\\frac{2 m U}{q}}", "r = \\frac{1}{B}\\sqrt{\\frac{2 m U}{q}}", True),
+        ("r = \\frac{m v}{q B}", "r = \\frac{1}{B}\\sqrt{\\frac{2 m U}{q}}", False),
+        ("(2) gives T = 3.2 h", "(1) T = \\pi L; (2) 3.2 h", True),  # one part of a multi-part answer
+        ("anything at all", "", False),
+    ],
+)
+def test_states_answer(text, answer, stated):
+    assert physelite.states_answer(text, answer) is stated
+
+
+@pytest.mark.parametrize("old", [True, "yes"])
+def test_old_boolean_hint_is_refused_with_what_it_did(sample, old):
+    with pytest.raises(InputError, match="final answer included"):
+        physelite.template_fields(sample[("PE-S-0001", "en")], OmegaConf.create({"hint": old}))
 
 
 @pytest.mark.parametrize(
@@ -169,7 +247,7 @@ IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])  # the `datas
 HUB_SCHEMA = pa.schema([
     ("problem_id", pa.string()), ("language", pa.string()), ("problem_text", pa.string()),
     ("problem_answer", pa.string()), ("problem_solution", pa.string()), ("images", pa.list_(IMAGE)),
-    ("process_images", pa.list_(IMAGE)), ("difficulty", pa.int64()), ("subject", pa.string()),
+    ("process_images", pa.list_(IMAGE)), ("difficulty", pa.int64()), ("subject", pa.list_(pa.string())),
 ])
 
 
@@ -179,7 +257,8 @@ def hub_rows(names: bool = True) -> list[dict]:
     embed = lambda relative: {"bytes": (SAMPLE / relative).read_bytes(), "path": relative if names else None}  # noqa: E731
     return [
         {**row, "images": [embed(n) for n in row.get("images", [])],
-         "process_images": [embed(n) for n in row["process_images"]] if "process_images" in row else None}
+         "process_images": [embed(n) for n in row["process_images"]] if "process_images" in row else None,
+         "subject": row["subject"] if isinstance(row["subject"], list) else [row["subject"]]}  # one list column
         for row in sample_rows()
     ]
 
@@ -397,3 +476,124 @@ def test_null_id_in_jsonl_is_named_as_missing(tmp_path):
     with pytest.raises(RecordError) as caught:
         physelite.load(tmp_path, CFG, "p")
     assert (caught.value.path, caught.value.record, caught.value.field) == (f"{path}:2", "?", "problem_id")
+
+
+# ---------------------------------------------------------------- the paper's wide layout (appendix C.2)
+
+
+def test_wide_sample_loads_to_the_same_problems_as_the_long_sample():
+    from_wide = physelite.load(WIDE_SAMPLE, WIDE_CFG, "sample_physelite")
+    from_long = physelite.load(SAMPLE, CFG, "sample_physelite")
+    assert [summary(p) for p in from_wide] == [summary(p) for p in from_long]
+    assert [[f.name for f in p.figures] for p in from_wide] == [[f.name for f in p.figures] for p in from_long]
+    assert [p.origin for p in from_wide] == [f"data/test.jsonl:{line}" for line in (1, 1, 2, 2, 3, 3)]
+
+
+def test_wide_sample_has_the_papers_columns():
+    columns = list(json.loads((WIDE_SAMPLE / "data" / "test.jsonl").read_text(encoding="utf-8").splitlines()[0]))
+    assert columns == ["problem_id", "problem_text_cn", "problem_text_en", "problem_solution_cn", "problem_solution_en",
+                       "problem_answer", "problem_img", "problem_img_process", "subject", "difficulty"]
+
+
+def test_fetch_of_the_wide_layout_writes_the_same_records_as_the_long_one(tmp_path):
+    wide_out, long_out = tmp_path / "wide", tmp_path / "long"
+    fetch("sample_physelite", WIDE_CFG, wide_out)
+    fetch("sample_physelite", CFG, long_out)
+    normal = lambda out: re.sub(r'"origin":"[^"]*"', "", (out / "problems.jsonl").read_text(encoding="utf-8")  # noqa: E731
+                                .replace(out.as_posix(), "OUT"))
+    assert normal(wide_out) == normal(long_out)
+
+
+def wide_rows() -> list[dict]:
+    return [json.loads(line) for line in (WIDE_SAMPLE / "data" / "test.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def test_wide_parquet_with_embedded_figures_loads_like_the_wide_jsonl(tmp_path):
+    embed = lambda names: [{"bytes": (WIDE_SAMPLE / n).read_bytes(), "path": n} for n in names]  # noqa: E731
+    as_list = lambda subject: subject if isinstance(subject, list) else [subject]  # noqa: E731
+    rows = [{**row, "problem_img": embed(row["problem_img"]), "problem_img_process": embed(row["problem_img_process"]),
+             "subject": as_list(row["subject"])} for row in wide_rows()]
+    (tmp_path / "data").mkdir()
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "data" / "test-00000-of-00001.parquet")
+    from_parquet = physelite.load(tmp_path, WIDE_CFG, "sample_physelite")
+    assert [summary(p) for p in from_parquet] == [summary(p) for p in physelite.load(WIDE_SAMPLE, WIDE_CFG, "s")]
+
+
+def write_wide_release(tmp_path, rows):
+    shutil.copytree(WIDE_SAMPLE / "images", tmp_path / "images")
+    (tmp_path / "data").mkdir()
+    path = tmp_path / "data" / "test.jsonl"
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("column", ["problem_text_cn", "problem_text_en", "problem_answer"])
+def test_missing_wide_column_names_file_line_record_and_the_languages_column(tmp_path, column):
+    rows = wide_rows()
+    del rows[1][column]
+    path = write_wide_release(tmp_path, rows)
+    with pytest.raises(RecordError) as caught:
+        physelite.load(tmp_path, WIDE_CFG, "p")
+    assert (caught.value.path, caught.value.record, caught.value.field) == (f"{path}:2", "PE-S-0002", column)
+
+
+def test_wide_layout_answers_may_be_per_language_columns(tmp_path):
+    rows = wide_rows()
+    for row in rows:
+        answer = row.pop("problem_answer")
+        row["problem_answer_en"], row["problem_answer_cn"] = answer, f"{answer} (zh)"
+    write_wide_release(tmp_path, rows)
+    cfg = OmegaConf.merge(WIDE_CFG, {"fields": {"answer": "problem_answer_{language}"}})
+    answers = {(p.id, p.language): p.answers[0].value for p in physelite.load(tmp_path, cfg, "p")}
+    assert answers[("PE-S-0001", "en")] == "24 m" and answers[("PE-S-0001", "zh")] == "24 m (zh)"
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"layout": "tall"}, "layout must be one of long, wide"),
+        ({"languages": None}, "the wide layout needs `languages`"),
+        ({"fields": {"text": "problem_text_en", "solution": "problem_solution_en"}}, "must name per-language columns"),
+    ],
+)
+def test_wide_layout_config_errors_say_what_to_set(change, message):
+    cfg = OmegaConf.merge(WIDE_CFG, change)
+    with pytest.raises(InputError, match=message):
+        physelite.load(WIDE_SAMPLE, cfg, "p")
+
+
+# ---------------------------------------------------------------- empty answers and several subjects
+
+
+def test_empty_reference_answer_is_valid_and_the_judge_is_told_to_use_the_solution(tmp_path):
+    rows = sample_rows()
+    rows[0]["problem_answer"] = ""
+    write_release(tmp_path, rows)
+    problem = physelite.load(tmp_path, CFG, "p")[0]
+    assert problem.answers[0].value == ""
+    prompts = OmegaConf.create({"prompts": {
+        "physelite_answer": OmegaConf.load(REPO / "conf" / "prompt" / "physelite_answer_judge.yaml"),
+        "physelite_process": OmegaConf.load(REPO / "conf" / "prompt" / "physelite_process_judge.yaml")}})
+    task = physelite.judge_tasks(problem, "FINAL ANSWER: 24 m", None, prompts)[0]
+    text = task.messages[1]["content"]
+    assert f"Reference Answer\n\n\nReference Solution\n{problem.solution}\n" in text
+    assert "When the reference answer is empty, extract the correct result from the reference solution." in text
+    ruled = physelite.score(problem, "FINAL ANSWER: 24 m", check, 0.05)
+    assert ruled.undecided == (physelite.NO_REFERENCE,)  # a judge error for the rule judge, never a silent 0
+    assert physelite.reference(problem, None) == f"Reference derivation.\n{problem.solution}"
+    assert physelite.hint(problem, hint_suite("without_result")) == "\n".join(problem.solution.splitlines()[:2])
+
+
+def test_a_problem_counts_under_each_of_its_subjects(sample):
+    problem = sample[("PE-S-0003", "zh")]
+    assert physelite.subjects_of(problem.subject) == ["Modern Physics", "Mechanics"]
+    assert physelite.subjects_of("") == [] and physelite.subjects_of("Optics") == ["Optics"]
+
+
+def test_a_subject_with_the_separator_in_it_is_refused(tmp_path):
+    rows = sample_rows()
+    rows[2]["subject"] = ["Optics; Waves"]
+    path = write_release(tmp_path, rows)
+    with pytest.raises(RecordError, match="separates subjects") as caught:
+        physelite.load(tmp_path, CFG, "p")
+    assert (caught.value.path, caught.value.field) == (f"{path}:3", "subject")

@@ -14,6 +14,7 @@ which benchmark they run:
   judges about one response (each task is sent to every judge of the ensemble);
 - `combine(problem, rules, replies, cfg) -> Score | str`: the protocol's score from the rules'
   score and each judge's parsed replies (`replies[judge][task key]`), or why it cannot score;
+<<<<<<< HEAD
 - `tables(frame, cfg) -> dict[str, DataFrame]`: the benchmark's tables from its judgments.
 
 and two constants that name its scoring protocols:
@@ -22,6 +23,10 @@ and two constants that name its scoring protocols:
 - `PROTOCOL_VERSIONS`: each protocol's version. Bump it with any change that can alter a verdict
   or a score: `tests/test_protocol_versions.py` pins the verdicts of each version, and every
   judgment, metric and table records the version that made it (`provenance`).
+=======
+- `tables(frame, cfg) -> dict[str, DataFrame]`: the benchmark's tables from its judgments; `cfg` is
+  the benchmark's config with `suites`, the composed config of each of the plan's suites of it.
+>>>>>>> issue12-physelite
 """
 
 from __future__ import annotations

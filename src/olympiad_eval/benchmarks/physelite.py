@@ -1,9 +1,20 @@
 """PhysElite: bilingual (zh/en) olympiad physics, every problem answered in both languages.
 
-The Hub release has one row per problem x language; its column names are not settled, so the
-mapping from our fields to the release's columns lives in the benchmark config (`fields`).
+Two release layouts, chosen by the benchmark config's `layout`: `long`, one row per problem x
+language (the Hub release as a third-party loader reads it), and `wide`, one row per problem with
+per-language columns (`problem_text_cn`, `problem_text_en`, ...: the paper's appendix C.2). The
+column names are not settled, so the mapping from our fields to the release's columns lives in the
+config (`fields`; in the wide layout `{language}` in a column name stands for each language's
+suffix, `languages`). A problem may have one or more subjects (a list): it counts under each.
 The official answer score comes from LLM judges; the rule judge compares the "FINAL ANSWER:"
-line with the reference answer within the numeric tolerance (5% by default).
+line with the reference answer within the numeric tolerance (5% by default). An empty reference
+answer is valid: the LLM judges then take the result from the reference solution (paper, F.3);
+the rule judge cannot decide such a problem and says so.
+
+Every table is per setting (the suites' `setting`: schematic only, with process diagrams, with a
+hint), never pooled across settings; within a setting, the zh and en suites are averaged as the
+paper does (F.1). A variant suite names its `baseline` suite, and the paper's Table 4 compares the
+two on the same problems.
 """
 
 from __future__ import annotations
@@ -12,6 +23,7 @@ import atexit
 import hashlib
 import io
 import math
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -22,11 +34,18 @@ from PIL import Image
 
 from olympiad_eval import answers
 from olympiad_eval.benchmarks import JudgeTask, Score, delimited, failed_tasks, json_reply
-from olympiad_eval.fetch import SUFFIX_BY_MIME, MIME_BY_FORMAT, UNREADABLE_IMAGE, Fields, load_figure, release_path
+from olympiad_eval.fetch import (
+    SUFFIX_BY_MIME, MIME_BY_FORMAT, UNREADABLE_IMAGE, Fields, as_text, load_figure, release_path,
+)
+from olympiad_eval.mathcheck import numbers_close, to_number
 from olympiad_eval.render import fill
 from olympiad_eval.records import InputError, AnswerSlot, Figure, Problem, RecordError, iter_json_lines
 
-REQUIRED = ("id", "language", "text", "answer")
+REQUIRED = ("id", "text", "answer")  # and, in the long layout, "language"
+LAYOUTS = ("long", "wide")
+LANGUAGE_SUFFIX = "{language}"  # in a wide layout's column name: the language's suffix (`languages`)
+# A problem's subjects, as one text (the records keep one subject field); tables split them again.
+SUBJECT_SEPARATOR = "; "
 
 # See `benchmarks/__init__.py`: bump a version with any change that can alter a verdict or a score.
 PROTOCOL_KEY = None  # one protocol: the paper's
@@ -44,21 +63,47 @@ def load(root: Path, cfg, benchmark: str) -> list[Problem]:
     """
     split = str(cfg.get("split", "test"))
     data = root / "data"
-    columns = dict(cfg.fields)
-    images = _EmbeddedImages()
+    problems_of = _row_reader(cfg, root, benchmark, _EmbeddedImages())
     shards = _parquet_shards(data, split)
     if shards:
         return [
-            _problem(row, f"{shard}:row {index}", root, columns, benchmark, images)
+            problem
             for shard in shards
             for index, row in enumerate(_parquet_rows(shard))
+            for problem in problems_of(row, f"{shard}:row {index}")
         ]
     path = data / f"{split}.jsonl"
     if not path.is_file():
         raise InputError(
             f"benchmark '{benchmark}': {path} not found (nor {data}/{split}.parquet or {data}/{split}-*.parquet)"
         )
-    return [_problem(row, f"{path}:{line}", root, columns, benchmark, images) for line, row in iter_json_lines(path)]
+    return [problem for line, row in iter_json_lines(path) for problem in problems_of(row, f"{path}:{line}")]
+
+
+def _row_reader(cfg, root: Path, benchmark: str, images: "_EmbeddedImages"):
+    """(row, where) -> the row's problems: one (long layout) or one per language (wide layout)."""
+    columns = {name: str(column) for name, column in dict(cfg.fields).items()}
+    layout = cfg.get("layout", "long")
+    if layout == "long":
+        return lambda row, where: [_problem(row, where, root, columns, benchmark, images)]
+    if layout != "wide":
+        raise InputError(f"benchmark '{benchmark}': layout must be one of {', '.join(LAYOUTS)} (long: one row per "
+                         f"problem and language; wide: one row per problem, per-language columns), got {layout!r}")
+    languages = cfg.get("languages")
+    if not languages or not hasattr(languages, "items"):
+        raise InputError(f"benchmark '{benchmark}': the wide layout needs `languages`, each language's code and the "
+                         f"suffix of its columns (zh: cn, en: en), got {languages!r}")
+    if not any(LANGUAGE_SUFFIX in column for column in columns.values()):
+        raise InputError(f"benchmark '{benchmark}': in the wide layout some `fields` must name per-language columns "
+                         f"with '{LANGUAGE_SUFFIX}' (text: problem_text_{LANGUAGE_SUFFIX})")
+    per_language = {
+        str(code): {name: column.replace(LANGUAGE_SUFFIX, str(suffix)) for name, column in columns.items()}
+        for code, suffix in languages.items()
+    }
+    return lambda row, where: [
+        _problem(row, where, root, language_columns, benchmark, images, language=code)
+        for code, language_columns in per_language.items()
+    ]
 
 
 def _parquet_shards(data: Path, split: str) -> list[Path]:
@@ -111,9 +156,12 @@ class _EmbeddedImages:
         return path
 
 
-def _problem(row: dict, where: str, root: Path, columns: dict, benchmark: str, images: _EmbeddedImages) -> Problem:
+def _problem(row: dict, where: str, root: Path, columns: dict, benchmark: str, images: _EmbeddedImages,
+             language: str | None = None) -> Problem:
+    """One problem in one language: the row's `language` column (long layout) or `language`."""
     fields = Fields(row, where, columns)
-    fields.require(*REQUIRED)
+    fields.require(*REQUIRED, *(("language",) if language is None else ()))
+    subjects = _subjects(fields)
     figures: list[Figure] = []
     for name, role in (("images", "schematic"), ("process_images", "process")):
         figures += _figures(fields.raw(name), root, where, fields.record, fields.column(name), role, images,
@@ -122,16 +170,35 @@ def _problem(row: dict, where: str, root: Path, columns: dict, benchmark: str, i
         id=fields.record,
         origin=Path(where).relative_to(root).as_posix(),
         benchmark=benchmark,
-        language=fields.text("language"),
+        language=fields.text("language") if language is None else language,
         group=fields.record,
-        subset=fields.text("subject", required=False),
-        subject=fields.text("subject", required=False),
+        subset=subjects,
+        subject=subjects,
         level=fields.level("difficulty"),
         question=fields.text("text"),
         solution=fields.text("solution", required=False),
         answers=(AnswerSlot(value=fields.text("answer"), kind="Open"),),
         figures=tuple(figures),
     )
+
+
+def _subjects(fields: Fields) -> str:
+    """The problem's subject, or its subjects ("one or more" tags, paper appendix B) joined by
+    SUBJECT_SEPARATOR; "" when none."""
+    raw = fields.raw("subject")
+    names = raw if isinstance(raw, list) else [raw]
+    texts = [as_text(name, where=fields.where, record=fields.record, field_name=fields.column("subject"),
+                     required=False).strip() for name in names]
+    for text in texts:
+        if SUBJECT_SEPARATOR.strip() in text:
+            raise RecordError(fields.where, fields.record, fields.column("subject"),
+                              f"subject '{text}' contains '{SUBJECT_SEPARATOR.strip()}', which separates subjects")
+    return SUBJECT_SEPARATOR.join(text for text in texts if text)
+
+
+def subjects_of(subject: str) -> list[str]:
+    """The subjects a problem counts under (its `subject` field split again)."""
+    return [name.strip() for name in str(subject or "").split(SUBJECT_SEPARATOR.strip()) if name.strip()]
 
 
 def _figures(
@@ -166,8 +233,71 @@ def _figures(
 
 
 def template_fields(problem: Problem, suite) -> tuple[str, dict]:
-    hint = f"\n\nHint (reference solution):\n{problem.solution}" if suite.get("hint") else ""
-    return "default", {"problem": problem.question + hint}
+    text = hint(problem, suite)
+    label = _hint_config(suite).get("label", "Hint:")
+    return "default", {"problem": problem.question + (f"\n\n{label}\n{text}" if text else "")}
+
+
+HINT_MODES = ("none", "first_step", "without_result")
+# A number the text states as a result: right after "=", "≈", "\approx" or "\simeq".
+_STATED_NUMBER = re.compile(r"(?:=|≈|\\approx|\\simeq)\s*\{?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:\s*\\times\s*10\^\{?[-+]?\d+\}?)?)")
+_SPACING = re.compile(r"\s+|\$|\\[,;:! ]")
+_PART_LABEL = re.compile(r"^\s*(?:\(\d+(?:\.\d+)*\)|\d+(?:\.\d+)*[.)]\s)\s*")  # "(1.1) ", "2. "
+
+
+def _hint_config(suite) -> dict:
+    config = suite.get("hint") if suite is not None else None
+    if config is None:
+        return {}
+    if isinstance(config, bool) or not hasattr(config, "get"):
+        raise InputError(
+            f"suite hint must be a mapping (mode: {' | '.join(HINT_MODES)}, step_separator, label), got {config!r}; "
+            "`hint: true` used to append the whole reference solution, final answer included")
+    if config.get("mode", "none") not in HINT_MODES:
+        raise InputError(f"suite hint.mode must be one of {', '.join(HINT_MODES)}, got {config.get('mode')!r}")
+    return config
+
+
+def hint(problem: Problem, suite) -> str:
+    """The textual solution hint of a hint suite (paper, Table 4), never the answer.
+
+    The reference solution is cut into steps at `hint.step_separator` (a regex; line breaks by
+    default). `first_step` hints with the first step, `without_result` with every step but the
+    last (the concluding result). Steps are then dropped from the end while the hint still states
+    the final answer (`states_answer`): a hint may lead to the result, never give it. "" when
+    nothing is left, or for mode `none`."""
+    config = _hint_config(suite)
+    mode = config.get("mode", "none")
+    if mode == "none":
+        return ""
+    separator = config.get("step_separator") or r"\n+"
+    steps = [step.strip() for step in re.split(separator, problem.solution) if step.strip()]
+    steps = steps[:1] if mode == "first_step" else steps[:-1]
+    tolerance = float(config.get("answer_tolerance", 0.05))
+    while steps and states_answer("\n".join(steps), problem.answers[0].value, tolerance):
+        steps.pop()
+    return "\n".join(steps)
+
+
+def states_answer(text: str, answer: str, rel_tol: float = 0.05) -> bool:
+    """Whether `text` states the final `answer` or one of its parts (split at ";", each without its
+    label "(1)"). A numerical
+    part is stated when a number the text gives as a result ("= 279.7", "\\approx 280") lies
+    within `rel_tol` of it (a bare "2" in "\\frac{1}{2}" is no result); any other part when its
+    text, or for "r = ..." its right-hand side, appears in the text, spacing and `$` aside. An
+    empty answer is never stated."""
+    squeeze = lambda part: _SPACING.sub("", part)  # noqa: E731
+    body = squeeze(text)
+    stated = [value for match in _STATED_NUMBER.finditer(text) if (value := to_number(match.group(1))) is not None]
+    for part in filter(str.strip, re.split(r"[;；]", answer)):
+        part = _PART_LABEL.sub("", part)
+        value = to_number(part.strip())
+        if value is not None:
+            if any(numbers_close(value, number, rel_tol) for number in stated):
+                return True
+        elif any(form in body for form in {squeeze(part), squeeze(part.split("=")[-1])} - {""}):
+            return True
+    return False
 
 
 def figures(problem: Problem, suite) -> list[Figure]:
@@ -177,6 +307,10 @@ def figures(problem: Problem, suite) -> list[Figure]:
 
 
 def reference(problem: Problem, suite) -> str:
+    """The gold answer as the prompt asks for it; with no reference answer, the reference solution
+    (whose result the judges then extract, as the paper's F.3 says)."""
+    if not problem.answers[0].value.strip():
+        return f"Reference derivation.\n{problem.solution}"
     return f"Reference derivation.\nFINAL ANSWER: {problem.answers[0].value}"
 
 
@@ -184,9 +318,14 @@ def judge_reference(problem: Problem) -> str:
     return problem.answers[0].value
 
 
+NO_REFERENCE = "the release gives no reference answer: only the LLM judges can take it from the reference solution (paper, F.3)"
+
+
 def score(problem: Problem, response: str, check, rel_tol: float, cfg=None) -> Score:
     gold = problem.answers[0].value
     given = answers.final_answer_line(response) or ""
+    if not gold.strip():
+        return Score(score=0.0, points=0.0, extracted=(given,), verdict="undecided", undecided=(NO_REFERENCE,))
     verdicts = check([(gold, given, rel_tol, None)]) if given else []
     correct = bool(verdicts and verdicts[0].correct)
     return Score(
@@ -274,79 +413,246 @@ def combine(problem: Problem, rules, replies: dict, cfg) -> Score | str:
     )
 
 
+# ---------------------------------------------------------------- tables
+
+ROWS = ["setting", "model", "judge"]  # every table's rows: settings never pool
+PER_LANGUAGE = [*ROWS, "language"]
+
+
 def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
-    """The paper's Table 3 (answer accuracy per subject and overall, process score; the mean of
-    the zh and en results), the same per language, accuracy per difficulty band, and, where LLM
-    judges graded steps and verdicts, the failure analyses of its section 5."""
-    rows = ["model", "judge"]
-    accuracy = lambda group: group["score"].fillna(0).mean() * 100  # noqa: E731
-    process = lambda group: group["process"].mean() * 100  # noqa: E731
-    per_language = [*rows, "language"]
-    by_subject = frame.groupby([*per_language, "subject"]).apply(accuracy, include_groups=False).unstack("subject")
-    by_subject["Ans."] = frame.groupby(per_language).apply(accuracy, include_groups=False)
-    by_subject["Proc."] = frame.groupby(per_language).apply(process, include_groups=False)
-    averaged = by_subject.groupby(rows).mean().round(1)
-    languages = by_subject[["Ans.", "Proc."]].unstack("language").round(1)
-    languages.columns = [f"{measure} {language}" for measure, language in languages.columns]
-    bands = frame.assign(band=frame["level"].map(lambda level: band_of(level, cfg)))
-    by_band = bands.groupby([*per_language, "band"]).apply(accuracy, include_groups=False).unstack("band")
-    order = [*dict((cfg or {}).get("difficulty_bands") or DEFAULT_BANDS), "unrated"]
-    by_band = by_band[[band for band in order if band in by_band.columns]]
+    """Per setting (see `settings`), each the mean of its zh and en results as the paper reports:
+    its Table 3 (answer accuracy per subject and overall, process score), the same per language,
+    accuracy per difficulty band, its Table 4 (each variant against its baseline on the same
+    problems), and, where LLM judges graded steps and verdicts, the analyses of its section 5.
+    `cfg` is the benchmark's config with `suites`, the composed config of each suite of the plan."""
+    suites = dict(cfg.get("suites") or {})
+    frame = frame.assign(setting=settings(frame, suites))
     tables = {
-        "accuracy": averaged.reset_index(),
-        "accuracy_by_language": languages.reset_index(),
-        "accuracy_by_difficulty": by_band.groupby(rows).mean().round(1).reset_index(),
+        "accuracy": _accuracy(frame),
+        "accuracy_by_language": _accuracy_by_language(frame),
+        "accuracy_by_difficulty": _accuracy_by_difficulty(frame, cfg),
     }
-    analyses = failure_analyses(frame)
-    if analyses is not None:
-        tables["failure_analyses"] = analyses
+    effects = extra_information(frame, suites)
+    if effects is not None:
+        tables["extra_information"] = effects
+    steps = graded_steps(frame)
+    if steps is not None:
+        tables["failure_analyses"] = failure_analyses(frame, steps)
+        tables["first_step_errors_by_subject"] = first_step_errors_by_subject(steps)
+    types = error_types(frame)
+    if types is not None:
+        tables["error_types"] = types
     return tables
 
 
-DEFAULT_BANDS = {"Easy": [1, 2], "Medium": [3, 5], "Hard": [6, 7]}  # appendix H.3 (Table 2 uses 1-3 / 4-5 / 6-7)
+def settings(frame: pd.DataFrame, suites: dict) -> pd.Series:
+    """Each judgment's setting: its suite's `setting` (the suite's own name where it sets none).
+    One suite per setting and language: two would be pooled into one number."""
+    setting_of = {suite: str((suites.get(suite) or {}).get("setting") or suite) for suite in frame["suite"].unique()}
+    column = frame["suite"].map(setting_of)
+    pairs = frame.assign(setting=column).groupby(["setting", "language"])["suite"].unique()
+    for (setting, language), names in pairs.items():
+        if len(names) > 1:
+            raise InputError(f"suites {', '.join(sorted(names))} are all setting '{setting}' in language '{language}': "
+                             "a setting averages one suite per language; give the others their own `setting`")
+    return column
 
 
-def band_of(level, cfg) -> str:
-    bands = dict((cfg or {}).get("difficulty_bands") or DEFAULT_BANDS)
+def _percent(values: pd.Series) -> float:
+    return values.mean() * 100
+
+
+def _accuracy_of(group: pd.DataFrame) -> float:
+    return group["score"].fillna(0).mean() * 100  # a failed response counts, as wrong
+
+
+def _per_subject(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per judgment and subject: a problem with several subjects counts under each."""
+    return frame.assign(subject=frame["subject"].map(lambda subject: subjects_of(subject) or ["no subject"])).explode("subject")
+
+
+def _mean_over_languages(table: pd.DataFrame) -> pd.DataFrame:
+    """Per setting, the mean of its languages' values (the paper's zh and en mean), and which."""
+    averaged = table.groupby(ROWS).mean().round(1)
+    languages = table.reset_index().groupby(ROWS)["language"].agg(lambda names: "+".join(sorted(set(names))))
+    averaged.insert(0, "languages", languages)
+    return averaged.reset_index()
+
+
+def _accuracy(frame: pd.DataFrame) -> pd.DataFrame:
+    by_subject = _per_subject(frame).groupby([*PER_LANGUAGE, "subject"]).apply(_accuracy_of, include_groups=False)
+    table = by_subject.unstack("subject")
+    table["Ans."] = frame.groupby(PER_LANGUAGE).apply(_accuracy_of, include_groups=False)
+    table["Proc."] = frame.groupby(PER_LANGUAGE)["process"].mean() * 100
+    return _mean_over_languages(table)
+
+
+def _accuracy_by_language(frame: pd.DataFrame) -> pd.DataFrame:
+    table = pd.DataFrame({
+        "Ans.": frame.groupby(PER_LANGUAGE).apply(_accuracy_of, include_groups=False),
+        "Proc.": frame.groupby(PER_LANGUAGE)["process"].mean() * 100,
+    }).unstack("language").round(1)
+    table.columns = [f"{measure} {language}" for measure, language in table.columns]
+    return table.reset_index()
+
+
+def _accuracy_by_difficulty(frame: pd.DataFrame, cfg) -> pd.DataFrame:
+    bands = _bands(cfg)
+    banded = frame.assign(band=frame["level"].map(lambda level: band_of(level, bands)))
+    table = banded.groupby([*PER_LANGUAGE, "band"]).apply(_accuracy_of, include_groups=False).unstack("band")
+    table = table[[band for band in [*bands, "unrated"] if band in table.columns]]
+    return _mean_over_languages(table)
+
+
+def _bands(cfg) -> dict:
+    bands = (cfg or {}).get("difficulty_bands")
+    if not bands:
+        raise InputError("the benchmark config needs `difficulty_bands` (name: [lowest, highest]): the paper gives "
+                         "1-2/3-5/6-7 (H.3) and 1-3/4-5/6-7 (Table 2), so the choice is the config's")
+    return {str(name): (low, high) for name, (low, high) in dict(bands).items()}
+
+
+def band_of(level, bands: dict) -> str:
     for name, (low, high) in bands.items():
         if level is not None and pd.notna(level) and low <= level <= high:
             return name
     return "unrated"
 
 
-def failure_analyses(frame: pd.DataFrame) -> pd.DataFrame | None:
-    """Section 5 of the paper, from each judge's graded steps: where the first error falls (1-based,
-    mean over responses with one), how many responses complete without one, the share of failed
-    steps graded 0.5 (soft failures), responses whose only failed step is the last, the error
-    types of classified failures, and how often all judges agree on the verdict."""
+def extra_information(frame: pd.DataFrame, suites: dict) -> pd.DataFrame | None:
+    """The paper's Table 4: each variant setting against its baseline on the same problems, per
+    model (columns) and judge, answer accuracy and process score as "value (change)". A variant
+    suite names its baseline suite (`baseline`, same language); the problems compared are those
+    both suites answered, and each setting's value is the mean over its languages."""
+    variants = {suite: str(config["baseline"]) for suite, config in suites.items()
+                if config.get("baseline") and suite in set(frame["suite"])}
+    if not variants:
+        return None
+    setting_of = dict(zip(frame["suite"], frame["setting"]))
+    records = []
+    for variant, baseline in variants.items():
+        _check_baseline(variant, baseline, suites, frame)
+        ours, theirs = frame[frame["suite"] == variant], frame[frame["suite"] == baseline]
+        for (model, judge), answered in ours.groupby(["model", "judge"]):
+            base = theirs[(theirs["model"] == model) & (theirs["judge"] == judge)]
+            same = set(answered["id"]) & set(base["id"])
+            answered, base = answered[answered["id"].isin(same)], base[base["id"].isin(same)]
+            records.append({
+                "setting": setting_of[variant], "baseline": setting_of[baseline], "model": model, "judge": judge,
+                "problems": len(same), "Answer": _accuracy_of(answered), "Answer baseline": _accuracy_of(base),
+                "Process": answered["process"].mean() * 100, "Process baseline": base["process"].mean() * 100,
+            })
+    compared = pd.DataFrame(records)
+    baselines = compared.groupby("setting")["baseline"].unique()
+    for setting, names in baselines.items():
+        if len(names) > 1:
+            raise InputError(f"the suites of setting '{setting}' name baselines of different settings "
+                             f"({', '.join(sorted(names))}): Table 4 compares a setting with one baseline setting")
+    keys = ["setting", "baseline", "judge", "model"]
+    means = compared.groupby(keys)[["Answer", "Answer baseline", "Process", "Process baseline"]].mean()
+    problems = compared.groupby(keys)["problems"].sum()
+    rows = []
+    for (setting, baseline, judge), group in means.groupby(level=[0, 1, 2]):
+        models = group.index.get_level_values("model")
+        for metric in ("Answer", "Process"):
+            cells = [_with_change(value, base) for value, base in zip(group[metric], group[f"{metric} baseline"])]
+            rows.append({"setting": setting, "baseline": baseline, "judge": judge, "metric": metric, **dict(zip(models, cells))})
+        counts = problems.loc[(setting, baseline, judge)]
+        rows.append({"setting": setting, "baseline": baseline, "judge": judge, "metric": "problems compared",
+                     **{model: str(int(counts.loc[model])) for model in models}})
+    return pd.DataFrame(rows)
+
+
+def _check_baseline(variant: str, baseline: str, suites: dict, frame: pd.DataFrame) -> None:
+    if baseline not in suites or baseline not in set(frame["suite"]):
+        raise InputError(f"suite '{variant}' names baseline '{baseline}', which is not a suite of this benchmark in the "
+                         "plan: add it to the plan (Table 4 compares the two on the same problems)")
+    language, base_language = suites[variant].get("language"), suites[baseline].get("language")
+    if language != base_language:
+        raise InputError(f"suite '{variant}' ({language}) names baseline '{baseline}' ({base_language}): "
+                         "a variant is compared with the baseline in its own language")
+
+
+def _with_change(value: float, baseline: float) -> str | None:
+    """"26.7 (+2.7)", as the paper's Table 4 prints it; the change from the unrounded values."""
+    if pd.isna(value) or pd.isna(baseline):
+        return None
+    change = round(value - baseline, 1) + 0.0  # no "-0.0"
+    return f"{value:.1f} ({change:+.1f})"
+
+
+def graded_steps(frame: pd.DataFrame) -> pd.DataFrame | None:
+    """One row per response and judge that graded its steps (the ensemble's judges each grade; a
+    response's analyses are the mean over its judges, as its process score is)."""
     records = []
     for row in frame.itertuples():
         for judged in row.details or ():
             steps = [step["grade"] for step in (judged.get("process") or {}).get("steps", [])]
+            if not steps:
+                continue
             failed = [index for index, grade in enumerate(steps, start=1) if grade < 1.0]
             records.append({
-                "model": row.model, "judge": row.judge, "graded": bool(steps),
-                "first error": failed[0] if failed else None, "complete": bool(steps) and not failed,
-                "failed steps": len(failed), "soft": sum(steps[i - 1] == 0.5 for i in failed),
-                "last only": failed == [len(steps)] if steps else False,
-                "error type": (judged.get("error_type") or {}).get("error_type"),
+                "setting": row.setting, "model": row.model, "judge": row.judge, "language": row.language,
+                "subject": row.subject, "first error": failed[0] if failed else None, "complete": not failed,
+                "fails at step 1": failed[:1] == [1], "failed steps": len(failed),
+                "soft": sum(steps[i - 1] == 0.5 for i in failed), "last only": failed == [len(steps)],
             })
-    if not records:
-        return None
-    steps = pd.DataFrame(records)
-    graded = steps[steps["graded"]].groupby(["model", "judge"])
+    return pd.DataFrame(records) if records else None
+
+
+def failure_analyses(frame: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame:
+    """Section 5 of the paper, per setting (the mean of its languages): where the first error falls
+    (1-based, mean over responses with one), the share of responses that fail at step 1, that
+    complete without an error, the share of failed steps graded 0.5 (soft failures, also per
+    language: the paper finds them higher in Chinese), responses whose only failed step is the
+    last, and how often all judges agree on the verdict."""
+    graded = steps.groupby(PER_LANGUAGE)
+    soft = graded["soft"].sum() / graded["failed steps"].sum().replace(0, float("nan")) * 100
     table = pd.DataFrame({
         "first error (mean step)": graded["first error"].mean(),
-        "complete (%)": graded["complete"].mean() * 100,
-        "soft failures (%)": graded["soft"].sum() / graded["failed steps"].sum().replace(0, float("nan")) * 100,
-        "last-step-only (%)": graded["last only"].mean() * 100,
+        "fails at step 1 (%)": graded["fails at step 1"].apply(_percent),
+        "complete (%)": graded["complete"].apply(_percent),
+        "soft failures (%)": soft,
+        "last-step-only (%)": graded["last only"].apply(_percent),
     })
-    types = steps[steps["error type"].notna() & (steps["error type"] != "none")]
-    if not types.empty:
-        shares = types.groupby(["model", "judge"])["error type"].value_counts(normalize=True).unstack() * 100
-        table = table.join(shares.add_prefix("error: "), how="outer")
     verdicts = frame.assign(agree=frame["details"].map(
         lambda details: len({d["answer"]["verdict"] for d in details if "answer" in d}) == 1 if details else None))
-    table["judges agree (%)"] = verdicts.groupby(["model", "judge"])["agree"].apply(
-        lambda agree: agree.dropna().mean() * 100 if agree.notna().any() else float("nan"))
-    return table.round(1).reset_index()
+    table["judges agree (%)"] = verdicts.groupby(PER_LANGUAGE)["agree"].apply(
+        lambda agree: agree.dropna().astype(float).mean() * 100 if agree.notna().any() else float("nan"))
+    averaged = _mean_over_languages(table)
+    by_language = soft.unstack("language").round(1)
+    by_language.columns = [f"soft failures {language} (%)" for language in by_language.columns]
+    return averaged.merge(by_language.reset_index(), on=ROWS, how="left")
+
+
+def first_step_errors_by_subject(steps: pd.DataFrame) -> pd.DataFrame:
+    """Per subject, the share of graded responses whose first step is already wrong (the paper's
+    first-step error rate, section 5.3: highest in Optics, lowest in Thermodynamics)."""
+    per_subject = _per_subject(steps)
+    table = per_subject.groupby([*PER_LANGUAGE, "subject"])["fails at step 1"].apply(_percent).unstack("subject")
+    return _mean_over_languages(table)
+
+
+def error_types(frame: pd.DataFrame) -> pd.DataFrame | None:
+    """The error types of wrong answers (the paper's Figure 5 and Table 7), per setting, model and
+    judge. Only responses the answer judges did not find correct (the ensemble's verdict: a
+    majority of "correct" is correct) are classified; each counts once, its judges' error types
+    sharing its weight, "unclassified" where none named one. Both languages of a setting pooled:
+    shares of its failed responses."""
+    records = []
+    for row in frame.itertuples():
+        said = [judged["error_type"]["error_type"] for judged in row.details or () if judged.get("error_type")]
+        if row.status != "scored" or row.verdict == "correct" or not said:  # right, or not classified at all
+            continue
+        named = [error for error in said if error != "none"] or ["unclassified"]
+        records += [{"setting": row.setting, "model": row.model, "judge": row.judge,
+                     "response": (row.suite, row.id, row.sample), "error type": error, "weight": 1 / len(named)}
+                    for error in named]
+    if not records:
+        return None
+    weights = pd.DataFrame(records)
+    wrong = weights.groupby(ROWS)["response"].nunique().rename("wrong answers")
+    shares = weights.groupby([*ROWS, "error type"])["weight"].sum().unstack("error type").fillna(0.0)
+    order = [error for error in (*ERROR_TYPES, "unclassified") if error in shares.columns]
+    shares = (shares[order].div(wrong, axis=0) * 100).round(1).add_prefix("error: ").add_suffix(" (%)")
+    return pd.concat([wrong, shares], axis=1).reset_index()
