@@ -7,12 +7,13 @@ import json
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import hipho
 from olympiad_eval.mathcheck import Verdict, equivalent
-from olympiad_eval.records import AnswerSlot, InputError, Problem, RecordError, exact
+from olympiad_eval.records import AnswerSlot, Criterion, InputError, Problem, RecordError, exact
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "data" / "sample" / "hipho"
@@ -399,6 +400,30 @@ def test_one_of_three_slots_of_a_three_point_problem_is_exactly_one_point():
     assert result.points == 1.0 and result.score == 1 / 3
 
 
+OFFICIAL = OmegaConf.create({"protocol": "official"})
+
+
+def test_the_official_protocol_gives_one_of_three_slots_exactly_one_point():
+    problem = Problem(id="P", benchmark="x", language="en", question="q",
+                      answers=tuple(AnswerSlot(f"\\boxed{{{n}}}") for n in (1, 2, 3)),
+                      marking=((Criterion("Award 3 pt if all.", 3.0),),))
+    rules = hipho.score(problem, "<answer>[\\boxed{1}, \\boxed{0}, \\boxed{0}]</answer>", check, 0.0)
+    replies = {"g": {"criterion 0.0": {"awarded": 0.0}, "slot 1": {"equivalent": False}, "slot 2": {"equivalent": False}}}
+    result = hipho.combine(problem, rules, replies, OFFICIAL)
+    assert (result.points, result.answer_points, result.step_points) == (1.0, 1.0, 0.0)
+
+
+def test_judges_and_criteria_add_up_exactly():
+    problem = Problem(id="P", benchmark="x", language="en", question="q", answers=(AnswerSlot("\\boxed{1}", points=0.7),),
+                      marking=((Criterion("a", 0.1), Criterion("b", 0.2), Criterion("c", 0.4)),))
+    rules = hipho.score(problem, "<answer>[\\boxed{0}]</answer>", check, 0.0)
+    awarded = {f"criterion 0.{c}": {"awarded": points} for c, points in enumerate((0.1, 0.2, 0.0))}
+    replies = {judge: {**awarded, "slot 0": {"equivalent": False}} for judge in ("g", "h", "k")}
+    result = hipho.combine(problem, rules, replies, OFFICIAL)
+    assert (result.points, result.step_points) == (0.3, 0.3)  # not 0.2999997 from a ratio rounded to 6 digits
+    assert result.score == 3 / 7
+
+
 def test_decimal_slot_points_add_up_exactly():
     problem = Problem(id="P", benchmark="x", language="en", question="q",
                       answers=tuple(AnswerSlot(f"\\boxed{{{n}}}", points=p) for n, p in ((1, 0.1), (2, 0.2), (3, 0.4))))
@@ -605,3 +630,50 @@ def test_real_every_range_slot_reaches_the_answer_judge_as_its_range(real):
             [shown] = [line for line in messages[f"slot {index}"].splitlines() if line.startswith("Official answer")]
             written = written_range.search(problem.answers[index].value).group(0)
             assert written in shown, (problem.id, index)
+
+
+# ---------------------------------------------------------------- tables: exact sums and the official aggregates
+
+
+def judgments(rows: list[tuple[str, str, float | None, float]], sample: int = 0) -> pd.DataFrame:
+    """(exam, problem, points earned or None for a failure, problem points) -> the frame `tables` reads."""
+    return pd.DataFrame([{"suite": "s", "model": "m", "judge": "j", "subset": exam, "id": pid, "sample": sample,
+                          "points": points, "max_points": available, "status": "scored" if points is not None else "judge_error"}
+                         for exam, pid, points, available in rows])
+
+
+TWO_EXAMS = judgments([
+    ("A", "a1", 2.0, 2.0), ("A", "a2", 0.0, 2.0), ("A", "a3", None, 2.0),  # 2 of 6 points; a judge error earns 0
+    ("B", "b1", 1.0, 1.0), ("B", "b2", 0.0, 9.0),  # 1 of 10 points
+])
+
+
+def test_exam_score_rates_and_their_mean_over_exams():
+    table = hipho.tables(TWO_EXAMS, OmegaConf.create({}))["exam_score_rate"]
+    # A: 2/6 = 33.33%; B: 1/10 = 10%; the mean of the two rates 21.67% (pooled points would give 3/16)
+    assert table.to_dict("records") == [{"suite": "s", "model": "m", "judge": "j", "A": 33.33, "B": 10.0,
+                                         "mean over exams": 21.67}]
+
+
+def test_evalscope_mean_problem_ratio_per_exam_and_overall():
+    table = hipho.tables(TWO_EXAMS, OmegaConf.create({}))["problem_ratio"]
+    # A: (1 + 0 + 0) / 3; B: (1 + 0) / 2; overall (1 + 0 + 0 + 1 + 0) / 5
+    assert table.to_dict("records") == [{"suite": "s", "model": "m", "judge": "j", "A": 33.33, "B": 50.0, "overall": 40.0}]
+
+
+def test_an_exam_whose_points_add_up_exactly_to_the_cutoff_earns_the_medal():
+    # 28 x 0.7 + 0.1 is 19.7 points; in floats 19.699999999999992
+    frame = judgments([("X", f"p{n}", 0.7, 1.0) for n in range(28)] + [("X", "p28", 0.1, 1.0)])
+    assert sum(frame["points"]) < 19.7
+    tables = hipho.tables(frame, OmegaConf.create({"exams": {"X": {"gold": 19.7, "silver": 12.1, "bronze": 7.2}}}))
+    assert tables["medals"]["X"].tolist() == ["gold"]
+    assert tables["exam_scores"]["X"].tolist() == [19.7, 29.0]
+
+
+def test_the_mean_over_samples_is_exact():
+    # samples of 0.1 + 0.2 and 0.4 points: the mean is 0.35, not 0.35000000000000003
+    frame = pd.concat([judgments([("X", "p1", 0.1, 1.0), ("X", "p2", 0.2, 1.0)], sample=0),
+                       judgments([("X", "p1", 0.4, 1.0), ("X", "p2", 0.0, 1.0)], sample=1)])
+    tables = hipho.tables(frame, OmegaConf.create({"exams": {"X": {"gold": 0.35}}}))
+    assert tables["medals"]["X"].tolist() == ["gold"]
+    assert tables["exam_scores_std"]["X"].tolist() == [0.05]
