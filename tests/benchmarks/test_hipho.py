@@ -632,6 +632,67 @@ def test_real_every_range_slot_reaches_the_answer_judge_as_its_range(real):
             assert written in shown, (problem.id, index)
 
 
+# ---------------------------------------------------------------- figures go where their number says
+
+_MARKER_AT_END = re.compile(r"\[figure(\d+)\]\s*$")
+
+
+def figure_placements(prompt) -> list[tuple[int | None, str, str]]:
+    """(the number of the marker an image follows, or None, its sha256, the caption line after it)."""
+    content = prompt.messages[-1]["content"]
+    found = []
+    for index, part in enumerate(content):
+        if part["type"] != "image":
+            continue
+        before = content[index - 1] if index and content[index - 1]["type"] == "text" else None
+        marker = _MARKER_AT_END.search(before["text"]) if before else None
+        following = content[index + 1] if index + 1 < len(content) else {}
+        after = following.get("text", "").strip().split("\n")[0].strip()
+        found.append((int(marker.group(1)) if marker else None, part["sha256"], after))
+    return found
+
+
+def test_real_every_figure_follows_the_marker_of_its_number(real_suites):
+    """The same figure always follows the same number and caption within its problem, every image a
+    record's text cites goes after its marker, and only the figures no marker names follow the text."""
+    names = {}
+    for problem, prompt in real_suites["hipho"]:
+        names.update({f.sha256: f.name.rsplit("/", 1)[-1] for f in problem.figures})
+        cited = {int(n) for n in re.findall(r"\[figure(\d+)\]", problem.context + problem.question)}
+        placements = figure_placements(prompt)
+        assert len(placements) == len(problem.figures), problem.id
+        after_text = [sha for number, sha, _ in placements if number is None]
+        assert len(after_text) == max(0, len(problem.figures) - len(cited)), problem.id
+    numbers, captions, figures_of = {}, {}, {}
+    for problem, prompt in real_suites["hipho"]:
+        paper_problem = "_".join(problem.id.split("_")[:3])
+        for number, sha, caption in figure_placements(prompt):
+            if number is not None:
+                numbers.setdefault((paper_problem, sha), set()).add(number)
+            label = re.match(r"(?:Fig(?:ure)?\.?|图)\s*[A-Z]?\.?\d+[a-z]?", caption)  # "Fig. 4", "Figure A.1", "图 2a"
+            if number is not None and label:
+                captions.setdefault((paper_problem, sha), set()).add(label.group(0))
+                figures_of.setdefault((paper_problem, label.group(0)), set()).add(names[sha])
+    assert len(numbers) > 40 and len(captions) > 30
+    assert {key: found for key, found in numbers.items() if len(found) > 1} == {}
+    assert {key: found for key, found in captions.items() if len(found) > 1} == {}
+    assert {key: found for key, found in figures_of.items() if len(found) > 1} == {}
+
+
+@pytest.mark.parametrize("pid, expected", [
+    ("IPhO_2025_1_C_3", [(2, "IPhO_2025_1_c_1.png", "Fig. 2: Geometry of the measurement")]),
+    ("IPhO_2025_2_C_3", [(1, "IPhO_2025_2_a_1.png", "Fig. 1. Artistic view of Cox's clock"),
+                         (4, "IPhO_2025_2_b_2.png", "Fig. 4. Simplified model of the perturbative term $P_{1}(t)$"),
+                         (5, "IPhO_2025_2_c_1.png", "Fig. 5. Real Cox's timepiece (without mercury)"),
+                         (6, "IPhO_2025_2_c_2.png", "Fig. 6. Sketch of the system modeling the timepiece"),
+                         (7, "IPhO_2025_2_c_3.png", "")]),
+])
+def test_real_figures_by_number_where_the_list_skips_numbers(real_suites, pid, expected):
+    [(problem, prompt)] = [(p, q) for p, q in real_suites["hipho"] if p.id == pid]
+    names = {f.sha256: f.name.rsplit("/", 1)[-1] for f in problem.figures}
+    assert [(number, names[sha], caption) for number, sha, caption in figure_placements(prompt)] == expected
+
+
 # ---------------------------------------------------------------- tables: exact sums and the official aggregates
 
 

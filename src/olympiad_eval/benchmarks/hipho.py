@@ -168,8 +168,22 @@ def template_fields(problem: Problem, suite) -> tuple[str, dict]:
     return language, fields
 
 
-def figures(problem: Problem, suite) -> list[Figure]:
-    return list(problem.figures) if suite.get("figures", "all") != "none" else []
+_FIGURE_MARKER = re.compile(r"\[figure(\d+)\]")
+
+
+def figures(problem: Problem, suite) -> dict[int, Figure]:
+    """The figures sent with the prompt, by their own number. The release numbers a paper's figures
+    across the whole problem and lists a record only the ones it needs, in their numbers' order, so
+    the k-th figure listed is the k-th number its text cites (IPhO_2025_1_C_4 lists two figures and
+    cites [figure2] and [figure3]); its image names number them within a part, not in the paper
+    (`IPhO_2025_2_b_1.png` is Fig. 3). Where the text cites another count of numbers than it lists
+    figures, the N-th figure listed is number N."""
+    if suite.get("figures", "all") == "none":
+        return {}
+    cited = sorted({int(number) for text in (problem.context, problem.question)
+                    for number in _FIGURE_MARKER.findall(text)})
+    numbers = cited if len(cited) == len(problem.figures) else range(1, len(problem.figures) + 1)
+    return dict(zip(numbers, problem.figures))
 
 
 # The one reading of a slot's gold answer that the answer judge, `reference` and the rule check share.
