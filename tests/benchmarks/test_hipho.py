@@ -282,6 +282,7 @@ GOLDS = [
     ("\\boxed{Segment 1: slope = $\\rho S$}", "Segment 1: slope = $\\rho S$", "Segment 1: slope = \\rho S",
      "Segment 1: slope = \\rho S"),  # text inside the box
     ("\\boxed{$x = 1$}, \\boxed{$y = 2$}", "$x = 1$, $y = 2$", "x = 1, y = 2", "x = 1, y = 2"),  # two boxes, one slot
+    ("\\boxed{\\boxed{7}}", "\\boxed{7}", "\\boxed{7}", "\\boxed{7}"),  # a box in a box is one answer
     ("$2.5$", "$2.5$", "2.5", "2.5"),  # no box
     ("", "", "", ""),  # open-ended
 ]

@@ -202,15 +202,24 @@ def gold_text(slot: AnswerSlot) -> str:
     unclosed box runs to the end; text outside the box is not the answer. A `$` that the box cut
     from its pair is dropped, so that the math reads whole."""
     text = slot.value.strip()
-    boxes = answers.boxed(text)
-    if boxes:
-        inside = ", ".join(boxes)
-    else:
-        opened = _BOX_OPENS.search(text)
-        inside = text[opened.end():] if opened else text
+    boxes = _outer_boxes(text)
+    inside = ", ".join(boxes) if boxes else text
     if inside.count("$") % 2:
         inside = inside.replace("$", "")
     return inside.strip()
+
+
+def _outer_boxes(text: str) -> list[str]:
+    """The contents of the boxes not inside another box; a box never closed runs to the end."""
+    found, position = [], 0
+    while opened := _BOX_OPENS.search(text, position):
+        depth, index = 1, opened.end()
+        while index < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[index], 0)
+            index += 1
+        found.append(text[opened.end():index - 1] if depth == 0 else text[opened.end():])
+        position = index
+    return found
 
 
 def gold_value(slot: AnswerSlot) -> str:
