@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # pandas only types `tables`: the judge stage need not pay it
 
 REQUIRED = ("id", "question", "answer", "points")
 PROTOCOLS = ("official", "evalscope")
+_SLACK = Fraction(1, 10**6)  # points written with more decimals than the release uses (1/3 as 0.3333333) still add up
 
 _TOTAL = re.compile(r"award\s+a\s+total\s+of\s+([\d.]+)\s*pts?", re.I)
 _AWARD = re.compile(r"award\s+([\d.]+)\s*pts?", re.I)
@@ -70,7 +71,7 @@ def _check_full_marks(problems: list[Problem], path: Path, exam) -> None:
     """The exam's points must add up to its official full marks, where the config states them."""
     full_marks = exam.get("full_marks")
     total = sum((problem.exact_points for problem in problems), Fraction(0))
-    if full_marks is not None and total != exact(full_marks):
+    if full_marks is not None and abs(total - exact(full_marks)) > _SLACK:
         raise RecordError(path, "(exam)", "points", f"the problems add up to {float(total):g} points; the config's full_marks is {full_marks:g}")
 
 
@@ -124,7 +125,7 @@ def _schemes(marking, total: Fraction, path: Path, record: str) -> tuple[tuple[C
             raise RecordError(path, record, f"marking[{number}]", f"expected a list of criteria, got {type(scheme).__name__}")
         criteria = tuple(_criterion(text, path, record, number, index) for index, text in enumerate(scheme))
         awarded = sum((exact(c.points) for c in criteria), Fraction(0))
-        if awarded != total:
+        if abs(awarded - total) > _SLACK:
             raise RecordError(path, record, f"marking[{number}]",
                               f"criteria add up to {float(awarded):g} points, the problem has {float(total):g}")
         parsed.append(criteria)
