@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from olympiad_eval.benchmarks.hipho import gold_value
+from olympiad_eval.benchmarks.hipho import reference_answer
 from olympiad_eval.fake_server import JUDGE_MARKER, FakeOpenAI, default_responder
 from olympiad_eval.mathcheck import to_number
 from olympiad_eval.records import Problem, Prompt, read_jsonl
@@ -75,7 +75,7 @@ def scientific(value: float) -> str:
 
 def response(problem: Problem, restate: bool) -> str:
     is_wrong, restate = wrong(problem.id), restate and restated(problem.id)
-    boxes = ", ".join(f"\\boxed{{{answer(gold_value(slot), is_wrong, restate)}}}" for slot in problem.answers)
+    boxes = ", ".join(f"\\boxed{{{answer(reference_answer(slot), is_wrong, restate)}}}" for slot in problem.answers)
     return f"<think>\nStep 1: set up the equations of motion. Step 2: solve them.\n</think>\n<answer>\n[{boxes}]\n</answer>"
 
 

@@ -342,3 +342,28 @@ def test_hipho_vlmevalkit_variant_puts_figures_first_and_keeps_its_wording(fetch
     assert text.startswith("You are participating in a high school physics competition.")
     assert "Problem:  \nFind the speed" in text and "[\\boxed{{answer}}]" in text  # sent as VLMEvalKit sends it
     assert text_of(chinese).startswith("你正在参加高中物理竞赛。\n请仔细阅读下列题目")
+
+
+def figure(name: str):
+    from olympiad_eval.records import Figure
+
+    return Figure(sha256=name, path=f"{name}.png", mime="image/png", name=name)
+
+
+def placed(parts: list[dict]) -> list[str]:
+    """Each part as the test reads it: the text's last marker, or the image's name."""
+    return [part["sha256"] if part["type"] == "image" else part["text"].split()[-1] for part in parts]
+
+
+def test_figures_keyed_by_their_own_number_go_after_that_marker():
+    from olympiad_eval.render import place_figures
+
+    parts = place_figures("see [figure2] then [figure4] end", {2: figure("c_1"), 4: figure("d_1")}, at_markers=True)
+    assert placed(parts) == ["[figure2]", "c_1", "[figure4]", "d_1", "end"]
+
+
+def test_a_list_of_figures_is_numbered_by_position_and_unmarked_ones_follow_the_text():
+    from olympiad_eval.render import place_figures
+
+    parts = place_figures("<image2> and <image1> then [figure9]", [figure("a"), figure("b"), figure("c")], at_markers=True)
+    assert placed(parts) == ["<image2>", "b", "<image1>", "a", "[figure9]", "c"]

@@ -17,6 +17,7 @@ import re
 import shutil
 import tempfile
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TypeVar
 
@@ -84,8 +85,12 @@ class Problem:
     origin: str = ""  # where in the release it was read: "data/IPhO_2025.json", "data/test.jsonl:17"
 
     @property
+    def exact_points(self) -> Fraction:
+        return sum((exact(slot.points) for slot in self.answers), Fraction(0))
+
+    @property
     def points(self) -> float:
-        return round(sum(slot.points for slot in self.answers), 6)
+        return float(self.exact_points)
 
     @property
     def key(self) -> tuple:
@@ -175,6 +180,18 @@ class Judgment:
 
 
 R = TypeVar("R")
+
+
+def exact(value: float | int | Fraction) -> Fraction:
+    """A point value as the decimal it is written as (0.1 is 1/10, not the double nearest it), so that
+    sums and ratios of points are exact: 1 of 3 one-point slots is 1 point, not 0.999999. A stored
+    float reads back as its shortest repr, which is the decimal that was written."""
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, float):
+        return Fraction(str(value))  # str, not repr: numpy 2 writes repr(np.float64(0.1)) as "np.float64(0.1)"
+    return Fraction(value)
+
 
 _NESTED = {
     Problem: {"figures": Figure, "answers": AnswerSlot},

@@ -41,23 +41,25 @@ def unknown_placeholders(template: str, fields: dict[str, str]) -> list[str]:
     })
 
 
-def place_figures(text: str, figures: list, at_markers: bool) -> list[dict]:
+def place_figures(text: str, figures: list | dict, at_markers: bool) -> list[dict]:
     """Text and image parts: each figure right after its first marker (`[figure2]`, `<image2>`),
-    the figures no marker names after the text."""
+    the figures no marker names after the text. `figures` is a list, whose N-th figure is number N,
+    or a dict from each figure's own number (where its benchmark knows it) to the figure."""
     image = lambda figure: {"type": "image", "sha256": figure.sha256, "path": figure.path, "mime": figure.mime}  # noqa: E731
+    numbered = dict(figures) if isinstance(figures, dict) else dict(enumerate(figures, start=1))
     parts: list[dict] = []
     placed: set[int] = set()
     start = 0
     for marker in _FIGURE_MARKER.finditer(text) if at_markers else ():
         number = int(marker.group(1) or marker.group(2))
-        if 1 <= number <= len(figures) and number not in placed:
+        if number in numbered and number not in placed:
             parts.append({"type": "text", "text": text[start:marker.end()]})
-            parts.append(image(figures[number - 1]))
+            parts.append(image(numbered[number]))
             placed.add(number)
             start = marker.end()
     if text[start:].strip() or not parts:
         parts.append({"type": "text", "text": text[start:]})
-    parts += [image(figure) for number, figure in enumerate(figures, start=1) if number not in placed]
+    parts += [image(figure) for number, figure in numbered.items() if number not in placed]
     return parts
 
 

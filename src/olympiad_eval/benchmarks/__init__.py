@@ -5,7 +5,8 @@ which benchmark they run:
 
 - `load(root, cfg, benchmark) -> list[Problem]`: read a release laid out as officially published;
 - `template_fields(problem, suite) -> (template key, fields)`: what fills the suite's template;
-- `figures(problem, suite) -> list[Figure]`: the figures sent with the prompt;
+- `figures(problem, suite) -> list[Figure] | dict[int, Figure]`: the figures sent with the prompt, in
+  a list (the N-th is `[figureN]`) or by each figure's own number where the benchmark knows it;
 - `reference(problem, suite) -> str`: the gold answer written as the prompt asks for it;
 - `score(problem, response, check, rel_tol, cfg) -> Score`: answer-level scoring by rules, where
   `check(jobs)` runs (gold, predicted, rel_tol, unit) checks in worker processes and `cfg` is the

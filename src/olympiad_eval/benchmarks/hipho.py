@@ -10,7 +10,9 @@ answer level only.
 from __future__ import annotations
 
 import json
+import math
 import re
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,12 +20,14 @@ from olympiad_eval import answers
 from olympiad_eval.benchmarks import JudgeTask, Score, delimited, failed_tasks, json_reply
 from olympiad_eval.fetch import Fields, load_figure
 from olympiad_eval.render import fill
-from olympiad_eval.records import InputError, AnswerSlot, Criterion, Figure, Problem, RecordError
+from olympiad_eval.records import InputError, AnswerSlot, Criterion, Figure, Problem, RecordError, exact
 
 if TYPE_CHECKING:  # pandas only types `tables`: the judge stage need not pay its import (0.3 s)
     import pandas as pd
 
 REQUIRED = ("id", "question", "answer", "points")
+PROTOCOLS = ("official", "evalscope")
+_SLACK = Fraction(1, 10**6)  # points written with more decimals than the release uses (1/3 as 0.3333333) still add up
 
 # See `benchmarks/__init__.py`: bump a version with any change that can alter a verdict or a score.
 PROTOCOL_KEY = "protocol"
@@ -70,16 +74,16 @@ def _load_exam(path: Path, data_dir: Path, cfg, benchmark: str) -> list[Problem]
 def _check_full_marks(problems: list[Problem], path: Path, exam) -> None:
     """The exam's points must add up to its official full marks, where the config states them."""
     full_marks = exam.get("full_marks")
-    total = round(sum(problem.points for problem in problems), 6)
-    if full_marks is not None and abs(total - float(full_marks)) > 1e-6:
-        raise RecordError(path, "(exam)", "points", f"the problems add up to {total:g} points; the config's full_marks is {full_marks:g}")
+    total = sum((problem.exact_points for problem in problems), Fraction(0))
+    if full_marks is not None and abs(total - exact(full_marks)) > _SLACK:
+        raise RecordError(path, "(exam)", "points", f"the problems add up to {float(total):g} points; the config's full_marks is {full_marks:g}")
 
 
 def _problem(item: dict, path: Path, data_dir: Path, information: str, language: str, benchmark: str) -> Problem:
     fields = Fields(item, path)
     fields.require(*REQUIRED)
     slots = _answer_slots(fields)
-    total = round(sum(slot.points for slot in slots), 6)
+    total = sum((exact(slot.points) for slot in slots), Fraction(0))
     return Problem(
         id=fields.record,
         origin=f"data/{path.name}",
@@ -114,7 +118,7 @@ def _answer_slots(fields: Fields) -> tuple[AnswerSlot, ...]:
     return tuple(slots)
 
 
-def _schemes(marking, total: float, path: Path, record: str) -> tuple[tuple[Criterion, ...], ...]:
+def _schemes(marking, total: Fraction, path: Path, record: str) -> tuple[tuple[Criterion, ...], ...]:
     """Alternative schemes; a flat list of strings is one scheme. Points must add up to the total."""
     if not marking:
         return ()
@@ -124,9 +128,10 @@ def _schemes(marking, total: float, path: Path, record: str) -> tuple[tuple[Crit
         if not isinstance(scheme, list):
             raise RecordError(path, record, f"marking[{number}]", f"expected a list of criteria, got {type(scheme).__name__}")
         criteria = tuple(_criterion(text, path, record, number, index) for index, text in enumerate(scheme))
-        awarded = round(sum(c.points for c in criteria), 6)
-        if abs(awarded - total) > 1e-6:
-            raise RecordError(path, record, f"marking[{number}]", f"criteria add up to {awarded:g} points, the problem has {total:g}")
+        awarded = sum((exact(c.points) for c in criteria), Fraction(0))
+        if abs(awarded - total) > _SLACK:
+            raise RecordError(path, record, f"marking[{number}]",
+                              f"criteria add up to {float(awarded):g} points, the problem has {float(total):g}")
         parsed.append(criteria)
     return tuple(parsed)
 
@@ -168,64 +173,142 @@ def template_fields(problem: Problem, suite) -> tuple[str, dict]:
     return language, fields
 
 
-def figures(problem: Problem, suite) -> list[Figure]:
-    return list(problem.figures) if suite.get("figures", "all") != "none" else []
+_FIGURE_MARKER = re.compile(r"\[figure(\d+)\]")
+
+
+def figures(problem: Problem, suite) -> dict[int, Figure]:
+    """The figures sent with the prompt, by their own number. The release numbers a paper's figures
+    across the whole problem and lists a record only the ones it needs, in their numbers' order, so
+    the k-th figure listed is the k-th number its text cites (IPhO_2025_1_C_4 lists two figures and
+    cites [figure2] and [figure3]); its image names number them within a part, not in the paper
+    (`IPhO_2025_2_b_1.png` is Fig. 3). Where the text cites another count of numbers than it lists
+    figures, the N-th figure listed is number N."""
+    if suite.get("figures", "all") == "none":
+        return {}
+    cited = sorted({int(number) for text in (problem.context, problem.question)
+                    for number in _FIGURE_MARKER.findall(text)})
+    numbers = cited if len(cited) == len(problem.figures) else range(1, len(problem.figures) + 1)
+    return dict(zip(numbers, problem.figures))
+
+
+# The one reading of a slot's gold answer that the answer judge, `reference` and the rule check share.
+# The release wraps it as `\boxed{$...$}`, and also: a box without `$`, text inside the box around the
+# math (`\boxed{[6.32, 6.34] for $v_{r,1}$}`), a `$` the box leaves outside
+# (`\boxed{$\gamma = \sqrt{...}}$`), a box that is never closed (`\boxed{$\omega^2 = ...$`), a box inside
+# `$...$`, text outside the box, and no box at all; "" is an open-ended slot (judges only).
+_BOX_OPENS = re.compile(r"\\(?:boxed|fbox)\s*\{")
+# An accepted range `[a, b]`, labelled or not (`[0.94, 0.96] for R_1`), as mathcheck's rule 4 reads it.
+_ACCEPTED_RANGE = re.compile(r"\[\s*([^,\[\]]+?)\s*,\s*([^,\[\]]+?)\s*\](?:\s+for\b.*)?", re.S)
+
+
+def gold_text(slot: AnswerSlot) -> str:
+    """The official answer as written, without its box: what an official answer judge is shown
+    (VLMEvalKit's judge sees the box's content). Several boxes are one answer, joined by commas; an
+    unclosed box runs to the end; text outside the box is not the answer. A `$` that the box cut
+    from its pair is dropped, so that the math reads whole."""
+    text = slot.value.strip()
+    boxes = _outer_boxes(text)
+    inside = ", ".join(boxes) if boxes else text
+    if inside.count("$") % 2:
+        inside = inside.replace("$", "")
+    return inside.strip()
+
+
+def _outer_boxes(text: str) -> list[str]:
+    """The contents of the boxes not inside another box; a box never closed runs to the end."""
+    found, position = [], 0
+    while opened := _BOX_OPENS.search(text, position):
+        depth, index = 1, opened.end()
+        while index < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[index], 0)
+            index += 1
+        found.append(text[opened.end():index - 1] if depth == 0 else text[opened.end():])
+        position = index
+    return found
 
 
 def gold_value(slot: AnswerSlot) -> str:
-    """The inside of `\\boxed{$...$}`; an accepted range answers with its midpoint."""
-    boxes = answers.boxed(slot.value)
-    value = (boxes[0] if boxes else slot.value).replace("$", "").strip()
-    bounds = re.fullmatch(r"\[\s*([^,]+?)\s*,\s*([^,]+?)\s*\]", value)
-    if bounds:
-        from olympiad_eval.mathcheck import to_number
+    """The gold answer that rules compare with: the official text without `$`. A range stays a
+    range: rules and judges accept any value inside it."""
+    return " ".join(gold_text(slot).replace("$", "").split())
 
-        low, high = (to_number(side) for side in bounds.groups())
-        if low is not None and high is not None:
-            return f"{(low + high) / 2:.6g}"
-    return value
+
+def accepted_range(slot: AnswerSlot) -> tuple[float, float] | None:
+    """The bounds of a slot whose gold is an accepted range, else None."""
+    bounds = _ACCEPTED_RANGE.fullmatch(gold_value(slot))
+    if not bounds:
+        return None
+    from olympiad_eval.mathcheck import to_number  # sympy's import only where a range needs it
+
+    low, high = (to_number(side) for side in bounds.groups())
+    return (min(low, high), max(low, high)) if low is not None and high is not None else None
+
+
+def reference_answer(slot: AnswerSlot) -> str:
+    """What the `reference` model answers for a slot: the gold value; for a range, its midpoint."""
+    bounds = accepted_range(slot)
+    if bounds is None:
+        return gold_value(slot)
+    middle = (bounds[0] + bounds[1]) / 2
+    return f"{middle:.6g}" if bounds[0] <= float(f"{middle:.6g}") <= bounds[1] else repr(middle)
 
 
 def reference(problem: Problem, suite) -> str:
-    boxes = ", ".join(f"\\boxed{{{gold_value(slot)}}}" for slot in problem.answers)
+    boxes = ", ".join(f"\\boxed{{{reference_answer(slot)}}}" for slot in problem.answers)
     return f"<think>\nReference solution.\n</think>\n<answer>\n[{boxes}]\n</answer>"
 
 
 # ---------------------------------------------------------------- scoring
 
 def score(problem: Problem, response: str, check, rel_tol: float, cfg=None) -> Score:
-    """Answer level: the boxes of the `<answer>` block line up with the answer slots in order."""
+    """Answer level: the boxes of the `<answer>` block line up with the answer slots in order; with
+    fewer boxes than slots, they fill the slots the protocol's own code fills (`aligned`)."""
     gradable = [slot for slot in problem.answers if gold_value(slot)]  # "" is open-ended: judges only
-    extracted = answers.boxed_answers(response, len(problem.answers))
-    extracted = extracted + [""] * (len(problem.answers) - len(extracted))
+    extracted = aligned(answers.boxed_answers(response, len(problem.answers)), len(problem.answers),
+                        protocol(cfg))
     jobs, indices = [], []
     for index, (slot, given) in enumerate(zip(problem.answers, extracted)):
         if gold_value(slot) and given:
-            jobs.append((slot.value, given, rel_tol, slot.unit))
+            jobs.append((gold_value(slot), given, rel_tol, slot.unit))
             indices.append(index)
     verdicts = dict(zip(indices, check(jobs)))
-    slots, earned, undecided = [], 0.0, []
+    slots, earned, undecided = [], Fraction(0), []
     for index, (slot, given) in enumerate(zip(problem.answers, extracted)):
         verdict = verdicts.get(index)
         correct = bool(verdict and verdict.correct)
         if verdict is not None and verdict.correct is None:
             undecided.append(f"slot {index + 1}: {verdict.reason}")
-        earned += slot.points if correct else 0.0
+        earned += exact(slot.points) if correct else 0
         slots.append({"expected": gold_value(slot), "given": given, "correct": correct, "points": slot.points})
+    total = problem.exact_points
     return Score(
-        score=round(earned / problem.points, 6) if problem.points else 0.0,
-        points=round(earned, 6),
+        score=float(earned / total) if total else 0.0,
+        points=float(earned),
         extracted=tuple(extracted),
         slots=tuple(slots),
-        detail=f"answer level: {earned:g} of {problem.points:g} points"
+        detail=f"answer level: {float(earned):g} of {problem.points:g} points"
         + (f" ({len(problem.answers) - len(gradable)} open-ended slots need an LLM judge)" if len(gradable) < len(problem.answers) else ""),
         undecided=tuple(undecided),
     )
 
 
-# ---------------------------------------------------------------- LLM judges
+def protocol(cfg) -> str:
+    """The judge config's HiPhO protocol; the rule judge (no `protocol` key) scores as the official one."""
+    name = (cfg.get("protocol") if cfg is not None else None) or "official"
+    if name not in PROTOCOLS:
+        raise InputError(f"judge protocol '{name}' is not one of {', '.join(PROTOCOLS)} for HiPhO")
+    return name
 
-PROTOCOLS = ("official", "evalscope")
+
+def aligned(boxes: list[str], slots: int, protocol_name: str) -> list[str]:
+    """One answer per slot. With fewer boxes than slots, VLMEvalKit's HiPhO verifier (the official
+    code: `get_answer_str` pads in front of the last boxes) gives them to the last slots; evalscope
+    to the first. The slots left over are answered by "" (nothing to check)."""
+    missing = [""] * (slots - len(boxes))
+    return boxes + missing if protocol_name == "evalscope" else missing + boxes
+
+
+# ---------------------------------------------------------------- LLM judges
 
 
 def parse_awarded(points: float):
@@ -251,9 +334,6 @@ def parse_equivalent(text: str) -> dict | None:
 def judge_tasks(problem: Problem, response: str, rules, cfg) -> list[JudgeTask]:
     """Step level: every criterion of every scheme. Answer level (official protocol): every
     slot that rules did not find correct but that has an answer to compare."""
-    protocol = cfg.get("protocol", "official")
-    if protocol not in PROTOCOLS:
-        raise InputError(f"judge protocol '{protocol}' is not one of {', '.join(PROTOCOLS)} for HiPhO")
     fenced, guard = delimited(response)
     common = {"information": problem.information or "None.", "context": problem.context,
               "question": problem.question, "response": fenced}
@@ -270,11 +350,11 @@ def judge_tasks(problem: Problem, response: str, rules, cfg) -> list[JudgeTask]:
                                              points=f"{criterion.points:g}"), parse_awarded(criterion.points))
         for s, scheme in enumerate(problem.marking) for c, criterion in enumerate(scheme)
     ]
-    if protocol == "official" and isinstance(rules, Score):
+    if protocol(cfg) == "official" and isinstance(rules, Score):
         for index, slot in enumerate(rules.slots):
             if not slot["correct"] and slot["given"] and slot["expected"]:
                 tasks.append(JudgeTask(f"slot {index}", ask(
-                    cfg.prompts.hipho_answer, reference=slot["expected"], given=slot["given"],
+                    cfg.prompts.hipho_answer, reference=gold_text(problem.answers[index]), given=slot["given"],
                     unit=problem.answers[index].unit or "none"), parse_equivalent))
     return tasks
 
@@ -282,21 +362,26 @@ def judge_tasks(problem: Problem, response: str, rules, cfg) -> list[JudgeTask]:
 def combine(problem: Problem, rules, replies: dict, cfg) -> Score | str:
     """Official: max(answer level, step level) in points, the best scheme winning; with several
     judges, the mean of their scores. evalscope: the step-level ratio of the best scheme where a
-    scheme exists, else the fraction of answer slots right by rules."""
+    scheme exists, else the fraction of answer slots right by rules. Points add up exactly (as the
+    decimals they are written as); floats only in the returned score."""
     failure = failed_tasks(replies)
     if failure:
         return failure
     if not isinstance(rules, Score):
         return rules
-    official = cfg.get("protocol", "official") == "official"
-    scores = [(_official if official else _evalscope)(problem, rules, judged) for judged in replies.values()]
-    mean = lambda values: round(sum(values) / len(values), 6) if values else None  # noqa: E731
+    official = protocol(cfg) == "official"
+    by_protocol = _official if official else _evalscope
+    scores = [tuple(None if part is None else exact(part) for part in by_protocol(problem, rules, judged))
+              for judged in replies.values()]
+    mean = lambda values: sum(values, Fraction(0)) / len(values) if values else None  # noqa: E731
+    as_float = lambda value: None if value is None else float(value)  # noqa: E731
+    ratio = mean([score for score, _, _ in scores])
     steps = [step for _, _, step in scores if step is not None]
     return Score(
-        score=mean([score for score, _, _ in scores]),
-        points=round(mean([score for score, _, _ in scores]) * problem.points, 6),
-        answer_points=mean([answer for _, answer, _ in scores]),
-        step_points=mean(steps),
+        score=float(ratio),
+        points=float(ratio * problem.exact_points),
+        answer_points=as_float(mean([answer for _, answer, _ in scores])),
+        step_points=as_float(mean(steps)),
         extracted=rules.extracted,
         slots=rules.slots,
         details=tuple({"judge": name, **judged} for name, judged in replies.items()),
@@ -304,30 +389,31 @@ def combine(problem: Problem, rules, replies: dict, cfg) -> Score | str:
     )
 
 
-def _scheme_points(problem: Problem, judged: dict) -> list[tuple[float, float]]:
-    """(awarded, attainable) per scheme; each criterion capped at its points, a scheme at the problem's."""
-    return [(min(sum(min(judged[f"criterion {s}.{c}"]["awarded"], criterion.points)
-                     for c, criterion in enumerate(scheme)), problem.points),
-             sum(criterion.points for criterion in scheme))
+def _scheme_points(problem: Problem, judged: dict) -> list[tuple[Fraction, Fraction]]:
+    """(awarded, attainable) per scheme, exactly; each criterion capped at its points, a scheme at the problem's."""
+    return [(min(sum((min(exact(judged[f"criterion {s}.{c}"]["awarded"]), exact(criterion.points))
+                      for c, criterion in enumerate(scheme)), Fraction(0)), problem.exact_points),
+             sum((exact(criterion.points) for criterion in scheme), Fraction(0)))
             for s, scheme in enumerate(problem.marking)]
 
 
-def _official(problem: Problem, rules: Score, judged: dict) -> tuple[float, float, float | None]:
-    answer = sum(slot.points for index, (slot, checked) in enumerate(zip(problem.answers, rules.slots))
-                 if checked["correct"] or judged.get(f"slot {index}", {}).get("equivalent"))
+def _official(problem: Problem, rules: Score, judged: dict) -> tuple[Fraction, Fraction, Fraction | None]:
+    answer = sum((exact(slot.points) for index, (slot, checked) in enumerate(zip(problem.answers, rules.slots))
+                  if checked["correct"] or judged.get(f"slot {index}", {}).get("equivalent")), Fraction(0))
     schemes = _scheme_points(problem, judged)
     step = max(awarded for awarded, _ in schemes) if schemes else None
-    best = max(answer, step or 0.0)
-    return (best / problem.points if problem.points else 0.0), answer, step
+    best = max(answer, step or Fraction(0))
+    return (best / problem.exact_points if problem.exact_points else Fraction(0)), answer, step
 
 
 def _evalscope(problem: Problem, rules: Score, judged: dict) -> tuple[float, float, float | None]:
-    answer = sum(slot.points for slot, checked in zip(problem.answers, rules.slots) if checked["correct"])
+    answer = sum((exact(slot.points) for slot, checked in zip(problem.answers, rules.slots) if checked["correct"]),
+                 Fraction(0))
     schemes = _scheme_points(problem, judged)
     if schemes:
         ratio = max(awarded / attainable for awarded, attainable in schemes if attainable)
-        return ratio, answer, ratio * problem.points
-    return sum(s["correct"] for s in rules.slots) / max(len(rules.slots), 1), answer, None
+        return ratio, answer, ratio * problem.exact_points
+    return Fraction(sum(s["correct"] for s in rules.slots), max(len(rules.slots), 1)), answer, None
 
 
 # ---------------------------------------------------------------- tables
@@ -335,31 +421,84 @@ def _evalscope(problem: Problem, rules: Score, judged: dict) -> tuple[float, flo
 MEDALS = ("gold", "silver", "bronze")
 
 
-def medal(score: float, cutoffs) -> str:
-    """The official medal of an exam score: the best whose cutoff it reaches (score >= cutoff)."""
+def medal(score, cutoffs) -> str:
+    """The official medal of an exam score: the best whose cutoff it reaches (score >= cutoff),
+    compared exactly: a score at the cutoff earns it, one a millionth below does not."""
+    if score is None or _missing(score):
+        return ""
     for name in MEDALS:
-        if cutoffs.get(name) is not None and round(score, 6) >= float(cutoffs[name]):
+        if cutoffs.get(name) is not None and exact(score) >= exact(cutoffs[name]):
             return name
     return ""
+
+
+def _missing(value) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+def _exact_sum(values) -> Fraction | None:
+    """The exact sum of the values present (None when none is: a cell that failed throughout)."""
+    present = [exact(value) for value in values if value is not None and not _missing(value)]
+    return sum(present, Fraction(0)) if present else None
+
+
+def _exact_mean(values) -> Fraction | None:
+    present = [exact(value) for value in values if value is not None and not _missing(value)]
+    return sum(present, Fraction(0)) / len(present) if present else None
+
+
+def _shown(value, digits: int = 2) -> float:
+    """An exact value rounded for display; missing is NaN."""
+    return float("nan") if value is None or _missing(value) else round(float(value), digits)
 
 
 def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
     """Exam scores in points (the mean over samples; and their standard deviation with several
     samples), with each exam's full marks; medals per exam by the official cutoffs and their counts;
-    and the normalised accuracy per exam (points earned / full marks, the evalscope-style number)."""
+    and the headline numbers as each official evaluation prints them:
+    - `exam_score_rate`: each exam's score as a share of its full marks (%), and their mean over the
+      exams, the HiPhO paper's and VLMEvalKit's headline;
+    - `problem_ratio`: the mean over problems of points earned / problem points (%), per exam and over
+      every problem, evalscope's number.
+    Points add up exactly (as the decimals they are written as); rounding is for display only. A
+    failed generation or judgment earns nothing but still counts."""
     rows = ["suite", "model", "judge"]
     exams = {name: dict(value) for name, value in dict(cfg.get("exams") or {}).items()}
-    per_sample = frame.groupby([*rows, "subset", "sample"])["points"].sum(min_count=1)
-    means = per_sample.groupby([*rows, "subset"]).mean().unstack("subset")
-    full_marks = frame.drop_duplicates(["subset", "id"]).groupby("subset")["max_points"].sum()[means.columns]
-    scores = means.round(2)
-    scores.loc[("full marks", "", ""), :] = full_marks.round(2)
+    per_sample = frame.groupby([*rows, "subset", "sample"])["points"].agg(_exact_sum)
+    means = per_sample.groupby([*rows, "subset"]).agg(_exact_mean).unstack("subset")
+    full_marks = frame.drop_duplicates(["subset", "id"]).groupby("subset")["max_points"].agg(_exact_sum)[means.columns]
+    scores = means.map(_shown)
+    scores.loc[("full marks", "", ""), :] = full_marks.map(_shown)
     tables = {"exam_scores": scores.reset_index()}
     if frame["sample"].nunique() > 1:
-        tables["exam_scores_std"] = per_sample.groupby([*rows, "subset"]).std(ddof=0).unstack("subset").round(2).reset_index()
+        spread = per_sample.map(lambda value: float("nan") if value is None else float(value))
+        tables["exam_scores_std"] = spread.groupby([*rows, "subset"]).std(ddof=0).unstack("subset").round(2).reset_index()
     medals = means.apply(lambda column: column.map(lambda score: medal(score, exams.get(column.name, {}))))
     for name in MEDALS:
         medals[name] = (medals[list(means.columns)] == name).sum(axis=1)
     tables["medals"] = medals.reset_index()
-    tables["accuracy"] = (100 * means / full_marks).round(1).reset_index()
+    tables["exam_score_rate"] = _exam_score_rates(means, full_marks).reset_index()
+    tables["problem_ratio"] = _problem_ratios(frame, rows).reset_index()
     return tables
+
+
+def _exam_score_rates(means: pd.DataFrame, full_marks: pd.Series) -> pd.DataFrame:
+    """Exam score / full marks per exam (%), and the mean of those rates over the exams."""
+    rates = means.apply(lambda column: column.map(
+        lambda score: None if score is None or _missing(score) or not full_marks[column.name]
+        else 100 * exact(score) / full_marks[column.name]))
+    shown = rates.map(_shown)
+    shown["mean over exams"] = [_shown(_exact_mean(list(row))) for _, row in rates.iterrows()]
+    return shown
+
+
+def _problem_ratios(frame: pd.DataFrame, rows: list[str]) -> pd.DataFrame:
+    """evalscope's number: the mean per-problem ratio (points / problem points, %), per exam and over
+    every problem of the cell; each sample of a problem counts once."""
+    rated = frame[frame["max_points"] > 0]
+    ratio = [100 * (Fraction(0) if _missing(points) or points is None else exact(points)) / exact(available)
+             for points, available in zip(rated["points"], rated["max_points"])]
+    rated = rated.assign(ratio=ratio)
+    per_exam = rated.groupby([*rows, "subset"])["ratio"].agg(_exact_mean).unstack("subset").map(_shown)
+    per_exam["overall"] = rated.groupby(rows)["ratio"].agg(_exact_mean).map(_shown)
+    return per_exam
