@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from olympiad_eval import answers
-from olympiad_eval.benchmarks import JudgeTask, Score, delimited, failed_tasks, json_reply
+from olympiad_eval.benchmarks import JudgeTask, Score, delimited, failed_tasks, hipho_evalscope, json_reply
 from olympiad_eval.fetch import Fields, load_figure
 from olympiad_eval.render import fill
 from olympiad_eval.records import InputError, AnswerSlot, Criterion, Figure, Problem, RecordError
@@ -250,6 +250,8 @@ def judge_tasks(problem: Problem, response: str, rules, cfg) -> list[JudgeTask]:
     protocol = cfg.get("protocol", "official")
     if protocol not in PROTOCOLS:
         raise InputError(f"judge protocol '{protocol}' is not one of {', '.join(PROTOCOLS)} for HiPhO")
+    if protocol == "evalscope":
+        return hipho_evalscope.judge_tasks(problem, response, rules, cfg)
     fenced, guard = delimited(response)
     common = {"information": problem.information or "None.", "context": problem.context,
               "question": problem.question, "response": fenced}
@@ -277,15 +279,15 @@ def judge_tasks(problem: Problem, response: str, rules, cfg) -> list[JudgeTask]:
 
 def combine(problem: Problem, rules, replies: dict, cfg) -> Score | str:
     """Official: max(answer level, step level) in points, the best scheme winning; with several
-    judges, the mean of their scores. evalscope: the step-level ratio of the best scheme where a
-    scheme exists, else the fraction of answer slots right by rules."""
+    judges, the mean of their scores. evalscope: see `hipho_evalscope`."""
+    if cfg.get("protocol", "official") == "evalscope":
+        return hipho_evalscope.combine(problem, rules, replies)
     failure = failed_tasks(replies)
     if failure:
         return failure
     if not isinstance(rules, Score):
         return rules
-    official = cfg.get("protocol", "official") == "official"
-    scores = [(_official if official else _evalscope)(problem, rules, judged) for judged in replies.values()]
+    scores = [_official(problem, rules, judged) for judged in replies.values()]
     mean = lambda values: round(sum(values) / len(values), 6) if values else None  # noqa: E731
     steps = [step for _, _, step in scores if step is not None]
     return Score(
@@ -296,7 +298,7 @@ def combine(problem: Problem, rules, replies: dict, cfg) -> Score | str:
         extracted=rules.extracted,
         slots=rules.slots,
         details=tuple({"judge": name, **judged} for name, judged in replies.items()),
-        detail=("official" if official else "evalscope") + f" protocol, {len(scores)} judge(s)",
+        detail=f"official protocol, {len(scores)} judge(s)",
     )
 
 
@@ -315,15 +317,6 @@ def _official(problem: Problem, rules: Score, judged: dict) -> tuple[float, floa
     step = max(awarded for awarded, _ in schemes) if schemes else None
     best = max(answer, step or 0.0)
     return (best / problem.points if problem.points else 0.0), answer, step
-
-
-def _evalscope(problem: Problem, rules: Score, judged: dict) -> tuple[float, float, float | None]:
-    answer = sum(slot.points for slot, checked in zip(problem.answers, rules.slots) if checked["correct"])
-    schemes = _scheme_points(problem, judged)
-    if schemes:
-        ratio = max(awarded / attainable for awarded, attainable in schemes if attainable)
-        return ratio, answer, ratio * problem.points
-    return sum(s["correct"] for s in rules.slots) / max(len(rules.slots), 1), answer, None
 
 
 # ---------------------------------------------------------------- tables
