@@ -62,12 +62,13 @@ def test_step_requests_are_evalscopes_prompt_one_user_message_no_figures():
     figure = Figure(path="f.png", sha256="0" * 64, mime="image/png")
     p = problem([[("Award 0.5 pt if $v = gt$.", 0.5), ("得 2 分", 2.0)]], figures=[figure])
     cfg = compose_stage("judge", ["judge=gpt-4o-evalscope", "cell.suite=x", "cell.model=y", "judge.figures=true"]).judge
-    tasks = hipho.judge_tasks(p, "<think>v = gt</think>", None, cfg)
+    tasks = hipho.judge_tasks(p, "<think>v = gt</think>\n<answer>[\\boxed{2}]</answer>", None, cfg)
     assert [t.key for t in tasks] == ["criterion 0.0", "criterion 0.1"]
     (message,) = tasks[0].messages
     assert message["role"] == "user" and isinstance(message["content"], str)  # no system guard, no image
     assert message["content"].startswith("You are an expert physics competition grader.")
-    assert "Physics Problem:\nFind $x$.\nStudent's Solution:\n<think>v = gt</think>\nGrading Criterion:\n" \
+    # the judge sees the response without its think block, as evalscope's message model leaves it
+    assert "Physics Problem:\nFind $x$.\nStudent's Solution:\n<answer>[\\boxed{2}]</answer>\nGrading Criterion:\n" \
            "Award 0.5 pt if $v = gt$.\nInstructions:" in message["content"]
     assert "A ball." not in message["content"] and "g = 9.8" not in message["content"]  # no context, no constants
     assert message["content"].endswith('- "awarded": a number >= 0.0 and <= 0.5')
@@ -116,6 +117,15 @@ def test_an_invalid_reply_leaves_the_problem_unscored():
 
 
 # ---------------------------------------------------------------- answer level
+
+@pytest.mark.parametrize("response, graded", [
+    ("<think>\nv = gt\n</think>\n<answer>[\\boxed{2}]</answer>", "<answer>[\\boxed{2}]</answer>"),
+    ("So <think signature=\"s\">a</think> then <think>b</think> end", "So  then <think>b</think> end"),
+    ("<think>never closed", "<think>never closed"),
+])
+def test_evalscope_grades_the_response_without_its_first_think_block(response, graded):
+    assert evalscope.completion(response) == graded
+
 
 def test_boxes_come_from_the_whole_response_in_order():
     text = "<think>so \\boxed{1} and \\boxed{\\frac{1}{2}}</think><answer>[\\boxed{ 3 }, \\fbox{4}]</answer> \\boxed{5"

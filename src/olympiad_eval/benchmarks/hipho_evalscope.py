@@ -3,10 +3,13 @@
 What evalscope's `hipho` benchmark does (evalscope/benchmarks/hipho/hipho_adapter.py, `HiPhOAdapter`;
 helpers in evalscope/benchmarks/hipho/utils.py), and what this module copies:
 
+- What evalscope grades is the response's text without its first `<think>...</think>` block, which
+  its message model moves into a separate reasoning part (evalscope/api/messages/utils.py
+  `parse_content_with_reasoning`, applied by `ChatMessageAssistant.extract_reasoning`): `completion`.
 - One regime per problem, never both. A problem with a marking scheme is graded at the step level
   only; one without, at the answer level only (`_build_cases`). No max(answer, step).
 - Step level (`_build_step_cases`, `_reduce_step`): one judge request per criterion of every scheme,
-  with evalscope's prompt (`STEP_JUDGE_PROMPT`: question, the whole response, the criterion; no
+  with evalscope's prompt (`STEP_JUDGE_PROMPT`: question, the completion, the criterion; no
   context, constants sheet or figures) and a JSON reply `{"awarded": x}`, 0 <= x <= the criterion's
   points (a pydantic bound, so an award out of range is an invalid reply, never capped). A
   criterion's points are the LARGEST number its text states after "award", "给", "得" or "扣"
@@ -15,7 +18,7 @@ helpers in evalscope/benchmarks/hipho/utils.py), and what this module copies:
   worth the largest of its partial awards instead, or 0. We copy the bug here; the official
   protocol parses the total. Per scheme awarded / attainable (the sum of the parsed points); the
   problem's score is the best ratio.
-- Answer level (`_build_answer_cases`, `_reduce_answer`): the boxes of the WHOLE response in order
+- Answer level (`_build_answer_cases`, `_reduce_answer`): the boxes of the whole completion in order
   (`extract_boxed_answers`), the last n for n slots, filling the FIRST slots when fewer; the gold is
   a slot's last boxed payload (`strip_boxed`). Each slot is checked by `compare_answers`
   (evalscope/metrics/math/parser.py: Math-Verify 0.9.0, strict, 6-digit float rounding; an accepted
@@ -27,10 +30,11 @@ helpers in evalscope/benchmarks/hipho/utils.py), and what this module copies:
   several judges the mean of their ratios.
 - Metric: `acc`, the mean of these per-problem ratios per exam (subset).
 
-Not copied: evalscope takes the boxes from the whole response, while `hipho.score` (whose
-extraction both protocols share) reads those of the `<answer>` block when it has any; the two differ
-only for a response with boxes outside a non-empty answer block. `boxed_answers` here is evalscope's
-extraction, for `hipho.score` to use in this protocol.
+Not copied: evalscope takes the boxes from the whole completion, while `hipho.score` (whose
+extraction both protocols share) reads those of the `<answer>` block when it has any, else of the
+whole response; the two differ only for a response with boxes outside a non-empty answer block, or
+boxes in its `<think>` block and no answer block. `boxed_answers(completion(response))` here is
+evalscope's extraction, for `hipho.score` to use in this protocol.
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ from olympiad_eval.render import fill
 
 # evalscope/benchmarks/hipho/utils.py `_CRITERION_POINTS_RE`, verbatim (the "a total of" bug included).
 _CRITERION_POINTS = re.compile(r"(?:award|給|给|得|扣)\s*\$?\s*([0-9]*\.?[0-9]+)\s*\$?\s*(?:pts?|points?|分)", re.I)
+# evalscope/api/messages/utils.py `parse_content_with_reasoning`: the first think block, anywhere.
+_THINK = re.compile(r'<think(?:\s+signature="([^"]*)")?(?:\s+redacted="(true)")?\s*>(.*?)</think>', re.S)
 _SCIENTIFIC = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][+-]?[0-9]+")
 _SCIENTIFIC_LOWER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)e[+-]?[0-9]+")
 PROMPTS = {"hipho_criterion": "hipho_evalscope_step_judge", "hipho_answer": "hipho_evalscope_answer_judge"}
@@ -58,6 +64,13 @@ def criterion_points(text: str) -> float:
     """The largest points the criterion states after award/给/得/扣, else 0 (evalscope's
     `criterion_points`). "Award a total of 1.0 pt: award 0.4 pt if ..." gives 0.4: evalscope's bug."""
     return max((float(value) for value in _CRITERION_POINTS.findall(text)), default=0.0)
+
+
+def completion(response: str) -> str:
+    """The response as evalscope grades it: its first `<think>...</think>` block cut out, the rest
+    stripped; unchanged without a closed think block."""
+    match = _THINK.search(response)
+    return (response[:match.start()] + response[match.end():]).strip() if match else response
 
 
 def boxed_answers(text: str) -> list[str]:
@@ -207,7 +220,7 @@ def judge_tasks(problem: Problem, response: str, rules, cfg) -> list[JudgeTask]:
     if problem.marking:
         template = _prompt(cfg, "hipho_criterion")
         return [JudgeTask(f"criterion {s}.{c}", _ask(fill(template, {
-                    "question": problem.question, "response": response, "criterion": criterion.text,
+                    "question": problem.question, "response": completion(response), "criterion": criterion.text,
                     "points": repr(points)})), parse_awarded(points))
                 for s, scheme in enumerate(problem.marking) for c, criterion in enumerate(scheme)
                 if (points := criterion_points(criterion.text)) > 0]
