@@ -10,11 +10,15 @@ about 1.2 GB and 115 packages, no torch). Both tools then run on the same HiPhO 
   prompt by its question and context): boxed answers in `<answer>`, some the gold as written, some
   the gold in another form (a number in scientific notation), some wrong, some with fewer boxes
   than slots, a few with no answer at all;
-- a criterion judge awards a hash-chosen quarter (0, 1/4, ..., 1) of the criterion's points, the
-  hash taken over the question and the criterion's text;
+- a criterion judge awards a hash-chosen quarter (0, 1/4, ..., 1) of the criterion's points as
+  the request bounds them (so a tool that parsed other points than evalscope would get other
+  awards), the hash taken over the question and the criterion's text;
 - an answer judge's verdict is a hash of the question and the answer it is asked about.
 
-So both tools get the same replies although they write their prompts separately. Our side runs
+So both tools get the same replies although they write their prompts separately. Besides the
+shared exams, a small synthetic exam written for this bench (saved as `NBPhO_2025`, a name
+evalscope accepts and that is not among the shared exams; marked * in the table) has criteria that
+state "Award a total of X pt", whose points evalscope misparses and the evalscope protocol copies. Our side runs
 the real stage scripts (fetch, render, generate, judge with `judge=gpt-4o-evalscope`), as DVC runs
 them. The table compares each problem's score (evalscope's `acc`, our judgment's `score`; a
 problem that a tool leaves unscored counts as equal only when the other leaves it unscored too),
@@ -37,7 +41,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from olympiad_eval.benchmarks.hipho import criterion_points
 from olympiad_eval.fake_server import FakeOpenAI
 from olympiad_eval.mathcheck import to_number
 from olympiad_eval.records import Judgment, read_jsonl
@@ -90,8 +93,42 @@ def ensure_evalscope(venv: Path) -> float | None:
 
 # ---------------------------------------------------------------- the exams and the fake server
 
+SYNTHETIC = "NBPhO_2025"
+
+
+def synthetic_exam() -> list:
+    """Original problems in the release's format: "a total of" criteria, alternative schemes, a range."""
+    common = {"modality": "text-only", "field": "Mechanics", "source": SYNTHETIC, "image_question": []}
+    return [{"information": "None."}, {
+        **common, "id": f"{SYNTHETIC}_S1", "context": "A block slides from rest down a frictionless incline of height $h$ and length $L$.",
+        "question": "Find the speed $v$ of the block at the bottom and the time $t$ the slide takes.",
+        "marking": [["Award a total of 1.0 pt for the following: award 0.4 pt if the answer uses energy conservation "
+                     "$mgh = \\frac{1}{2}mv^2$, and 0.6 pt if it obtains $v = \\sqrt{2gh}$.",
+                     "Award 1.0 pt if the answer obtains $t = \\frac{2L}{\\sqrt{2gh}}$. Otherwise, award 0 pt."]],
+        "answer": ["\\boxed{$v = \\sqrt{2 g h}$}", "\\boxed{$t = \\frac{2L}{\\sqrt{2gh}}$}"],
+        "answer_type": ["Expression", "Expression"], "unit": ["m/s", "s"], "points": [1.0, 1.0],
+    }, {
+        **common, "id": f"{SYNTHETIC}_S2", "context": "A point charge $q$ sits in vacuum.",
+        "question": "Sketch the field lines and find the field strength $E$ at distance $r$.",
+        "marking": [["Award a total of 2 pts if the sketch of the field lines is right.",
+                     "Award 1.0 pt if the answer obtains $E = \\frac{q}{4\\pi\\varepsilon_0 r^2}$. Otherwise, award 0 pt."],
+                    ["Award 1.5 pt if the answer applies Gauss's law to a sphere of radius $r$. Otherwise, award 0 pt.",
+                     "Award 1.5 pt if the answer obtains $E$ correctly. Otherwise, award 0 pt."]],
+        "answer": ["\\boxed{$E = \\frac{q}{4\\pi\\varepsilon_0 r^2}$}"], "answer_type": ["Expression"],
+        "unit": ["V/m"], "points": [3.0],
+    }, {
+        **common, "id": f"{SYNTHETIC}_S3", "context": "",
+        "question": "A pendulum of length $1.0\\ \\mathrm{m}$: give (1) its period in seconds, (2) which of (A) longer, "
+                    "(B) shorter, (C) unchanged describes the period on a mountain top, and (3) the ratio of its "
+                    "energies at two amplitudes $\\theta_0$ and $\\theta_0/\\sqrt{2}$.",
+        "answer": ["\\boxed{$[1.9, 2.1]$}", "\\boxed{$A$}", "\\boxed{$2$}"],
+        "answer_type": ["Numerical Value", "Multiple Choice", "Numerical Value"], "unit": ["s", None, None],
+        "points": [2.0, 1.0, 1.0],
+    }]
+
+
 def release(exams: list[str], folder: Path) -> Path:
-    """A folder in the official layout holding only the chosen exams (links), for both tools."""
+    """A folder in the official layout holding the chosen exams (links) and the synthetic one."""
     data = folder / "release" / "data"
     data.mkdir(parents=True)
     (data / "image_question").symlink_to(RELEASE / "data" / "image_question")
@@ -100,6 +137,7 @@ def release(exams: list[str], folder: Path) -> Path:
         if not source.is_file():
             sys.exit(f"no exam {exam} in {RELEASE / 'data'}")
         (data / source.name).symlink_to(source)
+    (data / f"{SYNTHETIC}.json").write_text(json.dumps(synthetic_exam(), ensure_ascii=False, indent=1), encoding="utf-8")
     return data.parent
 
 
@@ -151,7 +189,8 @@ def model_response(record: dict) -> str:
 
 
 def prompt_text(messages: list) -> str:
-    return "\n".join(part if isinstance(part, str) else part.get("text", "") for message in messages
+    """The text of a request, its figures left out (our prompts cut the text at a figure's marker)."""
+    return "".join(part if isinstance(part, str) else part.get("text", "") for message in messages
                      for part in ([message["content"]] if isinstance(message["content"], str) else message["content"])
                      if isinstance(part, str) or part.get("type") == "text")
 
@@ -174,13 +213,14 @@ def responder(items: list[dict]):
             if not criteria:
                 raise ValueError(f"no known criterion in the request: {text[:300]!r}")
             criterion = criteria[-1]
-            quarter = digest("award", question, criterion)[0] % 5
-            return json.dumps({"awarded": quarter / 4 * (criterion_points(criterion) or 0.0)})
+            bound = float(re.search(r'"awarded": a number >= 0\.0 and <= ([0-9.]+)', text).group(1))
+            return json.dumps({"awarded": digest("award", question, criterion)[0] % 5 / 4 * bound})
         if '"correct"' in text:
             given = re.search(r"Output sentence: (.*?)\nCorrect answer: ", text, re.S).group(1)
             return json.dumps({"correct": digest("verdict", question, given)[0] % 2 == 0})
+        # problems may share a question: the one whose context (the longest, as contexts grow) is asked
         candidates = [item for item in by_question[question] if str(item.get("context") or "").strip() in text]
-        return model_response((candidates or by_question[question])[0])
+        return model_response(max(candidates or by_question[question], key=lambda item: len(str(item.get("context") or ""))))
 
     return reply
 
@@ -216,7 +256,8 @@ def run_stage(script: str, overrides: list[str], log: Path) -> None:
 def run_ours(server: FakeOpenAI, source: Path, folder: Path) -> tuple[dict, dict]:
     common = [f"paths.outputs={folder / 'outputs'}", f"paths.request_cache={folder / 'cache.sqlite'}"]
     endpoint = [f"base_url={server.base_url}", "api_key_env=null", "concurrency=16"]
-    run_stage("fetch", ["benchmark=hipho", f"benchmark.source.path={source}", *common], folder / "fetch.log")
+    run_stage("fetch", ["benchmark=hipho", f"benchmark.source.path={source}", f"benchmark.exams.{SYNTHETIC}.full_marks=null",
+                        *common], folder / "fetch.log")
     run_stage("render", ["suite=hipho", "cell.benchmark=hipho", *common], folder / "render.log")
     run_stage("generate", ["model=gpt-4o", "cell.suite=hipho", *(f"model.{o}" for o in endpoint), *common],
               folder / "generate.log")
@@ -248,7 +289,7 @@ def report(theirs: dict, ours: dict, subsets: dict, exams: list[str]) -> bool:
         mine = sum(scored) / len(scored) if scored else float("nan")
         reported = theirs["metrics"].get(exam, {}).get("score", float("nan"))
         agree &= equal == len(ids) and len(ids) > 0
-        print(f"{exam:<20}{len(ids):>9}{equal:>7}{unscored:>10}{max(differences, default=0.0):>10.2e}"
+        print(f"{exam + ('*' if exam == SYNTHETIC else ''):<20}{len(ids):>9}{equal:>7}{unscored:>10}{max(differences, default=0.0):>10.2e}"
               f"{reported:>11.4f}{mine:>9.4f}")
     missing = sorted(set(theirs["scores"]) - set(ours))
     if missing:
@@ -275,16 +316,16 @@ def main() -> None:
     items = records(source)
     with FakeOpenAI(responder(items)) as server:
         start = time.perf_counter()
-        theirs = run_evalscope(args.venv, server, source, exams, folder)
+        theirs = run_evalscope(args.venv, server, source, [*exams, SYNTHETIC], folder)
         evalscope_s, evalscope_requests = time.perf_counter() - start, len(server.requests)
         their_prompts = judge_prompts(server.requests)
         start = time.perf_counter()
         ours, subsets = run_ours(server, source, folder)
         ours_s = time.perf_counter() - start
         our_prompts = judge_prompts(server.requests[evalscope_requests:])
-    print(f"HiPhO, {len(items)} problems of {len(exams)} exams; one fake server; per-problem scores equal within "
+    print(f"HiPhO, {len(items)} problems of {len(exams)} shared exams and a synthetic one (*); one fake server; per-problem scores equal within "
           f"{TOLERANCE:g}; 'unscored': evalscope's/ours (a problem left out of the mean)")
-    agree = report(theirs, ours, subsets, exams)
+    agree = report(theirs, ours, subsets, [*exams, SYNTHETIC])
     verbatim = our_prompts <= their_prompts
     print(f"judge prompts: ours {len(our_prompts)} distinct, evalscope {len(their_prompts)} distinct; "
           f"every one of ours is one of evalscope's: {verbatim}")

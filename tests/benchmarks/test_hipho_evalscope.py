@@ -172,3 +172,14 @@ def test_the_official_prompts_are_refused():
     official = compose_stage("judge", ["judge=gpt-4o", "cell.suite=x", "cell.model=y", "judge.protocol=evalscope"]).judge
     with pytest.raises(InputError, match="hipho_evalscope_step_judge"):
         hipho.judge_tasks(problem([[("Award 1 pt if a.", 1.0)]]), "r", None, official)
+
+
+@needs_math_verify
+def test_a_comparison_past_evalscopes_deadline_leaves_the_problem_out(monkeypatch):
+    import time
+
+    monkeypatch.setattr(evalscope, "MATH_DEADLINE_S", 0.5)  # evalscope's is 30 s
+    started = time.monotonic()
+    with pytest.raises(evalscope.Unscorable, match="took over 0.5 s"):
+        evalscope._isolated(time.sleep, 30)
+    assert time.monotonic() - started < 10  # the child is killed, not waited for

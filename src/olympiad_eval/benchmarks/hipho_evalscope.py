@@ -24,8 +24,10 @@ helpers in evalscope/benchmarks/hipho/utils.py), and what this module copies:
   (evalscope/metrics/math/parser.py: Math-Verify 0.9.0, strict, 6-digit float rounding; an accepted
   range is an interval, which no number equals), and a non-empty answer the rule did not match is
   asked of the judge (`ANSWER_JUDGE_PROMPT`, JSON `{"correct": true|false}`). Score: the fraction of
-  slots right, unweighted by their points. A gold Math-Verify cannot parse makes the whole problem
-  unscorable (`InvalidMathReference`): evalscope leaves it out of the mean.
+  slots right, unweighted by their points. A gold Math-Verify cannot parse (`InvalidMathReference`),
+  or a comparison that fails or takes over 30 s (`MathEvaluationError`; each comparison runs in a
+  forked child with that deadline) makes the whole problem unscorable: evalscope leaves it out of
+  the mean.
 - A judge reply that breaks the JSON contract leaves the problem out of the mean (no score); with
   several judges the mean of their ratios.
 - Metric: `acc`, the mean of these per-problem ratios per exam (subset).
@@ -126,24 +128,79 @@ def _parse(text: str) -> list:
 
 def rule_match(given: str, official: str) -> bool:
     """evalscope's `compare_answers(given, official)` with its defaults: any parsed gold equals any
-    parsed answer by Math-Verify's strict `verify`. Raises `Unscorable` where evalscope raises
-    (a gold that does not parse, a failing comparison), even for an empty answer."""
+    parsed answer by Math-Verify's strict `verify`, in a forked process with evalscope's deadline.
+    Raises `Unscorable` where evalscope excludes the problem: a gold that does not parse (even
+    against an empty answer), a failing comparison, a comparison past the deadline."""
     try:
-        from math_verify import verify
+        import math_verify  # noqa: F401
     except ImportError:
         raise InputError("HiPhO's evalscope protocol checks answers with Math-Verify, as evalscope does: "
                          "pip install 'olympiad-eval[evalscope]'") from None
+    return _isolated(_compare, given, official)
+
+
+def _compare(given: str, official: str) -> bool:
+    from math_verify import verify
+
+    predictions, golds = _parse(given), _parse(official)
+    if not golds:
+        raise Unscorable(f"Math-Verify cannot parse the official answer {official!r}")
+    return any(verify([g], [p], strict=True, float_rounding=6, numeric_precision=15, allow_set_relation_comp=False,
+                      timeout_seconds=None, raise_on_error=True)
+               for g in golds for p in predictions)
+
+
+# evalscope/metrics/math/parser.py MATH_DEADLINE_S: Math-Verify can backtrack for minutes on some
+# answers, so evalscope runs each comparison in a forked child and excludes the sample past it.
+MATH_DEADLINE_S = 30
+
+
+def _isolated(function, *args):
+    """`function(*args)` in a forked child with evalscope's deadline (isolation.py `run_isolated`);
+    in-process where fork is unavailable, as there. Math-Verify is loaded first, so children inherit it."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods() or multiprocessing.current_process().daemon:
+        return _outcome(*_run(function, args))
+    _parse("0")  # warm: imports sympy and Math-Verify's grammar before the fork
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_send, args=(sender, function, args), daemon=True)
     try:
-        predictions, golds = _parse(given), _parse(official)
-        if not golds:
-            raise Unscorable(f"Math-Verify cannot parse the official answer {official!r}")
-        return any(verify([g], [p], strict=True, float_rounding=6, numeric_precision=15,
-                          allow_set_relation_comp=False, timeout_seconds=None, raise_on_error=True)
-                   for g in golds for p in predictions)
-    except Unscorable:
-        raise
+        child.start()
+        sender.close()
+        if not receiver.poll(MATH_DEADLINE_S):
+            raise Unscorable(f"Math-Verify took over {MATH_DEADLINE_S} s on {args!r}")
+        return _outcome(*receiver.recv())
+    except EOFError:
+        raise Unscorable(f"Math-Verify's process ended without a result on {args!r}") from None
+    finally:
+        receiver.close()
+        if child.pid is not None:
+            child.kill()
+            child.join()
+
+
+def _run(function, args) -> tuple[bool, object]:
+    try:
+        return True, function(*args)
+    except Unscorable as error:
+        return False, str(error)
     except Exception as error:  # evalscope: MathEvaluationError, the sample excluded
-        raise Unscorable(f"Math-Verify failed on {given!r} against {official!r}: {type(error).__name__}: {error}") from None
+        return False, f"Math-Verify failed on {args!r}: {type(error).__name__}: {error}"
+
+
+def _send(sender, function, args) -> None:
+    try:
+        sender.send(_run(function, args))
+    finally:
+        sender.close()
+
+
+def _outcome(ok: bool, value):
+    if not ok:
+        raise Unscorable(value)
+    return value
 
 
 # ---------------------------------------------------------------- judge requests
