@@ -201,13 +201,14 @@ def responder(items: list[dict]):
     by_question: dict[str, list[dict]] = {}
     for item in items:
         by_question.setdefault(item["question"].strip(), []).append(item)
-    questions = sorted(by_question, key=len, reverse=True)  # the longest first: a question may contain another
 
     def reply(body: dict) -> str:
         text = prompt_text(body["messages"])
-        question = next((q for q in questions if q in text), None)
-        if question is None:
+        # a later part's context may quote an earlier part's question: the asked question ends last
+        found = [(text.rfind(q) + len(q), len(q), q) for q in by_question if q in text]
+        if not found:
             raise ValueError(f"no known question in the request: {text[:300]!r}")
+        question = max(found)[2]
         if '"awarded"' in text:
             criteria = sorted({c for item in by_question[question] for c in criteria_of(item) if c in text}, key=len)
             if not criteria:

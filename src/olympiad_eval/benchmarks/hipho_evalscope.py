@@ -41,6 +41,7 @@ evalscope's extraction, for `hipho.score` to use in this protocol.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from olympiad_eval.benchmarks import JudgeTask, Score, failed_tasks
@@ -57,7 +58,8 @@ PROMPTS = {"hipho_criterion": "hipho_evalscope_step_judge", "hipho_answer": "hip
 
 
 class Unscorable(Exception):
-    """evalscope leaves the problem out of its mean (a gold Math-Verify cannot parse)."""
+    """evalscope leaves the problem out of its mean (a gold Math-Verify cannot parse, a comparison
+    that fails or misses the deadline)."""
 
 
 # ---------------------------------------------------------------- evalscope's parsing
@@ -162,7 +164,7 @@ def _isolated(function, *args):
 
     if "fork" not in multiprocessing.get_all_start_methods() or multiprocessing.current_process().daemon:
         return _outcome(*_run(function, args))
-    _parse("0")  # warm: imports sympy and Math-Verify's grammar before the fork
+    _warm_up()
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
     child = context.Process(target=_send, args=(sender, function, args), daemon=True)
@@ -179,6 +181,12 @@ def _isolated(function, *args):
         if child.pid is not None:
             child.kill()
             child.join()
+
+
+@functools.cache
+def _warm_up() -> None:
+    """Sympy and Math-Verify's grammar loaded once, before the first fork: children inherit them."""
+    _parse("0")
 
 
 def _run(function, args) -> tuple[bool, object]:
