@@ -25,8 +25,8 @@ def user_text(body: dict) -> str:
     return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
 
 
-def judge_cfg(servers: dict, **extra):
-    cfg = compose_stage("judge", ["judge=gpt-4o", "cell.suite=x", "cell.model=y"]).judge
+def judge_cfg(servers: dict, judge: str = "gpt-4o", **extra):
+    cfg = compose_stage("judge", [f"judge={judge}", "cell.suite=x", "cell.model=y"]).judge
     cfg = OmegaConf.merge(cfg, {"max_reasks": 1, **extra})
     cfg.judges = {name: {"base_url": server.base_url, "model": name, "api_key_env": None, "max_retries": 0}
                   for name, server in servers.items()}
@@ -121,11 +121,21 @@ def test_hipho_criteria_go_out_together_while_the_rules_run(render_suite, tmp_pa
 
 
 def test_hipho_evalscope_protocol_is_the_best_schemes_ratio(render_suite, tmp_path):
-    with FakeOpenAI(awarding(lambda criterion, points: points / 2)) as server:
-        _, judged = run(render_suite, "sample_hipho", "sample_hipho", judge_cfg({"g": server}, protocol="evalscope"),
-                        tmp_path)
+    pytest.importorskip("math_verify", reason="the evalscope protocol checks answers with math-verify")
+
+    def respond(body):  # half of each criterion's points (as evalscope parses them); answers right
+        text = user_text(body)
+        bound = re.search(r'"awarded": a number >= 0.0 and <= ([\d.]+)$', text)
+        return json.dumps({"awarded": float(bound.group(1)) / 2} if bound else {"correct": True})
+
+    with FakeOpenAI(respond) as server:
+        _, judged = run(render_suite, "sample_hipho", "sample_hipho", judge_cfg({"g": server}, "gpt-4o-evalscope"), tmp_path)
+        asked = [user_text(b) for b in server.requests if '"correct"' in user_text(b)]
+    assert all(len(body["messages"]) == 1 and body["messages"][0]["role"] == "user" for body in server.requests)
     assert judged["DemoPhO_2025_1_b"].score == pytest.approx(0.5)  # a scheme: its ratio, whatever the answers
-    assert judged["DemoPhO_2025_2_a"].score == 1.0  # no scheme: the fraction of slots right
+    # no scheme: the fraction of slots right; Math-Verify sees the range as an interval, so the judge decides
+    assert judged["DemoPhO_2025_2_a"].score == 1.0
+    assert len(asked) == 1 and "Correct answer: $[1.21, 1.25]$" in asked[0]
 
 
 @pytest.mark.parametrize("reply", [

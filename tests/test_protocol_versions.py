@@ -133,6 +133,24 @@ def test_a_judgment_records_what_made_it(render_suite, tmp_path):
     assert verdicts("mathvision official", render_suite, tmp_path / "mv")["protocol"].endswith("(rules only)")
 
 
+@pytest.mark.parametrize("judge_name", sorted(path.stem for path in (ROOT / "conf" / "judge").glob("*.yaml")))
+def test_every_judge_config_names_a_versioned_protocol_for_every_benchmark(judge_name):
+    from olympiad_eval.benchmarks import KINDS, protocol
+
+    cfg = compose_stage("judge", [f"judge={judge_name}", "cell.suite=x", "cell.model=y"]).judge
+    for kind in KINDS:
+        assert re.fullmatch(rf"{kind} \w+ v\d+ \((rules only|prompts ({kind}_\w+ v\d+(, )?)+)\)", protocol(kind, cfg))
+
+
+def test_a_judge_prompt_without_a_version_is_refused():
+    from olympiad_eval.benchmarks import protocol
+    from olympiad_eval.records import InputError
+
+    cfg = compose_stage("judge", ["judge=gpt-4o", "cell.suite=x", "cell.model=y", "~judge.prompts.hipho_answer.version"]).judge
+    with pytest.raises(InputError, match="prompts hipho_answer have no `version`"):
+        protocol("hipho", cfg)
+
+
 def regenerate() -> None:
     """Write the golden verdicts of every scenario."""
     import os

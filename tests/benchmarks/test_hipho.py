@@ -385,8 +385,8 @@ def test_missing_boxes_fill_the_last_slots_in_the_official_protocol(cfg):
 def test_missing_boxes_fill_the_first_slots_in_the_evalscope_protocol():
     result, seen = recorded_score(TWO_SLOTS, "<answer>[\\boxed{2}]</answer>", OmegaConf.create({"protocol": "evalscope"}))
     assert result.extracted == ("2", "")
-    assert seen == [("2", "2", 0.0, None)]
-    assert (result.points, [slot["correct"] for slot in result.slots]) == (1.0, [True, False])
+    # evalscope checks answers with Math-Verify (hipho_evalscope.combine), never with our rules
+    assert seen == [] and [slot["given"] for slot in result.slots] == ["2", ""]
 
 
 def test_an_unknown_protocol_is_an_error():

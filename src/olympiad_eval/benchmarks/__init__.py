@@ -142,7 +142,11 @@ def protocol(kind: str, cfg) -> str:
     prompts = {key: prompt for key, prompt in dict(cfg.get("prompts") or {}).items() if key.startswith(f"{kind}_")}
     if cfg.kind != "llm" or not prompts:
         return f"{text} (rules only)"
-    used = ", ".join(f"{prompt.get('name', key)} v{prompt.get('version', '?')}" for key, prompt in sorted(prompts.items()))
+    unversioned = sorted(key for key, prompt in prompts.items() if prompt.get("version") is None)
+    if unversioned:
+        raise InputError(f"judge config: prompts {', '.join(unversioned)} have no `version`: every judge prompt "
+                         "states one, so that the judgments it makes say which wording made them")
+    used = ", ".join(f"{prompt.get('name', key)} v{prompt.version}" for key, prompt in sorted(prompts.items()))
     return f"{text} (prompts {used})"
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from olympiad_eval import answers
-from olympiad_eval.benchmarks import JudgeTask, Score, delimited, failed_tasks, json_reply
+from olympiad_eval.benchmarks import JudgeTask, Score, delimited, failed_tasks, hipho_evalscope, json_reply
 from olympiad_eval.fetch import Fields, load_figure
 from olympiad_eval.render import fill
 from olympiad_eval.records import InputError, AnswerSlot, Criterion, Figure, Problem, RecordError, exact
@@ -26,12 +26,12 @@ if TYPE_CHECKING:  # pandas only types `tables`: the judge stage need not pay it
     import pandas as pd
 
 REQUIRED = ("id", "question", "answer", "points")
-PROTOCOLS = ("official", "evalscope")
 _SLACK = Fraction(1, 10**6)  # points written with more decimals than the release uses (1/3 as 0.3333333) still add up
 
 # See `benchmarks/__init__.py`: bump a version with any change that can alter a verdict or a score.
 PROTOCOL_KEY = "protocol"
 PROTOCOL_VERSIONS = {"official": 2, "evalscope": 2}
+PROTOCOLS = tuple(PROTOCOL_VERSIONS)
 
 _TOTAL = re.compile(r"award\s+a\s+total\s+of\s+([\d.]+)\s*pts?", re.I)
 _AWARD = re.compile(r"award\s+([\d.]+)\s*pts?", re.I)
@@ -264,11 +264,12 @@ def score(problem: Problem, response: str, check, rel_tol: float, cfg=None) -> S
     """Answer level: the boxes of the `<answer>` block line up with the answer slots in order; with
     fewer boxes than slots, they fill the slots the protocol's own code fills (`aligned`)."""
     gradable = [slot for slot in problem.answers if gold_value(slot)]  # "" is open-ended: judges only
-    extracted = aligned(answers.boxed_answers(response, len(problem.answers)), len(problem.answers),
+    extracted = aligned(final_boxes(response, len(problem.answers), protocol(cfg)), len(problem.answers),
                         protocol(cfg))
+    checked = protocol(cfg) != "evalscope"  # which checks with Math-Verify, as evalscope does (`hipho_evalscope`)
     jobs, indices = [], []
     for index, (slot, given) in enumerate(zip(problem.answers, extracted)):
-        if gold_value(slot) and given:
+        if gold_value(slot) and given and checked:
             jobs.append((gold_value(slot), given, rel_tol, slot.unit))
             indices.append(index)
     verdicts = dict(zip(indices, check(jobs)))
@@ -298,6 +299,16 @@ def protocol(cfg) -> str:
     if name not in PROTOCOLS:
         raise InputError(f"judge protocol '{name}' is not one of {', '.join(PROTOCOLS)} for HiPhO")
     return name
+
+
+def final_boxes(response: str, slots: int, protocol_name: str) -> list[str]:
+    """The last boxes, one per slot at most: those of the `<answer>` block when it has any, else of
+    the whole response (the official code's reading); evalscope reads the whole response without
+    its first think block."""
+    if protocol_name == "evalscope":
+        boxes = hipho_evalscope.boxed_answers(hipho_evalscope.completion(response))
+        return boxes[-slots:] if slots else boxes
+    return answers.boxed_answers(response, slots)
 
 
 def aligned(boxes: list[str], slots: int, protocol_name: str) -> list[str]:
@@ -334,6 +345,8 @@ def parse_equivalent(text: str) -> dict | None:
 def judge_tasks(problem: Problem, response: str, rules, cfg) -> list[JudgeTask]:
     """Step level: every criterion of every scheme. Answer level (official protocol): every
     slot that rules did not find correct but that has an answer to compare."""
+    if protocol(cfg) == "evalscope":
+        return hipho_evalscope.judge_tasks(problem, response, rules, cfg)
     fenced, guard = delimited(response)
     common = {"information": problem.information or "None.", "context": problem.context,
               "question": problem.question, "response": fenced}
@@ -361,18 +374,16 @@ def judge_tasks(problem: Problem, response: str, rules, cfg) -> list[JudgeTask]:
 
 def combine(problem: Problem, rules, replies: dict, cfg) -> Score | str:
     """Official: max(answer level, step level) in points, the best scheme winning; with several
-    judges, the mean of their scores. evalscope: the step-level ratio of the best scheme where a
-    scheme exists, else the fraction of answer slots right by rules. Points add up exactly (as the
-    decimals they are written as); floats only in the returned score."""
+    judges, the mean of their scores; points add up exactly (as the decimals they are written as),
+    floats only in the returned score. evalscope: see `hipho_evalscope`."""
+    if protocol(cfg) == "evalscope":
+        return hipho_evalscope.combine(problem, rules, replies)
     failure = failed_tasks(replies)
     if failure:
         return failure
     if not isinstance(rules, Score):
         return rules
-    official = protocol(cfg) == "official"
-    by_protocol = _official if official else _evalscope
-    scores = [tuple(None if part is None else exact(part) for part in by_protocol(problem, rules, judged))
-              for judged in replies.values()]
+    scores = [_official(problem, rules, judged) for judged in replies.values()]
     mean = lambda values: sum(values, Fraction(0)) / len(values) if values else None  # noqa: E731
     as_float = lambda value: None if value is None else float(value)  # noqa: E731
     ratio = mean([score for score, _, _ in scores])
@@ -385,7 +396,7 @@ def combine(problem: Problem, rules, replies: dict, cfg) -> Score | str:
         extracted=rules.extracted,
         slots=rules.slots,
         details=tuple({"judge": name, **judged} for name, judged in replies.items()),
-        detail=("official" if official else "evalscope") + f" protocol, {len(scores)} judge(s)",
+        detail=f"official protocol, {len(scores)} judge(s)",
     )
 
 
@@ -404,16 +415,6 @@ def _official(problem: Problem, rules: Score, judged: dict) -> tuple[Fraction, F
     step = max(awarded for awarded, _ in schemes) if schemes else None
     best = max(answer, step or Fraction(0))
     return (best / problem.exact_points if problem.exact_points else Fraction(0)), answer, step
-
-
-def _evalscope(problem: Problem, rules: Score, judged: dict) -> tuple[float, float, float | None]:
-    answer = sum((exact(slot.points) for slot, checked in zip(problem.answers, rules.slots) if checked["correct"]),
-                 Fraction(0))
-    schemes = _scheme_points(problem, judged)
-    if schemes:
-        ratio = max(awarded / attainable for awarded, attainable in schemes if attainable)
-        return ratio, answer, ratio * problem.exact_points
-    return Fraction(sum(s["correct"] for s in rules.slots), max(len(rules.slots), 1)), answer, None
 
 
 # ---------------------------------------------------------------- tables
