@@ -181,14 +181,14 @@ def slot_answer(record: dict, index: int) -> str:
 def model_response(record: dict) -> str:
     """All boxes; or fewer boxes than slots (about one problem in five); or none (one in ten). One
     in five also boxes a first guess in its think block, and one in five boxes a check after its
-    answer block: boxes outside `<answer>` that evalscope reads and the official code does not."""
+    answer block (0): boxes outside `<answer>` that evalscope reads and the official code does not."""
     slots, draw = len(record["answer"]), digest("response", record["id"])
     if draw[0] % 10 == 0:
         return "<think>\nThe problem is too hard for me.\n</think>\nI could not finish."
     shown = slots if draw[0] % 10 > 2 or slots < 2 else 1 + draw[1] % (slots - 1)
     boxes = ", ".join(f"\\boxed{{{slot_answer(record, index)}}}" for index in range(shown))
     guess = " A first guess: \\boxed{1}." if draw[2] % 5 == 0 else ""
-    check = f"\nCheck: \\boxed{{{slot_answer(record, 0)}}}" if draw[2] % 5 == 1 else ""
+    check = "\nCheck: \\boxed{0}" if draw[2] % 5 == 1 else ""
     return (f"<think>\nStep 1: set up the equations.{guess} Step 2: solve them.\n</think>\n"
             f"<answer>\n[{boxes}]\n</answer>{check}")
 
