@@ -22,7 +22,11 @@ emulate where the old parser behaved differently (see `_parse`):
 - its start rule had no end-of-input anchor: it read the longest leading expression and ignored
   the rest (`\\frac{1}{4}}.the answer is` read as 1/4), unless its lexer met a character it had
   no token for (`°`, `π`, a bare `%`, `\\!`, `\\circ`, `\\boxed`, ...) on the way, which failed;
-- a comma or semicolon followed by another expression made a list (never a number);
+- but it stopped cleanly only before a token that cannot go on an expression (a closing bracket,
+  `.`, `_`, `&`, `'`, the end): before any other token it read on and failed where the text stopped
+  making sense. So a braced unit after a value (`2{ft.}`, `105{,}000`), an unclosed expression after
+  one (`2\\sqrt{3`, `\\frac{1}{2}\\frac{1}{`), a trailing operator (`2021+`) and any comma or
+  semicolon (a list `1,2`, or a dangling `90,`) never had a value;
 - numbers could group thousands with commas (`1,000`), decimals became exact rationals, `50\\%`
   read as 1/2, juxtaposition always multiplied (no mixed fractions: `2\\frac{1}{2}` is 1);
 - `x=3` with a single symbol on the left read as its right side (an assignment);
@@ -304,8 +308,10 @@ def _parse(text: str) -> sympy.Basic:
         # The parser looked as far as the cut, so the old lexer reached the character it failed on.
         raise _NoValue("the old lexer failed within the expression's lookahead")
     stop = parser.getCurrentToken()
-    if stop.type in (PSParser.COMMA, PSParser.SEMICOLON) and _starts_expression(parser):
-        raise _NoValue("a list")
+    if stop.type not in _OLD_CLEAN_STOPS:
+        # The old parser read this token as the expression going on, and failed further on (or
+        # made a list, after a comma): the new one gave up on the continuation and stopped before it.
+        raise _NoValue(f"the old parser read on into {stop.text!r} and failed")
     return converter.convert_relation(relation)
 
 
@@ -406,20 +412,20 @@ def _for_new_lexer(text: str) -> str:
     return _ACCENT.sub(r"\\alpha ", text)
 
 
-def _starts_expression(parser: PSParser) -> bool:
-    """After a comma: does an expression follow (so that the old grammar read a list)?"""
-    following = parser.getTokenStream().LT(2)
-    return following.type not in _CANNOT_START
-
-
-_CANNOT_START = {Token.EOF} | {
+# The tokens before which the old parser stopped without error: none of them can go on an
+# expression, so its leading expression ended there (measured against latex2sympy2 1.9.1): closing
+# brackets, punctuation, arrows, and the words its lexer read as matrix functions or environment
+# names (`1 triangle` read as 1 before `tr`, `1 rows` before `rows`).
+_OLD_CLEAN_STOPS = {Token.EOF} | {
     getattr(PSParser, name) for name in (
-        "R_PAREN", "R_BRACE", "R_BRACKET", "R_BRACE_VISUAL", "R_BRACE_CMD", "R_BRACK", "R_GROUP", "R_RIGHT",
-        "COMMA", "SEMICOLON", "PERIOD", "COLON", "CARET", "UNDERSCORE", "MUL", "DIV", "CMD_TIMES", "CMD_CDOT",
-        "CMD_DIV", "CMD_MOD", "CMD_CHOOSE", "BANG", "ASSIGNMENT", "EQUAL", "LT", "LTE", "GT", "GTE", "UNEQUAL",
-        "IN", "MATRIX_DEL_COL", "MATRIX_DEL_ROW", "R_FLOOR", "R_CEIL", "LR_CORNER", "UR_CORNER", "R_VERT",
-    ) if hasattr(PSParser, name)
-}
+        "R_PAREN", "R_PAREN_VISUAL", "R_GROUP", "R_BRACE", "R_BRACE_VISUAL", "R_BRACE_CMD", "R_BRACKET",
+        "R_BRACK", "R_ANGLE", "R_FLOOR", "R_CEIL", "R_VERT", "LR_CORNER", "UR_CORNER", "PERIOD", "UNDERSCORE",
+        "MATRIX_DEL_COL", "MATRIX_DEL_ROW", "LIM_APPROACH_SYM",
+    )
+} | {
+    token for token, name in enumerate(PSParser.symbolicNames)
+    if (name.startswith("FUNC_") and name.endswith("_NAME")) or name.startswith("MATRIX_TYPE_")
+} | {PSParser.literalNames.index("'''")}  # the prime `'`, a token without a symbolic name
 
 
 class _OldStyleConverter(_Latex2Sympy):
