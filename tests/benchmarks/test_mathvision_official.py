@@ -57,6 +57,11 @@ def test_extraction(response, extracted):
         ("(0.5,2)", "(\\frac{1}{2},2.00)", True),  # tuples element-wise, rounded
         ("(1,2)", "(1.001,2)", False),  # 1.001 rounds to the float 1.0, printed `1.0`, not `1`
         ("(2,3)", "(2.0,3)", True),  # decimals are exact rationals: 2.0 is the integer 2, printed `2`
+        ("(16,2)", "(\\frac{128}{8},2)", False),  # a quotient was a float: printed `(16.0,2)`
+        ("(16.0,2)", "(\\frac{128}{8},2)", False),  # ... and the decimal 16.0 the integer 16
+        ("(0.5,2)", "(\\frac{1}{2},\\frac{4}{2})", False),  # `(0.5,2.0)`
+        ("16", "\\frac{128}{8}", True),  # as a number, 16.0 rounds equal to 16
+        ("6", "(\\frac{6}{2})!", True),  # Python 3.8's factorial took an integral float
         ("(1,2)", "(2,1)", False),
         ("2\\sqrt{3}", "\\sqrt{12}", True),
         ("\\frac{3^{1008}-1}{3^{1009}}", "\\frac{1}{3}", True),  # exact for huge integers
@@ -88,6 +93,7 @@ def test_extraction(response, extracted):
         ("0.5", "\\frac{1}{2}\\frac{1}{", False),
         ("0.87", "\\frac{\\sqrt{3}}{2}(", False),
         ("2021", "2021+", False),  # a trailing operator
+        ("1", "$1,\\!004,\\!004$", False),  # a list up to the character its lexer failed on
         ("1", "2\\frac{1}{2}", True),  # juxtaposition multiplies: no mixed fractions
         ("3", "x=3", True),  # an assignment reads as its value
         ("1", "3<4", True),  # `3 < 4` evaluated to True

@@ -29,6 +29,8 @@ emulate where the old parser behaved differently (see `_parse`):
   semicolon (a list `1,2`, or a dangling `90,`) never had a value;
 - numbers could group thousands with commas (`1,000`), decimals became exact rationals, `50\\%`
   read as 1/2, juxtaposition always multiplied (no mixed fractions: `2\\frac{1}{2}` is 1);
+- a quotient stayed a quotient (`\\frac{128}{8}` printed `128/8`), which Python evaluated to a
+  float: 16.0, printed so in a tuple;
 - `x=3` with a single symbol on the left read as its right side (an assignment);
 - accents and `\\text{...}` became symbols whose names Python could not evaluate.
 
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -442,6 +445,13 @@ class _OldStyleConverter(_Latex2Sympy):
                 return self.mul_flat(res, self.convert_postfix_list(arr, i + 1))
         return super().convert_postfix_list(arr, i)
 
+    def convert_frac(self, frac):
+        return _true_division(super().convert_frac(frac))
+
+    def convert_mp(self, mp):
+        quotient = super().convert_mp(mp)
+        return _true_division(quotient) if mp.DIV() or mp.CMD_DIV() or mp.COLON() else quotient
+
     def convert_binom(self, binom):
         # Unevaluated here (sympy would compute `\binom{10^8}{5\cdot 10^7}` exactly); see `_number`.
         return sympy.binomial(self.convert_expr(binom.upper), self.convert_expr(binom.lower), evaluate=False)
@@ -464,6 +474,17 @@ class _OldStyleConverter(_Latex2Sympy):
             if getattr(rel, token)():
                 return relation(lh, rh, evaluate=False)  # printed `3 < 4`, which Python evaluated to True
         raise _NoValue("a relation")  # printed as Eq(...), Ne(...) or a list of solutions: eval failed
+
+
+def _true_division(quotient):
+    """The new converter turns a quotient of integers into an exact number; the old one printed
+    `128/8`, which Python's true division made the float 16.0 (so `(\\frac{128}{8},2)` was
+    `(16.0,2)`, not `(16,2)`)."""
+    if not isinstance(quotient, sympy.Integer):
+        return quotient
+    if abs(quotient) > sys.float_info.max:
+        raise _NoValue("integer division result too large for a float")
+    return sympy.Float(int(quotient))
 
 
 _INEQUALITIES = {"LT": sympy.StrictLessThan, "LTE": sympy.LessThan, "GT": sympy.StrictGreaterThan, "GTE": sympy.GreaterThan}
@@ -554,7 +575,10 @@ def _power(base, exponent) -> int | float:
 
 
 def _factorial(n: int | float) -> int:
-    """`factorial(n)` (math.factorial took integers only)."""
+    """`factorial(n)`: math.factorial took integers, and in Python 3.8 (the official run's: its
+    repository holds `utils.cpython-38.pyc`) integral floats too (`(\\frac{6}{2})!` is 6)."""
+    if isinstance(n, float) and n.is_integer():
+        n = int(n)
     if not isinstance(n, int) or not 0 <= n <= MAX_FACTORIAL:
         raise _NoValue("factorial")
     return math.factorial(n)
