@@ -215,6 +215,12 @@ def test_protocol_options(gold, pred, options, expected):
     assert equivalent(gold, pred, 0.0, None, options) is expected
 
 
+def test_a_slot_in_percent_keeps_its_percentages():
+    """A slot whose unit is `%` states its gold in percent: there `%` is the unit, not a number."""
+    assert equivalent("60", "60%", 0.0, "%", PERCENT) is True
+    assert equivalent("0.6", "60%", 0.0, "%", PERCENT) is False
+
+
 def test_unordered_parts_are_matched_not_taken_greedily():
     # `0.5` answers both gold parts within 10%; greedily given to the first, the second would go unanswered
     assert equivalent("0.52, 0.5", "0.5, 0.56", 0.1, None, UNORDERED) is True

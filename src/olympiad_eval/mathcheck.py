@@ -15,7 +15,8 @@ rules. `options` (an `Options`) switches on the rules that only some protocols a
    only when every word is a known unit, so `v_0 t` keeps its `t` and `2x` is not 2. `%` is dropped
    (`60%` answers `60`). *Option* `percent`: an answer ending in `%` may also be read as a number,
    the percentage over 100 (`60%` answers `0.6`, and `60\\%` of a gold answers a prediction `0.6`),
-   for protocols whose gold fractions may be answered in percent.
+   for protocols whose gold fractions may be answered in percent; not where `unit` is `%` (the gold
+   is then in percent itself).
 3. Multiple choice: a lone letter A-E, in any case, optionally in parentheses.
 4. An accepted range `[a, b]`, labelled or not ("[0.94, 0.96] for $R_1$"), accepts a number in it,
    ends included.
@@ -178,7 +179,8 @@ def _cleaned(answer: str, unit: str | None) -> tuple[str, bool]:
     if wrapped:  # `\text{B}` is the answer B, not a unit
         return wrapped.group(1).strip(), False
     text = _TRAILING_UNIT.sub("", text).strip()
-    percent = bool(_PERCENT.search(text))
+    in_percent = bool(unit) and bool(_PERCENT.fullmatch(_normalise(unit)))  # then `%` is the slot's unit
+    percent = bool(_PERCENT.search(text)) and not in_percent
     return _PERCENT.sub("", text).strip().rstrip(".").strip(), percent
 
 
