@@ -404,6 +404,9 @@ def _old_lexer_error(text: str) -> int | None:
 _THOUSANDS = re.compile(r"(?<![0-9])[0-9]+(?:,[0-9]{3})+(?:\.[0-9]+)?")
 _PERCENT = re.compile(r"(?<![0-9.])([0-9]+(?:\.[0-9]+)?|\.[0-9]+)\\%")
 _ACCENT = re.compile(r"\\(?:" + "|".join(sorted(_OLD_ACCENTS, key=len, reverse=True)) + r")(?![a-zA-Z])")
+# Numbers and `\pi` took no subscript in the old grammar: before such a `_` it stopped (`64\pi_2` is
+# 64π), or failed inside a group, as the new parser does before `&` (which reads a subscript there).
+_SUBSCRIPT_OF_NO_NAME = re.compile(r"(?:(?<=[0-9])|(?<=\\pi))[ \t\r\n]*_")
 
 
 def _for_new_lexer(text: str) -> str:
@@ -411,6 +414,7 @@ def _for_new_lexer(text: str) -> str:
     # `1,000` was one number; keep the token boundary where digits follow (`1,0000` was 1000·0).
     text = _THOUSANDS.sub(lambda m: m.group().replace(",", "") + " ", text)
     text = _PERCENT.sub(r"{\\frac{\1}{100}}", text)
+    text = _SUBSCRIPT_OF_NO_NAME.sub(" &", text)
     # An accent made a symbol named like `\text{5}`, which Python's eval could not read: any symbol fails alike.
     return _ACCENT.sub(r"\\alpha ", text)
 
