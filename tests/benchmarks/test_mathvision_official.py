@@ -85,7 +85,7 @@ def test_extraction(response, extracted):
         ("625", "625\\rightarrow626", True),
         ("1", "1triangle", True),  # its lexer read `tr` as a function name
         ("6", "3{2}", True),  # a braced number after a value multiplies
-        ("201.06", "64\\pi_{2}", True),  # numbers and \\pi took no subscript: it stopped before `_`
+        ("201.06", "64\\pi_{2}", True),  # numbers and `\pi` took no subscript: it stopped before `_`
         ("12", "3 4_", True),
         ("0.5", "\\frac{1_2}{2}", False),  # ... and failed on one inside a group
         # ... before any other it read on, and failed where the text stopped making sense

@@ -26,13 +26,18 @@ emulate where the old parser behaved differently (see `_parse`):
   `.`, `_`, `&`, `'`, the end): before any other token it read on and failed where the text stopped
   making sense. So a braced unit after a value (`2{ft.}`, `105{,}000`), an unclosed expression after
   one (`2\\sqrt{3`, `\\frac{1}{2}\\frac{1}{`), a trailing operator (`2021+`) and any comma or
-  semicolon (a list `1,2`, or a dangling `90,`) never had a value;
+  semicolon (a list `1,2`, or a dangling `90,`) never had a value; numbers and `\\pi` took no
+  subscript, so it stopped before their `_` (`64\\pi_2` read as 64π);
 - numbers could group thousands with commas (`1,000`), decimals became exact rationals, `50\\%`
   read as 1/2, juxtaposition always multiplied (no mixed fractions: `2\\frac{1}{2}` is 1);
 - a quotient stayed a quotient (`\\frac{128}{8}` printed `128/8`), which Python evaluated to a
   float: 16.0, printed so in a tuple;
 - `x=3` with a single symbol on the left read as its right side (an assignment);
 - accents and `\\text{...}` became symbols whose names Python could not evaluate.
+
+One behaviour is not emulated: the old module kept assignments between calls in globals (its
+`variances`), so a later `y = ...` could fail after an earlier one, depending on the order of
+the rows and files scored in one process. No released verdict depends on it.
 
 Numbers are then evaluated by `_number`, a whitelist over the sympy expression (numbers, + - * /
 **, the constants and functions that Python's `math` module offered the official `eval`), with
