@@ -168,6 +168,7 @@ PAIRS = [
     case(r"\{1, 1, 2\}", "1, 2, 2", False, "set-each-element-once"),
     case(r"\{(1, 2), (3, 4)\}", "(3, 4), (1, 2)", True, "set-of-pairs"),
     case(r"\{(1, 2), (3, 4)\}", "(4, 3), (1, 2)", False, "set-pairs-stay-ordered"),
+    case(r"\{\}", r"\emptyset", True, "set-empty"),
     case(r"\frac{1}{2}\begin{pmatrix} 1 & a \\ b & 2 \end{pmatrix}", r"\begin{pmatrix} 0.5 & a/2 \\ b/2 & 1 \end{pmatrix}", True, "form-matrix"),
 ]
 

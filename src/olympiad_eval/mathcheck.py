@@ -492,7 +492,8 @@ def _set_items(text: str) -> list[str] | None:
     written = _SET.match(text)
     if not written or "\\}" in written["items"] or "\\{" in written["items"]:
         return None
-    return [item for item in _parts(written["items"]) if item]
+    items = [item for item in _parts(written["items"]) if item]
+    return items or None  # the empty set `\\{\\}` is a value of its own (`\\emptyset`): the parser's
 
 
 def _by_set(gold: str, pred: str, context: _Context) -> bool | None:
