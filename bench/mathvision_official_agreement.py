@@ -1,7 +1,7 @@
 """Agreement of `mathvision_official` with the verdicts of MATH-Vision's released runs.
 
 For each run in <release>/outputs/<RUN>.jsonl (scored by the official MATH-V code against
-<release>/data/test.jsonl), prints the rows, the % of rows whose verdict we reproduce, our accuracy,
+<release>/data/test.jsonl), prints the rows, the rows (and %) whose verdict we reproduce, our accuracy,
 the official one (<RUN>_result.json), their difference, and our scoring time per row (a cold cache).
 
     python bench/mathvision_official_agreement.py [--release ../shared/data/mathvision] [--show 10]
@@ -44,14 +44,15 @@ def main() -> None:
     args = parser.parse_args()
 
     problems = {row["id"]: row for row in load_jsonl(args.release / "data" / "test.jsonl")}
-    print(f"{'run':26} {'rows':>5} {'agree %':>8} {'ours %':>7} {'official %':>10} {'diff':>6} {'ms/row':>7}")
+    print(f"{'run':26} {'rows':>5} {'agree':>5} {'agree %':>8} {'ours %':>7} {'official %':>10} {'diff':>6} {'ms/row':>7}")
     for path in sorted((args.release / "outputs").glob("*.jsonl")):
         rows = load_jsonl(path)
         verdicts, seconds = score_run(rows, problems)
         disagree = [(row, mine) for row, mine in zip(rows, verdicts) if mine != row["correct"]]
         ours = 100 * sum(verdicts) / len(rows)
         theirs = official_accuracy(path.with_name(f"{path.stem}_result.json"))
-        print(f"{path.stem:26} {len(rows):5d} {100 * (1 - len(disagree) / len(rows)):8.2f} {ours:7.2f} {theirs:10.2f} "
+        print(f"{path.stem:26} {len(rows):5d} {len(rows) - len(disagree):5d} {100 * (1 - len(disagree) / len(rows)):8.2f} "
+              f"{ours:7.2f} {theirs:10.2f} "
               f"{ours - theirs:+6.2f} {1000 * seconds / len(rows):7.2f}")
         for row, mine in disagree[: args.show]:
             problem = problems[row["id"]]

@@ -11,7 +11,7 @@ records    broken JSON line; missing field; wrong types (HiPhO answers as a numb
            a problem that is not an object; duplicate ids; an empty release; non-UTF-8 files
 figures    unknown image reference; missing file; corrupt bytes; a decompression bomb; paths
            leaving the release (`../../etc/passwd`, absolute); a 50 MB image
-config     model.concurrency=abc, timeout<=0, judge.rel_tol as text, min_coverage out of range,
+config     model.concurrency=abc, timeout<=0, judge.rel_tol as text, an unknown check option, min_coverage out of range,
            an llm judge with no judges, unknown model / judge / suite / benchmark names, a suite
            that was never rendered, an unset API key variable, a template with an unknown field
 runs       an endpoint that is down; an unwritable output folder; a replay file without ids;
@@ -324,6 +324,8 @@ def test_a_template_naming_an_unknown_field(render_suite, tmp_path):
      "error: judge 'rule' (conf/judge/rule.yaml or an override): rel_tol must map benchmark kinds to tolerances"),
     ("judge", ["judge=rule", "cell.suite=sample_hipho", "cell.model=m", "judge.rel_tol.physelite=5%"],
      "rel_tol: physelite must be a number >= 0, got '5%'"),
+    ("judge", ["judge=rule", "cell.suite=sample_hipho", "cell.model=m", "+judge.check_options.physelite.percents=true"],
+     "error: judge 'rule' (conf/judge/rule.yaml or an override): check_options.physelite: unknown check option 'percents'"),
     ("judge", ["judge=rule", "cell.suite=sample_hipho", "cell.model=m", "min_coverage=95"],
      "error: conf/judge.yaml or an override: min_coverage must be a number >= 0 and <= 1, got 95"),
     ("judge", ["judge=llm_base", "cell.suite=sample_hipho", "cell.model=m"],
@@ -332,7 +334,7 @@ def test_a_template_naming_an_unknown_field(render_suite, tmp_path):
      "the API key is read from the environment variable OE_UNSET_KEY, which is not set"),
     ("generate", ["model=reference", "cell.suite=nosuch"],
      "error: suite 'nosuch' (cell.suite) has no prompts at"),
-], ids=["concurrency-abc", "timeout-0", "rel_tol-text", "rel_tol-percent", "min_coverage-95", "no-judges",
+], ids=["concurrency-abc", "timeout-0", "rel_tol-text", "rel_tol-percent", "check_options-unknown", "min_coverage-95", "no-judges",
         "api-key-unset", "suite-not-rendered"])
 def test_a_bad_config_value_stops_the_stage_before_any_work(tmp_path, name, overrides, words):
     outputs = tmp_path / "outputs"

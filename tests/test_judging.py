@@ -10,8 +10,9 @@ from omegaconf import OmegaConf
 from olympiad_eval.fake_server import FakeOpenAI
 from olympiad_eval.generate import generate
 from olympiad_eval.benchmarks.physelite import parse_verdict
-from olympiad_eval.judging import judge
-from olympiad_eval.records import Generation, Judgment, read_jsonl, write_jsonl
+from olympiad_eval.judging import check_options, judge
+from olympiad_eval.mathcheck import Options
+from olympiad_eval.records import Generation, InputError, Judgment, Problem, read_jsonl, write_jsonl
 from tests.conftest import ROOT, compose_stage
 
 SUITES = [("sample_hipho", "sample_hipho"), ("sample_mathvision", "sample_mathvision"),
@@ -141,3 +142,31 @@ def test_a_task_awaiting_an_identical_request_leaves_its_turn_to_the_next(tmp_pa
         replies = asyncio.run(ask_all(server))
         assert server.count() == 2 and server.peak_in_flight == 2  # "other" went out beside "shared"
     assert replies == [{"reply": "ok"}] * 3
+
+
+def test_a_judge_config_switches_answer_rules_on_per_benchmark_kind():
+    rule = compose_stage("judge", ["judge=rule", "cell.suite=x", "cell.model=y"]).judge
+    assert all(check_options(rule, kind) == Options() for kind in ("hipho", "physelite", "mathvision"))  # all off
+    rule.check_options = {"physelite": {"percent": True}}
+    assert check_options(rule, "physelite") == Options(percent=True)
+    assert check_options(rule, "hipho") == Options()
+    rule.check_options = {"physelite": {"percents": True}}
+    with pytest.raises(InputError, match="check_options.physelite: unknown check option 'percents'"):
+        check_options(rule, "physelite")
+
+
+def test_the_cells_check_options_reach_every_check(render_suite, tmp_path):
+    """`2400%` against the gold `24 m`: wrong by default, right where the config reads `%` as a number."""
+    suite = render_suite("sample_physelite_en", "sample_physelite") / "suites" / "sample_physelite_en"
+    problem = next(p for p in read_jsonl(suite / "problems.jsonl", Problem) if p.answers[0].value == "24 m")
+    generations = tmp_path / "generations.jsonl"
+    write_jsonl(generations, [Generation(id=problem.id, suite="sample_physelite_en", model="m", sample=0,
+                                         response="FINAL ANSWER: 2400%", request_hash="h")])
+    rule = compose_stage("judge", ["judge=rule", "cell.suite=x", "cell.model=y", "judge.workers=1",
+                                   "judge.check_timeout=60"]).judge  # a busy machine: never a timeout here
+    verdicts = []
+    for options in ({}, {"physelite": {"percent": True}}):
+        rule.check_options = options
+        judge(suite, generations, "rule", rule, tmp_path / "judged.jsonl", tmp_path / "cache.sqlite")
+        verdicts.append(read_jsonl(tmp_path / "judged.jsonl", Judgment)[0].slots[0]["correct"])
+    assert verdicts == [False, True]

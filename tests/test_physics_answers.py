@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from olympiad_eval.mathcheck import CheckPool, Verdict, equivalent
+from olympiad_eval.mathcheck import CheckPool, Options, Verdict, equivalent
 
 
 def case(gold, pred, expected, id, rel_tol=0.0, unit=None):
@@ -135,6 +135,40 @@ PAIRS = [
     case(r"\frac{1}{2}kA^2", r"\frac{kA^2}{2}", True, "form-half"),
     case(r"\omega = \sqrt{\frac{g}{L}}", r"\sqrt{g/L}\ \mathrm{rad/s}", True, "form-unit-rad-per-s"),
     case(r"e^{-t/\tau}", r"\exp(-t/\tau)", True, "form-exp"),
+    # a letter's variant glyph is the same letter
+    case(r"\frac{q}{\varepsilon_0 A}", r"\frac{q}{\epsilon_0 A}", True, "variant-epsilon"),
+    case(r"\epsilon_r", r"\varepsilon_r", True, "variant-epsilon-in-pred"),
+    case(r"\Phi_0 \cos\varphi", r"\Phi_0 \cos\phi", True, "variant-phi"),
+    case(r"\omega t + \phi", "ωt + φ", True, "variant-phi-unicode"),
+    case(r"2\vartheta", r"2\theta", True, "variant-theta"),
+    case(r"\varphi", r"\theta", False, "variant-phi-is-not-theta"),
+    case(r"\varepsilon", "e", False, "variant-epsilon-is-not-e"),
+    # trigonometric functions of a number of degrees take it in degrees
+    case(r"\frac{\sqrt{3}}{2}", r"\sin 60^\circ", True, "trig-sin-60-degrees"),
+    case(r"\sin 60^\circ", r"\frac{\sqrt{3}}{2}", True, "trig-degrees-in-gold"),
+    case(r"\frac{\sqrt{3}}{2}", r"\cos(30^{\circ})", True, "trig-cos-parenthesised"),
+    case("1", r"\tan 45°", True, "trig-tan-unicode-degree"),
+    case("0.75", r"\sin^2 60^\circ", True, "trig-squared"),
+    case(r"mg\sin 30^\circ", r"\frac{mg}{2}", True, "trig-in-a-product"),
+    case(r"\frac{1}{2}", r"\sin 60^\circ", False, "trig-sin-60-is-not-a-half"),
+    case(r"\sin 1", r"\sin 1^\circ", False, "trig-radians-are-not-degrees"),
+    # a lone pair of braces is grouping
+    case("4", "{4}", True, "braced-value"),
+    case("{2.5}", "2.5", True, "braced-gold"),
+    case("4", "{{4}}", True, "braced-twice"),
+    case("1, 2", "{1}, {2}", True, "braced-parts"),
+    case("4", "{5}", False, "braced-other-value"),
+    case("4", r"\{4, 5\}", False, "braced-set-is-a-set"),
+    # a gold written as a set is answered in any order; its elements keep theirs
+    case(r"\{1, 2\}", "2, 1", True, "set-any-order"),
+    case(r"\{1, 2\}", r"\{2, 1\}", True, "set-against-set"),
+    case(r"\{\frac{1}{2}, 3\}", "3, 0.5", True, "set-values"),
+    case(r"\{1, 2\}", "1, 3", False, "set-other-element"),
+    case(r"\{1, 2\}", "1, 2, 3", False, "set-extra-element"),
+    case(r"\{1, 1, 2\}", "1, 2, 2", False, "set-each-element-once"),
+    case(r"\{(1, 2), (3, 4)\}", "(3, 4), (1, 2)", True, "set-of-pairs"),
+    case(r"\{(1, 2), (3, 4)\}", "(4, 3), (1, 2)", False, "set-pairs-stay-ordered"),
+    case(r"\{\}", r"\emptyset", True, "set-empty"),
     case(r"\frac{1}{2}\begin{pmatrix} 1 & a \\ b & 2 \end{pmatrix}", r"\begin{pmatrix} 0.5 & a/2 \\ b/2 & 1 \end{pmatrix}", True, "form-matrix"),
 ]
 
@@ -146,6 +180,69 @@ def test_physics_pairs(gold, pred, rel_tol, unit, expected):
 
 def test_the_table_covers_enough_pairs():
     assert len(PAIRS) >= 60
+
+
+# ---------------------------------------------------------------- rules only some protocols allow
+
+PERCENT, UNORDERED = Options(percent=True), Options(unordered=True)
+
+
+@pytest.mark.parametrize(
+    "gold, pred, options, expected",
+    [
+        ("0.6", "60%", None, False),  # off by default: `%` is dropped, so `60%` is 60
+        ("60", "60%", None, True),
+        ("0.6", "60%", PERCENT, True),
+        ("0.6", r"60\%", PERCENT, True),
+        (r"60\%", "0.6", PERCENT, True),  # a gold in percent, answered by the fraction
+        ("60", "60%", PERCENT, True),  # the dropped `%` still reads as before
+        ("0.125", r"12.5 \%", PERCENT, True),
+        ("0.6", "60", PERCENT, False),  # without a `%` a number is itself
+        ("0.6", "6%", PERCENT, False),
+        ("x", "60%", PERCENT, False),
+        ("1, 2", "2, 1", None, False),  # in order by default
+        ("1, 2", "2, 1", UNORDERED, True),
+        (r"\frac{1}{2}, 3", "3, 0.5", UNORDERED, True),
+        ("1, 2", "2, 2", UNORDERED, False),  # each gold part its own prediction part
+        ("1, 2", "1", UNORDERED, False),
+        ("(1, 2), (3, 4)", "(3, 4), (1, 2)", UNORDERED, True),
+        ("(1, 2), (3, 4)", "(2, 1), (3, 4)", UNORDERED, False),  # inner pairs stay ordered
+        ("4", "4", UNORDERED, True),
+        ("0.6, 0.2", "20%, 60%", PERCENT | UNORDERED, False),  # percent reads a whole answer only
+        ("0.6", "60%", Options(percent=True) | Options(), True),
+    ],
+)
+def test_protocol_options(gold, pred, options, expected):
+    assert equivalent(gold, pred, 0.0, None, options) is expected
+
+
+def test_a_slot_in_percent_keeps_its_percentages():
+    """A slot whose unit is `%` states its gold in percent: there `%` is the unit, not a number."""
+    assert equivalent("60", "60%", 0.0, "%", PERCENT) is True
+    assert equivalent("0.6", "60%", 0.0, "%", PERCENT) is False
+
+
+def test_unordered_parts_are_matched_not_taken_greedily():
+    # `0.5` answers both gold parts within 10%; greedily given to the first, the second would go unanswered
+    assert equivalent("0.52, 0.5", "0.5, 0.56", 0.1, None, UNORDERED) is True
+
+
+def test_options_add_up_and_come_from_a_config_mapping():
+    assert PERCENT | UNORDERED == Options(percent=True, unordered=True)
+    assert Options.from_mapping({"percent": True}) == PERCENT
+    assert Options.from_mapping(None) == Options()
+    with pytest.raises(ValueError, match="unknown check option 'percents'"):
+        Options.from_mapping({"percents": True})
+    with pytest.raises(ValueError, match="must be true or false"):
+        Options.from_mapping({"percent": "yes"})
+
+
+def test_the_pool_applies_the_cells_options_and_each_checks_own():
+    jobs = [("0.6", "60%", 0.0, None), ("1, 2", "2, 1", 0.0, None), ("1, 2", "2, 1", 0.0, None, UNORDERED)]
+    with CheckPool(workers=1, timeout=20) as pool:
+        assert [v.correct for v in pool.check_many(jobs)] == [False, False, True]
+    with CheckPool(workers=1, timeout=20, options=PERCENT) as pool:
+        assert [v.correct for v in pool.check_many(jobs)] == [True, False, True]
 
 
 # ---------------------------------------------------------------- hostile input

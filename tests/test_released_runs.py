@@ -1,6 +1,7 @@
 """Re-scoring a released MATH-Vision run through the pipeline's own stages (fetch, render, a
 `replay` model, the rule judge with the official protocol, aggregate) reproduces its published
-accuracy, overall and per level."""
+accuracies digit for digit: overall, per level, per subject and per subject x level, as
+`<MODEL>_result.json` prints them."""
 
 from __future__ import annotations
 
@@ -56,3 +57,25 @@ def test_the_released_accuracy_per_level_is_reproduced(rescored):
     [row] = list(csv.DictReader(open(outputs / "tables" / "accuracy.csv", encoding="utf-8")))
     for level in range(1, 6):
         assert abs(float(row[f"level {level}"]) - published(result, f"-level{level}")) <= 0.1, level
+
+
+def released(result: dict, key: str) -> str:
+    """`"537/3040=17.66%"` -> "17.66": the accuracy as the official evaluation printed it."""
+    return result[key].split("=")[1].rstrip("%")
+
+
+def test_every_released_accuracy_is_printed_digit_for_digit(rescored):
+    outputs, result = rescored
+    tables = outputs / "tables"
+    [overall] = list(csv.DictReader(open(tables / "accuracy.csv", encoding="utf-8")))
+    [subjects] = list(csv.DictReader(open(tables / "accuracy_by_subject.csv", encoding="utf-8")))
+    crossed = {row["subject"]: row for row in csv.DictReader(open(tables / "accuracy_by_subject_and_level.csv",
+                                                                  encoding="utf-8"))}
+    ours = {"-all": overall["overall"]}
+    ours |= {f"-level{level}": overall[f"level {level}"] for level in range(1, 6)}
+    ours |= {subject: subjects[subject] for subject in crossed}
+    for subject, row in crossed.items():
+        ours |= {f"{subject}_level{level}": row[f"level {level}"] for level in range(1, 6) if row[f"level {level}"]}
+        ours |= {f"-level{level}_{subject}": row[f"level {level}"] for level in range(1, 6) if row[f"level {level}"]}
+    assert set(ours) == set(result)  # every published key, nothing else
+    assert {key: ours[key] for key in result} == {key: released(result, key) for key in result}

@@ -247,14 +247,14 @@ def test_mathvision_tables_golden(tmp_path):
     plan = {"suites": {"mv": "mathv"}, "models": ["m"], "judges": ["rule"]}
     aggregate("mathv", OmegaConf.create({"kind": "mathvision"}), plan, outputs, tmp_path / "tables", tmp_path / "m.json")
     tables = tmp_path / "tables"
-    assert (tables / "accuracy.csv").read_text() == "suite,model,judge,overall,level 1,level 2,protocol\nmv,m,rule,50.0,66.7,0.0,\n"
+    assert (tables / "accuracy.csv").read_text() == "suite,model,judge,overall,level 1,level 2,protocol\nmv,m,rule,50.0,66.67,0.0,\n"
     assert (tables / "accuracy_by_subject.csv").read_text() == "suite,model,judge,algebra,counting,protocol\nmv,m,rule,50.0,50.0,\n"
     assert (tables / "accuracy_by_subject_and_level.csv").read_text() == (
         "suite,model,judge,subject,level 1,level 2,protocol\nmv,m,rule,algebra,100.0,0.0,\nmv,m,rule,counting,50.0,,\n")
     assert (tables / "accuracy.md").read_text() == (
         "| suite   | model   | judge   |   overall |   level 1 |   level 2 |\n"
         "|:--------|:--------|:--------|----------:|----------:|----------:|\n"
-        "| mv      | m       | rule    |     50.00 |     66.70 |      0.00 |\n"
+        "| mv      | m       | rule    |     50.00 |     66.67 |      0.00 |\n"
         "\nMade by:\n- rule: not recorded (judged before protocols had versions)\n")
 
 

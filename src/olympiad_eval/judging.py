@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from olympiad_eval.benchmarks import JudgeTask, Provenance, Score, module, provenance
 from olympiad_eval.llm import Client, OpenAIEndpoint, RequestCache, request_key
-from olympiad_eval.mathcheck import CheckPool, Verdict
+from olympiad_eval.mathcheck import CheckPool, Options, Verdict
 from olympiad_eval.records import (
     Generation,
     InputError,
@@ -71,7 +71,7 @@ def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, 
     answered = [g for g in generations if g.error is None]
     made_by = provenance(kind, judge_name, cfg)  # also checks the protocol's name before any work
     rel_tol = float(dict(cfg.get("rel_tol") or {}).get(kind, 0.0))
-    with CheckPool(int(cfg.get("workers", 2)), float(cfg.get("check_timeout", 10))) as pool:
+    with CheckPool(int(cfg.get("workers", 2)), float(cfg.get("check_timeout", 10)), check_options(cfg, kind)) as pool:
         if cfg.kind == "rule":
             grades = _by_rules(kind, problems, answered, rel_tol, cfg, pool)
         else:
@@ -84,6 +84,15 @@ def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, 
         judge_errors=sum(j.status == "judge_error" for j in judgments),
         generation_errors=sum(j.status == "generation_error" for j in judgments),
     )
+
+
+def check_options(cfg, kind: str) -> Options:
+    """The answer rules that the judge config switches on for this benchmark kind
+    (`check_options.<kind>`, e.g. `{percent: true}`): the whole cell's checks apply them."""
+    try:
+        return Options.from_mapping((cfg.get("check_options") or {}).get(kind))
+    except ValueError as error:
+        raise InputError(f"judge config: check_options.{kind}: {error}") from None
 
 
 def _judgment(problem: Problem, generation: Generation, judge_name: str, grade: Score | str | None,

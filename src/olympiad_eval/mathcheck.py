@@ -1,17 +1,29 @@
 """Rule-based equivalence of a predicted answer with a gold answer, written for physics answers.
 
-`equivalent(gold, pred, rel_tol, unit)` applies these rules in order; answers split into parts
-(several answers, interval ends, the sides of an equation) compare part by part with the same rules.
+`equivalent(gold, pred, rel_tol, unit, options)` applies these rules in order; answers split into
+parts (several answers, interval ends, the sides of an equation) compare part by part with the same
+rules. `options` (an `Options`) switches on the rules that only some protocols allow (marked
+*option* below); all are off by default.
 
 1. Presentation is not value. Boxes, `$`, spacing macros, `\\left`/`\\right`, `\\dfrac` and unicode
-   (`×`, `·`, `−`, `°`, `π`, `μ`, superscript digits) are normalised; texts equal up to spacing match.
+   (`×`, `·`, `−`, `°`, `π`, `μ`, `ε`, `φ`, superscript digits) are normalised; texts equal up to
+   spacing match. A letter's variant form is the letter: `\\varepsilon` is `\\epsilon`, `\\varphi` is
+   `\\phi`, `\\vartheta` is `\\theta`. A value in a lone pair of braces (`{4}`, not the set `\\{4\\}`)
+   is that value.
 2. Units are stripped, never compared or converted. A trailing `\\text{..}`/`\\mathrm{..}` goes from
    any answer; a bare unit (`3.0 m/s`, `280 MeV`, `9.8 m s^{-2}`) only after a number and a space, and
-   only when every word is a known unit, so `v_0 t` keeps its `t` and `2x` is not 2. `%` is dropped.
+   only when every word is a known unit, so `v_0 t` keeps its `t` and `2x` is not 2. `%` is dropped
+   (`60%` answers `60`). *Option* `percent`: an answer ending in `%` may also be read as a number,
+   the percentage over 100 (`60%` answers `0.6`, and `60\\%` of a gold answers a prediction `0.6`),
+   for protocols whose gold fractions may be answered in percent; not where `unit` is `%` (the gold
+   is then in percent itself).
 3. Multiple choice: a lone letter A-E, in any case, optionally in parentheses.
 4. An accepted range `[a, b]`, labelled or not ("[0.94, 0.96] for $R_1$"), accepts a number in it,
    ends included.
-5. Several answers in one box (`a, b`) compare in order when both have the same number of parts.
+5. Several answers in one box (`a, b`) compare in order when both have the same number of parts;
+   in any order (each gold part answered by a different part) when the gold is written as a set
+   (`\\{a, b\\}`, answered by `b, a` or `\\{b, a\\}`), or under *option* `unordered`, for problems
+   whose answers may come in any order. Only the top level is unordered: `(1, 2)` inside stays a pair.
 6. Intervals and tuples compare as such: same brackets, same number of entries, entries equal.
 7. Relations. `name = value` is answered by its value (`\\beta = 2` matches `2`, and the other way
    round) when that name is a quantity, not the left side of an equation (`x - y = 0` is not
@@ -26,7 +38,9 @@
    count as `=`, and `x \\in (0, 1]` as `x = (0, 1]`.
 8. Numbers (decimals, fractions, `3\\times10^{8}`, `3 \\cdot 10^8`, `3e8`, `3E+08`, `3×10⁸`, `1{,}000`,
    closed forms such as `\\sqrt{2}`) match within `rel_tol` of the gold value (1e-9 at least).
-   Angles: `30^\\circ`, `30°`, `30 degrees` are all 30 degrees. A degree mark converts to radians
+   Angles: `30^\\circ`, `30°`, `30 degrees` are all 30 degrees, and a trigonometric function of a
+   number of degrees takes it in degrees (`\\sin 60^\\circ`, `\\cos(30^{\\circ})`, `\\tan 45°` are
+   `\\frac{\\sqrt{3}}{2}`, `\\frac{\\sqrt{3}}{2}`, 1). Otherwise a degree mark converts to radians
    (and `\\text{rad}` to degrees) only when the gold states its unit, in its text or in `unit`: then
    the prediction is converted to the gold's unit, and a prediction without a unit may be in either
    (`\\pi/6` answers `30^\\circ`). A gold without a unit (`\\pi/6`) cannot tell an angle from a number,
@@ -36,6 +50,13 @@
    points: exactly, or within `rel_tol` when the gold has decimal coefficients. Derivatives and
    unknown functions (`\\frac{dp}{dz}`, `E(t)`) count as variables of their own there;
    `sympy.simplify` decides only what cannot be evaluated at all.
+
+A protocol's options reach the checks in two ways: a judge config switches them on for a whole
+benchmark kind (`check_options` in conf/judge/*.yaml, read by the judge stage into the cell's
+`CheckPool(options=...)`, applied to every check of the cell), and a benchmark may switch one on
+for a single check by giving its job a fifth element, `(gold, pred, rel_tol, unit,
+Options(unordered=True))` (e.g. for a problem that says its answers may come in any order); the
+two add up.
 
 sympy can hang on hostile input (`9^{9^9}`), so `CheckPool` runs every check in warm worker
 processes with a hard timeout and replaces a worker that overruns it. Answers longer than
@@ -52,13 +73,14 @@ import multiprocessing
 import os
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 from olympiad_eval.answers import boxed
 
 CHOICE_LETTERS = ("A", "B", "C", "D", "E")
 MAX_CHARS = 3000  # real answers are a few hundred characters; antlr and sympy crawl on more
 MAX_DEPTH = 20  # brackets nested deeper than this are not parsed (real answers: 5 at most)
+MAX_UNORDERED = 12  # answers in any order cost a check per pair: more parts than this compare in order
 _SAMPLE_POINTS = 5
 _EXACT = 1e-9  # "exact" for floating-point evaluation
 
@@ -71,6 +93,30 @@ class Verdict:
     reason: str = ""
 
 
+@dataclass(frozen=True)
+class Options:
+    """The rules that only some protocols allow (rules 2 and 5 of the module docstring), all off
+    by default. Options add up: `a | b` has every rule that `a` or `b` switches on."""
+
+    percent: bool = False  # an answer ending in `%` may also read as the percentage over 100
+    unordered: bool = False  # several answers may come in any order
+
+    def __or__(self, other: "Options") -> "Options":
+        return Options(**{f.name: getattr(self, f.name) or getattr(other, f.name) for f in fields(self)})
+
+    @classmethod
+    def from_mapping(cls, mapping) -> "Options":
+        """`{percent: true}` (a judge config's `check_options.<kind>`); raises ValueError naming
+        an unknown option or a value that is not a boolean."""
+        known = {f.name for f in fields(cls)}
+        for name, value in dict(mapping or {}).items():
+            if name not in known:
+                raise ValueError(f"unknown check option '{name}'; known: {', '.join(sorted(known))}")
+            if not isinstance(value, bool):
+                raise ValueError(f"check option '{name}' must be true or false, got {value!r}")
+        return cls(**dict(mapping or {}))
+
+
 # ---------------------------------------------------------------- presentation
 
 _UNICODE = {
@@ -78,6 +124,7 @@ _UNICODE = {
     "π": r"\pi ", "μ": r"\mu ", "µ": r"\mu ", "Ω": r"\Omega ", "θ": r"\theta ", "λ": r"\lambda ",
     "ω": r"\omega ", "α": r"\alpha ", "β": r"\beta ", "γ": r"\gamma ", "Δ": r"\Delta ", "ρ": r"\rho ",
     "≤": r" \leq ", "≥": r" \geq ", "≈": r" \approx ", "∞": r"\infty ",
+    "ε": r"\epsilon ", "ϵ": r"\epsilon ", "φ": r"\phi ", "ϕ": r"\phi ", "ϑ": r"\theta ",
 }
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻", "0123456789+-")
 _SUPERSCRIPTS = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻]+")
@@ -85,6 +132,8 @@ _UNWRAP = [
     (re.compile(r"\\(?:left|right|displaystyle|limits)(?![A-Za-z])"), ""),
     (re.compile(r"(?<!\\)\\[,;:! ]|~"), " "),  # `\, ` but not the row break `\\ `
     (re.compile(r"\\dfrac|\\tfrac"), r"\\frac"),
+    # one letter, two glyphs: the parser would make `\varepsilon_0` and `\epsilon_0` two symbols
+    (re.compile(r"\\var(epsilon|phi|theta)(?![A-Za-z])"), r"\\\1"),
 ]
 _END = r"(?=\s*(?:$|[,;)\]]))"  # the end of an answer or of one of its parts
 _DEGREE = r"^{\circ}"
@@ -98,6 +147,14 @@ _ANGLE_MARKS = [
     (re.compile(rf"\s*(?:\\(?:text|mathrm)\s*\{{\s*(?:rad|radians?)\s*\}}|\s(?:rad|radians?)){_END}"),
      r" \\mathrm{rad}"),
 ]
+_NUMERAL = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)"
+# `\sin 60^{\circ}`, `\cos(30^{\circ})`, `\tan{45^{\circ}}`, `\sin^2 30^{\circ}`: the parser drops the
+# degree mark (sin(60) in radians), so the argument is written in radians first
+_TRIG_OF_DEGREES = re.compile(
+    r"(?P<function>\\(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])(?:\s*\^\s*(?:\{[^{}]*\}|\d))?)\s*"
+    rf"(?:\(\s*(?P<paren>{_NUMERAL})\s*\^\{{\\circ\}}\s*\)|\{{\s*(?P<brace>{_NUMERAL})\s*\^\{{\\circ\}}\s*\}}"
+    rf"|(?P<bare>{_NUMERAL})\s*\^\{{\\circ\}})"
+)
 _UNIT_TEXT = r"[A-Za-z°Ω/\s\^\-\d\\·.*]"
 # a trailing `\text{m/s}`-like unit, but not a subscript (`S_\mathrm{b}`) nor radians (an angle unit)
 _TRAILING_UNIT = re.compile(
@@ -110,14 +167,21 @@ _WRAPPED = re.compile(r"^\\(?:text|mathrm|textbf|mathbf)\s*\{([^{}]*)\}$")
 
 def clean(answer: str, unit: str | None = None) -> str:
     """Strip what is presentation, not value: boxes, dollars, spacing macros, a trailing unit."""
+    return _cleaned(answer, unit)[0]
+
+
+def _cleaned(answer: str, unit: str | None) -> tuple[str, bool]:
+    """`clean`'s text, and whether it ended in a `%` (dropped from the text)."""
     text = _normalise(answer)
     if unit:
         text = _strip_suffix(text, unit)
     wrapped = _WRAPPED.match(text)
     if wrapped:  # `\text{B}` is the answer B, not a unit
-        return wrapped.group(1).strip()
-    text = _PERCENT.sub("", _TRAILING_UNIT.sub("", text).strip())
-    return text.strip().rstrip(".").strip()
+        return wrapped.group(1).strip(), False
+    text = _TRAILING_UNIT.sub("", text).strip()
+    in_percent = bool(unit) and bool(_PERCENT.fullmatch(_normalise(unit)))  # then `%` is the slot's unit
+    percent = bool(_PERCENT.search(text)) and not in_percent
+    return _PERCENT.sub("", text).strip().rstrip(".").strip(), percent
 
 
 def _normalise(answer: str) -> str:
@@ -131,7 +195,22 @@ def _normalise(answer: str) -> str:
         text = text.replace(character, replacement)
     for pattern, replacement in _UNWRAP + _ANGLE_MARKS:
         text = pattern.sub(replacement, text)
+    text = _TRIG_OF_DEGREES.sub(_in_radians, text)
     return " ".join(text.split())
+
+
+def _in_radians(match: re.Match) -> str:
+    degrees = match["paren"] or match["brace"] or match["bare"]
+    return f"{match['function']}(\\frac{{{degrees} \\pi}}{{180}})"
+
+
+def _unbrace(text: str) -> str:
+    """`{4}` is 4: a lone pair of braces around the whole answer is grouping, not value."""
+    for _ in range(MAX_DEPTH):  # deeper is not parsed anyway: a bound on hostile `{{{...}}}`
+        if not (len(text) > 1 and text[0] == "{" and text[-1] == "}" and 0 not in _depths(text)[1:]):
+            break
+        text = text[1:-1].strip()
+    return text
 
 
 def _strip_suffix(text: str, unit: str) -> str:
@@ -341,27 +420,45 @@ def _relation(text: str) -> _Relation | None:
 class _Context:
     rel_tol: float
     unit: str | None
+    unordered: bool = False
 
 
-def equivalent(gold: str, pred: str, rel_tol: float = 0.0, unit: str | None = None) -> bool:
+def equivalent(gold: str, pred: str, rel_tol: float = 0.0, unit: str | None = None,
+               options: Options | None = None) -> bool:
     """True when `pred` states the same answer as `gold` (runs in the calling process)."""
     if pred.strip() and gold.strip() == pred.strip():
         return True
     if len(gold) > MAX_CHARS or len(pred) > MAX_CHARS:
         return False  # not an answer anyone would state; never worth a parser's time
-    gold_text, pred_text = clean(gold, unit), clean(pred, unit)
+    options = options or Options()
+    (gold_text, gold_percent), (pred_text, pred_percent) = _cleaned(gold, unit), _cleaned(pred, unit)
     if not pred_text:
         return False
-    return _same(gold_text, pred_text, _Context(rel_tol, unit))
+    context = _Context(rel_tol, unit, options.unordered)
+    if _same(gold_text, pred_text, context):
+        return True
+    if not (options.percent and (gold_percent or pred_percent)):
+        return False
+    # the other reading of `%`: a number, the percentage over 100 (`60%` answers 0.6)
+    gold_value = _hundredth(gold_text) if gold_percent else gold_text
+    pred_value = _hundredth(pred_text) if pred_percent else pred_text
+    return None not in (gold_value, pred_value) and _same(gold_value, pred_value, context)
+
+
+def _hundredth(text: str) -> str | None:
+    """A percentage as the number it stands for (`60` -> `0.6`); None if it is not a number."""
+    value = to_number(text)
+    return None if value is None else repr(value / 100)
 
 
 def _same(gold: str, pred: str, context: _Context) -> bool:
     """The rules in order; each returns None where it does not apply."""
+    gold, pred = _unbrace(gold), _unbrace(pred)
     if _squeeze(gold) == _squeeze(pred):
         return True
     if not pred:
         return False
-    for rule in (_by_choice, _by_range, _by_parts, _by_brackets, _by_relation, _by_number):
+    for rule in (_by_choice, _by_range, _by_set, _by_parts, _by_brackets, _by_relation, _by_number):
         verdict = rule(gold, pred, context)
         if verdict is not None:
             return verdict
@@ -385,6 +482,53 @@ def _by_range(gold: str, pred: str, context: _Context) -> bool | None:
     if None in (low, high, value):
         return None  # `[0, 1]` against `(0, 1]` is an interval question
     return min(low, high) <= value <= max(low, high)
+
+
+_SET = re.compile(r"^\\\{(?P<items>.*)\\\}$", re.S)
+
+
+def _set_items(text: str) -> list[str] | None:
+    """The elements of a set written `\\{a, b\\}` (one set, not `\\{a\\} \\cup \\{b\\}`), else None."""
+    written = _SET.match(text)
+    if not written or "\\}" in written["items"] or "\\{" in written["items"]:
+        return None
+    items = [item for item in _parts(written["items"]) if item]
+    return items or None  # the empty set `\\{\\}` is a value of its own (`\\emptyset`): the parser's
+
+
+def _by_set(gold: str, pred: str, context: _Context) -> bool | None:
+    """Answers in any order: a gold written as a set, or several answers under option `unordered`."""
+    gold_items = _set_items(gold)
+    if gold_items is None:
+        gold_items = _parts(gold) if context.unordered else []
+        if len(gold_items) < 2:
+            return None
+    pred_items = _set_items(pred)
+    pred_items = _parts(pred) if pred_items is None else pred_items
+    if len(gold_items) != len(pred_items):
+        return False
+    inner = replace(context, unordered=False)  # `\{(1, 2), (3, 4)\}`: the pairs stay ordered
+    if len(gold_items) > MAX_UNORDERED:
+        return all(_same(g, p, inner) for g, p in zip(gold_items, pred_items))
+    answers = [[j for j, p in enumerate(pred_items) if _same(g, p, inner)] for g in gold_items]
+    return _all_matched(answers)
+
+
+def _all_matched(answers: list[list[int]]) -> bool:
+    """Can each gold part have a prediction part of its own among those that answer it (a perfect
+    matching, by augmenting paths: a greedy choice could take the part another gold needs)?"""
+    owner: dict[int, int] = {}
+
+    def assign(gold: int, seen: set[int]) -> bool:
+        for pred in answers[gold]:
+            if pred not in seen:
+                seen.add(pred)
+                if pred not in owner or assign(owner[pred], seen):
+                    owner[pred] = gold
+                    return True
+        return False
+
+    return all(assign(gold, set()) for gold in range(len(answers)))
 
 
 def _by_parts(gold: str, pred: str, context: _Context) -> bool | None:
@@ -681,15 +825,19 @@ def _yield_cpu(pid: int) -> None:
         os.setpriority(os.PRIO_PROCESS, pid, max(10, os.getpriority(os.PRIO_PROCESS, pid)))
 
 
-def _check(job: tuple[str, str, float, str | None]) -> Verdict:
-    return Verdict(bool(equivalent(*job)))
+def _check(job: tuple, options: Options = Options()) -> Verdict:
+    """`job` is (gold, pred, rel_tol, unit) or (gold, pred, rel_tol, unit, Options) for a check
+    with options of its own, added to the cell's."""
+    gold, pred, rel_tol, unit, *own = job
+    return Verdict(bool(equivalent(gold, pred, rel_tol, unit, options | own[0] if own else options)))
 
 
 class CheckPool:
-    """Warm worker processes that run checks with a hard per-check timeout."""
+    """Warm worker processes that run checks with a hard per-check timeout; `options` are the
+    rules the cell's protocol switches on, applied to every check."""
 
-    def __init__(self, workers: int = 2, timeout: float = 10.0):
-        self.workers, self.timeout = max(1, workers), timeout
+    def __init__(self, workers: int = 2, timeout: float = 10.0, options: Options = Options()):
+        self.workers, self.timeout, self.options = max(1, workers), timeout, options
         self._pool = None
 
     def __enter__(self) -> "CheckPool":
@@ -712,7 +860,7 @@ class CheckPool:
                 _yield_cpu(worker.pid)  # now: a spawned worker's start (Python, sympy) is CPU work too
         return self._pool
 
-    def check_many(self, jobs: list[tuple[str, str, float, str | None]], progress=None) -> list[Verdict]:
+    def check_many(self, jobs: list[tuple], progress=None) -> list[Verdict]:
         """Verdicts in the order of `jobs`; an overrunning check is recorded, never awaited.
         Submit many jobs at once: the workers then never wait for the caller. `progress` (a tqdm
         bar) counts the checks as they finish."""
@@ -726,7 +874,7 @@ class CheckPool:
         pending = list(range(len(jobs)))
         while pending:
             pool = self._ensure()
-            futures = {index: pool.apply_async(_check, (jobs[index],)) for index in pending}
+            futures = {index: pool.apply_async(_check, (jobs[index], self.options)) for index in pending}
             pending = []
             for index, future in futures.items():
                 if pending:  # the pool was replaced: resubmit what had not finished

@@ -19,6 +19,7 @@ from hydra.types import RunMode
 from omegaconf import OmegaConf
 
 from olympiad_eval.llm import api_key
+from olympiad_eval.mathcheck import Options
 from olympiad_eval.records import InputError
 
 log = logging.getLogger("olympiad_eval")
@@ -189,6 +190,15 @@ def check_judge(cfg, name: str) -> None:
         raise InputError(f"{where}: rel_tol must map benchmark kinds to tolerances (hipho: 0.0, ...), got {rel_tol!r}")
     for kind in rel_tol or {}:
         number(rel_tol, kind, f"{where}: rel_tol", minimum=0)
+    options = cfg.get("check_options")
+    if options is not None and not (OmegaConf.is_dict(options) and all(OmegaConf.is_dict(o) for o in options.values())):
+        raise InputError(f"{where}: check_options must map benchmark kinds to options (physelite: {{percent: true}}), "
+                         f"got {options!r}")
+    for kind, kind_options in (options or {}).items():
+        try:
+            Options.from_mapping(kind_options)
+        except ValueError as error:
+            raise InputError(f"{where}: check_options.{kind}: {error}") from None
     number(cfg, "workers", where, integer=True, minimum=1)
     number(cfg, "check_timeout", where, above=0)
     number(cfg, "max_reasks", where, integer=True, minimum=0)

@@ -57,6 +57,11 @@ def test_extraction(response, extracted):
         ("(0.5,2)", "(\\frac{1}{2},2.00)", True),  # tuples element-wise, rounded
         ("(1,2)", "(1.001,2)", False),  # 1.001 rounds to the float 1.0, printed `1.0`, not `1`
         ("(2,3)", "(2.0,3)", True),  # decimals are exact rationals: 2.0 is the integer 2, printed `2`
+        ("(16,2)", "(\\frac{128}{8},2)", False),  # a quotient was a float: printed `(16.0,2)`
+        ("(16.0,2)", "(\\frac{128}{8},2)", False),  # ... and the decimal 16.0 the integer 16
+        ("(0.5,2)", "(\\frac{1}{2},\\frac{4}{2})", False),  # `(0.5,2.0)`
+        ("16", "\\frac{128}{8}", True),  # as a number, 16.0 rounds equal to 16
+        ("6", "(\\frac{6}{2})!", True),  # Python 3.8's factorial took an integral float
         ("(1,2)", "(2,1)", False),
         ("2\\sqrt{3}", "\\sqrt{12}", True),
         ("\\frac{3^{1008}-1}{3^{1009}}", "\\frac{1}{3}", True),  # exact for huge integers
@@ -74,6 +79,24 @@ def test_extraction(response, extracted):
         ("5", "\\text{5}", False),  # accents made symbols
         ("1000", "1,000", True),  # a thousands separator
         ("1", "1,2", False),  # a list
+        ("90", "90,", False),  # a dangling comma: the old parser read on for a list
+        # the old parser stopped cleanly only before a token that cannot go on an expression...
+        ("3", "3}.theansweris", True),
+        ("625", "625\\rightarrow626", True),
+        ("1", "1triangle", True),  # its lexer read `tr` as a function name
+        ("6", "3{2}", True),  # a braced number after a value multiplies
+        ("201.06", "64\\pi_{2}", True),  # numbers and `\pi` took no subscript: it stopped before `_`
+        ("12", "3 4_", True),
+        ("0.5", "\\frac{1_2}{2}", False),  # ... and failed on one inside a group
+        # ... before any other it read on, and failed where the text stopped making sense
+        ("2", "2{ft.}", False),  # a braced unit with a period
+        ("72", "72{squarecentimeters.}", False),
+        ("105000", "105{,}000", False),
+        ("2", "2\\sqrt{3", False),  # an unclosed expression after a complete one
+        ("0.5", "\\frac{1}{2}\\frac{1}{", False),
+        ("0.87", "\\frac{\\sqrt{3}}{2}(", False),
+        ("2021", "2021+", False),  # a trailing operator
+        ("1", "$1,\\!004,\\!004$", False),  # a list up to the character its lexer failed on
         ("1", "2\\frac{1}{2}", True),  # juxtaposition multiplies: no mixed fractions
         ("3", "x=3", True),  # an assignment reads as its value
         ("1", "3<4", True),  # `3 < 4` evaluated to True
@@ -91,6 +114,24 @@ def test_extraction(response, extracted):
 def test_is_equal(given, gold, equal):
     assert official.is_equal(given, gold) is equal
     assert official.is_equal(gold, given) is equal  # symmetric
+
+
+@pytest.mark.parametrize(
+    ("response", "answer", "options", "extracted"),
+    [
+        # a free-form answer followed by a braced unit: `\text` is dropped, `2{ft.}` had no value
+        ("The answer is \\boxed{2\\text{ ft.}}", "2", [], "2{ft.}"),
+        ("The answer is \\boxed{72 \\text{ square centimeters.}}", "72", [], "72{squarecentimeters.}"),
+        # multiple choice, the extracted text an unclosed expression: never the option's value
+        ("The answer is $2\\sqrt{3", "C", ["$1$", "$\\sqrt{3}$", "$2$", "$2\\sqrt{3}$", "$4$"], "2\\sqrt{3"),
+        ("The correct answer is \\frac{1}{2}\\frac{1}{", "B", ["$\\frac{1}{4}$", "$\\frac{1}{2}$", "$1$", "$2$", "$4$"],
+         "\\frac{1}{2}\\frac{1}{"),
+    ],
+)
+def test_what_the_old_parser_read_on_into_is_wrong(response, answer, options, extracted):
+    """Kinds of released verdicts where the old parser failed (checked against latex2sympy2 1.9.1)
+    while latex2sympy2_extended, left alone, stops early and reads the leading value."""
+    assert official.verdict(response, answer, options) == (extracted, False)
 
 
 def test_multiple_choice_compares_the_option_text_too():
@@ -156,15 +197,34 @@ def release():
     return root, {row["id"]: row for row in read_jsonl(root / "data" / "test.jsonl")}
 
 
+# Released verdicts that the published scorer does not give. Gemini-Pro's row 3013 ("The answer is
+# 4/3.", key `\frac{4}{3}`, extracted "4/3" as released) is released as wrong, but evaluate.py and
+# utils.py at the release's commit, run with latex2sympy2 1.9.1, find it right: both texts print as
+# `4/3`, which Python evaluates to the same number. The verdict must come from another version of
+# the scorer or of the answer key; every other row of the five runs is reproduced.
+RELEASE_QUIRKS = {("Gemini-Pro", "3013")}
+
+
+@pytest.mark.xfail(strict=True, reason="release quirk: Gemini-Pro row 3013 ('4/3' for \\frac{4}{3}) is released "
+                                       "as wrong, which the published scorer does not give")
+@pytest.mark.parametrize(("run", "row_id"), sorted(RELEASE_QUIRKS))
+def test_released_verdicts_the_published_scorer_does_not_give(release, run, row_id):
+    root, problems = release
+    [row] = [row for row in read_jsonl(root / "outputs" / f"{run}.jsonl") if row["id"] == row_id]
+    problem = problems[row_id]
+    assert official.verdict(row["response"], problem["answer"], problem["options"]) == (row["model_answer"], row["correct"])
+
+
 @pytest.mark.parametrize("run", RUNS)
 def test_verdicts_of_released_runs(release, run):
     """Scored against the release's raw `test.jsonl` (as the official script read it), our
-    verdicts equal the released `correct` on >= 99.5% of rows, and the accuracy is within 0.1
-    points of the released `<run>_result.json`."""
+    verdicts equal the released `correct` on every row but the release quirks above, and the
+    accuracy is within 0.1 points of the released `<run>_result.json`."""
     root, problems = release
     rows = read_jsonl(root / "outputs" / f"{run}.jsonl")
     ours = [official.is_correct(row["response"], problems[row["id"]]["answer"], problems[row["id"]]["options"]) for row in rows]
-    disagreements = [row["id"] for row, verdict in zip(rows, ours) if verdict != row["correct"]]
+    disagreements = [row["id"] for row, verdict in zip(rows, ours)
+                     if verdict != row["correct"] and (run, row["id"]) not in RELEASE_QUIRKS]
     agreement = 100 * (1 - len(disagreements) / len(rows))
     # `"-all": "537/3040=17.66%"`: right/total=percentage, rounded; the fraction is exact.
     result = json.loads((root / "outputs" / f"{run}_result.json").read_text(encoding="utf-8"))
@@ -175,5 +235,5 @@ def test_verdicts_of_released_runs(release, run):
               f"accuracy {accuracy:.2f} vs official {official_accuracy:.2f} (difference {accuracy - official_accuracy:+.2f})")
     print(report)
     assert int(total) == len(rows), report
-    assert agreement >= 99.5, report
+    assert not disagreements, report
     assert abs(accuracy - official_accuracy) <= 0.1, report

@@ -132,9 +132,10 @@ def combine(problem: Problem, rules, replies: dict, cfg):
 
 
 def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
-    """Accuracy (%) overall, per level, per subject, and per subject x level."""
-    rows = ["suite", "model", "judge"]
-    accuracy = lambda group: (group["score"].fillna(0).mean() * 100).round(1)  # noqa: E731
+    """Accuracy (%) overall, per level, per subject, and per subject x level, each as MATH-V's
+    evaluation prints it in `<MODEL>_result.json` (`-all`, `-level<n>`, `<subject>`,
+    `<subject>_level<n>`), digit for digit."""
+    rows, accuracy = ["suite", "model", "judge"], _accuracy
     overall = frame.groupby(rows).apply(accuracy, include_groups=False).rename("overall")
     by_level = frame.assign(level=frame["level"].map(lambda v: f"level {int(v)}" if pd.notna(v) else "level ?"))
     levels = by_level.groupby([*rows, "level"]).apply(accuracy, include_groups=False).unstack("level")
@@ -145,3 +146,11 @@ def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
         "accuracy_by_subject": subjects.reset_index(),
         "accuracy_by_subject_and_level": crossed.reset_index(),
     }
+
+
+def _accuracy(group: pd.DataFrame) -> float:
+    """Right over rows in percent, computed and rounded as the official evaluation does
+    (`round(right / total * 100, 2)`, Python's rounding, not numpy's): so `17.66`, `12.5`, `0.0`.
+    A response that failed or was not scored counts as wrong."""
+    right = float(group["score"].fillna(0).sum())
+    return round(right / max(len(group), 1) * 100, 2)

@@ -22,11 +22,22 @@ emulate where the old parser behaved differently (see `_parse`):
 - its start rule had no end-of-input anchor: it read the longest leading expression and ignored
   the rest (`\\frac{1}{4}}.the answer is` read as 1/4), unless its lexer met a character it had
   no token for (`°`, `π`, a bare `%`, `\\!`, `\\circ`, `\\boxed`, ...) on the way, which failed;
-- a comma or semicolon followed by another expression made a list (never a number);
+- but it stopped cleanly only before a token that cannot go on an expression (a closing bracket,
+  `.`, `_`, `&`, `'`, the end): before any other token it read on and failed where the text stopped
+  making sense. So a braced unit after a value (`2{ft.}`, `105{,}000`), an unclosed expression after
+  one (`2\\sqrt{3`, `\\frac{1}{2}\\frac{1}{`), a trailing operator (`2021+`) and any comma or
+  semicolon (a list `1,2`, or a dangling `90,`) never had a value; numbers and `\\pi` took no
+  subscript, so it stopped before their `_` (`64\\pi_2` read as 64π);
 - numbers could group thousands with commas (`1,000`), decimals became exact rationals, `50\\%`
   read as 1/2, juxtaposition always multiplied (no mixed fractions: `2\\frac{1}{2}` is 1);
+- a quotient stayed a quotient (`\\frac{128}{8}` printed `128/8`), which Python evaluated to a
+  float: 16.0, printed so in a tuple;
 - `x=3` with a single symbol on the left read as its right side (an assignment);
 - accents and `\\text{...}` became symbols whose names Python could not evaluate.
+
+One behaviour is not emulated: the old module kept assignments between calls in globals (its
+`variances`), so a later `y = ...` could fail after an earlier one, depending on the order of
+the rows and files scored in one process. No released verdict depends on it.
 
 Numbers are then evaluated by `_number`, a whitelist over the sympy expression (numbers, + - * /
 **, the constants and functions that Python's `math` module offered the official `eval`), with
@@ -37,6 +48,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -304,8 +316,10 @@ def _parse(text: str) -> sympy.Basic:
         # The parser looked as far as the cut, so the old lexer reached the character it failed on.
         raise _NoValue("the old lexer failed within the expression's lookahead")
     stop = parser.getCurrentToken()
-    if stop.type in (PSParser.COMMA, PSParser.SEMICOLON) and _starts_expression(parser):
-        raise _NoValue("a list")
+    if stop.type not in _OLD_CLEAN_STOPS:
+        # The old parser read this token as the expression going on, and failed further on (or
+        # made a list, after a comma): the new one gave up on the continuation and stopped before it.
+        raise _NoValue(f"the old parser read on into {stop.text!r} and failed")
     return converter.convert_relation(relation)
 
 
@@ -395,6 +409,9 @@ def _old_lexer_error(text: str) -> int | None:
 _THOUSANDS = re.compile(r"(?<![0-9])[0-9]+(?:,[0-9]{3})+(?:\.[0-9]+)?")
 _PERCENT = re.compile(r"(?<![0-9.])([0-9]+(?:\.[0-9]+)?|\.[0-9]+)\\%")
 _ACCENT = re.compile(r"\\(?:" + "|".join(sorted(_OLD_ACCENTS, key=len, reverse=True)) + r")(?![a-zA-Z])")
+# Numbers and `\pi` took no subscript in the old grammar: before such a `_` it stopped (`64\pi_2` is
+# 64π), or failed inside a group, as the new parser does before `&` (which reads a subscript there).
+_SUBSCRIPT_OF_NO_NAME = re.compile(r"(?:(?<=[0-9])|(?<=\\pi))[ \t\r\n]*_")
 
 
 def _for_new_lexer(text: str) -> str:
@@ -402,24 +419,25 @@ def _for_new_lexer(text: str) -> str:
     # `1,000` was one number; keep the token boundary where digits follow (`1,0000` was 1000·0).
     text = _THOUSANDS.sub(lambda m: m.group().replace(",", "") + " ", text)
     text = _PERCENT.sub(r"{\\frac{\1}{100}}", text)
+    text = _SUBSCRIPT_OF_NO_NAME.sub(" &", text)
     # An accent made a symbol named like `\text{5}`, which Python's eval could not read: any symbol fails alike.
     return _ACCENT.sub(r"\\alpha ", text)
 
 
-def _starts_expression(parser: PSParser) -> bool:
-    """After a comma: does an expression follow (so that the old grammar read a list)?"""
-    following = parser.getTokenStream().LT(2)
-    return following.type not in _CANNOT_START
-
-
-_CANNOT_START = {Token.EOF} | {
+# The tokens before which the old parser stopped without error: none of them can go on an
+# expression, so its leading expression ended there (measured against latex2sympy2 1.9.1): closing
+# brackets, punctuation, arrows, and the words its lexer read as matrix functions or environment
+# names (`1 triangle` read as 1 before `tr`, `1 rows` before `rows`).
+_OLD_CLEAN_STOPS = {Token.EOF} | {
     getattr(PSParser, name) for name in (
-        "R_PAREN", "R_BRACE", "R_BRACKET", "R_BRACE_VISUAL", "R_BRACE_CMD", "R_BRACK", "R_GROUP", "R_RIGHT",
-        "COMMA", "SEMICOLON", "PERIOD", "COLON", "CARET", "UNDERSCORE", "MUL", "DIV", "CMD_TIMES", "CMD_CDOT",
-        "CMD_DIV", "CMD_MOD", "CMD_CHOOSE", "BANG", "ASSIGNMENT", "EQUAL", "LT", "LTE", "GT", "GTE", "UNEQUAL",
-        "IN", "MATRIX_DEL_COL", "MATRIX_DEL_ROW", "R_FLOOR", "R_CEIL", "LR_CORNER", "UR_CORNER", "R_VERT",
-    ) if hasattr(PSParser, name)
-}
+        "R_PAREN", "R_PAREN_VISUAL", "R_GROUP", "R_BRACE", "R_BRACE_VISUAL", "R_BRACE_CMD", "R_BRACKET",
+        "R_BRACK", "R_ANGLE", "R_FLOOR", "R_CEIL", "R_VERT", "LR_CORNER", "UR_CORNER", "PERIOD", "UNDERSCORE",
+        "MATRIX_DEL_COL", "MATRIX_DEL_ROW", "LIM_APPROACH_SYM",
+    )
+} | {
+    token for token, name in enumerate(PSParser.symbolicNames)
+    if (name.startswith("FUNC_") and name.endswith("_NAME")) or name.startswith("MATRIX_TYPE_")
+} | {PSParser.literalNames.index("'''")}  # the prime `'`, a token without a symbolic name
 
 
 class _OldStyleConverter(_Latex2Sympy):
@@ -435,6 +453,13 @@ class _OldStyleConverter(_Latex2Sympy):
             if isinstance(res, sympy.Expr):
                 return self.mul_flat(res, self.convert_postfix_list(arr, i + 1))
         return super().convert_postfix_list(arr, i)
+
+    def convert_frac(self, frac):
+        return _true_division(super().convert_frac(frac))
+
+    def convert_mp(self, mp):
+        quotient = super().convert_mp(mp)
+        return _true_division(quotient) if mp.DIV() or mp.CMD_DIV() or mp.COLON() else quotient
 
     def convert_binom(self, binom):
         # Unevaluated here (sympy would compute `\binom{10^8}{5\cdot 10^7}` exactly); see `_number`.
@@ -458,6 +483,17 @@ class _OldStyleConverter(_Latex2Sympy):
             if getattr(rel, token)():
                 return relation(lh, rh, evaluate=False)  # printed `3 < 4`, which Python evaluated to True
         raise _NoValue("a relation")  # printed as Eq(...), Ne(...) or a list of solutions: eval failed
+
+
+def _true_division(quotient):
+    """The new converter turns a quotient of integers into an exact number; the old one printed
+    `128/8`, which Python's true division made the float 16.0 (so `(\\frac{128}{8},2)` was
+    `(16.0,2)`, not `(16,2)`)."""
+    if not isinstance(quotient, sympy.Integer):
+        return quotient
+    if abs(quotient) > sys.float_info.max:
+        raise _NoValue("integer division result too large for a float")
+    return sympy.Float(int(quotient))
 
 
 _INEQUALITIES = {"LT": sympy.StrictLessThan, "LTE": sympy.LessThan, "GT": sympy.StrictGreaterThan, "GTE": sympy.GreaterThan}
@@ -548,7 +584,10 @@ def _power(base, exponent) -> int | float:
 
 
 def _factorial(n: int | float) -> int:
-    """`factorial(n)` (math.factorial took integers only)."""
+    """`factorial(n)`: math.factorial took integers, and in Python 3.8 (the official run's: its
+    repository holds `utils.cpython-38.pyc`) integral floats too (`(\\frac{6}{2})!` is 6)."""
+    if isinstance(n, float) and n.is_integer():
+        n = int(n)
     if not isinstance(n, int) or not 0 <= n <= MAX_FACTORIAL:
         raise _NoValue("factorial")
     return math.factorial(n)
