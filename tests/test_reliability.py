@@ -159,10 +159,12 @@ class KilledRun:
                 continue  # it ended while we looked
         return running
 
-    def kill_during_a_stage(self, rng: random.Random, within: float) -> set[str] | None:
-        """Wait for a generate or judge stage, let it run a random while, kill everything. Returns
-        the stages that were running at the kill, or None when the run finished first."""
-        if not self.wait_for_a_stage():
+    def kill_during_a_stage(self, rng: random.Random, within: float, stage: str) -> set[str] | None:
+        """Wait for a `stage` (generate or judge) to run, let it run a random while, kill everything.
+        Returns the stages that were running at the kill, or None when the run finished first.
+        Naming the stage, not taking the first one that runs, puts kills in both kinds of stage
+        whatever the machine's speed: a slow machine would otherwise spend every kill in generate."""
+        if not self.wait_for(stage):
             return None
         time.sleep(rng.uniform(0, within))
         while True:
@@ -171,17 +173,17 @@ class KilledRun:
             # problem (it can leave a torn dvc.lock), not this pipeline's, so wait for a stage.
             os.killpg(self.process.pid, signal.SIGSTOP)
             running = self.running_stages()
-            if running:
+            if stage in running:
                 break
             os.killpg(self.process.pid, signal.SIGCONT)
-            if not self.wait_for_a_stage():
+            if not self.wait_for(stage):
                 return None
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
         return running
 
-    def wait_for_a_stage(self) -> bool:
-        while not self.running_stages():
+    def wait_for(self, stage: str) -> bool:
+        while stage not in self.running_stages():
             if self.process.poll() is not None:
                 return False
             time.sleep(0.01)
@@ -220,7 +222,8 @@ def killed(server, clean, tmp_path_factory):
     latency, server.latency = server.latency, 0.2
     try:
         while len(repo.kills) < KILLS:
-            running = KilledRun(repo, repo.log).kill_during_a_stage(rng, within=2.5)
+            stage = KilledRun.STAGES[len(repo.kills) * len(KilledRun.STAGES) // KILLS]  # half in each
+            running = KilledRun(repo, repo.log).kill_during_a_stage(rng, within=2.5, stage=stage)
             assert running is not None, f"the run finished before {KILLS} kills: {repo.kills}"
             wait_until_idle(server)
             answered = server.answered_bodies - before
