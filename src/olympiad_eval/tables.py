@@ -72,13 +72,13 @@ _PROVENANCE = slice(COLUMNS.index("protocol"), COLUMNS.index("packages") + 1)
 assert COLUMNS[_PROVENANCE] == PROVENANCE
 
 
-def _check_one_provenance(path: Path, made_by: set) -> None:
+def _check_one_provenance(path: Path, seen: set) -> None:
     """A cell's judgments all come from one protocol version, judge config and package set: a
     file that mixes them (a judgment file pieced together by hand, or appended across versions)
     would average verdicts of different protocols into one number."""
-    if len(made_by) > 1:
-        kinds = "; ".join(" | ".join(value or "(none)" for value in made) for made in sorted(made_by))
-        raise InputError(f"{path}: judgments made by {len(made_by)} different protocols or setups ({kinds}): "
+    if len(seen) > 1:
+        kinds = "; ".join(" | ".join(value or "(none)" for value in made) for made in sorted(seen))
+        raise InputError(f"{path}: judgments made by {len(seen)} different protocols or setups ({kinds}): "
                          "rerun its judge stage so that one protocol scores the whole cell")
 
 
@@ -163,7 +163,7 @@ def protocol_by_judge(frame: pd.DataFrame) -> pd.DataFrame:
                           in mixed[["suite", "model", "protocol", "judge_config"]].itertuples(index=False))
         raise InputError(f"judge '{mixed['judge'].iloc[0]}': its cells were judged under different protocols or "
                          f"configs ({cells}): rerun the judge stages of the older cells")
-    return made.groupby("judge")[["protocol", "judge_config"]].first().rename(columns={"judge_config": "judge config"})
+    return made.groupby("judge")[PROVENANCE].first()
 
 
 def with_protocol(table: pd.DataFrame, made: pd.DataFrame) -> pd.DataFrame:
@@ -175,13 +175,15 @@ def with_protocol(table: pd.DataFrame, made: pd.DataFrame) -> pd.DataFrame:
     return table.join(made["protocol"], on="judge")
 
 
-def made_by_lines(frame: pd.DataFrame) -> list[str]:
-    """One line per judge of the benchmark's cells: its protocol, its config's hash and the
-    versions of the packages that decided its verdicts."""
-    made = frame[["judge", *PROVENANCE]].drop_duplicates().sort_values(["judge", *PROVENANCE])
-    return [f"{judge}: {protocol}; judge config {config}; {packages}" if protocol
-            else f"{judge}: not recorded (judged before protocols had versions)"
-            for judge, protocol, config, packages in made.itertuples(index=False)]
+def made_by(made: pd.DataFrame, judge: str) -> str:
+    """What made a judge's numbers: its protocol, its config's hash and the versions of the packages
+    that decided its verdicts."""
+    protocol, config, packages = made.loc[judge, PROVENANCE]
+    return f"{protocol}; judge config {config}; {packages}" if protocol else "not recorded (judged before protocols had versions)"
+
+
+def made_by_lines(made: pd.DataFrame) -> list[str]:
+    return [f"{judge}: {made_by(made, judge)}" for judge in made.index]
 
 
 def made_by_markdown(lines: list[str]) -> str:
@@ -192,17 +194,15 @@ def made_by_latex(lines: list[str]) -> str:
     return "".join(f"% made by {line}\n" for line in lines)
 
 
-def headline(table: pd.DataFrame, made_by: list[str] = ()) -> dict:
+def headline(table: pd.DataFrame, made: pd.DataFrame) -> dict:
     metrics: dict = {}
     for row in table.to_dict("records"):
         cell = metrics.setdefault(row["suite"], {}).setdefault(row["model"], {})
         cell[row["judge"]] = {
             "score": row["score (%)"], "scored": row["scored"], "problems": row["problems"],
             "judge_errors": row["judge errors"], "failed_generations": row["failed generations"],
-            "truncated": row["truncated"],
+            "truncated": row["truncated"], "made_by": made_by(made, row["judge"]),
         }
-    if made_by:  # one entry, not a column per cell: `dvc metrics show` stays readable
-        metrics["made_by"] = list(made_by)
     return metrics
 
 
@@ -277,19 +277,20 @@ def aggregate(benchmark: str, bench_cfg, plan: dict, outputs: str | Path, tables
     tables read under `suites` in the benchmark's config (which suites are one setting, and so on)."""
     frame = load_judgments(outputs, plan, benchmark)
     made = protocol_by_judge(frame)
-    summary = with_usage(counts(frame), outputs).join(made, on="judge")
+    summary = with_usage(counts(frame), outputs).join(
+        made[["protocol", "judge_config"]].rename(columns={"judge_config": "judge config"}), on="judge")
     tables = {"summary": summary, **module(bench_cfg.kind).tables(frame, with_suites(bench_cfg, suites or {}))}
-    made_by = made_by_lines(frame)
+    notes = made_by_lines(made)
     with atomic_dir(tables_dir) as staging:
         sections = []
         for name, table in tables.items():
             with_protocol(table, made).to_csv(staging / f"{name}.csv", index=False, lineterminator="\n")
-            (staging / f"{name}.md").write_text(to_markdown(table) + made_by_markdown(made_by), encoding="utf-8")
-            (staging / f"{name}.tex").write_text(made_by_latex(made_by) + to_latex(table), encoding="utf-8")
+            (staging / f"{name}.md").write_text(to_markdown(table) + made_by_markdown(notes), encoding="utf-8")
+            (staging / f"{name}.tex").write_text(made_by_latex(notes) + to_latex(table), encoding="utf-8")
             sections.append(f"## {benchmark}: {name.replace('_', ' ')}\n\n{to_markdown(table)}")
-        sections.append(made_by_markdown(made_by).lstrip("\n"))  # no heading: headings name the tables
+        sections.append(made_by_markdown(notes).lstrip("\n"))  # no heading: headings name the tables
         (staging / "tables.md").write_text("\n".join(sections), encoding="utf-8")
-    write_json(metrics_path, headline(summary, made_by))
+    write_json(metrics_path, headline(summary, made))
     if plots_dir is not None:
         for name, table in plot_data(frame, summary).items():
             with atomic_file(Path(plots_dir) / f"{name}.csv") as handle:
