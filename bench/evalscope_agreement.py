@@ -41,6 +41,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from hipho_end_to_end import release as linked_release  # bench/ is on the path
 from olympiad_eval.fake_server import FakeOpenAI
 from olympiad_eval.mathcheck import to_number
 from olympiad_eval.records import Judgment, read_jsonl
@@ -129,16 +130,12 @@ def synthetic_exam() -> list:
 
 def release(exams: list[str], folder: Path) -> Path:
     """A folder in the official layout holding the chosen exams (links) and the synthetic one."""
-    data = folder / "release" / "data"
-    data.mkdir(parents=True)
-    (data / "image_question").symlink_to(RELEASE / "data" / "image_question")
-    for exam in exams:
-        source = RELEASE / "data" / f"{exam}.json"
-        if not source.is_file():
-            sys.exit(f"no exam {exam} in {RELEASE / 'data'}")
-        (data / source.name).symlink_to(source)
-    (data / f"{SYNTHETIC}.json").write_text(json.dumps(synthetic_exam(), ensure_ascii=False, indent=1), encoding="utf-8")
-    return data.parent
+    if not exams:  # `linked_release` would hand back the shared release itself
+        sys.exit(f"no exams to compare in {RELEASE / 'data'}")
+    copy = linked_release(exams, folder)
+    (copy / "data" / f"{SYNTHETIC}.json").write_text(json.dumps(synthetic_exam(), ensure_ascii=False, indent=1),
+                                                     encoding="utf-8")
+    return copy
 
 
 def records(source: Path) -> list[dict]:
