@@ -78,8 +78,9 @@ def test_sample_figures_are_shared_between_languages(sample):
     assert en.figures[0].sha256 != en.figures[1].sha256
 
 
-def write_release(tmp_path, rows):
-    shutil.copytree(SAMPLE / "images", tmp_path / "images")
+def write_release(tmp_path, rows, sample=SAMPLE):
+    """A release of `rows` (JSONL) with the images of the bundled `sample` beside it."""
+    shutil.copytree(sample / "images", tmp_path / "images")
     (tmp_path / "data").mkdir()
     path = tmp_path / "data" / "test.jsonl"
     path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
@@ -519,19 +520,11 @@ def test_wide_parquet_with_embedded_figures_loads_like_the_wide_jsonl(tmp_path):
     assert [summary(p) for p in from_parquet] == [summary(p) for p in physelite.load(WIDE_SAMPLE, WIDE_CFG, "s")]
 
 
-def write_wide_release(tmp_path, rows):
-    shutil.copytree(WIDE_SAMPLE / "images", tmp_path / "images")
-    (tmp_path / "data").mkdir()
-    path = tmp_path / "data" / "test.jsonl"
-    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
-    return path
-
-
 @pytest.mark.parametrize("column", ["problem_text_cn", "problem_text_en", "problem_answer"])
 def test_missing_wide_column_names_file_line_record_and_the_languages_column(tmp_path, column):
     rows = wide_rows()
     del rows[1][column]
-    path = write_wide_release(tmp_path, rows)
+    path = write_release(tmp_path, rows, WIDE_SAMPLE)
     with pytest.raises(RecordError) as caught:
         physelite.load(tmp_path, WIDE_CFG, "p")
     assert (caught.value.path, caught.value.record, caught.value.field) == (f"{path}:2", "PE-S-0002", column)
@@ -542,7 +535,7 @@ def test_wide_layout_answers_may_be_per_language_columns(tmp_path):
     for row in rows:
         answer = row.pop("problem_answer")
         row["problem_answer_en"], row["problem_answer_cn"] = answer, f"{answer} (zh)"
-    write_wide_release(tmp_path, rows)
+    write_release(tmp_path, rows, WIDE_SAMPLE)
     cfg = OmegaConf.merge(WIDE_CFG, {"fields": {"answer": "problem_answer_{language}"}})
     answers = {(p.id, p.language): p.answers[0].value for p in physelite.load(tmp_path, cfg, "p")}
     assert answers[("PE-S-0001", "en")] == "24 m" and answers[("PE-S-0001", "zh")] == "24 m (zh)"
