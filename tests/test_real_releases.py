@@ -14,6 +14,9 @@ from olympiad_eval.records import Problem, read_jsonl
 from olympiad_eval.render import render
 from tests.conftest import compose_stage, shared_data
 
+# its module fixtures load a release once: keep its tests on one test worker
+pytestmark = pytest.mark.xdist_group("real_releases")
+
 CHINESE_PROMPT = "你正在参加高中物理竞赛"
 ENGLISH_PROMPT = "You are participating in a high school physics Olympiad exam."
 

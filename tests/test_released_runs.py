@@ -18,6 +18,9 @@ from olympiad_eval.render import render
 from olympiad_eval.tables import aggregate, judgment_path
 from tests.conftest import compose_stage, shared_data
 
+# its module fixtures load a release once: keep its tests on one test worker
+pytestmark = pytest.mark.xdist_group("released_runs")
+
 RUN = "SPHINX-MoE"
 
 

@@ -14,6 +14,7 @@ import random
 import signal
 import sqlite3
 import subprocess
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -21,10 +22,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from olympiad_eval.fake_server import FakeOpenAI, default_responder, flaky
+from olympiad_eval.fake_server import JUDGE_MARKER, FakeOpenAI, default_responder, flaky
 from tests.test_pipeline_e2e import BIN, KEY, Repo, clone, lock_files, plan_yaml
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("reliability")]  # one worker runs the shared runs
 
 CONCURRENCY = 2
 MODEL = f"""\
@@ -87,9 +88,11 @@ def cached_replies(repo: Repo) -> int:
 @pytest.fixture(scope="module")
 def clean(server, tmp_path_factory):
     repo = pipeline(tmp_path_factory.mktemp("clean") / "repo", server)
-    before = Counter(server.answered_bodies)
+    before, received = Counter(server.answered_bodies), len(server.requests)
     repo.repro()
     repo.requests = len(server.answered_bodies - before)
+    repo.kinds = Counter("judge" if JUDGE_MARKER in json.dumps(body["messages"]) else "generate"
+                         for body in server.requests[received:])
     assert repo.requests == cached_replies(repo) > 30  # generations and judgments, each sent once
     return repo
 
@@ -138,72 +141,47 @@ def without_usage(lock: bytes) -> dict:
 # ---------------------------------------------------------------- kills
 
 class KilledRun:
-    """`dvc repro` in its own process group, SIGKILLed at a random moment of a generate or judge stage."""
+    """`dvc repro` in its own process group, SIGKILLed by the server the moment it has sent the
+    n-th reply of one kind (a generation or a judgment) since the run started. Chosen by progress,
+    not by the clock, every kill lands inside a stage of the asked kind however busy the machine:
+    the requests of that kind come only from such a stage, and it waits for their replies."""
 
-    STAGES = ("stages/generate.py", "stages/judge.py")
+    KINDS = ("generate", "judge")
 
-    def __init__(self, repo: Repo, log: Path):
+    def __init__(self, repo: Repo, log: Path, server: FakeOpenAI, kind: str, nth: int):
+        self.kind, self.nth, self.replies = kind, nth, 0
+        self._lock = threading.Lock()
         with log.open("ab") as output:
             self.process = subprocess.Popen([str(BIN / "dvc"), "repro"], cwd=repo.path, env=repo.env,
                                             stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+        server.after_answer = self._count
 
-    def running_stages(self) -> set[str]:
-        """The generate and judge stages alive in the run's process group."""
-        running = set()
-        for entry in Path("/proc").iterdir():
-            try:
-                if entry.name.isdigit() and _group(entry) == self.process.pid:
-                    command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                    running.update(stage for stage in self.STAGES if stage in command)
-            except OSError:
-                continue  # it ended while we looked
-        return running
+    def _count(self, body: dict) -> None:
+        if ("judge" if JUDGE_MARKER in json.dumps(body["messages"]) else "generate") != self.kind:
+            return
+        with self._lock:
+            self.replies += 1
+            if self.replies == self.nth:
+                os.killpg(self.process.pid, signal.SIGKILL)
 
-    def kill_during_a_stage(self, rng: random.Random, within: float, stage: str) -> set[str] | None:
-        """Wait for a `stage` (generate or judge) to run, let it run a random while, kill everything.
-        Returns the stages that were running at the kill, or None when the run finished first.
-        Naming the stage, not taking the first one that runs, puts kills in both kinds of stage
-        whatever the machine's speed: a slow machine would otherwise spend every kill in generate."""
-        if not self.wait_for(stage):
-            return None
-        time.sleep(rng.uniform(0, within))
-        while True:
-            # Freeze the run first, so that what runs now is what the kill interrupts. Between two
-            # stages DVC may be writing dvc.lock, which it does in place: a kill there is DVC's
-            # problem (it can leave a torn dvc.lock), not this pipeline's, so wait for a stage.
-            os.killpg(self.process.pid, signal.SIGSTOP)
-            running = self.running_stages()
-            if stage in running:
-                break
-            os.killpg(self.process.pid, signal.SIGCONT)
-            if not self.wait_for(stage):
-                return None
-        os.killpg(self.process.pid, signal.SIGKILL)
+    def killed(self) -> bool:
+        """Wait for the run to end; whether the kill ended it (not the run finishing first)."""
         self.process.wait()
-        return running
-
-    def wait_for(self, stage: str) -> bool:
-        while stage not in self.running_stages():
-            if self.process.poll() is not None:
-                return False
-            time.sleep(0.01)
-        return True
+        return self.process.returncode == -signal.SIGKILL and self.replies >= self.nth
 
 
-def _group(proc_entry: Path) -> int:
-    # /proc/<pid>/stat: "pid (comm) state ppid pgrp ...", and comm may hold spaces
-    return int((proc_entry / "stat").read_text().rsplit(")", 1)[1].split()[2])
-
-
-def wait_until_idle(server: FakeOpenAI, quiet: float = 0.5, limit: float = 15.0) -> None:
-    """Let the server finish what the dead client had sent: a request still in the accept queue,
-    or being read, is counted only once its body is in, and it may still be answered."""
+def wait_until_idle(server: FakeOpenAI, quiet: float = 0.5, limit: float = 120.0) -> None:
+    """Let the server finish what the dead client had sent: a request still being read is counted
+    only once its body is in, and it may still be answered. Every connection of a dead client ends
+    (its thread reads the end of the stream), so this waits for none to be open, then for a quiet
+    moment in case one was still in the listening socket's queue."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         received = server.received
         time.sleep(quiet)
-        if not server.in_flight and server.received == received:
+        if not server.connections and not server.in_flight and server.received == received:
             return
+    raise AssertionError(f"the server still has {server.connections} connections open {limit} s after the kill")
 
 
 def whole_lines(path: Path) -> bool:
@@ -217,33 +195,34 @@ def killed(server, clean, tmp_path_factory):
     repo, rng = pipeline(folder / "repo", server), random.Random(20261129)
     repo.kills, repo.lost, repo.log = [], [], folder / "repro.log"
     before = Counter(server.answered_bodies)
-    # Slower replies, so that the requests (not the stages' start) fill most of each stage: a kill
-    # then lands mid-way more often, and the run does not finish before its tenth kill.
-    latency, server.latency = server.latency, 0.2
+    # Each kill takes at most `most` new replies of its kind: five kills in each kind of stage must
+    # leave some of that kind's requests for the next run, or a run would end before its kill.
+    most = min(clean.kinds.values()) // (KILLS // 2 + 1)
     try:
         while len(repo.kills) < KILLS:
-            stage = KilledRun.STAGES[len(repo.kills) * len(KilledRun.STAGES) // KILLS]  # half in each
-            running = KilledRun(repo, repo.log).kill_during_a_stage(rng, within=2.5, stage=stage)
-            assert running is not None, f"the run finished before {KILLS} kills: {repo.kills}"
+            kind = KilledRun.KINDS[len(repo.kills) * len(KilledRun.KINDS) // KILLS]  # half in each
+            run = KilledRun(repo, repo.log, server, kind, nth=rng.randint(1, most))
+            assert run.killed(), f"the run finished before its kill at reply {run.nth} of {kind}: {repo.kills}"
+            server.after_answer = None
             wait_until_idle(server)
             answered = server.answered_bodies - before
             # replies the server sent but no client stored, so far (counted with repeats): the only
             # ones a rerun may pay for again
             repo.lost.append(sum(answered.values()) - cached_replies(repo))
-            repo.kills.append(sorted(running))
+            repo.kills.append((kind, run.nth))
             for records in (repo.path / "outputs").rglob("*.jsonl"):
                 assert whole_lines(records), f"{records} is half-written"
     finally:
-        server.latency = latency
+        server.after_answer = None
     repo.repro()
     repo.answered = server.answered_bodies - before
     return repo
 
 
 def test_killed_at_random_points_a_rerun_ends_as_a_clean_run(clean, killed):
-    stages = Counter(stage for running in killed.kills for stage in running)
-    print(f"kills during {dict(stages)}; replies lost in flight so far, at each kill: {killed.lost}")
-    assert len(killed.kills) >= KILLS and stages["stages/generate.py"] and stages["stages/judge.py"], killed.kills
+    kinds = Counter(kind for kind, _ in killed.kills)
+    print(f"kills (stage, at its n-th reply): {killed.kills}; replies lost in flight so far: {killed.lost}")
+    assert kinds == {"generate": KILLS // 2, "judge": KILLS // 2}, killed.kills
     assert snapshot(killed) == snapshot(clean)
     assert not list((killed.path / "outputs").rglob(".*.tmp"))  # no leftovers of killed writes
     assert "up to date" in killed.dvc("status")

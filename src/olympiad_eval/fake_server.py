@@ -114,6 +114,9 @@ class FakeOpenAI:
         self.headers: list[dict] = []
         self.answered_bodies: Counter = Counter()  # body_key -> completions fully sent for it
         self.in_flight = self.peak_in_flight = 0
+        self.connections = 0  # open client connections (each has a thread of the server)
+        # called with each request's body once its completion is fully sent (tests kill clients there)
+        self.after_answer: Callable[[dict], None] | None = None
         # time.perf_counter() of the first request's arrival and of the last reply sent (None: none yet)
         self.first_received: float | None = None
         self.last_answered: float | None = None
@@ -157,6 +160,18 @@ class FakeOpenAI:
 
             def log_message(self, *args) -> None:
                 pass
+
+            def setup(self) -> None:
+                with server._lock:
+                    server.connections += 1
+                super().setup()
+
+            def finish(self) -> None:
+                try:
+                    super().finish()
+                finally:
+                    with server._lock:
+                        server.connections -= 1
 
             def do_POST(self) -> None:
                 received = time.perf_counter()
@@ -206,6 +221,8 @@ class FakeOpenAI:
                     server.last_answered = time.perf_counter()
                     if fault is None:
                         server.answered_bodies[body_key(body)] += 1
+                if fault is None and server.after_answer is not None:
+                    server.after_answer(body)
 
         return Handler
 

@@ -15,6 +15,9 @@ from olympiad_eval.benchmarks import hipho
 from olympiad_eval.mathcheck import Verdict, equivalent
 from olympiad_eval.records import AnswerSlot, Criterion, InputError, Problem, RecordError, exact
 
+# its module fixtures load a release once: keep its tests on one test worker
+pytestmark = pytest.mark.xdist_group("hipho_release")
+
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "data" / "sample" / "hipho"
 REAL = REPO / ".." / "shared" / "data" / "hipho"

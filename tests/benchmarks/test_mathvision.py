@@ -13,6 +13,9 @@ from olympiad_eval.benchmarks import mathvision
 from olympiad_eval.mathcheck import Verdict, equivalent
 from olympiad_eval.records import InputError, RecordError, iter_json_lines
 
+# its module fixtures load a release once: keep its tests on one test worker
+pytestmark = pytest.mark.xdist_group("mathvision_release")
+
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "data" / "sample" / "mathvision"
 REAL = REPO / ".." / "shared" / "data" / "mathvision"

@@ -11,6 +11,9 @@ import pytest
 from olympiad_eval.benchmarks import mathvision_official as official
 from tests.conftest import shared_data
 
+# its module fixtures load a release once: keep its tests on one test worker
+pytestmark = pytest.mark.xdist_group("mathvision_released_runs")
+
 RUNS = ["Gemini-Pro", "InternLM-XComposer2-VL", "LLaVA-v1.5-13B", "Qwen-VL-Max-CoT", "SPHINX-MoE"]
 
 
