@@ -75,6 +75,7 @@ import multiprocessing
 import os
 import random
 import re
+import signal
 import time
 from dataclasses import dataclass, fields, replace
 from multiprocessing.connection import wait
@@ -843,6 +844,7 @@ _WARM_UP = (r"\frac{x^2}{2}", r"x \cdot \frac{x}{2}", 0.0, None)
 
 def _serve(connection) -> None:
     """A worker: warm up, say so ("" when ready, else why not), then check each job it is sent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle: it stops the workers
     try:
         _check(_WARM_UP)
     except Exception as error:  # the pool reports it and stops
