@@ -531,7 +531,7 @@ def assert_towers_undecided(tmp_path: Path, judge_name: str, outcome, judged: di
     assert judged["Tower_gold"].undecided == ("slot 1: check timed out after 1 s",)
     assert judged["Tower_given"].undecided == ("slot 2: check timed out after 1 s",)
     assert [slot["correct"] for slot in judged["Tower_given"].slots] == [True, False]  # rules: not matched
-    assert "problem(s) Tower_given, Tower_gold:" in caplog.text  # the log names the problems
+    assert "of problem(s) Tower_given, Tower_gold (" in caplog.text  # the log names the problems
 
 
 def test_a_check_that_cannot_finish_scores_nothing_under_rules_and_is_undecided(tmp_path, caplog):

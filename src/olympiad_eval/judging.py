@@ -108,9 +108,9 @@ def _report_undecided(judgments: list[Judgment], judge_kind: str) -> None:
     ids = list(dict.fromkeys(j.id for j in undecided))
     became = ("the LLM judge decided where the protocol asks it about unmatched answers, else not matched"
               if judge_kind == "llm" else "scored as not matched")
-    log.warning("rules could not decide %d checks (%s) of problem(s) %s%s: %s",
-                sum(len(j.undecided) for j in undecided), undecided[0].undecided[0], ", ".join(ids[:10]),
-                f" and {len(ids) - 10} more" if len(ids) > 10 else "", became)
+    log.warning("rules could not decide %d checks, of problem(s) %s%s (the first: %s): %s",
+                sum(len(j.undecided) for j in undecided), ", ".join(ids[:10]),
+                f" and {len(ids) - 10} more" if len(ids) > 10 else "", undecided[0].undecided[0], became)
 
 
 def check_options(cfg, kind: str) -> Options:
