@@ -60,9 +60,9 @@ two add up.
 
 sympy can hang on hostile input (`9^{9^9}`), so `CheckPool` runs every check in warm worker
 processes with a hard timeout, counted from when a warm worker takes the check, and replaces a
-worker that overruns it. Answers longer than
-`MAX_CHARS` are not compared at all (False unless identical) and brackets nested deeper than
-`MAX_DEPTH` are not parsed, so such input costs milliseconds rather than a worker.
+worker that overruns it. Answers longer than `MAX_CHARS` are not compared at all (False unless
+identical) and brackets nested deeper than `MAX_DEPTH` are not parsed, so such input costs
+milliseconds rather than a worker.
 """
 
 from __future__ import annotations
