@@ -11,7 +11,8 @@ from olympiad_eval.fake_server import FakeOpenAI
 from olympiad_eval.generate import generate
 from olympiad_eval.benchmarks.physelite import parse_verdict
 from olympiad_eval.judging import check_options, judge
-from olympiad_eval.mathcheck import Options
+from olympiad_eval.benchmarks import module
+from olympiad_eval.mathcheck import Options, Verdict
 from olympiad_eval.records import Generation, InputError, Judgment, Problem, read_jsonl, write_jsonl
 from tests.conftest import ROOT, compose_stage
 
@@ -40,6 +41,38 @@ def test_the_reference_model_scores_full_marks_on_every_problem(render_suite, su
     outcome, judgments = judge_with(outputs, suite, generations)
     assert outcome.scored == outcome.total > 0
     assert all(j.score == 1.0 and j.points == j.max_points for j in judgments.values())
+
+
+UNDECIDED = Verdict(None, "check timed out after 10 s")
+
+
+@pytest.mark.parametrize("suite,benchmark,protocol", [
+    ("sample_hipho", "sample_hipho", {}), ("sample_physelite_en", "sample_physelite", {}),
+    ("sample_mathvision", "sample_mathvision", {"mathvision_protocol": "evalscope"}),
+])
+def test_every_benchmark_counts_an_undecided_check_as_not_matched_and_records_it(render_suite, suite, benchmark,
+                                                                                   protocol):
+    """Each benchmark's rules, given checks that could not finish: nothing earned, each check on
+    record in `undecided`, and never `unscorable` (which would make the rule judge's judgment a
+    judge error and fail the cell)."""
+    outputs = render_suite(suite, benchmark)
+    kind = json.loads((outputs / "suites" / suite / "suite.json").read_text())["kind"]
+    cfg = OmegaConf.merge(compose_stage("judge", ["judge=rule", "cell.suite=x", "cell.model=y"]).judge, protocol)
+    reference = generate_with(outputs, suite, "reference", {"provider": "reference"})
+    problems = {p.id: p for p in read_jsonl(outputs / "suites" / suite / "problems.jsonl", Problem)}
+    asked: list = []
+
+    def none_finishes(jobs: list) -> list[Verdict]:
+        asked.extend(jobs)
+        return [UNDECIDED] * len(jobs)
+
+    for generation in read_jsonl(reference, Generation):
+        before = len(asked)
+        grade = module(kind).score(problems[generation.id], generation.response, none_finishes, 0.0, cfg)
+        assert (grade.points, grade.unscorable) == (0.0, ""), generation.id
+        assert len(grade.undecided) == len(asked) - before, generation.id
+        assert all("check timed out after 10 s" in reason for reason in grade.undecided)
+    assert asked
 
 
 def test_rules_award_each_hipho_answer_slot_its_points(render_suite):

@@ -115,7 +115,8 @@ def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
         "a dvc.lock differs after `dvc repro` on a fresh copy: either it is stale (run `dvc repro` and commit "
         "it) or an output is not byte-stable")
     coverage = json.loads((repo.path / "outputs/coverage/sample_hipho/demo/rule.json").read_text(encoding="utf-8"))
-    assert coverage == {"judgments": 5, "scored": 5, "judge_errors": 0, "failed_generations": 0, "coverage": 1.0}
+    assert coverage == {"judgments": 5, "scored": 5, "judge_errors": 0, "failed_generations": 0, "undecided": 0,
+                        "coverage": 1.0}
     plots = json.loads(repo.dvc("plots", "show", "--json"))["data"]
     [score_plot] = plots["outputs/plots/sample_hipho/scores.csv"]
     assert {row["cell"] for row in score_plot["content"]["data"]["values"]} == {

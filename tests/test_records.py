@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 
@@ -135,6 +136,19 @@ def test_read_jsonl_returns_what_write_jsonl_wrote(tmp_path, record):
     path = tmp_path / "records.jsonl"
     write_jsonl(path, [record])
     assert read_jsonl(path, type(record)) == [record]
+
+
+def test_a_judgment_writes_undecided_checks_only_when_it_has_some(tmp_path):
+    """`undecided` came after outputs were made: a judgment without undecided checks keeps the
+    bytes it had before the field existed, and one with them keeps them through a round trip."""
+    plain = ROUND_TRIP[-1]
+    assert "undecided" not in json.loads(dumps(plain))
+    every_field = dataclasses.asdict(plain)
+    assert every_field.pop("undecided") == () and dumps(plain) == dumps(every_field)
+    undecided = dataclasses.replace(plain, undecided=("slot 2: check timed out after 10 s",))
+    assert json.loads(dumps(undecided))["undecided"] == ["slot 2: check timed out after 10 s"]
+    write_jsonl(tmp_path / "judgments.jsonl", [plain, dataclasses.replace(undecided, sample=2)])
+    assert read_jsonl(tmp_path / "judgments.jsonl", Judgment) == [plain, dataclasses.replace(undecided, sample=2)]
 
 
 def test_problem_points_sum_its_slots():

@@ -24,10 +24,10 @@ MADE_BY_NOTE = ("\nMade by:\n- rule: hipho official v2 (rules only); judge confi
                 "olympiad-eval 0.1.0, sympy 1.14.0\n")
 
 
-def judged(model: str, pid: str, points: float | None, status: str = "scored", sample: int = 0) -> Judgment:
+def judged(model: str, pid: str, points: float | None, status: str = "scored", sample: int = 0, **extra) -> Judgment:
     return Judgment(id=pid, suite="hipho", model=model, judge="rule", sample=sample, language="en", subset="X_2025",
                     status=status, score=None if points is None else points / 2, points=points, max_points=2.0,
-                    **MADE_BY)
+                    **MADE_BY, **extra)
 
 
 def write(outputs, rows: dict[str, list[Judgment]]) -> None:
@@ -41,7 +41,8 @@ def test_hipho_tables_golden(tmp_path):
     (outputs / "usage" / "hipho" / "alpha.json").write_text(json.dumps(
         {"prompt_tokens": 1000, "completion_tokens": 200, "cost_usd": 0.004}))
     write(outputs, {
-        "alpha": [judged("alpha", "p1", 2.0), judged("alpha", "p2", 1.5)],
+        "alpha": [judged("alpha", "p1", 2.0),  # its second slot's check ran past the timeout: counted, scored 0
+                  judged("alpha", "p2", 1.5, undecided=("slot 2: check timed out after 10 s",))],
         "beta": [judged("beta", "p1", 1.0), judged("beta", "p2", None, status="judge_error")],
     })
     aggregate("olympiad", BENCH, PLAN, outputs, tmp_path / "tables", tmp_path / "metrics.json")
@@ -60,13 +61,14 @@ def test_hipho_tables_golden(tmp_path):
         "suite,model,judge,X_2025,gold,silver,bronze,protocol\nhipho,alpha,rule,gold,1,0,0,hipho official v2 (rules only)\n"
         "hipho,beta,rule,bronze,0,0,1,hipho official v2 (rules only)\n")
     assert (tables / "summary.csv").read_text() == (
-        "suite,model,judge,problems,samples,scored,judge errors,failed generations,truncated,score (%),"
+        "suite,model,judge,problems,samples,scored,judge errors,undecided,failed generations,truncated,score (%),"
         "95% CI low,95% CI high,tokens,cost ($),protocol,judge config\n"
-        "hipho,alpha,rule,2,1,2,0,0,0,87.5,75.0,100.0,1200,0.004,hipho official v2 (rules only),rule@0123456789ab\n"
-        "hipho,beta,rule,2,1,1,1,0,0,25.0,0.0,50.0,,,hipho official v2 (rules only),rule@0123456789ab\n")
+        "hipho,alpha,rule,2,1,2,0,1,0,0,87.5,75.0,100.0,1200,0.004,hipho official v2 (rules only),rule@0123456789ab\n"
+        "hipho,beta,rule,2,1,1,1,0,0,0,25.0,0.0,50.0,,,hipho official v2 (rules only),rule@0123456789ab\n")
     metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["hipho"]["alpha"]["rule"]["undecided"] == 1
     assert metrics["hipho"]["beta"]["rule"] == {"score": 25.0, "scored": 1, "problems": 2, "judge_errors": 1,
-                                                "failed_generations": 0, "truncated": 0,
+                                                "undecided": 0, "failed_generations": 0, "truncated": 0,
                                                 "made_by": MADE_BY_NOTE.split("- rule: ", 1)[1].strip()}
 
 

@@ -10,13 +10,21 @@ A reply that does not follow the asked schema is asked again at once, up to `max
 The benchmark's `combine` turns the rules' score and the judges' replies into the protocol's
 score. A generation that failed, or a task whose replies stayed invalid, is recorded as such:
 never a score.
+
+A check that cannot finish (hostile LaTeX such as `9^{9^{9^{9}}}` in a response or a gold answer
+runs past `check_timeout`, or crashes sympy) is *undecided*, on every rerun alike: the rules count
+it as not matched, and the judgment records it in `undecided`. Where the protocol asks an LLM
+judge about answers the rules did not match (HiPhO's official answer slots), the judge decides
+it; with rules alone it scores nothing. Either way the response is scored: an undecided check
+costs that check, never the cell's coverage. The log names the problems.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from omegaconf import OmegaConf
@@ -35,6 +43,7 @@ from olympiad_eval.records import (
 )
 
 JUDGES = ("rule", "llm")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,7 @@ class Outcome:
     scored: int
     judge_errors: int
     generation_errors: int
+    undecided: int = 0  # checks that could not finish (scored as not matched, or decided by a judge)
 
     @property
     def coverage(self) -> float:
@@ -50,11 +60,13 @@ class Outcome:
 
     def metrics(self) -> dict:
         return {"judgments": self.total, "scored": self.scored, "judge_errors": self.judge_errors,
-                "failed_generations": self.generation_errors, "coverage": round(self.coverage, 6)}
+                "failed_generations": self.generation_errors, "undecided": self.undecided,
+                "coverage": round(self.coverage, 6)}
 
     def summary(self) -> str:
         return (f"{self.total} judgments: {self.scored} scored, {self.judge_errors} judge errors, "
-                f"{self.generation_errors} failed generations (coverage {self.coverage:.1%})")
+                f"{self.generation_errors} failed generations, {self.undecided} undecided checks "
+                f"(coverage {self.coverage:.1%})")
 
 
 def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, cfg, out_path: str | Path,
@@ -78,12 +90,27 @@ def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, 
             grades = asyncio.run(_by_llm(kind, problems, answered, rel_tol, cfg, cache_path, pool))
     judgments = [_judgment(problems[g.id], g, judge_name, grades.get((g.id, g.sample)), made_by) for g in generations]
     write_jsonl(out_path, judgments)
+    _report_undecided(judgments, cfg.kind)
     return Outcome(
         total=len(judgments),
         scored=sum(j.status == "scored" for j in judgments),
         judge_errors=sum(j.status == "judge_error" for j in judgments),
         generation_errors=sum(j.status == "generation_error" for j in judgments),
+        undecided=sum(len(j.undecided) for j in judgments),
     )
+
+
+def _report_undecided(judgments: list[Judgment], judge_kind: str) -> None:
+    """One line naming the problems whose checks could not finish, and what became of them."""
+    undecided = [j for j in judgments if j.undecided]
+    if not undecided:
+        return
+    ids = list(dict.fromkeys(j.id for j in undecided))
+    became = ("the LLM judge decided where the protocol asks it about unmatched answers, else not matched"
+              if judge_kind == "llm" else "scored as not matched")
+    log.warning("rules could not decide %d checks, of problem(s) %s%s (the first: %s): %s",
+                sum(len(j.undecided) for j in undecided), ", ".join(ids[:10]),
+                f" and {len(ids) - 10} more" if len(ids) > 10 else "", undecided[0].undecided[0], became)
 
 
 def check_options(cfg, kind: str) -> Options:
@@ -109,13 +136,16 @@ def _judgment(problem: Problem, generation: Generation, judge_name: str, grade: 
         return Judgment(**common, status="judge_error", score=None, points=None, detail=grade or "not judged")
     return Judgment(**common, status="scored", score=grade.score, points=grade.points, extracted=grade.extracted,
                     slots=grade.slots, verdict=grade.verdict, detail=grade.detail, answer_points=grade.answer_points,
-                    step_points=grade.step_points, process=grade.process, details=grade.details)
+                    step_points=grade.step_points, process=grade.process, details=grade.details,
+                    undecided=grade.undecided)
 
 
 def _by_rules(kind: str, problems: dict, answered: list[Generation], rel_tol: float, cfg, pool: CheckPool) -> dict:
     """Each response scored by the benchmark's rules. Scored twice: once to learn every check the
     cell needs (sent to the pool in one batch, so that no worker waits for a response's turn),
-    then with their verdicts."""
+    then with their verdicts. A check that could not finish counts as not matched and stays on
+    record in the score's `undecided`; a response the rules cannot score at all (`unscorable`)
+    is a judge error for the rule judge (an LLM judge's protocol may still score it)."""
     bench = module(kind)
 
     def score(generation: Generation, check) -> Score:
@@ -137,7 +167,7 @@ def _by_rules(kind: str, problems: dict, answered: list[Generation], rel_tol: fl
     for generation in answered:
         grade = score(generation, check)
         grades[(generation.id, generation.sample)] = (
-            "rules could not decide: " + "; ".join(grade.undecided) if grade.undecided else grade
+            f"rules could not decide: {grade.unscorable}" if grade.unscorable else grade
         )
     return grades
 
@@ -176,7 +206,16 @@ async def _by_llm(kind: str, problems: dict, answered: list[Generation], rel_tol
         cache.close()
     replies = {key: {asker.name: {task.key: results[(asker.name, key, task.key)] for task in cell_tasks}
                      for asker in askers} for key, cell_tasks in tasks.items()}
-    return {key: bench.combine(problems[key[0]], rules[key], replies[key], cfg) for key in tasks}
+    return {key: _with_undecided(bench.combine(problems[key[0]], rules[key], replies[key], cfg), rules[key])
+            for key in tasks}
+
+
+def _with_undecided(grade: Score | str, rules: Score | str) -> Score | str:
+    """The protocol's score, keeping on record the rules' checks that could not finish (whether a
+    judge then decided them or they scored nothing)."""
+    if isinstance(grade, Score) and isinstance(rules, Score) and rules.undecided:
+        return replace(grade, undecided=rules.undecided)
+    return grade
 
 
 class _Asker:

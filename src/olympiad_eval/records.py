@@ -45,6 +45,11 @@ class Figure:
     role: str = ""  # "schematic" or "process" where a release tells them apart
 
 
+# A field whose empty value is left out of a record's JSON: added to a record after outputs were
+# made, it keeps every record that does not use it byte-identical.
+OMITTED_WHEN_EMPTY = "omitted_when_empty"
+
+
 @dataclass(frozen=True)
 class AnswerSlot:
     """One gradable final answer of a problem."""
@@ -168,6 +173,10 @@ class Judgment:
     step_points: float | None = None
     process: float | None = None  # PhysElite's process score, 0-1
     details: tuple[dict, ...] = ()  # what each judge said, per task
+    # The rule checks that could not finish (hostile LaTeX past the check timeout), and why: each
+    # counted as not matched, unless the protocol's LLM judge decided it. Written only when there
+    # are some, so that every other judgment keeps its bytes.
+    undecided: tuple[str, ...] = dataclasses.field(default=(), metadata={OMITTED_WHEN_EMPTY: True})
     # What made this judgment (see `benchmarks.Provenance`): a changed verdict never mixes unseen
     # with old results, because the tables and metrics carry these and refuse a cell that mixes them.
     protocol: str = ""
@@ -205,7 +214,12 @@ def natural_key(text: str) -> tuple:
 
 
 def to_dict(record: Any) -> dict:
-    return dataclasses.asdict(record)
+    """Every field, but those marked OMITTED_WHEN_EMPTY only when set (reading fills in their default)."""
+    data = dataclasses.asdict(record)
+    for f in dataclasses.fields(record):
+        if f.metadata.get(OMITTED_WHEN_EMPTY) and not data[f.name]:
+            del data[f.name]
+    return data
 
 
 def from_dict(cls: type[R], data: dict, *, path: str | os.PathLike = "<memory>") -> R:

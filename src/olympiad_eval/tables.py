@@ -2,7 +2,8 @@
 
 Reads exactly the cells of the plan (never a glob: a cell removed from the plan leaves its files
 behind), writes every table as Markdown and CSV, and a metrics JSON that `dvc metrics show` reads.
-Errors are counted next to every score: a failed generation or judgment is never hidden.
+Errors are counted next to every score: a failed generation or judgment is never hidden, nor a
+rule check that could not finish (`undecided`: counted as not matched unless a judge decided it).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from omegaconf import OmegaConf
 from olympiad_eval.benchmarks import module
 from olympiad_eval.records import InputError, Judgment, atomic_dir, atomic_file, iter_jsonl, write_json
 
-COUNTS = ["problems", "scored", "judge errors", "failed generations", "truncated"]
+COUNTS = ["problems", "scored", "judge errors", "undecided", "failed generations", "truncated"]
 
 
 def judgment_path(outputs: str | Path, suite: str, model: str, judge: str) -> Path:
@@ -91,13 +92,15 @@ def _without_prose(value):
 
 
 def counts(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per cell: how many problems, how many scored, and every kind of failure."""
+    """Per cell: how many problems, how many scored, and every kind of failure; `undecided` counts
+    the rule checks that could not finish (not judgments: a response may have several)."""
     grouped = frame.groupby(CELL)
     table = pd.DataFrame({
         "problems": grouped["id"].nunique(),
         "samples": grouped["sample"].nunique(),
         "scored": grouped["status"].apply(lambda s: int((s == "scored").sum())),
         "judge errors": grouped["status"].apply(lambda s: int((s == "judge_error").sum())),
+        "undecided": grouped["undecided"].apply(lambda checks: int(sum(len(undecided) for undecided in checks))),
         "failed generations": grouped["status"].apply(lambda s: int((s == "generation_error").sum())),
         "truncated": grouped["truncated"].sum().astype(int),
         "score (%)": grouped.apply(_score_percent, include_groups=False),
@@ -200,7 +203,8 @@ def headline(table: pd.DataFrame, made: pd.DataFrame) -> dict:
         cell = metrics.setdefault(row["suite"], {}).setdefault(row["model"], {})
         cell[row["judge"]] = {
             "score": row["score (%)"], "scored": row["scored"], "problems": row["problems"],
-            "judge_errors": row["judge errors"], "failed_generations": row["failed generations"],
+            "judge_errors": row["judge errors"], "undecided": row["undecided"],
+            "failed_generations": row["failed generations"],
             "truncated": row["truncated"], "made_by": made_by(made, row["judge"]),
         }
     return metrics
@@ -212,7 +216,7 @@ def to_markdown(table: pd.DataFrame) -> str:
 
 
 # Counts, not scores: no "best" among them. A row of reference values ("full marks") is not ranked.
-NOT_RANKED = {"problems", "samples", "scored", "judge errors", "failed generations", "truncated",
+NOT_RANKED = {"problems", "samples", "scored", "judge errors", "undecided", "failed generations", "truncated",
               "95% CI low", "95% CI high", "tokens", "cost ($)", "protocol", "judge config"}
 REFERENCE_ROWS = {"full marks"}
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",

@@ -572,7 +572,7 @@ def test_empty_reference_answer_is_valid_and_the_judge_is_told_to_use_the_soluti
     assert f"Reference Answer\n\n\nReference Solution\n{problem.solution}\n" in text
     assert "When the reference answer is empty, extract the correct result from the reference solution." in text
     ruled = physelite.score(problem, "FINAL ANSWER: 24 m", check, 0.05)
-    assert ruled.undecided == (physelite.NO_REFERENCE,)  # a judge error for the rule judge, never a silent 0
+    assert ruled.unscorable == physelite.NO_REFERENCE  # a judge error for the rule judge, never a silent 0
     assert physelite.reference(problem, None) == f"Reference derivation.\n{problem.solution}"
     assert physelite.hint(problem, hint_suite("without_result")) == "\n".join(problem.solution.splitlines()[:2])
 

@@ -58,7 +58,8 @@ class Score:
     slots: tuple[dict, ...] = ()
     verdict: str | None = None
     detail: str = ""
-    undecided: tuple[str, ...] = field(default=())  # reasons a check could not finish
+    undecided: tuple[str, ...] = field(default=())  # the checks that could not finish, and why (not matched)
+    unscorable: str = ""  # why rules cannot score this response at all (only an LLM judge can)
     answer_points: float | None = None  # the protocol's parts, where it has them
     step_points: float | None = None
     process: float | None = None

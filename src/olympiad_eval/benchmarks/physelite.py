@@ -325,7 +325,7 @@ def score(problem: Problem, response: str, check, rel_tol: float, cfg=None) -> S
     gold = problem.answers[0].value
     given = answers.final_answer_line(response) or ""
     if not gold.strip():
-        return Score(score=0.0, points=0.0, extracted=(given,), verdict="undecided", undecided=(NO_REFERENCE,))
+        return Score(score=0.0, points=0.0, extracted=(given,), verdict="undecided", unscorable=NO_REFERENCE)
     verdicts = check([(gold, given, rel_tol, None)]) if given else []
     correct = bool(verdicts and verdicts[0].correct)
     return Score(
