@@ -162,7 +162,63 @@ RECORDS = {
                                     (HP, "(element 1)", "(json)"), "must be a JSON object, got str"),
     "hipho-broken-json": ("hipho", HP, lambda p: p.write_text(p.read_text(encoding="utf-8")[:-3], encoding="utf-8"),
                           (HP, "(file)", "(json)"), "invalid JSON"),
+    # points must be finite numbers >= 0: NaN would make every score NaN, a string "2" silently 2
+    "hipho-points-nan": ("hipho", HP, lambda p: edit_exam(p, 1, lambda i: i.update(points=[float("nan")])),
+                         (HP, "DemoPhO_2025_1_a", "points[0]"), "must be a finite number >= 0, got nan"),
+    "hipho-points-infinite": ("hipho", HP, lambda p: edit_exam(p, 1, lambda i: i.update(points=[float("inf")])),
+                              (HP, "DemoPhO_2025_1_a", "points[0]"), "must be a finite number >= 0, got inf"),
+    "hipho-points-negative": ("hipho", HP, lambda p: edit_exam(p, 2, lambda i: i.update(points=[1.0, -1.0])),
+                              (HP, "DemoPhO_2025_1_b", "points[1]"), "must be a finite number >= 0, got -1.0"),
+    "hipho-points-text-in-list": ("hipho", HP, lambda p: edit_exam(p, 2, lambda i: i.update(points=["1", "1"])),
+                                  (HP, "DemoPhO_2025_1_b", "points[0]"), "expected a number of points, got str '1'"),
+    "hipho-points-nan-as-text": ("hipho", HP, lambda p: edit_exam(p, 1, lambda i: i.update(points=["NaN"])),
+                                 (HP, "DemoPhO_2025_1_a", "points[0]"), "expected a number of points, got str 'NaN'"),
+    "hipho-points-list-in-list": ("hipho", HP, lambda p: edit_exam(p, 1, lambda i: i.update(points=[[1.0]])),
+                                  (HP, "DemoPhO_2025_1_a", "points[0]"), "expected a number of points, got list [1.0]"),
+    "hipho-answer-an-object": ("hipho", HP, lambda p: edit_exam(p, 2, lambda i: i["answer"].__setitem__(1, {"t": "0.79"})),
+                               (HP, "DemoPhO_2025_1_b", "answer[1]"), "expected text, got dict"),
+    "hipho-unit-an-object": ("hipho", HP, lambda p: edit_exam(p, 2, lambda i: i.update(unit=[{"si": "m/s^2"}, "s"])),
+                             (HP, "DemoPhO_2025_1_b", "unit[0]"), "expected text, got dict"),
+    "hipho-empty-id": ("hipho", HP, lambda p: edit_exam(p, 2, lambda i: i.update(id="")),
+                       (HP, "''", "id"), "empty: every problem needs an id"),
+    "mathvision-blank-id": ("mathvision", MV, lambda p: edit_jsonl(p, 3, lambda r: r.update(id=" ")),
+                            (f"{MV}:3", "' '", "id"), "empty: every problem needs an id"),
+    "physelite-empty-id": ("physelite", PE, lambda p: edit_jsonl(p, 2, lambda r: r.update(problem_id="")),
+                           (f"{PE}:2", "''", "problem_id"), "empty: every problem needs an id"),
+    "hipho-id-an-object": ("hipho", HP, lambda p: edit_exam(p, 1, lambda i: i.update(id={"n": 1})),
+                           (HP, "{'n': 1}", "id"), "expected text or an integer, got dict"),
+    # an empty gold is valid only where the protocol can do without one
+    "hipho-empty-gold-no-marking": ("hipho", HP, lambda p: edit_exam(p, 3, lambda i: i.update(answer=["\\boxed{}"])),
+                                    (HP, "DemoPhO_2025_2_a", "answer[0]"), "no marking scheme: nothing could award its points"),
+    "mathvision-empty-gold": ("mathvision", MV, lambda p: edit_jsonl(p, 2, lambda r: r.update(answer="")),
+                              (f"{MV}:2", "2", "answer"), "empty: the protocol compares responses with it"),
+    "physelite-empty-answer-and-solution": ("physelite", PE, lambda p: edit_jsonl(
+        p, 1, lambda r: r.update(problem_answer="", problem_solution=None)),
+        (f"{PE}:1", "PE-S-0001", "problem_answer"), "empty, and so is problem_solution"),
+    "mathvision-level-0": ("mathvision", MV, lambda p: edit_jsonl(p, 1, lambda r: r.update(level=0)),
+                           (f"{MV}:1", "1", "level"), "must be 1 to 5, got 0"),
+    "mathvision-level-6": ("mathvision", MV, lambda p: edit_jsonl(p, 4, lambda r: r.update(level="6")),
+                           (f"{MV}:4", "4", "level"), "must be 1 to 5, got 6"),
+    "physelite-unknown-language": ("physelite", PE, lambda p: edit_jsonl(p, 2, lambda r: r.update(language="fr")),
+                                   (f"{PE}:2", "PE-S-0001", "language"),
+                                   "'fr' is not one of the benchmark's languages (en, zh; `languages` in conf/benchmark/physelite.yaml)"),
+    # a lone surrogate is legal JSON but no character: UTF-8 cannot write it back
+    "mathvision-lone-surrogate": ("mathvision", MV, lambda p: escape_into(p, "What is the perimeter", "\\ud800"),
+                                  (MV, "at line 1", "question"), "a lone surrogate \\ud800"),
+    "physelite-lone-surrogate": ("physelite", PE, lambda p: escape_into(p, "Step 1: The vertical", "\\udfff"),
+                                 (PE, "at line 1", "problem_solution"), "a lone surrogate \\udfff"),
+    "hipho-lone-surrogate": ("hipho", HP, lambda p: escape_into(p, "[Sliding block", "\\udc00"),
+                             (HP, "DemoPhO_2025_1_a", "context"), "a lone surrogate \\udc00"),
+    "hipho-lone-surrogate-in-a-list": ("hipho", HP, lambda p: escape_into(p, "$a = 3.20$", "\\ud83d"),
+                                       (HP, "DemoPhO_2025_1_b", "answer[0]"), "a lone surrogate \\ud83d"),
 }
+
+
+def escape_into(path: Path, before: str, escape: str) -> None:
+    """Put a JSON `\\u` escape into the file's text just before its first `before`."""
+    text = path.read_text(encoding="utf-8")
+    assert before in text, before
+    path.write_text(text.replace(before, escape + before, 1), encoding="utf-8")
 
 
 @pytest.mark.parametrize("case", RECORDS)
@@ -171,6 +227,22 @@ def test_a_malformed_record_names_file_record_and_field(tmp_path, case):
     root = release(tmp_path, kind)
     damage(root / name)
     fetch_fails(tmp_path, kind, root, path=str(root / where), record=record, field=field, match=words)
+
+
+@pytest.mark.parametrize("case,runs", [("hipho-points-nan", 2), ("mathvision-lone-surrogate", 1),
+                                       ("physelite-unknown-language", 1)])
+def test_a_bad_record_stops_the_fetch_stage_on_every_run(tmp_path, case, runs):
+    """Through the stage script as DVC runs it: one line naming file, record and field, exit 2,
+    nothing written; and a rerun refuses again (nothing from the first run lets it through)."""
+    kind, name, damage, (where, record, field), words = RECORDS[case]
+    root = release(tmp_path, kind)
+    damage(root / name)
+    outputs = tmp_path / "outputs"
+    for _ in range(runs):
+        line = one_clear_error(stage("fetch", f"benchmark=sample_{kind}", f"benchmark.source.path={root}", outputs=outputs))
+        assert line.startswith(f"error: {root / where}: record {record}: field '{field}': "), line
+        assert words.replace("conf/benchmark/physelite", "conf/benchmark/sample_physelite") in line
+        assert_nothing_written(outputs / "problems" / f"sample_{kind}")
 
 
 def test_a_numeric_answer_is_read_as_its_text(tmp_path):

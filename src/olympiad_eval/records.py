@@ -310,7 +310,39 @@ def iter_json_lines(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
                 raise RecordError(path, f"at line {line_number}", "(json)", error.msg) from None
             if not isinstance(data, dict):
                 raise RecordError(path, f"at line {line_number}", "(json)", "not a JSON object")
+            if _MAYBE_SURROGATE.search(line):
+                check_no_surrogates(data, path, f"at line {line_number}")
             yield line_number, data
+
+
+# A `\ud800`-style escape: JSON allows a lone surrogate, which is no character, and UTF-8 cannot
+# write it; it would stop a later write with a traceback. A pair (an emoji written as two escapes)
+# is decoded into one character and is fine: the check walks the decoded object.
+_MAYBE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_no_surrogates(data: Any, path: str | os.PathLike, record: str) -> None:
+    """Refuse a decoded JSON value holding a lone surrogate, naming its field (`answer[2]`)."""
+    found = _surrogate_at(data, "")
+    if found is not None:
+        field_name, text = found
+        character = _SURROGATE.search(text).group()
+        raise RecordError(path, record, field_name or "(json)",
+                          f"a lone surrogate \\u{ord(character):04x} (a \\u escape that is no character): fix the file")
+
+
+def _surrogate_at(value: Any, where: str) -> tuple[str, str] | None:
+    if isinstance(value, str):
+        return (where, value) if _SURROGATE.search(value) else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if isinstance(key, str) and _SURROGATE.search(key):
+            return (where or "(key)", key)
+        found = _surrogate_at(item, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where else key)
+        if found is not None:
+            return found
+    return None
 
 
 @contextlib.contextmanager
