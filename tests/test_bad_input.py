@@ -8,14 +8,22 @@ Most cases call the stage functions (`fetch`, `render`, `generate`, `judge`), wh
 
 records    broken JSON line; missing field; wrong types (HiPhO answers as a number, points as text,
            MATH-Vision answer as a list, options as text, level as a word; PhysElite difficulty);
-           a problem that is not an object; duplicate ids; an empty release; non-UTF-8 files
+           a problem that is not an object; duplicate ids; an empty release; non-UTF-8 files;
+           HiPhO points that are NaN, infinite, negative, text or lists; a HiPhO answer or unit that
+           is an object; an empty or blank id, or an id that is an object; an empty gold where the
+           protocol needs one (HiPhO without a marking scheme, MATH-Vision, PhysElite without a
+           solution); a MATH-Vision level outside 1-5; a PhysElite language not in the config's
+           `languages`; a lone surrogate (`\\ud800`) in a JSON or JSONL release, also in a list;
+           three of these through the fetch stage script, one of them run twice
 figures    unknown image reference; missing file; corrupt bytes; a decompression bomb; paths
            leaving the release (`../../etc/passwd`, absolute); a 50 MB image
 config     model.concurrency=abc, timeout<=0, judge.rel_tol as text, an unknown check option, min_coverage out of range,
            an llm judge with no judges, unknown model / judge / suite / benchmark names, a suite
            that was never rendered, an unset API key variable, a template with an unknown field
-runs       an endpoint that is down; an unwritable output folder; a replay file without ids;
-           generations for ids not in the suite
+runs       an endpoint that is down; an output folder that cannot be made; an output that cannot be written
+           (a file-size limit of 0, which binds root too); a full disk in the middle of an output (a
+           file-size limit stands in for it), twice; a replay file without ids; generations for ids
+           not in the suite
 judging    a 1 MB response; LaTeX that explodes sympy; a response that instructs the judge
            (with the gullible judge of tests/test_judging_protocols.py)
 code       no eval/exec in src/
@@ -31,7 +39,9 @@ import io
 import json
 import os
 import re
+import resource
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -107,14 +117,26 @@ def edit_exam(path: Path, element: int, change) -> None:
     path.write_text(json.dumps(items, ensure_ascii=False), encoding="utf-8")
 
 
-def stage(name: str, *overrides: str, outputs: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    """Run a stage script as DVC does, with its outputs and request cache under a temporary folder."""
+def stage(name: str, *overrides: str, outputs: Path, env: dict | None = None,
+          file_size_limit: int | None = None) -> subprocess.CompletedProcess:
+    """Run a stage script as DVC does, with its outputs and request cache under a temporary folder;
+    with `file_size_limit`, no file it writes may grow past that many bytes (see `limit_file_size`)."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env or {})}
     environment.pop("OPENAI_API_KEY", None)
     environment.pop("HYDRA_FULL_ERROR", None)  # what a user sees by default
     command = [sys.executable, str(ROOT / "stages" / f"{name}.py"), *overrides, f"paths.outputs={outputs}",
                f"paths.request_cache={outputs.parent / 'cache.sqlite'}"]
-    return subprocess.run(command, check=False, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120)
+    return subprocess.run(command, check=False, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120,
+                          preexec_fn=None if file_size_limit is None else lambda: limit_file_size(file_size_limit))
+
+
+def limit_file_size(size: int) -> None:
+    """In a child about to run a stage: a write that would grow any file past `size` bytes fails
+    with EFBIG, as a full disk fails with ENOSPC. Unlike a full disk or a read-only folder, this
+    needs no root and binds root too (CI runs as root), and it affects this child only. SIGXFSZ,
+    which would otherwise kill the process, is ignored (Python ignores it too), so the write fails."""
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
 def one_clear_error(result: subprocess.CompletedProcess, status: int = 2) -> str:
@@ -454,17 +476,26 @@ def test_an_output_folder_that_cannot_be_made(tmp_path):
     assert blocker.read_text(encoding="utf-8").startswith("a file")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder: the chmod variant cannot fail")
-def test_a_read_only_output_folder(tmp_path):
-    problems = tmp_path / "outputs" / "problems"
-    problems.mkdir(parents=True)
-    problems.chmod(0o500)
-    try:
-        with pytest.raises(PermissionError):
-            fetch("sample_hipho", config("hipho", SAMPLE / "hipho"), problems / "sample_hipho")
-        assert list(problems.iterdir()) == []
-    finally:
-        problems.chmod(0o700)
+def test_an_output_that_cannot_be_written(tmp_path):
+    """Not one byte can be written to any file (a file-size limit of 0; a read-only folder would not
+    stop root, whom CI runs as): the first file the fetch stage writes, a figure, fails. One line
+    names the output (not its temporary folder), and nothing of it is left."""
+    outputs = tmp_path / "outputs"
+    line = one_clear_error(stage("fetch", "benchmark=sample_hipho", outputs=outputs, file_size_limit=0))
+    assert line == f"error: File too large: {outputs / 'problems' / 'sample_hipho'}"
+    assert list((outputs / "problems").iterdir()) == []
+
+
+def test_a_full_disk_while_writing_an_output(render_suite, tmp_path):
+    """The disk fills up in the middle of the generations file (a file-size limit of 1,000 bytes
+    stands in for it: the file needs more). One line names the file, no traceback, exit 2; neither
+    the file nor its temporary sibling is left; and a rerun on the still full disk refuses again."""
+    outputs = render_suite("sample_hipho", "sample_hipho")
+    out = outputs / "generations/sample_hipho/reference.jsonl"
+    for _ in range(2):
+        result = stage("generate", "model=reference", "cell.suite=sample_hipho", outputs=outputs, file_size_limit=1000)
+        assert one_clear_error(result) == f"error: File too large: {out}"
+        assert_nothing_written(out)
 
 
 def test_a_replay_row_without_an_id(render_suite, tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import pytest
 import yaml
 
 from olympiad_eval.records import Generation, InputError, read_jsonl
-from olympiad_eval.stage import check_family, read_plan
+from olympiad_eval.stage import check_family, clear_errors, read_plan
 from tests.conftest import ROOT
 
 
@@ -90,3 +91,27 @@ def test_a_sweep_exits_with_its_launcher_s_workers_shut_down(tmp_path):
                             cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert {path.name for path in (tmp_path / "problems").iterdir()} == {"sample_hipho", "sample_mathvision"}
+
+
+# ---------------------------------------------------------------- errors
+
+def test_a_full_disk_that_names_no_file_still_ends_in_one_line(capsys):
+    """Outputs name their file when the disk is full (tests/test_bad_input.py runs that); a write
+    anywhere else (a scratch file) still ends in one line, never in a traceback."""
+    @clear_errors
+    def stage(cfg):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with pytest.raises(SystemExit) as exit:
+        stage(None)
+    assert exit.value.code == 2
+    assert capsys.readouterr().err == "error: No space left on device while this stage was writing: free some space, then rerun\n"
+
+
+def test_an_os_error_about_no_file_is_a_bug_and_keeps_its_traceback():
+    @clear_errors
+    def stage(cfg):
+        raise ConnectionResetError(errno.ECONNRESET, "reset")
+
+    with pytest.raises(ConnectionResetError):
+        stage(None)

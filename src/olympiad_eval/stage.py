@@ -20,7 +20,7 @@ from omegaconf import OmegaConf
 
 from olympiad_eval.llm import api_key
 from olympiad_eval.mathcheck import Options
-from olympiad_eval.records import InputError
+from olympiad_eval.records import WRITE_ERRORS, InputError
 
 log = logging.getLogger("olympiad_eval")
 
@@ -34,8 +34,9 @@ _finished: list[bool] = []  # per job this process ran: whether it was a single 
 
 
 def clear_errors(stage):
-    """Errors a user can act on (bad input or config, a file that cannot be read or written) end
-    the stage with their message and exit status 2; anything else is a bug and keeps its traceback."""
+    """Errors a user can act on (bad input or config, a file that cannot be read or written, a full
+    disk) end the stage with their message and exit status 2; anything else is a bug and keeps its
+    traceback."""
 
     @functools.wraps(stage)
     def run(cfg):
@@ -46,6 +47,8 @@ def clear_errors(stage):
         except InputError as error:
             fail(str(error))
         except OSError as error:
+            if error.filename is None and error.errno in WRITE_ERRORS:  # outputs name their file; this net catches the rest
+                fail(f"{error.strerror or error} while this stage was writing: free some space, then rerun")
             if error.filename is None:  # not about a file: a bug, or a failure the stage should have caught
                 raise
             fail(f"{error.strerror or error}: {error.filename}" + (f" -> {error.filename2}" if error.filename2 else ""))
