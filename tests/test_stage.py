@@ -9,9 +9,10 @@ import sys
 
 import pytest
 import yaml
+from omegaconf import OmegaConf
 
 from olympiad_eval.records import Generation, InputError, read_jsonl
-from olympiad_eval.stage import check_family, clear_errors, read_plan
+from olympiad_eval.stage import check_family, check_model, clear_errors, read_plan
 from tests.conftest import ROOT
 
 
@@ -61,6 +62,40 @@ def test_a_malformed_plan_is_named_with_its_key(tmp_path, plan, message):
     with pytest.raises(InputError) as error:
         read_plan(path)
     assert str(error.value).startswith(f"{path}: ") and message in str(error.value)
+
+
+# ---------------------------------------------------------------- config checks
+
+GPT = {"provider": "openai", "base_url": "https://api.example.com/v1", "model": "m", "api_key_env": None}
+
+
+@pytest.mark.parametrize("cfg,message", [
+    ({"provider": "reference", "generation": "greedy"}, "generation must be a mapping of request settings"),
+    ({**GPT, "generation": [0.7, 100]}, "generation must be a mapping of request settings (temperature: 0, max_tokens: 4096, ...), got [0.7, 100]"),
+    ({**GPT, "generation": {"seed": 1.5}}, "generation: seed must be an integer, got 1.5"),
+    ({**GPT, "prices": 2.5}, "prices must map input and output to USD per million tokens"),
+    ({**GPT, "prices": [2.5, 10.0]}, "prices must map input and output to USD per million tokens (input: 2.5, output: 10.0), got [2.5, 10.0]"),
+    ({**GPT, "prices": {"input": "2.5", "output": 10}}, "prices: input must be a number >= 0, got '2.5'"),
+    ({**GPT, "prices": {"input": 2.5, "output": None}}, "prices: output must be a number >= 0, got None"),
+    ({**GPT, "prices": {"input": float("nan")}}, "prices: input must be a number >= 0, got nan"),
+    ({**GPT, "prices": {"input": -1}}, "prices: input must be a number >= 0, got -1"),
+    ({**GPT, "prices": {"inputs": 1}}, "prices: 'inputs' is not one of input, output"),
+    ({**GPT, "concurrency": 0}, "concurrency must be an integer >= 1, got 0"),
+    ({**GPT, "concurrency": 2.0}, "concurrency must be an integer >= 1, got 2.0"),
+    ({**GPT, "concurrency": True}, "concurrency must be an integer >= 1, got True"),
+    ({"provider": "replay", "samples": -2}, "samples must be an integer >= 1, got -2"),
+    ({"provider": "reference", "samples": "8"}, "samples must be an integer >= 1, got '8'"),
+])
+def test_a_model_config_of_the_wrong_type_is_named_with_its_key(cfg, message):
+    with pytest.raises(InputError) as error:
+        check_model(OmegaConf.create(cfg), "m")
+    assert str(error.value).startswith("model 'm' (conf/model/m.yaml or an override): ")
+    assert message in str(error.value)
+
+
+def test_the_shipped_model_configs_pass_their_checks():
+    for path in sorted((ROOT / "conf" / "model").glob("*.yaml")):
+        check_model(OmegaConf.merge(OmegaConf.load(path), {"api_key_env": None}), path.stem)
 
 
 def test_a_benchmark_in_the_pipeline_of_another_kind_is_named(tmp_path):

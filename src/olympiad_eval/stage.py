@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import gc
 import logging
+import math
 import os
 import sys
 from collections import Counter
@@ -147,12 +148,12 @@ def check_family(plan: dict, benchmark: str, kind: str, path: str | Path) -> Non
 
 def number(cfg, key: str, where: str, *, integer: bool = False, minimum: float | None = None,
            above: float | None = None, maximum: float | None = None) -> None:
-    """`cfg[key]`, where set (null or absent: the code's default), must be a number in range."""
+    """`cfg[key]`, where set (null or absent: the code's default), must be a finite number in range."""
     value = cfg.get(key)
     if value is None:
         return
     kinds = int if integer else (int, float)
-    wrong_type = isinstance(value, bool) or not isinstance(value, kinds)
+    wrong_type = isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value)  # NaN passes any bound
     if wrong_type or (minimum is not None and value < minimum) or (above is not None and value <= above) \
             or (maximum is not None and value > maximum):
         bounds = " and ".join(f"{sign} {limit:g}" for sign, limit in ((">=", minimum), (">", above), ("<=", maximum))
@@ -179,9 +180,44 @@ def check_endpoint(cfg, where: str) -> None:
         raise InputError(f"{where}: {error}") from None
 
 
+def request_settings(cfg, key: str, where: str) -> None:
+    """`cfg[key]`, where set: the settings sent with each request, a mapping; its `seed`, which
+    each sample offsets, an integer."""
+    settings = cfg.get(key)
+    if settings is None:
+        return
+    if not OmegaConf.is_dict(settings):
+        raise InputError(f"{where}: {key} must be a mapping of request settings (temperature: 0, max_tokens: 4096, ...), "
+                         f"got {settings!r}")
+    number(settings, "seed", f"{where}: {key}", integer=True)
+
+
+PRICES = ("input", "output")
+
+
+def check_prices(cfg, where: str) -> None:
+    """`prices`, where set: USD per million input and output tokens (checked before a request is
+    sent: the cost is added up after the replies, when a bad price would end the stage unpaid for)."""
+    prices = cfg.get("prices")
+    if prices is None:
+        return
+    if not OmegaConf.is_dict(prices):
+        raise InputError(f"{where}: prices must map input and output to USD per million tokens (input: 2.5, "
+                         f"output: 10.0), got {prices!r}")
+    for key in prices:
+        if key not in PRICES:
+            raise InputError(f"{where}: prices: '{key}' is not one of {', '.join(PRICES)}")
+        if prices[key] is None:
+            raise InputError(f"{where}: prices: {key} must be a number >= 0, got None")
+        number(prices, key, f"{where}: prices", minimum=0)
+
+
 def check_model(cfg, name: str) -> None:
+    """Everything of a model's config that generate reads, checked before its first request."""
     where = f"model '{name}' (conf/model/{name}.yaml or an override)"
     number(cfg, "samples", where, integer=True, minimum=1)
+    request_settings(cfg, "generation", where)
+    check_prices(cfg, where)
     if cfg.get("provider") == "openai":
         check_endpoint(cfg, where)
 
@@ -207,6 +243,7 @@ def check_judge(cfg, name: str) -> None:
     number(cfg, "max_reasks", where, integer=True, minimum=0)
     if cfg.get("kind") != "llm":
         return
+    request_settings(cfg, "settings", where)
     judges = cfg.get("judges")
     if not OmegaConf.is_dict(judges) or not judges:
         raise InputError(f"{where}: an llm judge needs at least one entry under `judges` (name: endpoint), got {judges!r}")
