@@ -31,7 +31,11 @@ runs       an endpoint that is down; an output folder that cannot be made; an ou
 judging    a 1 MB response; LaTeX that explodes sympy; a response that instructs the judge
            (with the gullible judge of tests/test_judging_protocols.py)
 code       no eval/exec in src/
-dvc        `dvc repro` on a broken release caches nothing; params.yaml naming a missing conf file
+plan       a model, judge or benchmark named twice (DVC silently makes one cell of it); a suite or
+           any key given twice in one mapping; `models` as text (DVC itself fails on it before any
+           stage): refused by the first stage, fetch, and by the stages that read the plan
+dvc        `dvc repro` on a broken release caches nothing; params.yaml naming a missing conf file;
+           `dvc repro` of a plan naming a model twice stops at its first stage
 """
 
 from __future__ import annotations
@@ -467,6 +471,28 @@ def test_a_bad_price_stops_generate_before_any_request_is_paid_for(render_suite,
     assert_nothing_written(outputs / "generations" / "sample_hipho")
 
 
+@pytest.mark.parametrize("name,overrides,change,words", [
+    ("fetch", ["benchmark=sample_hipho"], lambda plan: plan.replace("  - demo\n", "  - demo\n  - reference\n"),
+     "models: 'reference' named twice; each name once"),
+    ("report", [], lambda plan: plan.replace("models:\n  - reference\n  - demo\n", "models: demo\n"),
+     "models must be a list of names (a list even of one: [demo]), got 'demo'"),
+    ("aggregate", ["benchmark=sample_physelite"],
+     lambda plan: plan.replace("      sample_physelite_zh: sample_physelite\n", "      sample_physelite_zh: sample_physelite\n" * 2),
+     "'sample_physelite_zh' is given twice in one mapping; each name once"),
+], ids=["model-twice-at-fetch", "models-as-text-at-report", "suite-twice-at-aggregate"])
+def test_a_plan_naming_something_twice_stops_the_stage(tmp_path, name, overrides, change, words):
+    """DVC fans a name given twice out into one cell, silently, and the last stages would count it
+    twice; fetch, the first stage DVC runs, refuses such a plan already, as do the stages that read
+    it. (`models` as text makes DVC itself fail before any stage, with "'Value' object is not
+    iterable"; run by hand, our stages name the key.)"""
+    plan = tmp_path / "params.yaml"
+    plan.write_text(change((ROOT / "params.yaml").read_text(encoding="utf-8")), encoding="utf-8")
+    outputs = tmp_path / "outputs"
+    line = one_clear_error(stage(name, *overrides, f"paths.plan={plan}", outputs=outputs))
+    assert line.startswith(f"error: {plan}: ") and line.endswith(words), line
+    assert not outputs.exists()
+
+
 @pytest.mark.parametrize("name,overrides,group", [
     ("generate", ["model=nosuch", "cell.suite=sample_hipho"], "model"),
     ("judge", ["judge=nosuch", "cell.suite=sample_hipho", "cell.model=m"], "judge"),
@@ -693,3 +719,11 @@ def test_dvc_repro_of_a_broken_release_caches_nothing(tmp_path):
         missing.stdout + missing.stderr)
     assert (repo.path / "outputs/suites/sample_hipho/prompts.jsonl").is_file()  # the stages before it ran
     assert not (repo.path / "outputs/generations/sample_hipho").exists()
+
+    # a plan naming a model twice: DVC makes one cell of it, and the first stage it runs refuses the plan
+    repo.write("params.yaml", plan.replace("  - nosuch\n", "  - reference\n"))
+    twice = subprocess.run([str(Path(sys.executable).parent / "dvc"), "repro", "pipelines/physelite/dvc.yaml"],
+                           check=False, cwd=repo.path, env=repo.env, capture_output=True, text=True, timeout=300)
+    assert twice.returncode != 0
+    assert "error: params.yaml: models: 'reference' named twice; each name once" in twice.stdout + twice.stderr
+    assert not (repo.path / "outputs/problems/sample_physelite").exists()

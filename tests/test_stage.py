@@ -48,13 +48,20 @@ PIPELINE = {"benchmarks": ["pe"], "suites": {"pe_en": "pe"}}
 
 @pytest.mark.parametrize("plan,message", [
     ({"models": ["m"], "judges": ["rule"]}, "pipelines must map each benchmark family"),
-    ({"models": "m", "judges": ["rule"], "pipelines": {}}, "models must be a list of names, got 'm'"),
     ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": ["pe"]}}},
      "pipelines.physelite must have a list `benchmarks` and a mapping `suites`"),
     ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": [], "suites": {"pe_en": "pe"}}}},
      "pipelines.physelite.suites.pe_en: benchmark 'pe' is not in pipelines.physelite.benchmarks"),
     ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": PIPELINE, "hipho": PIPELINE}},
      "pipelines.hipho: benchmark 'pe' is also in pipelines.physelite"),
+    # DVC fans a name given twice out into one cell, silently; the tables would count it twice
+    ({"models": ["m", "gpt-4o", "m"], "judges": ["rule"], "pipelines": {}}, "models: 'm' named twice; each name once"),
+    ({"models": ["m"], "judges": ["rule", "gpt-4o", "gpt-4o", "rule"], "pipelines": {}},
+     "judges: 'gpt-4o', 'rule' named twice; each name once"),
+    ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": ["pe", "pe"], "suites": {}}}},
+     "pipelines.physelite.benchmarks: 'pe' named twice; each name once"),
+    ({"models": "m", "judges": ["rule"], "pipelines": {}}, "models must be a list of names (a list even of one: [m]), got 'm'"),
+    ({"models": ["m"], "judges": "rule", "pipelines": {}}, "judges must be a list of names (a list even of one: [rule])"),
 ])
 def test_a_malformed_plan_is_named_with_its_key(tmp_path, plan, message):
     path = tmp_path / "params.yaml"
@@ -96,6 +103,20 @@ def test_a_model_config_of_the_wrong_type_is_named_with_its_key(cfg, message):
 def test_the_shipped_model_configs_pass_their_checks():
     for path in sorted((ROOT / "conf" / "model").glob("*.yaml")):
         check_model(OmegaConf.merge(OmegaConf.load(path), {"api_key_env": None}), path.stem)
+
+
+@pytest.mark.parametrize("text,line,key", [
+    ("models: [m]\njudges: [rule]\npipelines:\n  physelite:\n    benchmarks: [pe]\n    suites:\n      pe_en: pe\n"
+     "      pe_en: pe\n", 8, "pe_en"),
+    ("models: [m]\njudges: [rule]\npipelines: {}\nmodels: [n]\n", 4, "models"),
+])
+def test_a_key_given_twice_in_the_plan_is_refused(tmp_path, text, line, key):
+    """PyYAML keeps the last of two equal keys; DVC refuses the file, and so does the plan's reader."""
+    path = tmp_path / "params.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as error:
+        read_plan(path)
+    assert str(error.value) == f"{path}: line {line}: '{key}' is given twice in one mapping; each name once"
 
 
 def test_a_benchmark_in_the_pipeline_of_another_kind_is_named(tmp_path):

@@ -88,18 +88,41 @@ def most_common(reasons: Iterable[str], shown: int = 3) -> str:
 
 # ---------------------------------------------------------------- the plan
 
+class _PlanLoader(yaml.SafeLoader):
+    """YAML that refuses a key given twice in one mapping (PyYAML would keep the last silently,
+    where DVC refuses the file): a suite named twice is a mistake, never an override."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise _GivenTwice(f"line {key_node.start_mark.line + 1}: '{key}' is given twice in one mapping")
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+class _GivenTwice(Exception):
+    pass
+
+
 def read_plan(path: str | Path) -> dict:
     """The run plan (params.yaml) with its pipelines joined: `benchmarks`, `suites` (suite: its
-    benchmark), `models`, `judges`, and `family` (benchmark: the pipeline it is in)."""
+    benchmark), `models`, `judges`, and `family` (benchmark: the pipeline it is in). A name given
+    twice is refused: DVC's fan-out would silently drop the second (one cell per name)."""
     try:
-        plan = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        plan = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_PlanLoader)  # noqa: S506 (a SafeLoader)
+    except _GivenTwice as error:
+        raise InputError(f"{path}: {error}; each name once") from None
     except yaml.YAMLError as error:
         raise InputError(f"{path}: not valid YAML ({error})") from None
     if not isinstance(plan, dict):
         raise InputError(f"{path}: the plan must be a mapping (models, judges, pipelines)")
     for key in ("models", "judges"):
         if not isinstance(plan.get(key), list) or not all(isinstance(name, str) for name in plan[key]):
-            raise InputError(f"{path}: {key} must be a list of names, got {plan.get(key)!r}")
+            hint = f" (a list even of one: [{plan[key]}])" if isinstance(plan.get(key), str) else ""
+            raise InputError(f"{path}: {key} must be a list of names{hint}, got {plan.get(key)!r}")
+        _refuse_twice(plan[key], f"{path}: {key}")
     if not isinstance(plan.get("pipelines"), dict):
         raise InputError(f"{path}: pipelines must map each benchmark family to its benchmarks and suites")
     joined = {"benchmarks": [], "suites": {}, "models": plan["models"], "judges": plan["judges"], "family": {}}
@@ -108,6 +131,7 @@ def read_plan(path: str | Path) -> dict:
         if not isinstance(part, dict) or not isinstance(part.get("benchmarks"), list) \
                 or not isinstance(part.get("suites"), dict):
             raise InputError(f"{where} must have a list `benchmarks` and a mapping `suites` (suite: its benchmark)")
+        _refuse_twice(part["benchmarks"], f"{where}.benchmarks")
         for benchmark in part["benchmarks"]:
             if benchmark in joined["family"]:
                 raise InputError(f"{where}: benchmark '{benchmark}' is also in pipelines.{joined['family'][benchmark]}")
@@ -120,6 +144,12 @@ def read_plan(path: str | Path) -> dict:
                 raise InputError(f"{where}.suites: suite '{suite}' is in another pipeline too")
             joined["suites"][suite] = benchmark
     return joined
+
+
+def _refuse_twice(names: list, where: str) -> None:
+    twice = sorted({str(name) for name in names if names.count(name) > 1})
+    if twice:
+        raise InputError(f"{where}: {', '.join(repr(name) for name in twice)} named twice; each name once")
 
 
 def suite_configs(plan: dict, benchmark: str) -> dict:
