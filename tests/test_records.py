@@ -323,7 +323,7 @@ except OSError as error:
     ("with atomic_dir(out / 'tables') as staging:\n        (staging / 'scores.csv').write_text('y' * 200)", "tables"),
     ("with atomic_dir(out / 'problems') as staging:\n        write_jsonl(staging / 'problems.jsonl', records)",
      "problems/problems.jsonl"),
-])
+], ids=["a-jsonl-file", "a-folder", "a-jsonl-file-in-a-folder"])
 def test_a_full_disk_names_the_output_and_leaves_nothing(tmp_path, write, written):
     result = subprocess.run([sys.executable, "-c", FULL_DISK.replace("{write}", write), str(tmp_path)],
                             env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, capture_output=True, text=True, timeout=60)
@@ -331,3 +331,24 @@ def test_a_full_disk_names_the_output_and_leaves_nothing(tmp_path, write, writte
     assert result.stdout.strip() == f"{errno.EFBIG}|{tmp_path / written}|None"  # the output, never a temporary name
     assert list(tmp_path.iterdir()) == []  # nor its temporary sibling
 
+
+
+def test_a_full_disk_while_copying_into_an_output_names_the_copy(tmp_path):
+    """shutil.copyfile on a full disk names its source and its (temporary) target: the error then
+    names the output's file that was being written, not the release's, nor the temporary folder."""
+    target = tmp_path / "problems"
+    with pytest.raises(OSError) as caught:
+        with atomic_dir(target) as staging:
+            (staging / "figures").mkdir()
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/release/fig.png", None, str(staging / "figures/a.png"))
+    assert (caught.value.errno, caught.value.filename, caught.value.filename2) == (
+        errno.ENOSPC, str(target / "figures/a.png"), None)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_error_about_another_file_keeps_its_names(tmp_path):
+    """Only a failed write of the output is renamed: an input that cannot be read stays named."""
+    with pytest.raises(FileNotFoundError) as caught:
+        with atomic_file(tmp_path / "out.txt"):
+            open(tmp_path / "missing.txt", encoding="utf-8")
+    assert caught.value.filename == str(tmp_path / "missing.txt")
