@@ -48,9 +48,7 @@ import io
 import json
 import os
 import re
-import resource
 import shutil
-import signal
 import struct
 import subprocess
 import sys
@@ -129,23 +127,27 @@ def edit_exam(path: Path, element: int, change) -> None:
 def stage(name: str, *overrides: str, outputs: Path, env: dict | None = None,
           file_size_limit: int | None = None) -> subprocess.CompletedProcess:
     """Run a stage script as DVC does, with its outputs and request cache under a temporary folder;
-    with `file_size_limit`, no file it writes may grow past that many bytes (see `limit_file_size`)."""
+    with `file_size_limit`, no file it writes may grow past that many bytes (see `LIMIT_FILE_SIZE`)."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env or {})}
     environment.pop("OPENAI_API_KEY", None)
     environment.pop("HYDRA_FULL_ERROR", None)  # what a user sees by default
     command = [sys.executable, str(ROOT / "stages" / f"{name}.py"), *overrides, f"paths.outputs={outputs}",
                f"paths.request_cache={outputs.parent / 'cache.sqlite'}"]
-    return subprocess.run(command, check=False, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120,
-                          preexec_fn=None if file_size_limit is None else lambda: limit_file_size(file_size_limit))
+    if file_size_limit is not None:
+        command = [sys.executable, "-c", LIMIT_FILE_SIZE, str(file_size_limit), *command]
+    return subprocess.run(command, check=False, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120)
 
 
-def limit_file_size(size: int) -> None:
-    """In a child about to run a stage: a write that would grow any file past `size` bytes fails
-    with EFBIG, as a full disk fails with ENOSPC. Unlike a full disk or a read-only folder, this
-    needs no root and binds root too (CI runs as root), and it affects this child only. SIGXFSZ,
-    which would otherwise kill the process, is ignored (Python ignores it too), so the write fails."""
-    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+# Run the command in argv[2:] where a write that would grow any file past argv[1] bytes fails with
+# EFBIG, as a full disk fails with ENOSPC: the same failure of a write that names no file. Unlike a
+# full disk or a read-only folder, it needs no root and binds root too (CI runs as root), and only
+# this child. SIGXFSZ, which would kill it instead, is ignored (an ignored signal stays ignored
+# across exec), so the write fails. Pipes, such as its captured output, have no size to limit.
+LIMIT_FILE_SIZE = """import os, resource, signal, sys
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), int(sys.argv[1])))
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+os.execv(sys.argv[2], sys.argv[2:])
+"""
 
 
 def one_clear_error(result: subprocess.CompletedProcess, status: int = 2) -> str:
