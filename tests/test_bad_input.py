@@ -8,18 +8,35 @@ Most cases call the stage functions (`fetch`, `render`, `generate`, `judge`), wh
 
 records    broken JSON line; missing field; wrong types (HiPhO answers as a number, points as text,
            MATH-Vision answer as a list, options as text, level as a word; PhysElite difficulty);
-           a problem that is not an object; duplicate ids; an empty release; non-UTF-8 files
+           a problem that is not an object; duplicate ids; an empty release; non-UTF-8 files;
+           HiPhO points that are NaN, infinite, negative, text or lists; a HiPhO answer or unit that
+           is an object; an empty or blank id, or an id that is an object; an empty gold where the
+           protocol needs one (HiPhO without a marking scheme, MATH-Vision, PhysElite without a
+           solution); a MATH-Vision level outside 1-5; a PhysElite language not in the config's
+           `languages`; a lone surrogate (`\\ud800`) in a JSON or JSONL release, also in a list;
+           three of these through the fetch stage script, one of them run twice
 figures    unknown image reference; missing file; corrupt bytes; a decompression bomb; paths
            leaving the release (`../../etc/passwd`, absolute); a 50 MB image
-config     model.concurrency=abc, timeout<=0, judge.rel_tol as text, an unknown check option, min_coverage out of range,
-           an llm judge with no judges, unknown model / judge / suite / benchmark names, a suite
-           that was never rendered, an unset API key variable, a template with an unknown field
-runs       an endpoint that is down; an unwritable output folder; a replay file without ids;
-           generations for ids not in the suite
+config     model.concurrency=abc, timeout<=0, a model's generation (or a judge's settings) that is
+           not a mapping, prices as text, a price as text (checked before any request: a bad price
+           once failed after all were paid for; tests/test_stage.py checks more: a seed as text,
+           prices as a list, negative, NaN or of an unknown kind, concurrency or samples of 0,
+           2.0, true or text), judge.rel_tol as text, an unknown check option,
+           min_coverage out of range, an llm judge with no judges, unknown model / judge / suite /
+           benchmark names, a suite that was never rendered, an unset API key variable, a template
+           with an unknown field
+runs       an endpoint that is down; an output folder that cannot be made; an output that cannot be written
+           (a file-size limit of 0, which binds root too); a full disk in the middle of an output (a
+           file-size limit stands in for it), twice; a replay file without ids; generations for ids
+           not in the suite
 judging    a 1 MB response; LaTeX that explodes sympy; a response that instructs the judge
            (with the gullible judge of tests/test_judging_protocols.py)
 code       no eval/exec in src/
-dvc        `dvc repro` on a broken release caches nothing; params.yaml naming a missing conf file
+plan       a model, judge or benchmark named twice (DVC silently makes one cell of it); a suite or
+           any key given twice in one mapping; `models` as text (DVC itself fails on it before any
+           stage): refused by the first stage, fetch, and by the stages that read the plan
+dvc        `dvc repro` on a broken release caches nothing; params.yaml naming a missing conf file;
+           `dvc repro` of a plan naming a model twice stops at its first stage
 """
 
 from __future__ import annotations
@@ -109,14 +126,30 @@ def edit_exam(path: Path, element: int, change) -> None:
     path.write_text(json.dumps(items, ensure_ascii=False), encoding="utf-8")
 
 
-def stage(name: str, *overrides: str, outputs: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    """Run a stage script as DVC does, with its outputs and request cache under a temporary folder."""
+def stage(name: str, *overrides: str, outputs: Path, env: dict | None = None,
+          file_size_limit: int | None = None) -> subprocess.CompletedProcess:
+    """Run a stage script as DVC does, with its outputs and request cache under a temporary folder;
+    with `file_size_limit`, no file it writes may grow past that many bytes (see `LIMIT_FILE_SIZE`)."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env or {})}
     environment.pop("OPENAI_API_KEY", None)
     environment.pop("HYDRA_FULL_ERROR", None)  # what a user sees by default
     command = [sys.executable, str(ROOT / "stages" / f"{name}.py"), *overrides, f"paths.outputs={outputs}",
                f"paths.request_cache={outputs.parent / 'cache.sqlite'}"]
+    if file_size_limit is not None:
+        command = [sys.executable, "-c", LIMIT_FILE_SIZE, str(file_size_limit), *command]
     return subprocess.run(command, check=False, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120)
+
+
+# Run the command in argv[2:] where a write that would grow any file past argv[1] bytes fails with
+# EFBIG, as a full disk fails with ENOSPC: the same failure of a write that names no file. Unlike a
+# full disk or a read-only folder, it needs no root and binds root too (CI runs as root), and only
+# this child. SIGXFSZ, which would kill it instead, is ignored (an ignored signal stays ignored
+# across exec), so the write fails. Pipes, such as its captured output, have no size to limit.
+LIMIT_FILE_SIZE = """import os, resource, signal, sys
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), int(sys.argv[1])))
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+os.execv(sys.argv[2], sys.argv[2:])
+"""
 
 
 def one_clear_error(result: subprocess.CompletedProcess, status: int = 2) -> str:
@@ -164,7 +197,63 @@ RECORDS = {
                                     (HP, "(element 1)", "(json)"), "must be a JSON object, got str"),
     "hipho-broken-json": ("hipho", HP, lambda p: p.write_text(p.read_text(encoding="utf-8")[:-3], encoding="utf-8"),
                           (HP, "(file)", "(json)"), "invalid JSON"),
+    # points must be finite numbers >= 0: NaN would make every score NaN, a string "2" silently 2
+    "hipho-points-nan": ("hipho", HP, lambda p: edit_exam(p, 1, lambda i: i.update(points=[float("nan")])),
+                         (HP, "DemoPhO_2025_1_a", "points[0]"), "must be a finite number >= 0, got nan"),
+    "hipho-points-infinite": ("hipho", HP, lambda p: edit_exam(p, 1, lambda i: i.update(points=[float("inf")])),
+                              (HP, "DemoPhO_2025_1_a", "points[0]"), "must be a finite number >= 0, got inf"),
+    "hipho-points-negative": ("hipho", HP, lambda p: edit_exam(p, 2, lambda i: i.update(points=[1.0, -1.0])),
+                              (HP, "DemoPhO_2025_1_b", "points[1]"), "must be a finite number >= 0, got -1.0"),
+    "hipho-points-text-in-list": ("hipho", HP, lambda p: edit_exam(p, 2, lambda i: i.update(points=["1", "1"])),
+                                  (HP, "DemoPhO_2025_1_b", "points[0]"), "expected a number of points, got str '1'"),
+    "hipho-points-nan-as-text": ("hipho", HP, lambda p: edit_exam(p, 1, lambda i: i.update(points=["NaN"])),
+                                 (HP, "DemoPhO_2025_1_a", "points[0]"), "expected a number of points, got str 'NaN'"),
+    "hipho-points-list-in-list": ("hipho", HP, lambda p: edit_exam(p, 1, lambda i: i.update(points=[[1.0]])),
+                                  (HP, "DemoPhO_2025_1_a", "points[0]"), "expected a number of points, got list [1.0]"),
+    "hipho-answer-an-object": ("hipho", HP, lambda p: edit_exam(p, 2, lambda i: i["answer"].__setitem__(1, {"t": "0.79"})),
+                               (HP, "DemoPhO_2025_1_b", "answer[1]"), "expected text, got dict"),
+    "hipho-unit-an-object": ("hipho", HP, lambda p: edit_exam(p, 2, lambda i: i.update(unit=[{"si": "m/s^2"}, "s"])),
+                             (HP, "DemoPhO_2025_1_b", "unit[0]"), "expected text, got dict"),
+    "hipho-empty-id": ("hipho", HP, lambda p: edit_exam(p, 2, lambda i: i.update(id="")),
+                       (HP, "''", "id"), "empty: every problem needs an id"),
+    "mathvision-blank-id": ("mathvision", MV, lambda p: edit_jsonl(p, 3, lambda r: r.update(id=" ")),
+                            (f"{MV}:3", "' '", "id"), "empty: every problem needs an id"),
+    "physelite-empty-id": ("physelite", PE, lambda p: edit_jsonl(p, 2, lambda r: r.update(problem_id="")),
+                           (f"{PE}:2", "''", "problem_id"), "empty: every problem needs an id"),
+    "hipho-id-an-object": ("hipho", HP, lambda p: edit_exam(p, 1, lambda i: i.update(id={"n": 1})),
+                           (HP, "{'n': 1}", "id"), "expected text or an integer, got dict"),
+    # an empty gold is valid only where the protocol can do without one
+    "hipho-empty-gold-no-marking": ("hipho", HP, lambda p: edit_exam(p, 3, lambda i: i.update(answer=["\\boxed{}"])),
+                                    (HP, "DemoPhO_2025_2_a", "answer[0]"), "no marking scheme: nothing could award its points"),
+    "mathvision-empty-gold": ("mathvision", MV, lambda p: edit_jsonl(p, 2, lambda r: r.update(answer="")),
+                              (f"{MV}:2", "2", "answer"), "empty: the protocol compares responses with it"),
+    "physelite-empty-answer-and-solution": ("physelite", PE, lambda p: edit_jsonl(
+        p, 1, lambda r: r.update(problem_answer="", problem_solution=None)),
+        (f"{PE}:1", "PE-S-0001", "problem_answer"), "empty, and so is problem_solution"),
+    "mathvision-level-0": ("mathvision", MV, lambda p: edit_jsonl(p, 1, lambda r: r.update(level=0)),
+                           (f"{MV}:1", "1", "level"), "must be 1 to 5, got 0"),
+    "mathvision-level-6": ("mathvision", MV, lambda p: edit_jsonl(p, 4, lambda r: r.update(level="6")),
+                           (f"{MV}:4", "4", "level"), "must be 1 to 5, got 6"),
+    "physelite-unknown-language": ("physelite", PE, lambda p: edit_jsonl(p, 2, lambda r: r.update(language="fr")),
+                                   (f"{PE}:2", "PE-S-0001", "language"),
+                                   "'fr' is not one of the benchmark's languages (en, zh; `languages` in conf/benchmark/physelite.yaml)"),
+    # a lone surrogate is legal JSON but no character: UTF-8 cannot write it back
+    "mathvision-lone-surrogate": ("mathvision", MV, lambda p: escape_into(p, "What is the perimeter", "\\ud800"),
+                                  (MV, "at line 1", "question"), "a lone surrogate \\ud800"),
+    "physelite-lone-surrogate": ("physelite", PE, lambda p: escape_into(p, "Step 1: The vertical", "\\udfff"),
+                                 (PE, "at line 1", "problem_solution"), "a lone surrogate \\udfff"),
+    "hipho-lone-surrogate": ("hipho", HP, lambda p: escape_into(p, "[Sliding block", "\\udc00"),
+                             (HP, "DemoPhO_2025_1_a", "context"), "a lone surrogate \\udc00"),
+    "hipho-lone-surrogate-in-a-list": ("hipho", HP, lambda p: escape_into(p, "$a = 3.20$", "\\ud83d"),
+                                       (HP, "DemoPhO_2025_1_b", "answer[0]"), "a lone surrogate \\ud83d"),
 }
+
+
+def escape_into(path: Path, before: str, escape: str) -> None:
+    """Put a JSON `\\u` escape into the file's text just before its first `before`."""
+    text = path.read_text(encoding="utf-8")
+    assert before in text, before
+    path.write_text(text.replace(before, escape + before, 1), encoding="utf-8")
 
 
 @pytest.mark.parametrize("case", RECORDS)
@@ -173,6 +262,22 @@ def test_a_malformed_record_names_file_record_and_field(tmp_path, case):
     root = release(tmp_path, kind)
     damage(root / name)
     fetch_fails(tmp_path, kind, root, path=str(root / where), record=record, field=field, match=words)
+
+
+@pytest.mark.parametrize("case,runs", [("hipho-points-nan", 2), ("mathvision-lone-surrogate", 1),
+                                       ("physelite-unknown-language", 1)])
+def test_a_bad_record_stops_the_fetch_stage_on_every_run(tmp_path, case, runs):
+    """Through the stage script as DVC runs it: one line naming file, record and field, exit 2,
+    nothing written; and a rerun refuses again (nothing from the first run lets it through)."""
+    kind, name, damage, (where, record, field), words = RECORDS[case]
+    root = release(tmp_path, kind)
+    damage(root / name)
+    outputs = tmp_path / "outputs"
+    for _ in range(runs):
+        line = one_clear_error(stage("fetch", f"benchmark=sample_{kind}", f"benchmark.source.path={root}", outputs=outputs))
+        assert line.startswith(f"error: {root / where}: record {record}: field '{field}': "), line
+        assert words.replace("conf/benchmark/physelite", "conf/benchmark/sample_physelite") in line
+        assert_nothing_written(outputs / "problems" / f"sample_{kind}")
 
 
 def test_a_numeric_answer_is_read_as_its_text(tmp_path):
@@ -336,13 +441,54 @@ def test_a_template_naming_an_unknown_field(render_suite, tmp_path):
      "the API key is read from the environment variable OE_UNSET_KEY, which is not set"),
     ("generate", ["model=reference", "cell.suite=nosuch"],
      "error: suite 'nosuch' (cell.suite) has no prompts at"),
+    ("generate", ["model=gpt-4o", "cell.suite=sample_hipho", "model.generation=abc"],
+     "error: model 'gpt-4o' (conf/model/gpt-4o.yaml or an override): generation must be a mapping of request settings"),
+    ("generate", ["model=gpt-4o", "cell.suite=sample_hipho", "model.prices=cheap"],
+     "prices must map input and output to USD per million tokens (input: 2.5, output: 10.0), got 'cheap'"),
+    ("generate", ["model=gpt-4o", "cell.suite=sample_hipho", "model.prices.output=10$"],
+     "prices: output must be a number >= 0, got '10$'"),
+    ("judge", ["judge=gpt-4o", "cell.suite=sample_hipho", "cell.model=m", "judge.settings=abc"],
+     "error: judge 'gpt-4o' (conf/judge/gpt-4o.yaml or an override): settings must be a mapping of request settings"),
 ], ids=["concurrency-abc", "timeout-0", "rel_tol-text", "rel_tol-percent", "check_options-unknown", "min_coverage-95", "no-judges",
-        "api-key-unset", "suite-not-rendered"])
+        "api-key-unset", "suite-not-rendered", "generation-text", "prices-text", "price-text", "judge-settings-text"])
 def test_a_bad_config_value_stops_the_stage_before_any_work(tmp_path, name, overrides, words):
     outputs = tmp_path / "outputs"
     line = one_clear_error(stage(name, *overrides, outputs=outputs))
     assert words in line
     assert not outputs.exists() and not (tmp_path / "cache.sqlite").exists()
+
+
+def test_a_bad_price_stops_generate_before_any_request_is_paid_for(render_suite, fake_openai):
+    """The cost is added up after the replies: an unchecked price would end the stage in a
+    traceback once every request had been paid for."""
+    outputs = render_suite("sample_hipho", "sample_hipho")
+    result = stage("generate", "model=gpt-4o", "cell.suite=sample_hipho", "model.api_key_env=null",
+                   f"model.base_url={fake_openai.base_url}", "model.prices.input=2.5 USD", outputs=outputs)
+    assert "prices: input must be a number >= 0, got '2.5 USD'" in one_clear_error(result)
+    assert fake_openai.requests == []
+    assert_nothing_written(outputs / "generations" / "sample_hipho")
+
+
+@pytest.mark.parametrize("name,overrides,change,words", [
+    ("fetch", ["benchmark=sample_hipho"], lambda plan: plan.replace("  - demo\n", "  - demo\n  - reference\n"),
+     "models: 'reference' named twice; each name once"),
+    ("report", [], lambda plan: plan.replace("models:\n  - reference\n  - demo\n", "models: demo\n"),
+     "models must be a list of names (a list even of one: [demo]), got 'demo'"),
+    ("aggregate", ["benchmark=sample_physelite"],
+     lambda plan: plan.replace("      sample_physelite_zh: sample_physelite\n", "      sample_physelite_zh: sample_physelite\n" * 2),
+     "'sample_physelite_zh' is given twice in one mapping; each name once"),
+], ids=["model-twice-at-fetch", "models-as-text-at-report", "suite-twice-at-aggregate"])
+def test_a_plan_naming_something_twice_stops_the_stage(tmp_path, name, overrides, change, words):
+    """DVC fans a name given twice out into one cell, silently, and the last stages would count it
+    twice; fetch, the first stage DVC runs, refuses such a plan already, as do the stages that read
+    it. (`models` as text makes DVC itself fail before any stage, with "'Value' object is not
+    iterable"; run by hand, our stages name the key.)"""
+    plan = tmp_path / "params.yaml"
+    plan.write_text(change((ROOT / "params.yaml").read_text(encoding="utf-8")), encoding="utf-8")
+    outputs = tmp_path / "outputs"
+    line = one_clear_error(stage(name, *overrides, f"paths.plan={plan}", outputs=outputs))
+    assert line.startswith(f"error: {plan}: ") and line.endswith(words), line
+    assert not outputs.exists()
 
 
 @pytest.mark.parametrize("name,overrides,group", [
@@ -384,17 +530,26 @@ def test_an_output_folder_that_cannot_be_made(tmp_path):
     assert blocker.read_text(encoding="utf-8").startswith("a file")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder: the chmod variant cannot fail")
-def test_a_read_only_output_folder(tmp_path):
-    problems = tmp_path / "outputs" / "problems"
-    problems.mkdir(parents=True)
-    problems.chmod(0o500)
-    try:
-        with pytest.raises(PermissionError):
-            fetch("sample_hipho", config("hipho", SAMPLE / "hipho"), problems / "sample_hipho")
-        assert list(problems.iterdir()) == []
-    finally:
-        problems.chmod(0o700)
+def test_an_output_that_cannot_be_written(tmp_path):
+    """Not one byte can be written to any file (a file-size limit of 0; a read-only folder would not
+    stop root, whom CI runs as): the first file the fetch stage writes, a figure, fails. One line
+    names the output (not its temporary folder), and nothing of it is left."""
+    outputs = tmp_path / "outputs"
+    line = one_clear_error(stage("fetch", "benchmark=sample_hipho", outputs=outputs, file_size_limit=0))
+    assert line == f"error: File too large: {outputs / 'problems' / 'sample_hipho'}"
+    assert list((outputs / "problems").iterdir()) == []
+
+
+def test_a_full_disk_while_writing_an_output(render_suite, tmp_path):
+    """The disk fills up in the middle of the generations file (a file-size limit of 1,000 bytes
+    stands in for it: the file needs more). One line names the file, no traceback, exit 2; neither
+    the file nor its temporary sibling is left; and a rerun on the still full disk refuses again."""
+    outputs = render_suite("sample_hipho", "sample_hipho")
+    out = outputs / "generations/sample_hipho/reference.jsonl"
+    for _ in range(2):
+        result = stage("generate", "model=reference", "cell.suite=sample_hipho", outputs=outputs, file_size_limit=1000)
+        assert one_clear_error(result) == f"error: File too large: {out}"
+        assert_nothing_written(out)
 
 
 def test_a_replay_row_without_an_id(render_suite, tmp_path):
@@ -642,3 +797,11 @@ def test_dvc_repro_of_a_broken_release_caches_nothing(tmp_path):
         missing.stdout + missing.stderr)
     assert (repo.path / "outputs/suites/sample_hipho/prompts.jsonl").is_file()  # the stages before it ran
     assert not (repo.path / "outputs/generations/sample_hipho").exists()
+
+    # a plan naming a model twice: DVC makes one cell of it, and the first stage it runs refuses the plan
+    repo.write("params.yaml", plan.replace("  - nosuch\n", "  - reference\n"))
+    twice = subprocess.run([str(Path(sys.executable).parent / "dvc"), "repro", "pipelines/physelite/dvc.yaml"],
+                           check=False, cwd=repo.path, env=repo.env, capture_output=True, text=True, timeout=300)
+    assert twice.returncode != 0
+    assert "error: params.yaml: models: 'reference' named twice; each name once" in twice.stdout + twice.stderr
+    assert not (repo.path / "outputs/problems/sample_physelite").exists()

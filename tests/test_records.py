@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
+import os
 import random
+import subprocess
+import sys
 
 import pytest
 
@@ -29,6 +33,7 @@ from olympiad_eval.records import (
     to_dict,
     write_jsonl,
 )
+from tests.conftest import ROOT
 
 
 def problem(id: str, language: str = "en", **extra) -> Problem:
@@ -306,3 +311,58 @@ def test_atomic_dir_keeps_the_old_directory_when_the_block_raises(tmp_path):
             raise ValueError("boom")
     assert [p.name for p in target.iterdir()] == ["old.txt"]
     assert leftovers(tmp_path, "out") == []
+
+
+# A full disk, in a child process: a file-size limit makes any write past it fail with EFBIG, as a
+# full disk fails with ENOSPC (same path through the code: a write error that names no file), with
+# no root and no real disk to fill. SIGXFSZ, which would kill the child, is ignored (so is it by
+# Python itself). The child prints what it caught: the errno and the file the error names.
+FULL_DISK = """
+import os, resource, signal, sys
+from pathlib import Path
+from olympiad_eval.records import atomic_dir, write_jsonl, Generation
+resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+out = Path(sys.argv[1])
+records = [Generation(id=str(i), suite="s", model="m", sample=0, response="x" * 50, request_hash="h") for i in range(5)]
+try:
+    {write}
+except OSError as error:
+    print(error.errno, error.filename, error.filename2, sep="|")
+"""
+
+
+@pytest.mark.parametrize("write,written", [
+    ("write_jsonl(out / 'generations.jsonl', records)", "generations.jsonl"),
+    ("with atomic_dir(out / 'tables') as staging:\n        (staging / 'scores.csv').write_text('y' * 200)", "tables"),
+    ("with atomic_dir(out / 'problems') as staging:\n        write_jsonl(staging / 'problems.jsonl', records)",
+     "problems/problems.jsonl"),
+], ids=["a-jsonl-file", "a-folder", "a-jsonl-file-in-a-folder"])
+def test_a_full_disk_names_the_output_and_leaves_nothing(tmp_path, write, written):
+    result = subprocess.run([sys.executable, "-c", FULL_DISK.replace("{write}", write), str(tmp_path)],
+                            env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == f"{errno.EFBIG}|{tmp_path / written}|None"  # the output, never a temporary name
+    assert list(tmp_path.iterdir()) == []  # nor its temporary sibling
+
+
+
+def test_a_full_disk_while_copying_into_an_output_names_the_copy(tmp_path):
+    """shutil.copyfile on a full disk names its source and its (temporary) target: the error then
+    names the output's file that was being written, not the release's, nor the temporary folder."""
+    target = tmp_path / "problems"
+    with pytest.raises(OSError) as caught:
+        with atomic_dir(target) as staging:
+            (staging / "figures").mkdir()
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/release/fig.png", None, str(staging / "figures/a.png"))
+    assert (caught.value.errno, caught.value.filename, caught.value.filename2) == (
+        errno.ENOSPC, str(target / "figures/a.png"), None)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_error_about_another_file_keeps_its_names(tmp_path):
+    """Only a failed write of the output is renamed: an input that cannot be read stays named."""
+    with pytest.raises(FileNotFoundError) as caught:
+        with atomic_file(tmp_path / "out.txt"):
+            open(tmp_path / "missing.txt", encoding="utf-8")
+    assert caught.value.filename == str(tmp_path / "missing.txt")

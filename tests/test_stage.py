@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
 
 import pytest
 import yaml
+from omegaconf import OmegaConf
 
 from olympiad_eval.records import Generation, InputError, read_jsonl
-from olympiad_eval.stage import check_family, read_plan
+from olympiad_eval.stage import check_family, check_model, clear_errors, read_plan
 from tests.conftest import ROOT
 
 
@@ -46,13 +48,20 @@ PIPELINE = {"benchmarks": ["pe"], "suites": {"pe_en": "pe"}}
 
 @pytest.mark.parametrize("plan,message", [
     ({"models": ["m"], "judges": ["rule"]}, "pipelines must map each benchmark family"),
-    ({"models": "m", "judges": ["rule"], "pipelines": {}}, "models must be a list of names, got 'm'"),
     ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": ["pe"]}}},
      "pipelines.physelite must have a list `benchmarks` and a mapping `suites`"),
     ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": [], "suites": {"pe_en": "pe"}}}},
      "pipelines.physelite.suites.pe_en: benchmark 'pe' is not in pipelines.physelite.benchmarks"),
     ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": PIPELINE, "hipho": PIPELINE}},
      "pipelines.hipho: benchmark 'pe' is also in pipelines.physelite"),
+    # DVC fans a name given twice out into one cell, silently; the tables would count it twice
+    ({"models": ["m", "gpt-4o", "m"], "judges": ["rule"], "pipelines": {}}, "models: 'm' named twice; each name once"),
+    ({"models": ["m"], "judges": ["rule", "gpt-4o", "gpt-4o", "rule"], "pipelines": {}},
+     "judges: 'gpt-4o', 'rule' named twice; each name once"),
+    ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": ["pe", "pe"], "suites": {}}}},
+     "pipelines.physelite.benchmarks: 'pe' named twice; each name once"),
+    ({"models": "m", "judges": ["rule"], "pipelines": {}}, "models must be a list of names (a list even of one: [m]), got 'm'"),
+    ({"models": ["m"], "judges": "rule", "pipelines": {}}, "judges must be a list of names (a list even of one: [rule])"),
 ])
 def test_a_malformed_plan_is_named_with_its_key(tmp_path, plan, message):
     path = tmp_path / "params.yaml"
@@ -60,6 +69,54 @@ def test_a_malformed_plan_is_named_with_its_key(tmp_path, plan, message):
     with pytest.raises(InputError) as error:
         read_plan(path)
     assert str(error.value).startswith(f"{path}: ") and message in str(error.value)
+
+
+# ---------------------------------------------------------------- config checks
+
+GPT = {"provider": "openai", "base_url": "https://api.example.com/v1", "model": "m", "api_key_env": None}
+
+
+@pytest.mark.parametrize("cfg,message", [
+    ({"provider": "reference", "generation": "greedy"}, "generation must be a mapping of request settings"),
+    ({**GPT, "generation": [0.7, 100]}, "generation must be a mapping of request settings (temperature: 0, max_tokens: 4096, ...), got [0.7, 100]"),
+    ({**GPT, "generation": {"seed": 1.5}}, "generation: seed must be an integer, got 1.5"),
+    ({**GPT, "prices": 2.5}, "prices must map input and output to USD per million tokens"),
+    ({**GPT, "prices": [2.5, 10.0]}, "prices must map input and output to USD per million tokens (input: 2.5, output: 10.0), got [2.5, 10.0]"),
+    ({**GPT, "prices": {"input": "2.5", "output": 10}}, "prices: input must be a number >= 0, got '2.5'"),
+    ({**GPT, "prices": {"input": 2.5, "output": None}}, "prices: output must be a number >= 0, got None"),
+    ({**GPT, "prices": {"input": float("nan")}}, "prices: input must be a number >= 0, got nan"),
+    ({**GPT, "prices": {"input": -1}}, "prices: input must be a number >= 0, got -1"),
+    ({**GPT, "prices": {"inputs": 1}}, "prices: 'inputs' is not one of input, output"),
+    ({**GPT, "concurrency": 0}, "concurrency must be an integer >= 1, got 0"),
+    ({**GPT, "concurrency": 2.0}, "concurrency must be an integer >= 1, got 2.0"),
+    ({**GPT, "concurrency": True}, "concurrency must be an integer >= 1, got True"),
+    ({"provider": "replay", "samples": -2}, "samples must be an integer >= 1, got -2"),
+    ({"provider": "reference", "samples": "8"}, "samples must be an integer >= 1, got '8'"),
+])
+def test_a_model_config_of_the_wrong_type_is_named_with_its_key(cfg, message):
+    with pytest.raises(InputError) as error:
+        check_model(OmegaConf.create(cfg), "m")
+    assert str(error.value).startswith("model 'm' (conf/model/m.yaml or an override): ")
+    assert message in str(error.value)
+
+
+def test_the_shipped_model_configs_pass_their_checks():
+    for path in sorted((ROOT / "conf" / "model").glob("*.yaml")):
+        check_model(OmegaConf.merge(OmegaConf.load(path), {"api_key_env": None}), path.stem)
+
+
+@pytest.mark.parametrize("text,line,key", [
+    ("models: [m]\njudges: [rule]\npipelines:\n  physelite:\n    benchmarks: [pe]\n    suites:\n      pe_en: pe\n"
+     "      pe_en: pe\n", 8, "pe_en"),
+    ("models: [m]\njudges: [rule]\npipelines: {}\nmodels: [n]\n", 4, "models"),
+])
+def test_a_key_given_twice_in_the_plan_is_refused(tmp_path, text, line, key):
+    """PyYAML keeps the last of two equal keys; DVC refuses the file, and so does the plan's reader."""
+    path = tmp_path / "params.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as error:
+        read_plan(path)
+    assert str(error.value) == f"{path}: line {line}: '{key}' is given twice in one mapping; each name once"
 
 
 def test_a_benchmark_in_the_pipeline_of_another_kind_is_named(tmp_path):
@@ -90,3 +147,27 @@ def test_a_sweep_exits_with_its_launcher_s_workers_shut_down(tmp_path):
                             cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert {path.name for path in (tmp_path / "problems").iterdir()} == {"sample_hipho", "sample_mathvision"}
+
+
+# ---------------------------------------------------------------- errors
+
+def test_a_full_disk_that_names_no_file_still_ends_in_one_line(capsys):
+    """Outputs name their file when the disk is full (tests/test_bad_input.py runs that); a write
+    anywhere else (a scratch file) still ends in one line, never in a traceback."""
+    @clear_errors
+    def stage(cfg):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with pytest.raises(SystemExit) as exit:
+        stage(None)
+    assert exit.value.code == 2
+    assert capsys.readouterr().err == "error: No space left on device while this stage was writing: free some space, then rerun\n"
+
+
+def test_an_os_error_about_no_file_is_a_bug_and_keeps_its_traceback():
+    @clear_errors
+    def stage(cfg):
+        raise ConnectionResetError(errno.ECONNRESET, "reset")
+
+    with pytest.raises(ConnectionResetError):
+        stage(None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
+import math
 import os
 import re
 import shutil
@@ -269,6 +270,16 @@ def as_list(value, *, where: str | Path, record: str, field_name: str) -> list:
     return value
 
 
+def as_points(value, *, where: str | Path, record: str, field_name: str) -> float:
+    """Points: a finite number >= 0. Text ("2"), NaN, infinities and negatives are refused: they
+    would otherwise turn into a score that is silently wrong, or fail deep in a later stage."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RecordError(where, record, field_name, f"expected a number of points, got {type(value).__name__} {value!r:.80}")
+    if not math.isfinite(value) or value < 0:
+        raise RecordError(where, record, field_name, f"points must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
 def as_level(value, *, where: str | Path, record: str, field_name: str) -> int | None:
     """An integer level or difficulty (`3` or `"3"`); null when the release gives none."""
     if value is None:
@@ -301,6 +312,17 @@ class Fields:
         for name in names:
             if self.raw(name) is None:
                 raise RecordError(self.where, self.record, self.column(name), "missing")
+            if name == "id":
+                self._check_id()
+
+    def _check_id(self) -> None:
+        """An id is text or an integer, and not blank: records, cache keys and tables are keyed by it."""
+        raw = self.raw("id")
+        if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+            raise RecordError(self.where, self.record, self.column("id"),
+                              f"expected text or an integer, got {type(raw).__name__} {raw!r:.80}")
+        if not str(raw).strip():
+            raise RecordError(self.where, repr(raw), self.column("id"), "empty: every problem needs an id")
 
     def _read(self, read, name: str, **options):
         return read(self.raw(name), where=self.where, record=self.record, field_name=self.column(name), **options)
@@ -313,6 +335,13 @@ class Fields:
 
     def level(self, name: str) -> int | None:
         return self._read(as_level, name)
+
+    def gold(self, name: str) -> str:
+        """A gold answer that must not be empty (the protocol compares with it)."""
+        text = self.text(name)
+        if not text.strip():
+            raise RecordError(self.where, self.record, self.column(name), "empty: the protocol compares responses with it")
+        return text
 
     def path(self, name: str, root: Path, value=None) -> Path:
         """The release file the field names (or `value`, one entry of a list field)."""

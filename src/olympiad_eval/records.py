@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import glob
 import hashlib
 import json
@@ -324,26 +325,91 @@ def iter_json_lines(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
                 raise RecordError(path, f"at line {line_number}", "(json)", error.msg) from None
             if not isinstance(data, dict):
                 raise RecordError(path, f"at line {line_number}", "(json)", "not a JSON object")
+            if _MAYBE_SURROGATE.search(line):
+                check_no_surrogates(data, path, f"at line {line_number}")
             yield line_number, data
+
+
+# A `\ud800`-style escape: JSON allows a lone surrogate, which is no character, and UTF-8 cannot
+# write it; it would stop a later write with a traceback. A pair (an emoji written as two escapes)
+# is decoded into one character and is fine: the check walks the decoded object.
+_MAYBE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_no_surrogates(data: Any, path: str | os.PathLike, record: str) -> None:
+    """Refuse a decoded JSON value holding a lone surrogate, naming its field (`answer[2]`)."""
+    found = _surrogate_at(data, "")
+    if found is not None:
+        field_name, text = found
+        character = _SURROGATE.search(text).group()
+        raise RecordError(path, record, field_name or "(json)",
+                          f"a lone surrogate \\u{ord(character):04x} (a \\u escape that is no character): fix the file")
+
+
+def _surrogate_at(value: Any, where: str) -> tuple[str, str] | None:
+    if isinstance(value, str):
+        return (where, value) if _SURROGATE.search(value) else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if isinstance(key, str) and _SURROGATE.search(key):
+            return (where or "(key)", key)
+        found = _surrogate_at(item, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where else key)
+        if found is not None:
+            return found
+    return None
+
+
+# What a write reports when the disk (or the quota, or the file-size limit) is full: the error
+# names no file, so the writer of an output adds the output's name.
+WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def _naming_output(error: OSError, path: Path, temporary: str) -> OSError:
+    """`error`, from writing the output `path` through its temporary sibling `temporary`, as an
+    error that names `path`: a full disk names no file, and a temporary name means nothing to a
+    user. Other errors that name no temporary file are returned as they are."""
+    def final(name):
+        inside = isinstance(name, str) and (name == temporary or name.startswith(temporary + os.sep))
+        return str(path) + name[len(temporary):] if inside else name
+
+    filename, filename2 = final(error.filename), final(error.filename2)
+    if error.errno in WRITE_ERRORS:  # only the output it was writing (copyfile names its source too)
+        written = filename2 if filename2 != error.filename2 else filename if filename != error.filename else str(path)
+        return OSError(error.errno, error.strerror or str(error), written)
+    if (filename, filename2) == (error.filename, error.filename2):
+        return error
+    return OSError(error.errno, error.strerror, filename, None, None if filename2 == filename else filename2)
+
+
+def _make_temporary(path: Path, make):
+    """A temporary sibling of `path`, made by `make`; where it cannot be made, the error names `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_leftovers(path)
+    try:
+        return make()
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path)) from None
 
 
 @contextlib.contextmanager
 def atomic_file(path: str | os.PathLike, mode: str = "w"):
-    """Open a temporary sibling of `path` and move it into place only if the block succeeds."""
+    """Open a temporary sibling of `path` and move it into place only if the block succeeds. A
+    failed write (a full disk) removes the sibling and raises an OSError that names `path`."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _remove_leftovers(path)
-    handle = tempfile.NamedTemporaryFile(
+    handle = _make_temporary(path, lambda: tempfile.NamedTemporaryFile(
         mode, dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False,
         **({"encoding": "utf-8", "newline": "\n"} if "b" not in mode else {}),
-    )
+    ))
     try:
         with handle:
             yield handle
         os.replace(handle.name, path)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(handle.name)
+        if isinstance(error, OSError):
+            raise _naming_output(error, path, handle.name) from None
         raise
 
 
@@ -358,18 +424,19 @@ def _remove_leftovers(path: Path) -> None:
 
 @contextlib.contextmanager
 def atomic_dir(path: str | os.PathLike):
-    """Build a directory next to `path` and swap it in only when the block succeeds."""
+    """Build a directory next to `path` and swap it in only when the block succeeds; a failed write
+    removes it, and its OSError names the output (see `atomic_file`)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _remove_leftovers(path)
-    staging = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
+    staging = _make_temporary(path, lambda: Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")))
     try:
         yield staging
         if path.exists():
             shutil.rmtree(path)
         os.replace(staging, path)
-    except BaseException:
+    except BaseException as error:
         shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(error, OSError):
+            raise _naming_output(error, path, str(staging)) from None
         raise
 
 

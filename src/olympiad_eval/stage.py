@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import gc
 import logging
+import math
 import os
 import sys
 from collections import Counter
@@ -20,7 +21,7 @@ from omegaconf import OmegaConf
 
 from olympiad_eval.llm import api_key
 from olympiad_eval.mathcheck import Options
-from olympiad_eval.records import InputError
+from olympiad_eval.records import WRITE_ERRORS, InputError
 
 log = logging.getLogger("olympiad_eval")
 
@@ -34,8 +35,9 @@ _finished: list[bool] = []  # per job this process ran: whether it was a single 
 
 
 def clear_errors(stage):
-    """Errors a user can act on (bad input or config, a file that cannot be read or written) end
-    the stage with their message and exit status 2; anything else is a bug and keeps its traceback."""
+    """Errors a user can act on (bad input or config, a file that cannot be read or written, a full
+    disk) end the stage with their message and exit status 2; anything else is a bug and keeps its
+    traceback."""
 
     @functools.wraps(stage)
     def run(cfg):
@@ -46,6 +48,8 @@ def clear_errors(stage):
         except InputError as error:
             fail(str(error))
         except OSError as error:
+            if error.filename is None and error.errno in WRITE_ERRORS:  # outputs name their file; this net catches the rest
+                fail(f"{error.strerror or error} while this stage was writing: free some space, then rerun")
             if error.filename is None:  # not about a file: a bug, or a failure the stage should have caught
                 raise
             fail(f"{error.strerror or error}: {error.filename}" + (f" -> {error.filename2}" if error.filename2 else ""))
@@ -84,18 +88,41 @@ def most_common(reasons: Iterable[str], shown: int = 3) -> str:
 
 # ---------------------------------------------------------------- the plan
 
+class _PlanLoader(yaml.SafeLoader):
+    """YAML that refuses a key given twice in one mapping (PyYAML would keep the last silently,
+    where DVC refuses the file): a suite named twice is a mistake, never an override."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise _GivenTwice(f"line {key_node.start_mark.line + 1}: '{key}' is given twice in one mapping")
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+class _GivenTwice(Exception):
+    pass
+
+
 def read_plan(path: str | Path) -> dict:
     """The run plan (params.yaml) with its pipelines joined: `benchmarks`, `suites` (suite: its
-    benchmark), `models`, `judges`, and `family` (benchmark: the pipeline it is in)."""
+    benchmark), `models`, `judges`, and `family` (benchmark: the pipeline it is in). A name given
+    twice is refused: DVC's fan-out would silently drop the second (one cell per name)."""
     try:
-        plan = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        plan = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_PlanLoader)  # noqa: S506 (a SafeLoader)
+    except _GivenTwice as error:
+        raise InputError(f"{path}: {error}; each name once") from None
     except yaml.YAMLError as error:
         raise InputError(f"{path}: not valid YAML ({error})") from None
     if not isinstance(plan, dict):
         raise InputError(f"{path}: the plan must be a mapping (models, judges, pipelines)")
     for key in ("models", "judges"):
         if not isinstance(plan.get(key), list) or not all(isinstance(name, str) for name in plan[key]):
-            raise InputError(f"{path}: {key} must be a list of names, got {plan.get(key)!r}")
+            hint = f" (a list even of one: [{plan[key]}])" if isinstance(plan.get(key), str) else ""
+            raise InputError(f"{path}: {key} must be a list of names{hint}, got {plan.get(key)!r}")
+        _refuse_twice(plan[key], f"{path}: {key}")
     if not isinstance(plan.get("pipelines"), dict):
         raise InputError(f"{path}: pipelines must map each benchmark family to its benchmarks and suites")
     joined = {"benchmarks": [], "suites": {}, "models": plan["models"], "judges": plan["judges"], "family": {}}
@@ -104,6 +131,7 @@ def read_plan(path: str | Path) -> dict:
         if not isinstance(part, dict) or not isinstance(part.get("benchmarks"), list) \
                 or not isinstance(part.get("suites"), dict):
             raise InputError(f"{where} must have a list `benchmarks` and a mapping `suites` (suite: its benchmark)")
+        _refuse_twice(part["benchmarks"], f"{where}.benchmarks")
         for benchmark in part["benchmarks"]:
             if benchmark in joined["family"]:
                 raise InputError(f"{where}: benchmark '{benchmark}' is also in pipelines.{joined['family'][benchmark]}")
@@ -116,6 +144,12 @@ def read_plan(path: str | Path) -> dict:
                 raise InputError(f"{where}.suites: suite '{suite}' is in another pipeline too")
             joined["suites"][suite] = benchmark
     return joined
+
+
+def _refuse_twice(names: list, where: str) -> None:
+    twice = sorted({str(name) for name in names if names.count(name) > 1})
+    if twice:
+        raise InputError(f"{where}: {', '.join(repr(name) for name in twice)} named twice; each name once")
 
 
 def suite_configs(plan: dict, benchmark: str) -> dict:
@@ -144,12 +178,12 @@ def check_family(plan: dict, benchmark: str, kind: str, path: str | Path) -> Non
 
 def number(cfg, key: str, where: str, *, integer: bool = False, minimum: float | None = None,
            above: float | None = None, maximum: float | None = None) -> None:
-    """`cfg[key]`, where set (null or absent: the code's default), must be a number in range."""
+    """`cfg[key]`, where set (null or absent: the code's default), must be a finite number in range."""
     value = cfg.get(key)
     if value is None:
         return
     kinds = int if integer else (int, float)
-    wrong_type = isinstance(value, bool) or not isinstance(value, kinds)
+    wrong_type = isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value)  # NaN passes any bound
     if wrong_type or (minimum is not None and value < minimum) or (above is not None and value <= above) \
             or (maximum is not None and value > maximum):
         bounds = " and ".join(f"{sign} {limit:g}" for sign, limit in ((">=", minimum), (">", above), ("<=", maximum))
@@ -176,9 +210,44 @@ def check_endpoint(cfg, where: str) -> None:
         raise InputError(f"{where}: {error}") from None
 
 
+def request_settings(cfg, key: str, where: str) -> None:
+    """`cfg[key]`, where set: the settings sent with each request, a mapping; its `seed`, which
+    each sample offsets, an integer."""
+    settings = cfg.get(key)
+    if settings is None:
+        return
+    if not OmegaConf.is_dict(settings):
+        raise InputError(f"{where}: {key} must be a mapping of request settings (temperature: 0, max_tokens: 4096, ...), "
+                         f"got {settings!r}")
+    number(settings, "seed", f"{where}: {key}", integer=True)
+
+
+PRICES = ("input", "output")
+
+
+def check_prices(cfg, where: str) -> None:
+    """`prices`, where set: USD per million input and output tokens (checked before a request is
+    sent: the cost is added up after the replies, when a bad price would end the stage unpaid for)."""
+    prices = cfg.get("prices")
+    if prices is None:
+        return
+    if not OmegaConf.is_dict(prices):
+        raise InputError(f"{where}: prices must map input and output to USD per million tokens (input: 2.5, "
+                         f"output: 10.0), got {prices!r}")
+    for key in prices:
+        if key not in PRICES:
+            raise InputError(f"{where}: prices: '{key}' is not one of {', '.join(PRICES)}")
+        if prices[key] is None:
+            raise InputError(f"{where}: prices: {key} must be a number >= 0, got None")
+        number(prices, key, f"{where}: prices", minimum=0)
+
+
 def check_model(cfg, name: str) -> None:
+    """Everything of a model's config that generate reads, checked before its first request."""
     where = f"model '{name}' (conf/model/{name}.yaml or an override)"
     number(cfg, "samples", where, integer=True, minimum=1)
+    request_settings(cfg, "generation", where)
+    check_prices(cfg, where)
     if cfg.get("provider") == "openai":
         check_endpoint(cfg, where)
 
@@ -204,6 +273,7 @@ def check_judge(cfg, name: str) -> None:
     number(cfg, "max_reasks", where, integer=True, minimum=0)
     if cfg.get("kind") != "llm":
         return
+    request_settings(cfg, "settings", where)
     judges = cfg.get("judges")
     if not OmegaConf.is_dict(judges) or not judges:
         raise InputError(f"{where}: an llm judge needs at least one entry under `judges` (name: endpoint), got {judges!r}")

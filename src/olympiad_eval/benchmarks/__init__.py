@@ -3,7 +3,8 @@
 Every benchmark module offers the same functions, so the generic stages never need to know
 which benchmark they run:
 
-- `load(root, cfg, benchmark) -> list[Problem]`: read a release laid out as officially published;
+- `load(root, cfg, benchmark) -> list[Problem]`: read a release laid out as officially published,
+  refusing with file, record and field what could not be scored right (see `fetch.Fields`);
 - `template_fields(problem, suite) -> (template key, fields)`: what fills the suite's template;
 - `figures(problem, suite) -> list[Figure] | dict[int, Figure]`: the figures sent with the prompt, in
   a list (the N-th is `[figureN]`) or by each figure's own number where the benchmark knows it;
@@ -15,8 +16,8 @@ which benchmark they run:
   judges about one response (each task is sent to every judge of the ensemble);
 - `combine(problem, rules, replies, cfg) -> Score | str`: the protocol's score from the rules'
   score and each judge's parsed replies (`replies[judge][task key]`), or why it cannot score;
-<<<<<<< HEAD
-- `tables(frame, cfg) -> dict[str, DataFrame]`: the benchmark's tables from its judgments.
+- `tables(frame, cfg) -> dict[str, DataFrame]`: the benchmark's tables from its judgments; `cfg` is
+  the benchmark's config with `suites`, the composed config of each of the plan's suites of it.
 
 and two constants that name its scoring protocols:
 
@@ -24,10 +25,6 @@ and two constants that name its scoring protocols:
 - `PROTOCOL_VERSIONS`: each protocol's version. Bump it with any change that can alter a verdict
   or a score: `tests/test_protocol_versions.py` pins the verdicts of each version, and every
   judgment, metric and table records the version that made it (`provenance`).
-=======
-- `tables(frame, cfg) -> dict[str, DataFrame]`: the benchmark's tables from its judgments; `cfg` is
-  the benchmark's config with `suites`, the composed config of each of the plan's suites of it.
->>>>>>> issue12-physelite
 """
 
 from __future__ import annotations

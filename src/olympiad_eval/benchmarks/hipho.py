@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING
 
 from olympiad_eval import answers
 from olympiad_eval.benchmarks import JudgeTask, Score, delimited, failed_tasks, hipho_evalscope, json_reply
-from olympiad_eval.fetch import Fields, load_figure
+from olympiad_eval.fetch import Fields, as_points, as_text, load_figure
 from olympiad_eval.render import fill
-from olympiad_eval.records import InputError, AnswerSlot, Criterion, Figure, Problem, RecordError, exact
+from olympiad_eval.records import (
+    InputError, AnswerSlot, Criterion, Figure, Problem, RecordError, check_no_surrogates, exact,
+)
 
 if TYPE_CHECKING:  # pandas only types `tables`: the judge stage need not pay its import (0.3 s)
     import pandas as pd
@@ -63,10 +65,15 @@ def _load_exam(path: Path, data_dir: Path, cfg, benchmark: str) -> list[Problem]
     for index, item in enumerate(items[1:], start=1):
         if not isinstance(item, dict):
             raise RecordError(path, f"(element {index})", "(json)", f"a problem must be a JSON object, got {type(item).__name__}")
+    for index, item in enumerate(items):
+        record = str(item.get("id") or f"(element {index})") if isinstance(item, dict) else f"(element {index})"
+        check_no_surrogates(item, path, record)
     information = str(items[0]["information"]).strip()
     information = "" if information == "None." else information
     language = dict(cfg.get("language_by_exam") or {}).get(path.stem, cfg.get("default_language", "en"))
     problems = [_problem(item, path, data_dir, information, language, benchmark) for item in items[1:]]
+    for problem in problems:
+        _check_gradable(problem, path)
     _check_full_marks(problems, path, dict(cfg.get("exams") or {}).get(path.stem) or {})
     return problems
 
@@ -108,14 +115,23 @@ def _answer_slots(fields: Fields) -> tuple[AnswerSlot, ...]:
     units = fields.list("unit")  # sometimes shorter than `answer`: missing units are None
     slots = []
     for index, (value, point) in enumerate(zip(values, points)):
-        try:
-            point = float(point)
-        except (TypeError, ValueError):
-            raise RecordError(fields.where, fields.record, f"points[{index}]", f"not a number: {point!r}") from None
-        kind = kinds[index] if index < len(kinds) else ""
-        unit = units[index] if index < len(units) else None
-        slots.append(AnswerSlot(value=str(value), kind=str(kind or ""), unit=unit or None, points=point))
+        at = {"where": fields.where, "record": fields.record}
+        kind = as_text(kinds[index] if index < len(kinds) else None, **at, field_name=f"answer_type[{index}]", required=False)
+        unit = as_text(units[index] if index < len(units) else None, **at, field_name=f"unit[{index}]", required=False)
+        slots.append(AnswerSlot(value=as_text(value, **at, field_name=f"answer[{index}]"), kind=kind, unit=unit or None,
+                                points=as_points(point, **at, field_name=f"points[{index}]")))
     return tuple(slots)
+
+
+def _check_gradable(problem: Problem, where: Path) -> None:
+    """An empty gold answer is an open-ended slot that only a marking scheme can award (the answer
+    judge compares with the gold): without one, nothing could ever award its points."""
+    if problem.marking:
+        return
+    for index, slot in enumerate(problem.answers):
+        if not gold_value(slot):
+            raise RecordError(where, problem.id, f"answer[{index}]",
+                              f"empty ({slot.value!r}), and the problem has no marking scheme: nothing could award its points")
 
 
 def _schemes(marking, total: Fraction, path: Path, record: str) -> tuple[tuple[Criterion, ...], ...]:

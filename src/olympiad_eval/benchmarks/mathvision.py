@@ -13,7 +13,7 @@ import pandas as pd
 from olympiad_eval import answers
 from olympiad_eval.benchmarks import Score, mathvision_official
 from olympiad_eval.fetch import Fields, as_text, load_figure
-from olympiad_eval.records import InputError, AnswerSlot, Problem, iter_json_lines
+from olympiad_eval.records import InputError, AnswerSlot, Problem, RecordError, iter_json_lines
 
 REQUIRED = ("id", "question", "answer")
 
@@ -21,6 +21,7 @@ REQUIRED = ("id", "question", "answer")
 PROTOCOL_KEY = "mathvision_protocol"
 PROTOCOL_VERSIONS = {"official": 2, "evalscope": 2}
 LETTERS = "ABCDE"
+LEVELS = range(1, 6)  # the release's difficulty levels; its tables report each
 
 
 def load(root: Path, cfg, benchmark: str) -> list[Problem]:
@@ -41,8 +42,12 @@ def _repair(item: dict) -> dict:
 
 def _problem(item: dict, path: Path, line: int, root: Path, benchmark: str, require_figures: bool) -> Problem:
     fields = Fields(item, f"{path}:{line}")
+    fields.require("id")
     for name in REQUIRED:
         fields.text(name)
+    level = fields.level("level")
+    if level is not None and level not in LEVELS:
+        raise RecordError(fields.where, fields.record, "level", f"must be {LEVELS[0]} to {LEVELS[-1]}, got {level}")
     choices = tuple(as_text(option, where=fields.where, record=fields.record, field_name="options")
                     for option in fields.list("options"))
     figures = ()
@@ -59,11 +64,11 @@ def _problem(item: dict, path: Path, line: int, root: Path, benchmark: str, requ
         language="en",
         subset=subject,
         subject=subject,
-        level=fields.level("level"),
+        level=level,
         question=fields.text("question"),
         choices=choices,
         figures=figures,
-        answers=(AnswerSlot(value=fields.text("answer"), kind="Multiple Choice" if choices else "Free Form"),),
+        answers=(AnswerSlot(value=fields.gold("answer"), kind="Multiple Choice" if choices else "Free Form"),),
         solution=fields.text("solution", required=False),
     )
 

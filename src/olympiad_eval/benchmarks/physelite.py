@@ -5,11 +5,12 @@ language (the Hub release as a third-party loader reads it), and `wide`, one row
 per-language columns (`problem_text_cn`, `problem_text_en`, ...: the paper's appendix C.2). The
 column names are not settled, so the mapping from our fields to the release's columns lives in the
 config (`fields`; in the wide layout `{language}` in a column name stands for each language's
-suffix, `languages`). A problem may have one or more subjects (a list): it counts under each.
+suffix, `languages`; in the long layout `languages` lists the codes a row may have). A problem may
+have one or more subjects (a list): it counts under each.
 The official answer score comes from LLM judges; the rule judge compares the "FINAL ANSWER:"
 line with the reference answer within the numeric tolerance (5% by default). An empty reference
 answer is valid: the LLM judges then take the result from the reference solution (paper, F.3);
-the rule judge cannot decide such a problem and says so.
+the rule judge cannot decide such a problem and says so. An empty answer with no solution is refused.
 
 Every table is per setting (the suites' `setting`: schematic only, with process diagrams, with a
 hint), never pooled across settings; within a setting, the zh and en suites are averaged as the
@@ -30,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from omegaconf import OmegaConf
 from PIL import Image
 
 from olympiad_eval import answers
@@ -84,12 +86,16 @@ def _row_reader(cfg, root: Path, benchmark: str, images: "_EmbeddedImages"):
     """(row, where) -> the row's problems: one (long layout) or one per language (wide layout)."""
     columns = {name: str(column) for name, column in dict(cfg.fields).items()}
     layout = cfg.get("layout", "long")
+    languages = cfg.get("languages")
     if layout == "long":
-        return lambda row, where: [_problem(row, where, root, columns, benchmark, images)]
+        if not languages or not (OmegaConf.is_config(languages) or isinstance(languages, (list, tuple, dict))):
+            raise InputError(f"benchmark '{benchmark}': `languages` must list the release's language codes "
+                             f"([en, zh]), got {languages!r}")
+        known = [str(code) for code in languages]
+        return lambda row, where: [_problem(row, where, root, columns, benchmark, images, known=known)]
     if layout != "wide":
         raise InputError(f"benchmark '{benchmark}': layout must be one of {', '.join(LAYOUTS)} (long: one row per "
                          f"problem and language; wide: one row per problem, per-language columns), got {layout!r}")
-    languages = cfg.get("languages")
     if not languages or not hasattr(languages, "items"):
         raise InputError(f"benchmark '{benchmark}': the wide layout needs `languages`, each language's code and the "
                          f"suffix of its columns (zh: cn, en: en), got {languages!r}")
@@ -157,10 +163,22 @@ class _EmbeddedImages:
 
 
 def _problem(row: dict, where: str, root: Path, columns: dict, benchmark: str, images: _EmbeddedImages,
-             language: str | None = None) -> Problem:
-    """One problem in one language: the row's `language` column (long layout) or `language`."""
+             language: str | None = None, known: list[str] = ()) -> Problem:
+    """One problem in one language: the row's `language` column (long layout), one of `known`,
+    or `language`."""
     fields = Fields(row, where, columns)
     fields.require(*REQUIRED, *(("language",) if language is None else ()))
+    if language is None:
+        language = fields.text("language")
+        if language not in known:
+            raise RecordError(where, fields.record, fields.column("language"),
+                              f"'{language}' is not one of the benchmark's languages ({', '.join(known)}; "
+                              f"`languages` in conf/benchmark/{benchmark}.yaml)")
+    answer, solution = fields.text("answer"), fields.text("solution", required=False)
+    if not answer.strip() and not solution.strip():
+        raise RecordError(where, fields.record, fields.column("answer"),
+                          f"empty, and so is {fields.column('solution')}: the judges take the result from the "
+                          "solution when the answer is empty, and there is neither")
     subjects = _subjects(fields)
     figures: list[Figure] = []
     for name, role in (("images", "schematic"), ("process_images", "process")):
@@ -170,14 +188,14 @@ def _problem(row: dict, where: str, root: Path, columns: dict, benchmark: str, i
         id=fields.record,
         origin=Path(where).relative_to(root).as_posix(),
         benchmark=benchmark,
-        language=fields.text("language") if language is None else language,
+        language=language,
         group=fields.record,
         subset=subjects,
         subject=subjects,
         level=fields.level("difficulty"),
         question=fields.text("text"),
-        solution=fields.text("solution", required=False),
-        answers=(AnswerSlot(value=fields.text("answer"), kind="Open"),),
+        solution=solution,
+        answers=(AnswerSlot(value=answer, kind="Open"),),
         figures=tuple(figures),
     )
 
