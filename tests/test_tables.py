@@ -60,13 +60,13 @@ def test_hipho_tables_golden(tmp_path):
         "suite,model,judge,X_2025,gold,silver,bronze,protocol\nhipho,alpha,rule,gold,1,0,0,hipho official v2 (rules only)\n"
         "hipho,beta,rule,bronze,0,0,1,hipho official v2 (rules only)\n")
     assert (tables / "summary.csv").read_text() == (
-        "suite,model,judge,problems,samples,scored,judge errors,failed generations,truncated,score (%),"
+        "suite,model,judge,problems,samples,scored,judge errors,failed generations,refusals,truncated,score (%),"
         "95% CI low,95% CI high,tokens,cost ($),protocol,judge config\n"
-        "hipho,alpha,rule,2,1,2,0,0,0,87.5,75.0,100.0,1200,0.004,hipho official v2 (rules only),rule@0123456789ab\n"
-        "hipho,beta,rule,2,1,1,1,0,0,25.0,0.0,50.0,,,hipho official v2 (rules only),rule@0123456789ab\n")
+        "hipho,alpha,rule,2,1,2,0,0,0,0,87.5,75.0,100.0,1200,0.004,hipho official v2 (rules only),rule@0123456789ab\n"
+        "hipho,beta,rule,2,1,1,1,0,0,0,25.0,0.0,50.0,,,hipho official v2 (rules only),rule@0123456789ab\n")
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert metrics["hipho"]["beta"]["rule"] == {"score": 25.0, "scored": 1, "problems": 2, "judge_errors": 1,
-                                                "failed_generations": 0, "truncated": 0,
+                                                "failed_generations": 0, "refusals": 0, "truncated": 0,
                                                 "made_by": MADE_BY_NOTE.split("- rule: ", 1)[1].strip()}
 
 

@@ -9,7 +9,7 @@ task) go out while the rules run; the rest (answer slots the rules missed) as so
 A reply that does not follow the asked schema is asked again at once, up to `max_reasks` times.
 The benchmark's `combine` turns the rules' score and the judges' replies into the protocol's
 score. A generation that failed, or a task whose replies stayed invalid, is recorded as such:
-never a score.
+never a score. A refusal is not judged: it scores 0 and is marked `refused`.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ class Outcome:
     scored: int
     judge_errors: int
     generation_errors: int
+    refusals: int = 0  # scored (0), so not in the coverage's shortfall; counted in the tables
 
     @property
     def coverage(self) -> float:
@@ -54,7 +55,7 @@ class Outcome:
 
     def summary(self) -> str:
         return (f"{self.total} judgments: {self.scored} scored, {self.judge_errors} judge errors, "
-                f"{self.generation_errors} failed generations (coverage {self.coverage:.1%})")
+                f"{self.generation_errors} failed generations, {self.refusals} refusals (coverage {self.coverage:.1%})")
 
 
 def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, cfg, out_path: str | Path,
@@ -68,7 +69,7 @@ def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, 
     unknown = sorted({g.id for g in generations} - set(problems))
     if unknown:
         raise InputError(f"{generations_path}: generations for ids not in the suite: {', '.join(unknown[:5])}")
-    answered = [g for g in generations if g.error is None]
+    answered = [g for g in generations if g.error is None and g.refusal is None]  # a refusal is not judged
     made_by = provenance(kind, judge_name, cfg)  # also checks the protocol's name before any work
     rel_tol = float(dict(cfg.get("rel_tol") or {}).get(kind, 0.0))
     with CheckPool(int(cfg.get("workers", 2)), float(cfg.get("check_timeout", 10)), check_options(cfg, kind)) as pool:
@@ -83,6 +84,7 @@ def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, 
         scored=sum(j.status == "scored" for j in judgments),
         judge_errors=sum(j.status == "judge_error" for j in judgments),
         generation_errors=sum(j.status == "generation_error" for j in judgments),
+        refusals=sum(j.refused for j in judgments),
     )
 
 
@@ -105,6 +107,9 @@ def _judgment(problem: Problem, generation: Generation, judge_name: str, grade: 
     )
     if generation.error is not None:
         return Judgment(**common, status="generation_error", score=None, points=None, detail=generation.error)
+    if generation.refusal is not None:  # the model's answer, and one that earns nothing: scored 0, marked
+        return Judgment(**common, status="scored", score=0.0, points=0.0, refused=True,
+                        detail=f"refused: {generation.refusal}")
     if isinstance(grade, str) or grade is None:
         return Judgment(**common, status="judge_error", score=None, points=None, detail=grade or "not judged")
     return Judgment(**common, status="scored", score=grade.score, points=grade.points, extracted=grade.extracted,

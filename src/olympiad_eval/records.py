@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import glob
 import hashlib
 import json
@@ -16,7 +17,7 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TypeVar
@@ -32,6 +33,11 @@ class RecordError(InputError):
     def __init__(self, path: str | os.PathLike, record: str, field_name: str, problem: str):
         self.path, self.record, self.field = str(path), record, field_name
         super().__init__(f"{path}: record {record}: field '{field_name}': {problem}")
+
+
+# Field metadata: a field added after files were written, left out of a record's JSON while it holds
+# its default, so that the files of every record without it keep their bytes (and their DVC hashes).
+OMITTED_WHEN_DEFAULT = {"omitted_when_default": True}
 
 
 @dataclass(frozen=True)
@@ -121,7 +127,12 @@ class Prompt:
 
 @dataclass(frozen=True)
 class Generation:
-    """One sampled response. A failed request is recorded in `error`, never as a response."""
+    """One sampled response. A failed request is recorded in `error`, never as a response.
+
+    `refusal` is set when the model answered by declining: its refusal message, or "content filter"
+    where the endpoint's filter stopped the reply (`finish_reason` then says `content_filter`).
+    Such a response scores nothing and is counted apart (`refusals` in the tables); whatever text
+    came with it stays in `response`, unjudged."""
 
     id: str
     suite: str
@@ -132,6 +143,7 @@ class Generation:
     finish_reason: str | None = None
     reasoning: str | None = None
     error: str | None = None
+    refusal: str | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
 
     @property
     def key(self) -> tuple:
@@ -143,7 +155,8 @@ class Judgment:
     """The grade of one generation.
 
     `status` is "scored", "generation_error" or "judge_error": errors are counted in the tables,
-    never silently a zero. `score` is the fraction of the problem's points earned.
+    never silently a zero. `score` is the fraction of the problem's points earned. A refusal (see
+    `Generation.refusal`) is scored 0 without being judged, and marked `refused`.
     """
 
     id: str
@@ -158,6 +171,7 @@ class Judgment:
     points: float | None
     max_points: float
     truncated: bool = False
+    refused: bool = field(default=False, metadata=OMITTED_WHEN_DEFAULT)
     extracted: tuple[str, ...] = ()
     slots: tuple[dict, ...] = ()
     verdict: str | None = None
@@ -205,7 +219,16 @@ def natural_key(text: str) -> tuple:
 
 
 def to_dict(record: Any) -> dict:
-    return dataclasses.asdict(record)
+    data = dataclasses.asdict(record)
+    for name, default in _omitted_when_default(type(record)):
+        if data[name] == default:
+            del data[name]
+    return data
+
+
+@functools.cache
+def _omitted_when_default(cls: type) -> tuple[tuple[str, Any], ...]:
+    return tuple((f.name, f.default) for f in dataclasses.fields(cls) if f.metadata.get("omitted_when_default"))
 
 
 def from_dict(cls: type[R], data: dict, *, path: str | os.PathLike = "<memory>") -> R:

@@ -2,7 +2,8 @@
 
 Reads exactly the cells of the plan (never a glob: a cell removed from the plan leaves its files
 behind), writes every table as Markdown and CSV, and a metrics JSON that `dvc metrics show` reads.
-Errors are counted next to every score: a failed generation or judgment is never hidden.
+Errors are counted next to every score: a failed generation or judgment is never hidden, and
+neither is a refusal (scored 0, counted apart).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from omegaconf import OmegaConf
 from olympiad_eval.benchmarks import module
 from olympiad_eval.records import InputError, Judgment, atomic_dir, atomic_file, iter_jsonl, write_json
 
-COUNTS = ["problems", "scored", "judge errors", "failed generations", "truncated"]
+COUNTS = ["problems", "scored", "judge errors", "failed generations", "refusals", "truncated"]
 
 
 def judgment_path(outputs: str | Path, suite: str, model: str, judge: str) -> Path:
@@ -99,6 +100,8 @@ def counts(frame: pd.DataFrame) -> pd.DataFrame:
         "scored": grouped["status"].apply(lambda s: int((s == "scored").sum())),
         "judge errors": grouped["status"].apply(lambda s: int((s == "judge_error").sum())),
         "failed generations": grouped["status"].apply(lambda s: int((s == "generation_error").sum())),
+        # scored (0 points), but told apart from wrong answers: the model declined, or a filter stopped it
+        "refusals": grouped["refused"].sum().astype(int),
         "truncated": grouped["truncated"].sum().astype(int),
         "score (%)": grouped.apply(_score_percent, include_groups=False),
     })
@@ -201,6 +204,7 @@ def headline(table: pd.DataFrame, made: pd.DataFrame) -> dict:
         cell[row["judge"]] = {
             "score": row["score (%)"], "scored": row["scored"], "problems": row["problems"],
             "judge_errors": row["judge errors"], "failed_generations": row["failed generations"],
+            "refusals": row["refusals"],
             "truncated": row["truncated"], "made_by": made_by(made, row["judge"]),
         }
     return metrics
@@ -212,7 +216,7 @@ def to_markdown(table: pd.DataFrame) -> str:
 
 
 # Counts, not scores: no "best" among them. A row of reference values ("full marks") is not ranked.
-NOT_RANKED = {"problems", "samples", "scored", "judge errors", "failed generations", "truncated",
+NOT_RANKED = {"problems", "samples", "scored", "judge errors", "failed generations", "refusals", "truncated",
               "95% CI low", "95% CI high", "tokens", "cost ($)", "protocol", "judge config"}
 REFERENCE_ROWS = {"full marks"}
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
