@@ -15,7 +15,8 @@ config     model.concurrency=abc, timeout<=0, judge.rel_tol as text, an unknown 
            an llm judge with no judges, unknown model / judge / suite / benchmark names, a suite
            that was never rendered, an unset API key variable, a template with an unknown field
 runs       an endpoint that is down; an unwritable output folder; a replay file without ids;
-           generations for ids not in the suite
+           generations for ids not in the suite; a request cache that is not a database (garbage,
+           cut in half); a full disk under the request cache (SQLite file or folder)
 judging    a 1 MB response; LaTeX that explodes sympy; a response that instructs the judge
            (with the gullible judge of tests/test_judging_protocols.py)
 code       no eval/exec in src/
@@ -32,6 +33,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -107,14 +109,16 @@ def edit_exam(path: Path, element: int, change) -> None:
     path.write_text(json.dumps(items, ensure_ascii=False), encoding="utf-8")
 
 
-def stage(name: str, *overrides: str, outputs: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+def stage(name: str, *overrides: str, outputs: Path, env: dict | None = None, cache: Path | None = None,
+          preexec_fn=None) -> subprocess.CompletedProcess:
     """Run a stage script as DVC does, with its outputs and request cache under a temporary folder."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env or {})}
     environment.pop("OPENAI_API_KEY", None)
     environment.pop("HYDRA_FULL_ERROR", None)  # what a user sees by default
     command = [sys.executable, str(ROOT / "stages" / f"{name}.py"), *overrides, f"paths.outputs={outputs}",
-               f"paths.request_cache={outputs.parent / 'cache.sqlite'}"]
-    return subprocess.run(command, check=False, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120)
+               f"paths.request_cache={cache or outputs.parent / 'cache.sqlite'}"]
+    return subprocess.run(command, check=False, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120,
+                          preexec_fn=preexec_fn)
 
 
 def one_clear_error(result: subprocess.CompletedProcess, status: int = 2) -> str:
@@ -393,6 +397,61 @@ def test_a_read_only_output_folder(tmp_path):
         assert list(problems.iterdir()) == []
     finally:
         problems.chmod(0o700)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_a_request_cache_that_is_not_a_database_stops_with_its_path(render_suite, tmp_path, damage):
+    outputs = render_suite("sample_hipho", "sample_hipho")
+    cache = tmp_path / "cache.sqlite"
+    if damage == "garbage":
+        cache.write_bytes(b"not a database, whatever its name says\n" * 200)
+        reason = "file is not a database"
+    else:  # a real cache cut in half (a copy interrupted, a disk that filled while it was written)
+        db = sqlite3.connect(cache)
+        db.execute("CREATE TABLE replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL)")
+        db.executemany("INSERT INTO replies VALUES (?, ?)", [(f"k{i}", "x" * 2000) for i in range(200)])
+        db.commit(), db.close()
+        cache.write_bytes(cache.read_bytes()[: cache.stat().st_size // 2])
+        reason = "database disk image is malformed"
+    before = cache.read_bytes()
+    result = stage("generate", "model=gpt-4o", "cell.suite=sample_hipho", "model.api_key_env=null",
+                   "model.base_url=http://127.0.0.1:9/v1", outputs=outputs, cache=cache)
+    assert one_clear_error(result) == (f"error: the request cache {cache} is not a readable SQLite database ({reason}): "
+                                       "move it aside or delete it, and rerun (replies it held are requested again)")
+    assert cache.read_bytes() == before  # left for the user to look at
+    assert_nothing_written(outputs / "generations" / "sample_hipho" / "gpt-4o.jsonl")
+
+
+def limit_file_size(limit: int):
+    """A child that may write no file past `limit` bytes: a full disk as a process meets it (a write
+    fails, here with EFBIG), without root or a small filesystem. SIGXFSZ, which would kill it
+    instead, is ignored (a disposition the stage script inherits)."""
+    import resource
+    import signal
+
+    def limit_it() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return limit_it
+
+
+@pytest.mark.parametrize("name", ["cache.sqlite", "shared-cache"])
+def test_a_full_disk_under_the_request_cache_stops_with_its_path(render_suite, tmp_path, name):
+    outputs = render_suite("sample_hipho", "sample_hipho")
+    cache = tmp_path / name
+    with FakeOpenAI(lambda body: "\\boxed{42} " + "x" * 300_000) as server:  # each reply past the limit
+        result = stage("generate", "model=gpt-4o", "cell.suite=sample_hipho", "model.api_key_env=null",
+                       f"model.base_url={server.base_url}", outputs=outputs, cache=cache,
+                       preexec_fn=limit_file_size(200_000))
+    line = one_clear_error(result)
+    assert line.startswith(f"error: no room to store a reply in the request cache {cache} (File too large)" if
+                           name == "shared-cache" else f"error: cannot write the request cache {cache} (disk I/O error")
+    assert line.endswith(": free space there, or set paths.request_cache to a disk with room (the replies stored "
+                         "so far are kept), and rerun")
+    assert_nothing_written(outputs / "generations" / "sample_hipho" / "gpt-4o.jsonl")
+    if name == "shared-cache":  # no temporary file left half-written beside the replies
+        assert [path for path in cache.rglob("*") if path.is_file()] == []
 
 
 def test_a_replay_row_without_an_id(render_suite, tmp_path):

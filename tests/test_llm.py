@@ -400,8 +400,8 @@ def test_a_full_sqlite_cache_stops_with_its_path(tmp_path):
         asyncio.run(complete_all(OpenAIEndpoint(model(server.base_url)), cache, requests[:1]))
         pages = cache._store._db.execute("PRAGMA page_count").fetchone()[0]
         cache._store._db.execute(f"PRAGMA max_page_count = {pages}")
-        with pytest.raises(InputError, match=re.escape(f"cannot store a reply in the request cache {path}: "
-                                                       "database or disk is full. Free space there")):
+        with pytest.raises(InputError, match=re.escape(f"no room to store a reply in the request cache {path} "
+                                                       "(database or disk is full): free space there")):
             asyncio.run(complete_all(OpenAIEndpoint(model(server.base_url)), cache, requests[1:]))
     assert cache.get("k0").text == "x" * 20_000  # what was stored stays
     cache.close()

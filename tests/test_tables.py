@@ -309,3 +309,18 @@ def test_a_cell_whose_judgments_mix_protocols_stops_the_tables(tmp_path):
                     "beta": [judged("beta", "p1", 1.0)]})
     with pytest.raises(InputError, match=r"alpha/rule\.jsonl: judgments made by 2 different protocols .*v1.*v2"):
         aggregate("olympiad", BENCH, PLAN, outputs, tmp_path / "tables", tmp_path / "metrics.json")
+
+
+def test_refusals_are_counted_beside_the_errors_and_score_nothing(tmp_path):
+    outputs = tmp_path / "outputs"
+    write(outputs, {
+        "alpha": [judged("alpha", "p1", 2.0), dataclasses.replace(judged("alpha", "p2", 0.0), refused=True)],
+        "beta": [dataclasses.replace(judged("beta", "p1", 0.0), refused=True),
+                 dataclasses.replace(judged("beta", "p2", 0.0), refused=True)],
+    })
+    tables = aggregate("olympiad", BENCH, PLAN, outputs, tmp_path / "tables", tmp_path / "metrics.json")
+    summary = tables["summary"].set_index("model")
+    assert summary["refusals"].to_dict() == {"alpha": 1, "beta": 2}
+    assert summary["scored"].to_dict() == {"alpha": 2, "beta": 2} and summary.loc["beta", "score (%)"] == 0.0
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert [metrics["hipho"][model]["rule"]["refusals"] for model in ("alpha", "beta")] == [1, 2]

@@ -214,8 +214,9 @@ class _Asker:
             parsed = task.parse(reply.text or "") if reply.error is None else None
             if parsed is not None:
                 return parsed
-        return (f"judge {self.name}: invalid reply to '{task.key}' after {self.tries} tries: "
-                f"{reply.error or (reply.text or '')[:200]!r}")
+        # a judge that refuses gives no grade: re-asked like any reply off the schema, then a judge error
+        said = reply.error or (f"refused: {reply.refusal}" if reply.refusal is not None else (reply.text or "")[:200])
+        return f"judge {self.name}: invalid reply to '{task.key}' after {self.tries} tries: {said!r}"
 
     async def close(self) -> None:
         await self.client.endpoint.aclose()

@@ -144,9 +144,9 @@ def _stored_reply(text: str) -> Reply | None:
 _NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # disk full, quota, file size limit
 
 
-def _no_room(where: Path, reason: str) -> InputError:
-    return InputError(f"cannot store a reply in the request cache {where}: {reason}. Free space there, or set "
-                      "paths.request_cache to a disk with room (the replies stored so far are kept), and rerun")
+def _no_room(reason: str) -> InputError:
+    return InputError(f"{reason}: free space there, or set paths.request_cache to a disk with room (the replies "
+                      "stored so far are kept), and rerun")
 
 
 @contextlib.contextmanager
@@ -155,9 +155,11 @@ def _sqlite_errors(path: Path):
     try:
         yield
     except sqlite3.DatabaseError as error:
-        code = getattr(error, "sqlite_errorcode", None)
-        if code in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR) or str(error) == "database or disk is full":
-            raise _no_room(path, str(error)) from None
+        code = getattr(error, "sqlite_errorcode", 0) & 0xFF  # the primary code: SQLITE_IOERR_WRITE is an IOERR
+        if code == sqlite3.SQLITE_FULL:
+            raise _no_room(f"no room to store a reply in the request cache {path} ({error})") from None
+        if code == sqlite3.SQLITE_IOERR:  # how SQLite reports a write the OS refused, for want of room among others
+            raise _no_room(f"cannot write the request cache {path} ({error}: a full or failing disk?)") from None
         if code in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT):
             raise InputError(f"the request cache {path} is not a readable SQLite database ({error}): move it "
                              "aside or delete it, and rerun (replies it held are requested again)") from None
@@ -223,7 +225,8 @@ class _FolderStore:
             if handle is not None:
                 Path(handle.name).unlink(missing_ok=True)
             if error.errno in _NO_ROOM:
-                raise _no_room(self.root, error.strerror or str(error)) from None
+                raise _no_room(f"no room to store a reply in the request cache {self.root} "
+                                          f"({error.strerror or error})") from None
             raise
 
     def __len__(self) -> int:
