@@ -4,7 +4,10 @@ Every request is keyed by the hash of its full content (endpoint, model id, mess
 hashes, generation settings, sample index) and its reply is stored in a cache outside the DVC
 outputs (a SQLite file, or a folder that machines can share) as soon as it arrives. A killed run
 therefore resends only what had no reply yet.
-Failed requests are returned as errors and never cached, so a rerun retries exactly those.
+Failed requests are returned as errors and never cached, so a rerun retries exactly those. A
+reply is an answer, a refusal (the model's own answer, cached) or malformed (no message, no content:
+retried, then an error); `_parsed` says which is which. The cache's door keeps only valid Unicode,
+and a stored row that cannot be read back is asked again (see `RequestCache`).
 
 Retries are the `openai` client's own: exponential backoff with jitter on 408/409/429/5xx,
 timeouts and dropped connections, honouring `Retry-After`, up to `max_retries`. Each attempt is
@@ -330,8 +333,8 @@ class OpenAIEndpoint:
 
     async def complete(self, messages: list, settings: dict) -> Reply:
         """One request. The client retries failed transport itself; a reply that is not a completion
-        (a proxy's HTML page with status 200, a cut-off body) is as transient, so it is retried here
-        with the same budget and backoff."""
+        (a proxy's HTML page with status 200, a cut-off body) or holds no answer (see `_parsed`) is as
+        transient, so it is retried here with the same budget and backoff."""
         attempts = [0]
         _attempts.set(attempts)
         async with self.limit:  # images are read and encoded only once the request may go out
