@@ -336,7 +336,7 @@ def test_a_reply_stored_with_a_lone_surrogate_reads_back_as_valid_unicode(tmp_pa
 
 
 def corrupt_rows(cache_path, change) -> int:
-    """Rewrite each stored reply with `change(text, index)`; returns how many were changed."""
+    """Rewrite each stored reply with `change(text, index)` (None: leave it); returns how many changed."""
     if cache_path.suffix == ".sqlite":
         with sqlite3.connect(cache_path) as db:
             rows = db.execute("SELECT key, reply FROM replies ORDER BY key").fetchall()
@@ -349,7 +349,7 @@ def corrupt_rows(cache_path, change) -> int:
     for index, path in enumerate(sorted(cache_path.glob("??/*.json"))):
         text = change(path.read_text(encoding="utf-8"), index)
         if text is not None:
-            path.write_bytes(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) else path.write_bytes(text)
+            path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
             count += 1
     return count
 
@@ -361,6 +361,7 @@ BREAKS = [
     lambda text: json.dumps({**json.loads(text), "usage": "lots"}),  # a field of the wrong type
     lambda text: json.dumps({**json.loads(text), "text": None}),  # no answer, no refusal
     lambda text: "[1, 2]",  # not an object
+    lambda text: b"\xff" + text.encode("utf-8"),  # not UTF-8 (in SQLite: a blob)
 ]
 
 
@@ -383,8 +384,8 @@ def test_an_unreadable_cache_row_is_asked_again_overwritten_and_reported_once(hi
         assert generate_with_cache() == clean
         assert server.count() == 10 + broken  # each broken row asked again, no other
         warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
-        assert warnings == [f"request cache {cache_path}: {broken} stored replies could not be read (corrupt or cut "
-                            "short); they were treated as not cached, requested again and overwritten"]
+        assert warnings == [(f"request cache {cache_path}: {broken} stored replies could not be read (corrupt or cut "
+                             "short); they were treated as not cached, requested again and overwritten")]
         caplog.clear()
         assert generate_with_cache() == clean  # overwritten: the third run reads them all
         assert server.count() == 10 + broken and not [r for r in caplog.records if r.levelname == "WARNING"]
