@@ -253,10 +253,11 @@ class AnswersAfter:
     (Fault(raw=completion_body({"index": 0, "finish_reason": "stop"})), "the choice has no message"),
     (Fault(raw=completion_body({"index": 0, "finish_reason": "stop", "message": None})), "the choice has no message"),
     ({"content": None}, "no content (null), no refusal, no tool call"),
+    ({"content": None, "refusal": ""}, "no content (null), no refusal, no tool call"),
     ({"content": None, "finish_reason": "tool_calls", "tool_calls": [
         {"id": "t1", "type": "function", "function": {"name": "python", "arguments": "{}"}}]},
      "a call of the tool python instead of an answer"),
-], ids=["no message", "null message", "null content", "tool call"])
+], ids=["no message", "null message", "null content", "empty refusal", "tool call"])
 def test_a_reply_without_an_answer_is_retried_then_an_error_never_an_empty_answer(hipho, reply, error):
     with FakeOpenAI(lambda body: reply) as server:
         outcome, generations, usage = run(hipho, model(server.base_url, max_retries=1))
@@ -280,6 +281,13 @@ def test_no_content_at_the_length_limit_is_a_truncated_empty_answer(hipho):
         outcome, generations, usage = run(hipho, model(server.base_url))
     assert outcome.errors == 0 and server.count() == 5 and usage["truncated"] == 5
     assert all(g.response == "" and g.reasoning == "Let me think" and g.refusal is None for g in generations)
+
+
+def test_an_empty_refusal_beside_an_answer_is_no_refusal(hipho):
+    """Some servers send `refusal: ""` with every answer."""
+    with FakeOpenAI(lambda body: {"content": "\\boxed{42}", "refusal": ""}) as server:
+        outcome, generations, _ = run(hipho, model(server.base_url))
+    assert outcome.refusals == 0 and all(g.response == "\\boxed{42}" and g.refusal is None for g in generations)
 
 
 @pytest.mark.parametrize("reply,refusal", [

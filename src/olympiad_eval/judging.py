@@ -211,7 +211,7 @@ class _Asker:
                     reply = await self.client.ask(key, list(task.messages), self.settings)
             if duplicate:  # the same request is on the wire for another task: its reply, without a turn
                 reply = await self.client.ask(key, list(task.messages), self.settings)
-            parsed = task.parse(reply.text or "") if reply.error is None else None
+            parsed = task.parse(reply.text or "") if reply.error is None and reply.refusal is None else None
             if parsed is not None:
                 return parsed
         # a judge that refuses gives no grade: re-asked like any reply off the schema, then a judge error

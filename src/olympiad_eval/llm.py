@@ -373,8 +373,9 @@ def _parsed(result) -> tuple[Reply, bool]:
     """The reply a completion holds, and whether it is malformed (retried like a garbled body).
 
     - content text: the answer (also when the model called a tool besides).
-    - a refusal (`message.refusal`), or a stop by the endpoint's content filter: the model's answer,
-      of its own kind (`Reply.refusal`), cached and counted apart; any text that came with it is kept.
+    - a refusal (`message.refusal`, not empty), or a stop by the endpoint's content filter: the
+      model's answer, of its own kind (`Reply.refusal`), cached and counted apart; any text that
+      came with it is kept.
     - no content, but `finish_reason: length`: an empty answer, truncated (a reasoning model that
       spent its whole budget thinking). Asking again would pay for the same again.
     - no content otherwise, no choice, or a choice without a message: malformed.
@@ -396,8 +397,8 @@ def _parsed(result) -> tuple[Reply, bool]:
     if not all(value is None or isinstance(value, str) for value in (content, refusal, reasoning, finish_reason)):
         return Reply(error="invalid response: content, refusal, reasoning and finish_reason must be text"), True
     usage = _usage(result)
-    if refusal is not None or finish_reason == "content_filter":
-        said = refusal or (CONTENT_FILTER if finish_reason == "content_filter" else "refused (no message)")
+    if refusal or finish_reason == "content_filter":  # an empty refusal is none: some servers send ""
+        said = refusal or CONTENT_FILTER
         return _sanitized(Reply(text=content, reasoning=reasoning, finish_reason=finish_reason, refusal=said,
                                 usage=usage)), False
     if content is None and finish_reason != "length":
