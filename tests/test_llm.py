@@ -393,7 +393,8 @@ def test_an_unreadable_cache_row_is_asked_again_overwritten_and_reported_once(hi
         assert server.count() == 10 + broken  # each broken row asked again, no other
         warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
         assert warnings == [(f"request cache {cache_path}: {broken} stored replies could not be read (corrupt or cut "
-                             "short); they were treated as not cached, requested again and overwritten")]
+                             "short); they were treated as not cached and requested again (each reply that came "
+                             "overwrote its row)")]
         caplog.clear()
         assert generate_with_cache() == clean  # overwritten: the third run reads them all
         assert server.count() == 10 + broken and not [r for r in caplog.records if r.levelname == "WARNING"]

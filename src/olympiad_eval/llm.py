@@ -125,7 +125,8 @@ class RequestCache:
         self._store.close()
         if self.unreadable:
             log.warning("request cache %s: %d stored replies could not be read (corrupt or cut short); they were "
-                        "treated as not cached, requested again and overwritten", self.path, len(self.unreadable))
+                        "treated as not cached and requested again (each reply that came overwrote its row)",
+                        self.path, len(self.unreadable))
             self.unreadable = set()
 
 
@@ -137,12 +138,12 @@ def _stored_reply(text: str) -> Reply | None:
         return None
     if not isinstance(stored, dict) or not all(name in stored for name in RequestCache.REQUIRED):
         return None
-    texts = [stored[name] for name in ("text", "reasoning", "finish_reason", "refusal") if name in stored]
+    texts = [stored.get(name) for name in ("text", "reasoning", "finish_reason", "refusal")]
     usage, attempts = stored["usage"], stored["attempts"]
-    if not all(value is None or isinstance(value, str) for value in texts) or not isinstance(usage, dict) \
-            or not all(isinstance(count, int) for count in usage.values()) \
-            or not isinstance(attempts, int) or isinstance(attempts, bool) \
-            or (stored["text"] is None and stored.get("refusal") is None):
+    well_typed = (all(value is None or isinstance(value, str) for value in texts)
+                  and isinstance(usage, dict) and all(isinstance(count, int) for count in usage.values())
+                  and isinstance(attempts, int) and not isinstance(attempts, bool))
+    if not well_typed or (stored["text"] is None and stored.get("refusal") is None):  # neither answer nor refusal
         return None
     return _sanitized(Reply(**{name: stored[name] for name in RequestCache.FIELDS if name in stored}, cached=True))
 
@@ -232,7 +233,7 @@ class _FolderStore:
                 Path(handle.name).unlink(missing_ok=True)
             if error.errno in _NO_ROOM:
                 raise _no_room(f"no room to store a reply in the request cache {self.root} "
-                                          f"({error.strerror or error})") from None
+                               f"({error.strerror or error})") from None
             raise
 
     def __len__(self) -> int:
