@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 
@@ -292,3 +293,14 @@ def test_atomic_dir_keeps_the_old_directory_when_the_block_raises(tmp_path):
             raise ValueError("boom")
     assert [p.name for p in target.iterdir()] == ["old.txt"]
     assert leftovers(tmp_path, "out") == []
+
+
+def test_a_field_added_later_is_left_out_at_its_default_and_read_back(tmp_path):
+    """`Generation.refusal` and `Judgment.refused` came after files were written: records without
+    them keep their bytes, and files without them read back."""
+    plain = Generation(id="1", suite="s", model="m", sample=0, response="42", request_hash="h")
+    refused = dataclasses.replace(plain, id="2", response=None, refusal="I can't help with that.")
+    assert "refusal" not in dumps(plain) and '"refusal":"I can\'t help with that."' in dumps(refused)
+    path = tmp_path / "generations.jsonl"
+    write_jsonl(path, [plain, refused])
+    assert read_jsonl(path, Generation) == [plain, refused]
