@@ -28,7 +28,8 @@ config     model.concurrency=abc, timeout<=0, a model's generation (or a judge's
 runs       an endpoint that is down; an output folder that cannot be made; an output that cannot be written
            (a file-size limit of 0, which binds root too); a full disk in the middle of an output (a
            file-size limit stands in for it), twice; a replay file without ids; generations for ids
-           not in the suite
+           not in the suite; a request cache that is not a database (garbage, cut in half); a full
+           disk under the request cache (SQLite file or folder)
 judging    a 1 MB response; LaTeX that explodes sympy; a response that instructs the judge
            (with the gullible judge of tests/test_judging_protocols.py)
 code       no eval/exec in src/
@@ -49,6 +50,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -126,15 +128,16 @@ def edit_exam(path: Path, element: int, change) -> None:
     path.write_text(json.dumps(items, ensure_ascii=False), encoding="utf-8")
 
 
-def stage(name: str, *overrides: str, outputs: Path, env: dict | None = None,
+def stage(name: str, *overrides: str, outputs: Path, env: dict | None = None, cache: Path | None = None,
           file_size_limit: int | None = None) -> subprocess.CompletedProcess:
-    """Run a stage script as DVC does, with its outputs and request cache under a temporary folder;
-    with `file_size_limit`, no file it writes may grow past that many bytes (see `LIMIT_FILE_SIZE`)."""
+    """Run a stage script as DVC does, with its outputs and request cache (`cache`, or one beside
+    the outputs) under a temporary folder; with `file_size_limit`, no file it writes may grow past
+    that many bytes (see `LIMIT_FILE_SIZE`)."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env or {})}
     environment.pop("OPENAI_API_KEY", None)
     environment.pop("HYDRA_FULL_ERROR", None)  # what a user sees by default
     command = [sys.executable, str(ROOT / "stages" / f"{name}.py"), *overrides, f"paths.outputs={outputs}",
-               f"paths.request_cache={outputs.parent / 'cache.sqlite'}"]
+               f"paths.request_cache={cache or outputs.parent / 'cache.sqlite'}"]
     if file_size_limit is not None:
         command = [sys.executable, "-c", LIMIT_FILE_SIZE, str(file_size_limit), *command]
     return subprocess.run(command, check=False, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120)
@@ -550,6 +553,47 @@ def test_a_full_disk_while_writing_an_output(render_suite, tmp_path):
         result = stage("generate", "model=reference", "cell.suite=sample_hipho", outputs=outputs, file_size_limit=1000)
         assert one_clear_error(result) == f"error: File too large: {out}"
         assert_nothing_written(out)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_a_request_cache_that_is_not_a_database_stops_with_its_path(render_suite, tmp_path, damage):
+    outputs = render_suite("sample_hipho", "sample_hipho")
+    cache = tmp_path / "cache.sqlite"
+    if damage == "garbage":
+        cache.write_bytes(b"not a database, whatever its name says\n" * 200)
+        reason = "file is not a database"
+    else:  # a real cache cut in half (a copy interrupted, a disk that filled while it was written)
+        db = sqlite3.connect(cache)
+        db.execute("CREATE TABLE replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL)")
+        db.executemany("INSERT INTO replies VALUES (?, ?)", [(f"k{i}", "x" * 2000) for i in range(200)])
+        db.commit(), db.close()
+        cache.write_bytes(cache.read_bytes()[: cache.stat().st_size // 2])
+        reason = "database disk image is malformed"
+    before = cache.read_bytes()
+    result = stage("generate", "model=gpt-4o", "cell.suite=sample_hipho", "model.api_key_env=null",
+                   "model.base_url=http://127.0.0.1:9/v1", outputs=outputs, cache=cache)
+    assert one_clear_error(result) == (f"error: the request cache {cache} is not a readable SQLite database ({reason}): "
+                                       "move it aside or delete it, and rerun (replies it held are requested again)")
+    assert cache.read_bytes() == before  # left for the user to look at
+    assert_nothing_written(outputs / "generations" / "sample_hipho" / "gpt-4o.jsonl")
+
+
+@pytest.mark.parametrize("name", ["cache.sqlite", "shared-cache"])
+def test_a_full_disk_under_the_request_cache_stops_with_its_path(render_suite, tmp_path, name):
+    outputs = render_suite("sample_hipho", "sample_hipho")
+    cache = tmp_path / name
+    with FakeOpenAI(lambda body: "\\boxed{42} " + "x" * 300_000) as server:  # each reply past the limit
+        result = stage("generate", "model=gpt-4o", "cell.suite=sample_hipho", "model.api_key_env=null",
+                       f"model.base_url={server.base_url}", outputs=outputs, cache=cache,
+                       file_size_limit=200_000)
+    line = one_clear_error(result)
+    assert line.startswith(f"error: no room to store a reply in the request cache {cache} (File too large)" if
+                           name == "shared-cache" else f"error: cannot write the request cache {cache} (disk I/O error")
+    assert line.endswith(": free space there, or set paths.request_cache to a disk with room (the replies stored "
+                         "so far are kept), and rerun")
+    assert_nothing_written(outputs / "generations" / "sample_hipho" / "gpt-4o.jsonl")
+    if name == "shared-cache":  # no temporary file left half-written beside the replies
+        assert [path for path in cache.rglob("*") if path.is_file()] == []
 
 
 def test_a_replay_row_without_an_id(render_suite, tmp_path):

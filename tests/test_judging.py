@@ -203,3 +203,41 @@ def test_the_cells_check_options_reach_every_check(render_suite, tmp_path):
         judge(suite, generations, "rule", rule, tmp_path / "judged.jsonl", tmp_path / "cache.sqlite")
         verdicts.append(read_jsonl(tmp_path / "judged.jsonl", Judgment)[0].slots[0]["correct"])
     assert verdicts == [False, True]
+
+
+def test_a_refusal_scores_nothing_unjudged_and_is_marked(render_suite, tmp_path):
+    outputs = render_suite("sample_physelite_en", "sample_physelite")
+    path = tmp_path / "generations.jsonl"
+    reference = read_jsonl(generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"}),
+                           Generation)
+    write_jsonl(path, [
+        Generation(id="PE-S-0001", suite="sample_physelite_en", model="m", sample=0, response=None,
+                   request_hash="a", refusal="I can't help with that."),
+        # filtered midway: what came is kept, but never judged (it could hold the right answer)
+        Generation(id="PE-S-0002", suite="sample_physelite_en", model="m", sample=0,
+                   response=reference[1].response, request_hash="b", finish_reason="content_filter",
+                   refusal="content filter"),
+        reference[2],
+    ])
+    with FakeOpenAI() as server:
+        outcome, judgments = judge_with(outputs, "sample_physelite_en", path, "gpt-4o",
+                                        llm_judge_cfg(server.base_url, process=False))
+        assert server.count() == 1  # only the answer went to the judge
+    refused, filtered = judgments[("PE-S-0001", 0)], judgments[("PE-S-0002", 0)]
+    assert outcome.refusals == 2 and outcome.scored == 3 and outcome.generation_errors == 0
+    for judgment in (refused, filtered):
+        assert judgment.status == "scored" and judgment.refused and judgment.score == 0.0 and judgment.points == 0.0
+    assert refused.detail == "refused: I can't help with that." and filtered.detail == "refused: content filter"
+    lines = (outputs / "judgments" / "sample_physelite_en-gpt-4o.jsonl").read_text(encoding="utf-8").splitlines()
+    assert sum('"refused":true' in line for line in lines) == 2 and sum('"refused"' in line for line in lines) == 2
+
+
+def test_a_judge_that_refuses_is_reasked_then_a_judge_error_naming_the_refusal(render_suite):
+    outputs = render_suite("sample_physelite_en", "sample_physelite")
+    generations = generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"})
+    with FakeOpenAI(lambda body: {"content": None, "refusal": "I won't grade this."}) as server:
+        outcome, judgments = judge_with(outputs, "sample_physelite_en", generations, "gpt-4o",
+                                        llm_judge_cfg(server.base_url, max_reasks=1, process=False))
+        assert server.count() == 3 * 2
+    assert outcome.judge_errors == 3 and outcome.refusals == 0
+    assert all("refused: I won't grade this." in j.detail for j in judgments.values())

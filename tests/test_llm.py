@@ -7,8 +7,11 @@ import base64
 import hashlib
 import io
 import json
+import re
+import sqlite3
 import threading
 import time
+from collections import Counter
 from dataclasses import replace
 
 import pytest
@@ -25,7 +28,7 @@ from olympiad_eval.llm import (
     complete_all,
     shrink_image,
 )
-from olympiad_eval.records import Generation, read_jsonl
+from olympiad_eval.records import Generation, InputError, read_jsonl
 
 
 def model(base_url: str, **extra):
@@ -221,3 +224,194 @@ def test_the_fake_server_does_not_count_a_request_whose_client_died_before_its_b
                                b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n" + body)
         time.sleep(0.3)  # the handlers have read what there was to read
         assert server.count() == 0 and server.requests == []
+
+
+# ---------------------------------------------------------------- replies that are not answers
+
+
+def completion_body(choice: dict) -> bytes:
+    """A whole 200 body around one choice, for shapes the fake server's own replies never take."""
+    return json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "fake-model",
+                       "choices": [choice]}).encode()
+
+
+class AnswersAfter:
+    """Replies `first` to each distinct request's first `times` attempts, then a plain answer."""
+
+    def __init__(self, first, times: int = 1):
+        self.first, self.times, self.seen, self.lock = first, times, Counter(), threading.Lock()
+
+    def __call__(self, body: dict):
+        key = json.dumps(body["messages"])
+        with self.lock:
+            self.seen[key] += 1
+            tries = self.seen[key]
+        return self.first if tries <= self.times else default_responder(body)
+
+
+@pytest.mark.parametrize("reply,error", [
+    (Fault(raw=completion_body({"index": 0, "finish_reason": "stop"})), "the choice has no message"),
+    (Fault(raw=completion_body({"index": 0, "finish_reason": "stop", "message": None})), "the choice has no message"),
+    ({"content": None}, "no content (null), no refusal, no tool call"),
+    ({"content": None, "refusal": ""}, "no content (null), no refusal, no tool call"),
+    ({"content": None, "finish_reason": "tool_calls", "tool_calls": [
+        {"id": "t1", "type": "function", "function": {"name": "python", "arguments": "{}"}}]},
+     "a call of the tool python instead of an answer"),
+], ids=["no message", "null message", "null content", "empty refusal", "tool call"])
+def test_a_reply_without_an_answer_is_retried_then_an_error_never_an_empty_answer(hipho, reply, error):
+    with FakeOpenAI(lambda body: reply) as server:
+        outcome, generations, usage = run(hipho, model(server.base_url, max_retries=1))
+    assert outcome.errors == 5 and server.count() == 5 * 2  # the same budget as a garbled body
+    assert all(g.response is None and error in g.error for g in generations)
+    assert usage["answered"] == 0 and len(RequestCache(hipho.parent / "cache.sqlite")) == 0  # a rerun asks again
+
+
+def test_a_reply_without_an_answer_is_retried_until_one_comes(hipho):
+    with FakeOpenAI(AnswersAfter({"content": None})) as server:
+        outcome, generations, usage = run(hipho, model(server.base_url, max_retries=1))
+    assert outcome.errors == 0 and all("\\boxed{42}" in g.response for g in generations)
+    assert server.count() == 5 * 2 and usage["retries"] == 5
+
+
+def test_no_content_at_the_length_limit_is_a_truncated_empty_answer(hipho):
+    """A reasoning model that spends its whole budget thinking answers nothing; asking again would
+    pay for the same again, so it is kept: truncated, an empty response."""
+    reply = {"content": None, "reasoning_content": "Let me think", "finish_reason": "length"}
+    with FakeOpenAI(lambda body: reply) as server:
+        outcome, generations, usage = run(hipho, model(server.base_url))
+    assert outcome.errors == 0 and server.count() == 5 and usage["truncated"] == 5
+    assert all(g.response == "" and g.reasoning == "Let me think" and g.refusal is None for g in generations)
+
+
+def test_an_empty_refusal_beside_an_answer_is_no_refusal(hipho):
+    """Some servers send `refusal: ""` with every answer."""
+    with FakeOpenAI(lambda body: {"content": "\\boxed{42}", "refusal": ""}) as server:
+        outcome, generations, _ = run(hipho, model(server.base_url))
+    assert outcome.refusals == 0 and all(g.response == "\\boxed{42}" and g.refusal is None for g in generations)
+
+
+@pytest.mark.parametrize("reply,refusal", [
+    ({"content": None, "refusal": "I can't help with that."}, "I can't help with that."),
+    ({"content": None, "finish_reason": "content_filter"}, "content filter"),
+    ({"content": "The answer is", "finish_reason": "content_filter"}, "content filter"),
+], ids=["refusal", "content filter", "filtered midway"])
+def test_a_refusal_is_recorded_as_one_and_cached(hipho, reply, refusal):
+    with FakeOpenAI(lambda body: reply) as server:
+        outcome, generations, usage = run(hipho, model(server.base_url))
+        assert outcome.errors == 0 and outcome.refusals == 5 and server.count() == 5  # what the model answered
+        _, again, _ = run(hipho, model(server.base_url))
+        assert server.count() == 5 and again == generations  # from the cache
+    assert all(g.refusal == refusal and g.error is None and g.response == reply["content"] for g in generations)
+    assert usage["answered"] == 5 and usage["failed"] == 0
+
+
+def test_an_ordinary_generation_has_no_refusal_field_in_its_json(hipho):
+    """The generations file keeps its bytes for ordinary replies (the committed dvc.lock files hash it)."""
+    with FakeOpenAI() as server:
+        run(hipho, model(server.base_url))
+    lines = (hipho / "generations" / "sample_hipho" / "m.jsonl").read_text(encoding="utf-8").splitlines()
+    assert lines and all('"refusal"' not in line for line in lines)
+
+
+# ---------------------------------------------------------------- the request cache's door
+
+SURROGATES = (b'{"id": "c", "object": "chat.completion", "created": 0, "model": "fake-model", "choices": [{"index": 0, '
+              b'"finish_reason": "stop", "message": {"role": "assistant", "content": "\\\\boxed{1} \\ud800 \\ud83d\\ude00",'
+              b' "reasoning_content": "x\\udfff"}}]}')
+
+
+def test_a_lone_surrogate_in_a_reply_is_replaced_and_a_rerun_reads_it_back(hipho):
+    """Legal JSON, but no UTF-8 file can hold a lone surrogate: stored as it came, it made every
+    write of the reply fail, run after run. It becomes U+FFFD; a valid pair stays its character."""
+    with FakeOpenAI(lambda body: Fault(raw=SURROGATES)) as server:
+        outcome, generations, _ = run(hipho, model(server.base_url))
+        _, again, _ = run(hipho, model(server.base_url))
+        assert server.count() == 5  # cached, and read back
+    assert outcome.errors == 0 and again == generations
+    assert all(g.response == "\\boxed{1} \ufffd \U0001f600" and g.reasoning == "x\ufffd" for g in generations)
+
+
+@pytest.mark.parametrize("name", ["cache.sqlite", "shared-cache"])
+def test_a_reply_stored_with_a_lone_surrogate_reads_back_as_valid_unicode(tmp_path, name):
+    """A cache written before replies were cleaned at its door may hold one."""
+    cache = RequestCache(tmp_path / name)
+    cache._store.put("k", json.dumps({"text": "a\ud800", "reasoning": None, "finish_reason": "stop", "usage": {},
+                                      "attempts": 1}))
+    assert cache.get("k").text == "a\ufffd"
+    cache.put("k2", Reply(text="\ud83d\ude00\udc00", refusal="no\ud800"))
+    assert cache.get("k2").text == "\U0001f600\ufffd" and cache.get("k2").refusal == "no\ufffd"
+    cache.close()
+
+
+def corrupt_rows(cache_path, change) -> int:
+    """Rewrite each stored reply with `change(text, index)` (None: leave it); returns how many changed."""
+    if cache_path.suffix == ".sqlite":
+        with sqlite3.connect(cache_path) as db:
+            rows = db.execute("SELECT key, reply FROM replies ORDER BY key").fetchall()
+            changed = [(change(text, index), key) for index, (key, text) in enumerate(rows)]
+            changed = [(text, key) for text, key in changed if text is not None]
+            db.executemany("UPDATE replies SET reply = ? WHERE key = ?", changed)
+        db.close()
+        return len(changed)
+    count = 0
+    for index, path in enumerate(sorted(cache_path.glob("??/*.json"))):
+        text = change(path.read_text(encoding="utf-8"), index)
+        if text is not None:
+            path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+            count += 1
+    return count
+
+
+BREAKS = [
+    lambda text: text[: len(text) // 2],  # cut short
+    lambda text: "",  # empty
+    lambda text: json.dumps({"text": "only the text"}),  # fields missing
+    lambda text: json.dumps({**json.loads(text), "usage": "lots"}),  # a field of the wrong type
+    lambda text: json.dumps({**json.loads(text), "text": None}),  # no answer, no refusal
+    lambda text: "[1, 2]",  # not an object
+    lambda text: b"\xff" + text.encode("utf-8"),  # not UTF-8 (in SQLite: a blob)
+]
+
+
+@pytest.mark.parametrize("name", ["cache.sqlite", "shared-cache"])
+def test_an_unreadable_cache_row_is_asked_again_overwritten_and_reported_once(hipho, caplog, name):
+    cache_path = hipho.parent / name
+
+    def generate_with_cache():
+        out = hipho / "generations" / "sample_hipho" / "m.jsonl"
+        generate("sample_hipho", "m", model(server.base_url, samples=2), hipho / "suites/sample_hipho/prompts.jsonl",
+                 out, cache_path)
+        return out.read_bytes()
+
+    with FakeOpenAI() as server:
+        clean = generate_with_cache()
+        assert server.count() == 10
+        broken = corrupt_rows(cache_path, lambda text, index: BREAKS[index](text) if index < len(BREAKS) else None)
+        assert broken == len(BREAKS)
+        caplog.clear()
+        assert generate_with_cache() == clean
+        assert server.count() == 10 + broken  # each broken row asked again, no other
+        warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+        assert warnings == [(f"request cache {cache_path}: {broken} stored replies could not be read (corrupt or cut "
+                             "short); they were treated as not cached and requested again (each reply that came "
+                             "overwrote its row)")]
+        caplog.clear()
+        assert generate_with_cache() == clean  # overwritten: the third run reads them all
+        assert server.count() == 10 + broken and not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+def test_a_full_sqlite_cache_stops_with_its_path(tmp_path):
+    """SQLite's own "database or disk is full", from the code that stores replies. `max_page_count`
+    caps this connection's file as a full disk would, without root or a small filesystem."""
+    path = tmp_path / "cache.sqlite"
+    cache = RequestCache(path)
+    with FakeOpenAI(lambda body: "x" * 20_000) as server:
+        requests = [(f"k{i}", [{"role": "user", "content": f"q{i}"}], {}) for i in range(3)]
+        asyncio.run(complete_all(OpenAIEndpoint(model(server.base_url)), cache, requests[:1]))
+        pages = cache._store._db.execute("PRAGMA page_count").fetchone()[0]
+        cache._store._db.execute(f"PRAGMA max_page_count = {pages}")
+        with pytest.raises(InputError, match=re.escape(f"no room to store a reply in the request cache {path} "
+                                                       "(database or disk is full): free space there")):
+            asyncio.run(complete_all(OpenAIEndpoint(model(server.base_url)), cache, requests[1:]))
+    assert cache.get("k0").text == "x" * 20_000  # what was stored stays
+    cache.close()

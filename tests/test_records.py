@@ -149,7 +149,8 @@ def test_a_judgment_writes_undecided_checks_only_when_it_has_some(tmp_path):
     plain = ROUND_TRIP[-1]
     assert "undecided" not in json.loads(dumps(plain))
     every_field = dataclasses.asdict(plain)
-    assert every_field.pop("undecided") == () and dumps(plain) == dumps(every_field)
+    assert every_field.pop("undecided") == () and every_field.pop("refused") is False
+    assert dumps(plain) == dumps(every_field)
     undecided = dataclasses.replace(plain, undecided=("slot 2: check timed out after 10 s",))
     assert json.loads(dumps(undecided))["undecided"] == ["slot 2: check timed out after 10 s"]
     write_jsonl(tmp_path / "judgments.jsonl", [plain, dataclasses.replace(undecided, sample=2)])
@@ -366,3 +367,12 @@ def test_an_error_about_another_file_keeps_its_names(tmp_path):
         with atomic_file(tmp_path / "out.txt"):
             open(tmp_path / "missing.txt", encoding="utf-8")
     assert caught.value.filename == str(tmp_path / "missing.txt")
+def test_a_field_added_later_is_left_out_at_its_default_and_read_back(tmp_path):
+    """`Generation.refusal` and `Judgment.refused` came after files were written: records without
+    them keep their bytes, and files without them read back."""
+    plain = Generation(id="1", suite="s", model="m", sample=0, response="42", request_hash="h")
+    refused = dataclasses.replace(plain, id="2", response=None, refusal="I can't help with that.")
+    assert "refusal" not in dumps(plain) and '"refusal":"I can\'t help with that."' in dumps(refused)
+    path = tmp_path / "generations.jsonl"
+    write_jsonl(path, [plain, refused])
+    assert read_jsonl(path, Generation) == [plain, refused]

@@ -110,7 +110,7 @@ def faulted(server, tmp_path_factory):
 
 def test_a_run_through_injected_faults_ends_as_a_clean_run(clean, faulted):
     assert set(faulted.injected) == {"HTTP 429", "HTTP 500", "HTTP 503", "dropped connection", "timeout",
-                                     "garbage body"}
+                                     "garbage body", "no message", "null content"}
     assert sum(faulted.injected.values()) >= 0.15 * clean.requests
     expected, got = snapshot(clean), snapshot(faulted)
     assert sorted(got) == sorted(expected)

@@ -61,14 +61,14 @@ def test_hipho_tables_golden(tmp_path):
         "suite,model,judge,X_2025,gold,silver,bronze,protocol\nhipho,alpha,rule,gold,1,0,0,hipho official v2 (rules only)\n"
         "hipho,beta,rule,bronze,0,0,1,hipho official v2 (rules only)\n")
     assert (tables / "summary.csv").read_text() == (
-        "suite,model,judge,problems,samples,scored,judge errors,undecided,failed generations,truncated,score (%),"
-        "95% CI low,95% CI high,tokens,cost ($),protocol,judge config\n"
-        "hipho,alpha,rule,2,1,2,0,1,0,0,87.5,75.0,100.0,1200,0.004,hipho official v2 (rules only),rule@0123456789ab\n"
-        "hipho,beta,rule,2,1,1,1,0,0,0,25.0,0.0,50.0,,,hipho official v2 (rules only),rule@0123456789ab\n")
+        "suite,model,judge,problems,samples,scored,judge errors,undecided,failed generations,refusals,truncated,"
+        "score (%),95% CI low,95% CI high,tokens,cost ($),protocol,judge config\n"
+        "hipho,alpha,rule,2,1,2,0,1,0,0,0,87.5,75.0,100.0,1200,0.004,hipho official v2 (rules only),rule@0123456789ab\n"
+        "hipho,beta,rule,2,1,1,1,0,0,0,0,25.0,0.0,50.0,,,hipho official v2 (rules only),rule@0123456789ab\n")
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert metrics["hipho"]["alpha"]["rule"]["undecided"] == 1
     assert metrics["hipho"]["beta"]["rule"] == {"score": 25.0, "scored": 1, "problems": 2, "judge_errors": 1,
-                                                "undecided": 0, "failed_generations": 0, "truncated": 0,
+                                                "undecided": 0, "failed_generations": 0, "refusals": 0, "truncated": 0,
                                                 "made_by": MADE_BY_NOTE.split("- rule: ", 1)[1].strip()}
 
 
@@ -311,3 +311,18 @@ def test_a_cell_whose_judgments_mix_protocols_stops_the_tables(tmp_path):
                     "beta": [judged("beta", "p1", 1.0)]})
     with pytest.raises(InputError, match=r"alpha/rule\.jsonl: judgments made by 2 different protocols .*v1.*v2"):
         aggregate("olympiad", BENCH, PLAN, outputs, tmp_path / "tables", tmp_path / "metrics.json")
+
+
+def test_refusals_are_counted_beside_the_errors_and_score_nothing(tmp_path):
+    outputs = tmp_path / "outputs"
+    write(outputs, {
+        "alpha": [judged("alpha", "p1", 2.0), dataclasses.replace(judged("alpha", "p2", 0.0), refused=True)],
+        "beta": [dataclasses.replace(judged("beta", "p1", 0.0), refused=True),
+                 dataclasses.replace(judged("beta", "p2", 0.0), refused=True)],
+    })
+    tables = aggregate("olympiad", BENCH, PLAN, outputs, tmp_path / "tables", tmp_path / "metrics.json")
+    summary = tables["summary"].set_index("model")
+    assert summary["refusals"].to_dict() == {"alpha": 1, "beta": 2}
+    assert summary["scored"].to_dict() == {"alpha": 2, "beta": 2} and summary.loc["beta", "score (%)"] == 0.0
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert [metrics["hipho"][model]["rule"]["refusals"] for model in ("alpha", "beta")] == [1, 2]

@@ -34,6 +34,7 @@ class Fault:
     drop: bool = False  # close the connection without answering
     delay: float = 0.0  # seconds before answering
     raw: bytes | None = None  # a body sent as is (garbage), with status 200
+    name: str = ""  # what `flaky` counts it as, where its fields do not say
 
 
 Reply = Union[str, dict, Fault]  # a dict is the assistant message itself (content, reasoning_content, ...)
@@ -63,10 +64,12 @@ def judge_reply(prompt: str) -> dict:
 def flaky(responder: "Responder", rate: float = 0.2, seed: int = 0, timeout_delay: float = 2.0) -> "Responder":
     """`responder`, except that a `rate` share of requests (drawn with `seed`) fail as real endpoints
     fail: 429 with Retry-After, 500, 503, a dropped connection, a reply slower than `timeout_delay`
-    (set it above the client's timeout), or a garbage body with status 200, taking turns. Retried
-    requests draw again, so every request is answered in the end."""
+    (set it above the client's timeout), a garbage body with status 200, or a completion with no
+    answer in it (a choice without a message, `content: null`), taking turns. Retried requests draw
+    again, so every request is answered in the end."""
     faults = (Fault(429, headers={"Retry-After": "0.1"}), Fault(500), Fault(503), Fault(drop=True),
-              Fault(delay=timeout_delay), Fault(raw=b"<html><body>502 Bad Gateway</body></html>"))
+              Fault(delay=timeout_delay), Fault(raw=b"<html><body>502 Bad Gateway</body></html>"),
+              Fault(raw=_NO_MESSAGE, name="no message"), Fault(raw=_NULL_CONTENT, name="null content"))
     draw, lock = random.Random(seed), threading.Lock()
     injected: Counter = Counter()
 
@@ -81,7 +84,16 @@ def flaky(responder: "Responder", rate: float = 0.2, seed: int = 0, timeout_dela
     return respond
 
 
+_NO_MESSAGE = json.dumps({"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "fake",
+                          "choices": [{"index": 0, "finish_reason": "stop"}]}).encode()
+_NULL_CONTENT = json.dumps({"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "fake",
+                            "choices": [{"index": 0, "finish_reason": "stop",
+                                         "message": {"role": "assistant", "content": None}}]}).encode()
+
+
 def _fault_name(fault: Fault) -> str:
+    if fault.name:
+        return fault.name
     if fault.drop:
         return "dropped connection"
     if fault.raw is not None:

@@ -4,6 +4,9 @@ Providers: `openai` (any OpenAI-compatible endpoint), `reference` (answers with 
 in the format the prompt asks for: an upper bound that checks the whole pipeline) and `replay`
 (serves recorded responses keyed by problem id: to re-score released model outputs).
 
+A reply is an answer, a refusal (recorded in `refusal`: scored 0 and counted apart) or a failure
+(recorded in `error`, never as a response; see `llm._parsed` for which replies are which).
+
 The generations file holds only what later stages read, so it is byte-stable; usage, retries and
 cost go to a separate metrics file.
 """
@@ -29,10 +32,11 @@ class Outcome:
     errors: int
     sent: int
     usage: dict = field(default_factory=dict)
+    refusals: int = 0
 
     def summary(self) -> str:
         cost = self.usage.get("cost_usd", 0.0)
-        return (f"{self.total} generations, {self.errors} failed, {self.sent} requests sent, "
+        return (f"{self.total} generations, {self.errors} failed, {self.refusals} refused, {self.sent} requests sent, "
                 f"{self.usage.get('retries', 0)} retries, cost ${cost:.4f}")
 
 
@@ -64,14 +68,16 @@ def generate(suite: str, model: str, cfg, prompts_path: str | Path, out_path: st
         replies = send(cfg, cache_path, requests, f"generate {suite} x {model}", tally)
     generations = [
         Generation(id=prompt.id, suite=suite, model=model, sample=sample, response=reply.text, request_hash=key,
-                   finish_reason=reply.finish_reason, reasoning=reply.reasoning, error=reply.error)
+                   finish_reason=reply.finish_reason, reasoning=reply.reasoning, error=reply.error,
+                   refusal=reply.refusal)
         for key, (prompt, sample, _), reply in zip(keys, jobs, replies)
     ]
     write_jsonl(out_path, generations)
     usage = usage_totals(replies, tally)
     if usage_path is not None:
         write_json(usage_path, usage)
-    return Outcome(total=len(generations), errors=usage["failed"], sent=tally.sent, usage=usage)
+    return Outcome(total=len(generations), errors=usage["failed"], sent=tally.sent, usage=usage,
+                   refusals=sum(g.refusal is not None for g in generations))
 
 
 def usage_totals(replies: list[Reply], tally: Tally) -> dict:

@@ -9,7 +9,7 @@ task) go out while the rules run; the rest (answer slots the rules missed) as so
 A reply that does not follow the asked schema is asked again at once, up to `max_reasks` times.
 The benchmark's `combine` turns the rules' score and the judges' replies into the protocol's
 score. A generation that failed, or a task whose replies stayed invalid, is recorded as such:
-never a score.
+never a score. A refusal is not judged: it scores 0 and is marked `refused`.
 
 A check that cannot finish (hostile LaTeX such as `9^{9^{9^{9}}}` in a response or a gold answer
 runs past `check_timeout`, or crashes sympy) is *undecided*, on every rerun alike: the rules count
@@ -53,6 +53,7 @@ class Outcome:
     judge_errors: int
     generation_errors: int
     undecided: int = 0  # checks that could not finish (scored as not matched, or decided by a judge)
+    refusals: int = 0  # scored (0), so not in the coverage's shortfall; counted in the tables
 
     @property
     def coverage(self) -> float:
@@ -65,8 +66,8 @@ class Outcome:
 
     def summary(self) -> str:
         return (f"{self.total} judgments: {self.scored} scored, {self.judge_errors} judge errors, "
-                f"{self.generation_errors} failed generations, {self.undecided} undecided checks "
-                f"(coverage {self.coverage:.1%})")
+                f"{self.generation_errors} failed generations, {self.undecided} undecided checks, "
+                f"{self.refusals} refusals (coverage {self.coverage:.1%})")
 
 
 def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, cfg, out_path: str | Path,
@@ -80,7 +81,7 @@ def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, 
     unknown = sorted({g.id for g in generations} - set(problems))
     if unknown:
         raise InputError(f"{generations_path}: generations for ids not in the suite: {', '.join(unknown[:5])}")
-    answered = [g for g in generations if g.error is None]
+    answered = [g for g in generations if g.error is None and g.refusal is None]  # a refusal is not judged
     made_by = provenance(kind, judge_name, cfg)  # also checks the protocol's name before any work
     rel_tol = float(dict(cfg.get("rel_tol") or {}).get(kind, 0.0))
     with CheckPool(int(cfg.get("workers", 2)), float(cfg.get("check_timeout", 10)), check_options(cfg, kind)) as pool:
@@ -97,6 +98,7 @@ def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, 
         judge_errors=sum(j.status == "judge_error" for j in judgments),
         generation_errors=sum(j.status == "generation_error" for j in judgments),
         undecided=sum(len(j.undecided) for j in judgments),
+        refusals=sum(j.refused for j in judgments),
     )
 
 
@@ -132,6 +134,9 @@ def _judgment(problem: Problem, generation: Generation, judge_name: str, grade: 
     )
     if generation.error is not None:
         return Judgment(**common, status="generation_error", score=None, points=None, detail=generation.error)
+    if generation.refusal is not None:  # the model's answer, and one that earns nothing: scored 0, marked
+        return Judgment(**common, status="scored", score=0.0, points=0.0, refused=True,
+                        detail=f"refused: {generation.refusal}")
     if isinstance(grade, str) or grade is None:
         return Judgment(**common, status="judge_error", score=None, points=None, detail=grade or "not judged")
     return Judgment(**common, status="scored", score=grade.score, points=grade.points, extracted=grade.extracted,
@@ -245,11 +250,12 @@ class _Asker:
                     reply = await self.client.ask(key, list(task.messages), self.settings)
             if duplicate:  # the same request is on the wire for another task: its reply, without a turn
                 reply = await self.client.ask(key, list(task.messages), self.settings)
-            parsed = task.parse(reply.text or "") if reply.error is None else None
+            parsed = task.parse(reply.text or "") if reply.error is None and reply.refusal is None else None
             if parsed is not None:
                 return parsed
-        return (f"judge {self.name}: invalid reply to '{task.key}' after {self.tries} tries: "
-                f"{reply.error or (reply.text or '')[:200]!r}")
+        # a judge that refuses gives no grade: re-asked like any reply off the schema, then a judge error
+        said = reply.error or (f"refused: {reply.refusal}" if reply.refusal is not None else (reply.text or "")[:200])
+        return f"judge {self.name}: invalid reply to '{task.key}' after {self.tries} tries: {said!r}"
 
     async def close(self) -> None:
         await self.client.endpoint.aclose()

@@ -4,7 +4,10 @@ Every request is keyed by the hash of its full content (endpoint, model id, mess
 hashes, generation settings, sample index) and its reply is stored in a cache outside the DVC
 outputs (a SQLite file, or a folder that machines can share) as soon as it arrives. A killed run
 therefore resends only what had no reply yet.
-Failed requests are returned as errors and never cached, so a rerun retries exactly those.
+Failed requests are returned as errors and never cached, so a rerun retries exactly those. A
+reply is an answer, a refusal (the model's own answer, cached) or malformed (no message, no content:
+retried, then an error); `_parsed` says which is which. The cache's door keeps only valid Unicode,
+and a stored row that cannot be read back is asked again (see `RequestCache`).
 
 Retries are the `openai` client's own: exponential backoff with jitter on 408/409/429/5xx,
 timeouts and dropped connections, honouring `Retry-After`, up to `max_retries`. Each attempt is
@@ -16,10 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import contextvars
+import errno
 import hashlib
 import io
 import json
+import logging
 import os
 import sqlite3
 import tempfile
@@ -32,10 +38,14 @@ from tqdm import tqdm
 from olympiad_eval.records import InputError, content_hash, without_paths
 
 _attempts: contextvars.ContextVar[list[int]] = contextvars.ContextVar("attempts")
+log = logging.getLogger("olympiad_eval")
 
 
 @dataclass(frozen=True)
 class Reply:
+    """What a request got: an answer (`text`), a refusal (`refusal`: the model's refusal message, or
+    "content filter"), or a failure (`error`, never cached). Texts hold valid Unicode only."""
+
     text: str | None = None
     reasoning: str | None = None
     finish_reason: str | None = None
@@ -43,6 +53,28 @@ class Reply:
     usage: dict = field(default_factory=dict)  # prompt_tokens, completion_tokens, reasoning_tokens
     attempts: int = 1  # HTTP attempts it took, retries included
     cached: bool = False
+    refusal: str | None = None
+
+
+CONTENT_FILTER = "content filter"  # the refusal of a reply that the endpoint's filter stopped
+
+
+def valid_unicode(text: str | None) -> str | None:
+    """`text` with each lone surrogate (legal in JSON as "\\ud800", but not encodable as UTF-8)
+    replaced by U+FFFD; a high and low surrogate that make a pair become the character they encode."""
+    if text is None or text.isascii():
+        return text
+    try:
+        text.encode("utf-8")  # the test that is fast (a regex over the text takes 20 times as long)
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def _sanitized(reply: Reply) -> Reply:
+    texts = {name: getattr(reply, name) for name in ("text", "reasoning", "refusal")}
+    cleaned = {name: valid_unicode(text) for name, text in texts.items()}
+    return reply if cleaned == texts else replace(reply, **cleaned)
 
 
 def request_key(endpoint: dict, messages: list | tuple, settings: dict, sample: int) -> str:
@@ -57,22 +89,33 @@ class RequestCache:
     A path ending in `.sqlite` is one SQLite file: fast, and safe for many processes of one machine.
     Any other path is a folder with one small file per reply, each written whole by an atomic
     rename: many machines can share it on a network filesystem, where SQLite's locking is not safe.
+
+    What goes in is valid Unicode (a lone surrogate would make every later write of the reply fail).
+    A stored reply that cannot be read back (not JSON, a field missing or of the wrong type: a row
+    cut short or edited by hand) is a miss: it is requested again and overwritten, and `close` says
+    how many there were, once. A cache that is not a database, or a disk too full to store a
+    reply, stops the stage with an `InputError` naming the cache.
     """
 
-    FIELDS = ("text", "reasoning", "finish_reason", "usage", "attempts")
+    FIELDS = ("text", "reasoning", "finish_reason", "usage", "attempts", "refusal")
+    REQUIRED = FIELDS[:-1]  # `refusal` came later: older rows lack it
 
     def __init__(self, path: str | Path):
-        path = Path(path)
+        self.path = path = Path(path)
         self._store = _SQLiteStore(path) if path.suffix in (".sqlite", ".db") else _FolderStore(path)
+        self.unreadable: set[str] = set()  # keys whose stored reply could not be read back
 
     def get(self, key: str) -> Reply | None:
         text = self._store.get(key)
         if text is None:
             return None
-        stored = json.loads(text)
-        return Reply(**{name: stored[name] for name in self.FIELDS if name in stored}, cached=True)
+        reply = _stored_reply(text)
+        if reply is None:
+            self.unreadable.add(key)
+        return reply
 
     def put(self, key: str, reply: Reply) -> None:
+        reply = _sanitized(reply)
         self._store.put(key, json.dumps({name: getattr(reply, name) for name in self.FIELDS}, sort_keys=True))
 
     def __len__(self) -> int:
@@ -80,27 +123,80 @@ class RequestCache:
 
     def close(self) -> None:
         self._store.close()
+        if self.unreadable:
+            log.warning("request cache %s: %d stored replies could not be read (corrupt or cut short); they were "
+                        "treated as not cached and requested again (each reply that came overwrote its row)",
+                        self.path, len(self.unreadable))
+            self.unreadable = set()
+
+
+def _stored_reply(text: str) -> Reply | None:
+    """The reply a cache row holds, or None where it is not one that this code could have stored."""
+    try:
+        stored = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if not isinstance(stored, dict) or not all(name in stored for name in RequestCache.REQUIRED):
+        return None
+    texts = [stored.get(name) for name in ("text", "reasoning", "finish_reason", "refusal")]
+    usage, attempts = stored["usage"], stored["attempts"]
+    well_typed = (all(value is None or isinstance(value, str) for value in texts)
+                  and isinstance(usage, dict) and all(isinstance(count, int) for count in usage.values())
+                  and isinstance(attempts, int) and not isinstance(attempts, bool))
+    if not well_typed or (stored["text"] is None and stored.get("refusal") is None):  # neither answer nor refusal
+        return None
+    return _sanitized(Reply(**{name: stored[name] for name in RequestCache.FIELDS if name in stored}, cached=True))
+
+
+_NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # disk full, quota, file size limit
+
+
+def _no_room(reason: str) -> InputError:
+    return InputError(f"{reason}: free space there, or set paths.request_cache to a disk with room (the replies "
+                      "stored so far are kept), and rerun")
+
+
+@contextlib.contextmanager
+def _sqlite_errors(path: Path):
+    """SQLite's errors as one line naming the cache and what to do."""
+    try:
+        yield
+    except sqlite3.DatabaseError as error:
+        code = getattr(error, "sqlite_errorcode", 0) & 0xFF  # the primary code: SQLITE_IOERR_WRITE is an IOERR
+        if code == sqlite3.SQLITE_FULL:
+            raise _no_room(f"no room to store a reply in the request cache {path} ({error})") from None
+        if code == sqlite3.SQLITE_IOERR:  # how SQLite reports a write the OS refused, for want of room among others
+            raise _no_room(f"cannot write the request cache {path} ({error}: a full or failing disk?)") from None
+        if code in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT):
+            raise InputError(f"the request cache {path} is not a readable SQLite database ({error}): move it "
+                             "aside or delete it, and rerun (replies it held are requested again)") from None
+        raise InputError(f"the request cache {path}: {error}") from None
 
 
 class _SQLiteStore:
     def __init__(self, path: Path):
+        self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, isolation_level=None, timeout=60)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        # Commits reach the OS at once, so a killed process loses none; only a power cut could lose
-        # the last few (never corrupting the file). Syncing each to disk would stall every reply.
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL)")
+        with _sqlite_errors(path):
+            self._db = sqlite3.connect(path, isolation_level=None, timeout=60)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            # Commits reach the OS at once, so a killed process loses none; only a power cut could lose
+            # the last few (never corrupting the file). Syncing each to disk would stall every reply.
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL)")
 
     def get(self, key: str) -> str | None:
-        row = self._db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
+        with _sqlite_errors(self.path):
+            row = self._db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0] if isinstance(row[0], str) else ""  # a blob is no reply
 
     def put(self, key: str, text: str) -> None:
-        self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?)", (key, text))
+        with _sqlite_errors(self.path):
+            self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?)", (key, text))
 
     def __len__(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
+        with _sqlite_errors(self.path):
+            return self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
 
     def close(self) -> None:
         self._db.close()
@@ -119,15 +215,26 @@ class _FolderStore:
             return self._path(key).read_text(encoding="utf-8")
         except FileNotFoundError:
             return None
+        except UnicodeDecodeError:
+            return ""  # not text: no reply, requested again
 
     def put(self, key: str, text: str) -> None:
         path = self._path(key)
-        path.parent.mkdir(exist_ok=True)
-        # a temporary name of its own: two machines storing the same reply never clash
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{key}.", suffix=".tmp", encoding="utf-8",
-                                         delete=False) as handle:
-            handle.write(text)
-        os.replace(handle.name, path)
+        handle = None
+        try:
+            path.parent.mkdir(exist_ok=True)
+            # a temporary name of its own: two machines storing the same reply never clash
+            with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{key}.", suffix=".tmp",
+                                             encoding="utf-8", delete=False) as handle:
+                handle.write(text)
+            os.replace(handle.name, path)
+        except OSError as error:
+            if handle is not None:
+                Path(handle.name).unlink(missing_ok=True)
+            if error.errno in _NO_ROOM:
+                raise _no_room(f"no room to store a reply in the request cache {self.root} "
+                               f"({error.strerror or error})") from None
+            raise
 
     def __len__(self) -> int:
         return sum(1 for _ in self.root.glob("??/*.json"))
@@ -230,8 +337,8 @@ class OpenAIEndpoint:
 
     async def complete(self, messages: list, settings: dict) -> Reply:
         """One request. The client retries failed transport itself; a reply that is not a completion
-        (a proxy's HTML page with status 200, a cut-off body) is as transient, so it is retried here
-        with the same budget and backoff."""
+        (a proxy's HTML page with status 200, a cut-off body) or holds no answer (see `_parsed`) is as
+        transient, so it is retried here with the same budget and backoff."""
         attempts = [0]
         _attempts.set(attempts)
         async with self.limit:  # images are read and encoded only once the request may go out
@@ -257,16 +364,53 @@ class OpenAIEndpoint:
             return Reply(error=f"{type(error).__name__}: {_short(error)}"), False
         except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError) as error:
             return Reply(error=f"invalid response: {_short(error)}"), True
-        if not getattr(result, "choices", None):
-            return Reply(error="the endpoint returned no choices"), True
-        choice = result.choices[0]
-        message = choice.message
-        reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
-        return Reply(text=message.content or "", reasoning=reasoning, finish_reason=choice.finish_reason,
-                     usage=_usage(result)), False
+        return _parsed(result)
 
     async def aclose(self) -> None:
         await self.client.close()
+
+
+def _parsed(result) -> tuple[Reply, bool]:
+    """The reply a completion holds, and whether it is malformed (retried like a garbled body).
+
+    - content text: the answer (also when the model called a tool besides).
+    - a refusal (`message.refusal`, not empty), or a stop by the endpoint's content filter: the
+      model's answer, of its own kind (`Reply.refusal`), cached and counted apart; any text that
+      came with it is kept.
+    - no content, but `finish_reason: length`: an empty answer, truncated (a reasoning model that
+      spent its whole budget thinking). Asking again would pay for the same again.
+    - no content otherwise, no choice, or a choice without a message: malformed.
+    - no content but a tool call: malformed too. We offer no tools, so it is no answer; it comes
+      from a server that reads tool calls into the text (e.g. a vLLM tool parser) and may not on a
+      retry, and if it keeps doing so it ends as an error record naming the tool, not as a zero.
+    """
+    choices = getattr(result, "choices", None)
+    if not choices or not isinstance(choices, list):
+        return Reply(error="invalid response: the endpoint returned no choices"), True
+    choice = choices[0]
+    message = getattr(choice, "message", None)
+    if message is None:
+        return Reply(error="invalid response: the choice has no message"), True
+    finish_reason = getattr(choice, "finish_reason", None)
+    content = getattr(message, "content", None)
+    refusal = getattr(message, "refusal", None)
+    reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
+    if not all(value is None or isinstance(value, str) for value in (content, refusal, reasoning, finish_reason)):
+        return Reply(error="invalid response: content, refusal, reasoning and finish_reason must be text"), True
+    usage = _usage(result)
+    if refusal or finish_reason == "content_filter":  # an empty refusal is none: some servers send ""
+        said = refusal or CONTENT_FILTER
+        return _sanitized(Reply(text=content, reasoning=reasoning, finish_reason=finish_reason, refusal=said,
+                                usage=usage)), False
+    if content is None and finish_reason != "length":
+        tools = [getattr(getattr(call, "function", None), "name", None) or "?"
+                 for call in getattr(message, "tool_calls", None) or ()]
+        if tools:
+            return Reply(error=f"invalid response: a call of the tool {', '.join(tools)} instead of an answer "
+                               "(no tools are offered)"), True
+        return Reply(error=f"invalid response: no content (null), no refusal, no tool call "
+                           f"(finish_reason {finish_reason})"), True
+    return _sanitized(Reply(text=content or "", reasoning=reasoning, finish_reason=finish_reason, usage=usage)), False
 
 
 def _request_parts(model: str, messages: list, settings: dict) -> dict:

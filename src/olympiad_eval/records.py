@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
+import functools
 import glob
 import hashlib
 import json
@@ -17,7 +18,7 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TypeVar
@@ -35,6 +36,11 @@ class RecordError(InputError):
         super().__init__(f"{path}: record {record}: field '{field_name}': {problem}")
 
 
+# Field metadata: a field added after files were written, left out of a record's JSON while it holds
+# its default, so that the files of every record without it keep their bytes (and their DVC hashes).
+OMITTED_WHEN_DEFAULT = {"omitted_when_default": True}
+
+
 @dataclass(frozen=True)
 class Figure:
     """An image stored once by content hash; `path` is where the fetch stage put it."""
@@ -44,11 +50,6 @@ class Figure:
     mime: str
     name: str = ""  # the release's own name for it, e.g. "image_question/IPhO_2025_1_b_1.png"
     role: str = ""  # "schematic" or "process" where a release tells them apart
-
-
-# A field whose empty value is left out of a record's JSON: added to a record after outputs were
-# made, it keeps every record that does not use it byte-identical.
-OMITTED_WHEN_EMPTY = "omitted_when_empty"
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,12 @@ class Prompt:
 
 @dataclass(frozen=True)
 class Generation:
-    """One sampled response. A failed request is recorded in `error`, never as a response."""
+    """One sampled response. A failed request is recorded in `error`, never as a response.
+
+    `refusal` is set when the model answered by declining: its refusal message, or "content filter"
+    where the endpoint's filter stopped the reply (`finish_reason` then says `content_filter`).
+    Such a response scores nothing and is counted apart (`refusals` in the tables); whatever text
+    came with it stays in `response`, unjudged."""
 
     id: str
     suite: str
@@ -138,6 +144,7 @@ class Generation:
     finish_reason: str | None = None
     reasoning: str | None = None
     error: str | None = None
+    refusal: str | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
 
     @property
     def key(self) -> tuple:
@@ -149,7 +156,8 @@ class Judgment:
     """The grade of one generation.
 
     `status` is "scored", "generation_error" or "judge_error": errors are counted in the tables,
-    never silently a zero. `score` is the fraction of the problem's points earned.
+    never silently a zero. `score` is the fraction of the problem's points earned. A refusal (see
+    `Generation.refusal`) is scored 0 without being judged, and marked `refused`.
     """
 
     id: str
@@ -164,6 +172,7 @@ class Judgment:
     points: float | None
     max_points: float
     truncated: bool = False
+    refused: bool = field(default=False, metadata=OMITTED_WHEN_DEFAULT)
     extracted: tuple[str, ...] = ()
     slots: tuple[dict, ...] = ()
     verdict: str | None = None
@@ -177,7 +186,7 @@ class Judgment:
     # The rule checks that could not finish (hostile LaTeX past the check timeout), and why: each
     # counted as not matched, unless the protocol's LLM judge decided it. Written only when there
     # are some, so that every other judgment keeps its bytes.
-    undecided: tuple[str, ...] = dataclasses.field(default=(), metadata={OMITTED_WHEN_EMPTY: True})
+    undecided: tuple[str, ...] = dataclasses.field(default=(), metadata=OMITTED_WHEN_DEFAULT)
     # What made this judgment (see `benchmarks.Provenance`): a changed verdict never mixes unseen
     # with old results, because the tables and metrics carry these and refuse a cell that mixes them.
     protocol: str = ""
@@ -215,12 +224,18 @@ def natural_key(text: str) -> tuple:
 
 
 def to_dict(record: Any) -> dict:
-    """Every field, but those marked OMITTED_WHEN_EMPTY only when set (reading fills in their default)."""
+    """Every field, but those marked OMITTED_WHEN_DEFAULT only when not at their default (reading
+    fills the default in): a field added later leaves the bytes of existing records unchanged."""
     data = dataclasses.asdict(record)
-    for f in dataclasses.fields(record):
-        if f.metadata.get(OMITTED_WHEN_EMPTY) and not data[f.name]:
-            del data[f.name]
+    for name, default in _omitted_when_default(type(record)):
+        if data[name] == default:
+            del data[name]
     return data
+
+
+@functools.cache
+def _omitted_when_default(cls: type) -> tuple[tuple[str, Any], ...]:
+    return tuple((f.name, f.default) for f in dataclasses.fields(cls) if f.metadata.get("omitted_when_default"))
 
 
 def from_dict(cls: type[R], data: dict, *, path: str | os.PathLike = "<memory>") -> R:

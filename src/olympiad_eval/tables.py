@@ -3,7 +3,8 @@
 Reads exactly the cells of the plan (never a glob: a cell removed from the plan leaves its files
 behind), writes every table as Markdown and CSV, and a metrics JSON that `dvc metrics show` reads.
 Errors are counted next to every score: a failed generation or judgment is never hidden, nor a
-rule check that could not finish (`undecided`: counted as not matched unless a judge decided it).
+rule check that could not finish (`undecided`: counted as not matched unless a judge decided it),
+nor a refusal (scored 0, counted apart).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from omegaconf import OmegaConf
 from olympiad_eval.benchmarks import module
 from olympiad_eval.records import InputError, Judgment, atomic_dir, atomic_file, iter_jsonl, write_json
 
-COUNTS = ["problems", "scored", "judge errors", "undecided", "failed generations", "truncated"]
+COUNTS = ["problems", "scored", "judge errors", "undecided", "failed generations", "refusals", "truncated"]
 
 
 def judgment_path(outputs: str | Path, suite: str, model: str, judge: str) -> Path:
@@ -102,6 +103,8 @@ def counts(frame: pd.DataFrame) -> pd.DataFrame:
         "judge errors": grouped["status"].apply(lambda s: int((s == "judge_error").sum())),
         "undecided": grouped["undecided"].apply(lambda checks: int(sum(len(undecided) for undecided in checks))),
         "failed generations": grouped["status"].apply(lambda s: int((s == "generation_error").sum())),
+        # scored (0 points), but told apart from wrong answers: the model declined, or a filter stopped it
+        "refusals": grouped["refused"].sum().astype(int),
         "truncated": grouped["truncated"].sum().astype(int),
         "score (%)": grouped.apply(_score_percent, include_groups=False),
     })
@@ -204,7 +207,7 @@ def headline(table: pd.DataFrame, made: pd.DataFrame) -> dict:
         cell[row["judge"]] = {
             "score": row["score (%)"], "scored": row["scored"], "problems": row["problems"],
             "judge_errors": row["judge errors"], "undecided": row["undecided"],
-            "failed_generations": row["failed generations"],
+            "failed_generations": row["failed generations"], "refusals": row["refusals"],
             "truncated": row["truncated"], "made_by": made_by(made, row["judge"]),
         }
     return metrics
@@ -216,7 +219,8 @@ def to_markdown(table: pd.DataFrame) -> str:
 
 
 # Counts, not scores: no "best" among them. A row of reference values ("full marks") is not ranked.
-NOT_RANKED = {"problems", "samples", "scored", "judge errors", "undecided", "failed generations", "truncated",
+NOT_RANKED = {"problems", "samples", "scored", "judge errors", "undecided", "failed generations", "refusals",
+              "truncated",
               "95% CI low", "95% CI high", "tokens", "cost ($)", "protocol", "judge config"}
 REFERENCE_ROWS = {"full marks"}
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
