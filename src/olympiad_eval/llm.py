@@ -625,7 +625,6 @@ class Client:
     async def ask(self, key: str, messages: list, settings: dict) -> Reply:
         reply = self.cache.get(key)
         if reply is None:
-            await self.check_endpoint()
             reply = await self._send(key, messages, settings)
         self.tally.add(reply)
         if self.progress is not None:
@@ -645,6 +644,7 @@ class Client:
             return replace(await self._sending[key], cached=True)
         sent = self._sending[key] = asyncio.get_running_loop().create_future()
         try:
+            await self.check_endpoint()  # once it is on its way: an identical request asked meanwhile waits for it
             reply = await self.endpoint.complete(messages, settings)
             if reply.error is None:
                 self.cache.put(key, reply)
