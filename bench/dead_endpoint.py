@@ -11,6 +11,7 @@ runs it (`python stages/generate.py ...`), with the model's default settings (co
   404 model (listed)   a fake server whose /models lists other models
   404 model (chat)     a fake server that lists no models and answers every request 404 model_not_found
   down mid-run         a fake server (0.2 s latency) that stops after its 50th reply: connection refused
+                       for new connections, dropped ones for those kept alive
 
 Each row: the seconds from the stage's start to the first `error:` line on its stderr, its exit
 status, the chat requests the endpoint received, and the line itself. `--root` runs another
@@ -136,10 +137,11 @@ def down_mid_run(root: Path, outputs: Path, endpoint: list[str], cap: float):
     def responder(body: dict):
         with lock:
             answered.append(1)
-            last = len(answered) == DOWN_AFTER
-        if last:  # shut down from another thread: this handler is one of the server's own
+            count = len(answered)
+        if count == DOWN_AFTER:  # shut down from another thread: this handler is one of the server's own
             threading.Thread(target=stop, daemon=True).start()
-        return default_responder(body)
+        # the connections kept alive die with the server: no reply on them either
+        return default_responder(body) if count <= DOWN_AFTER else Fault(drop=True)
 
     server = FakeOpenAI(responder, latency=0.2)
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from olympiad_eval.records import Generation, InputError, read_jsonl
-from olympiad_eval.stage import check_family, read_plan
+from olympiad_eval.stage import check_family, check_model, read_plan
 from tests.conftest import ROOT
 
 
@@ -90,3 +90,18 @@ def test_a_sweep_exits_with_its_launcher_s_workers_shut_down(tmp_path):
                             cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert {path.name for path in (tmp_path / "problems").iterdir()} == {"sample_hipho", "sample_mathvision"}
+
+
+@pytest.mark.parametrize("key,value,words", [
+    ("probe", "maybe", "probe must be true or false, got 'maybe'"),
+    ("probe_timeout", 0, "probe_timeout must be a number > 0, got 0"),
+    ("max_consecutive_failures", -1, "max_consecutive_failures must be an integer >= 0, got -1"),
+    ("max_rate_limit_wait", "long", "max_rate_limit_wait must be a number >= 0, got 'long'"),
+])
+def test_the_fail_fast_settings_of_an_endpoint_are_checked_before_any_request(key, value, words):
+    from omegaconf import OmegaConf
+
+    cfg = OmegaConf.create({"provider": "openai", "base_url": "http://localhost:8000/v1", "model": "m",
+                            "api_key_env": None, key: value})
+    with pytest.raises(InputError, match=f"^model 'm' \\(conf/model/m.yaml or an override\\): {words}$"):
+        check_model(cfg, "m")

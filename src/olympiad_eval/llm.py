@@ -407,6 +407,8 @@ def _some_models(model: str, served: set[str], shown: int = 5) -> list[str]:
     return (close + sorted(served - set(close)))[:shown] + (["..."] if len(served) > shown else [])
 
 
+# The errors `OpenAIEndpoint._request` writes for a request that got no reply (the client's
+# exception name, or "HTTP <status>: ..."): a new kind of error there is not counted unless named here.
 _TRANSPORT_FAILURE = re.compile(r"(APIConnectionError|APITimeoutError): |HTTP (401|403|404|408|409|429|5\d\d): ")
 
 
