@@ -291,7 +291,8 @@ def test_a_50_mb_image_is_kept_as_released_and_shrunk_when_sent(tmp_path, caplog
 def test_a_limit_no_shrinking_reaches_stops_generation(render_suite, tmp_path):
     outputs = render_suite("sample_hipho", "sample_hipho")
     out = tmp_path / "generations.jsonl"
-    cfg = {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None, "max_image_bytes": 100}
+    cfg = {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None, "max_image_bytes": 100,
+           "probe": False}  # no endpoint: the image stops the batch before its first request would go out
     with pytest.raises(InputError, match=r"figures/\w+\.png: cannot shrink the image under max_image_bytes=100"):
         generate("sample_hipho", "m", OmegaConf.create(cfg), outputs / "suites/sample_hipho/prompts.jsonl", out,
                  tmp_path / "cache.sqlite")
