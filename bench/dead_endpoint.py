@@ -12,6 +12,8 @@ runs it (`python stages/generate.py ...`), with the model's default settings (co
   404 model (chat)     a fake server that lists no models and answers every request 404 model_not_found
   down mid-run         a fake server (0.2 s latency) that stops after its 50th reply: connection refused
                        for new connections, dropped ones for those kept alive
+  judge, refused       (--scenarios judge-refused) the judge stage, gpt-4o judging the reference model's
+                       answers, its endpoint a port nothing listens on
 
 Each row: the seconds from the stage's start to the first `error:` line on its stderr, its exit
 status, the chat requests the endpoint received, and the line itself. `--root` runs another
@@ -34,7 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from olympiad_eval.fake_server import FakeOpenAI, Fault, default_responder
-from olympiad_eval.records import Prompt, read_jsonl, write_jsonl
+from olympiad_eval.records import Problem, Prompt, read_jsonl, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -49,9 +51,13 @@ def suite_of(size: int, outputs: Path) -> None:
     """The bundled HiPhO sample, rendered, then its prompts repeated to `size`, each with its own marker."""
     os.chdir(ROOT)  # configs name bundled data relative to the repository
     render_sample(outputs, SUITE, "sample_hipho")
-    path = outputs / "suites" / SUITE / "prompts.jsonl"
-    sample = read_jsonl(path, Prompt)
-    write_jsonl(path, [marked(sample[index % len(sample)], index) for index in range(size)])
+    folder = outputs / "suites" / SUITE
+    prompts, problems = read_jsonl(folder / "prompts.jsonl", Prompt), read_jsonl(folder / "problems.jsonl", Problem)
+    problem = {p.id: p for p in problems}
+    copies = [(prompts[index % len(prompts)], index) for index in range(size)]
+    write_jsonl(folder / "prompts.jsonl", [marked(prompt, index) for prompt, index in copies])
+    write_jsonl(folder / "problems.jsonl", [replace(problem[prompt.id], id=f"{prompt.id}_{index}")
+                                            for prompt, index in copies])
 
 
 def marked(prompt: Prompt, index: int) -> Prompt:
@@ -71,11 +77,14 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def run_stage(root: Path, outputs: Path, overrides: list[str], env: dict, cap: float) -> dict:
+def run_stage(root: Path, outputs: Path, overrides: list[str], env: dict, cap: float,
+              script: str = "generate") -> dict:
     """The stage's exit status and the seconds to its first `error:` line (None: it printed none)."""
     cache = Path(tempfile.mkdtemp(prefix="dead-endpoint-cache-")) / "cache.sqlite"
-    command = [sys.executable, str(root / "stages" / "generate.py"), "model=gpt-4o", f"cell.suite={SUITE}",
-               *overrides, f"paths.outputs={outputs}", f"paths.request_cache={cache}"]
+    cell = ["model=gpt-4o", f"cell.suite={SUITE}"] if script == "generate" else \
+        ["judge=gpt-4o", f"cell.suite={SUITE}", "cell.model=reference"]
+    command = [sys.executable, str(root / "stages" / f"{script}.py"), *cell, *overrides, f"paths.outputs={outputs}",
+               f"paths.request_cache={cache}"]
     environment = {**os.environ, "PYTHONPATH": str(root / "src"), **env}
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=root, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -127,6 +136,13 @@ def scenarios(root: Path, outputs: Path, cap: float, chosen: set[str]):
                 root, outputs, [*endpoint, f"model.base_url={server.base_url}"], {}, cap)
     if "down" in chosen:
         yield "down mid-run", *down_mid_run(root, outputs, endpoint, cap)
+    if "judge-refused" in chosen:  # the judge stage (the reference model's answers), its endpoint refused
+        subprocess.run([sys.executable, str(root / "stages" / "generate.py"), "model=reference", f"cell.suite={SUITE}",
+                        f"paths.outputs={outputs}"], cwd=root, env={**os.environ, "PYTHONPATH": str(root / "src")},
+                       check=True, capture_output=True)
+        yield "judge, refused", None, run_stage(
+            root, outputs, ["judge.judges.gpt-4o.api_key_env=null",
+                            f"judge.judges.gpt-4o.base_url=http://127.0.0.1:{free_port()}/v1"], {}, cap, "judge")
 
 
 def down_mid_run(root: Path, outputs: Path, endpoint: list[str], cap: float):
