@@ -40,7 +40,7 @@ from olympiad_eval.records import Problem, Prompt, read_jsonl, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.conftest import render_sample  # noqa: E402  the tests' fetch and render of a bundled sample
+from tests.conftest import render_sample
 
 PROBLEMS = 235
 SUITE = "sample_hipho"
@@ -191,7 +191,7 @@ def main() -> None:
             seconds = f"{result['seconds']:.1f}" if result["seconds"] is not None else f">{result['wall']:.0f}"
             received = server.count() if server is not None else "-"
             note = f" [{result['after_down']:.1f} s after it went down]" if "after_down" in result else ""
-            print(f"{name:<20}{seconds:>11}{str(result['status']):>6}{received!s:>10}  {result['line'][:220]}{note}",
+            print(f"{name:<20}{seconds:>11}{result['status']!s:>6}{received!s:>10}  {result['line'][:220]}{note}",
                   flush=True)
 
 
