@@ -1,7 +1,9 @@
 """DVC stage: one model's responses to one suite, into outputs/generations/<suite>/<model>.jsonl.
 
 Exits non-zero while too many requests still fail, so that DVC never caches a broken output;
-the rerun sends only the failed requests (the others are in the request cache).
+the rerun sends only the failed requests (the others are in the request cache). An endpoint that
+cannot serve at all (down, unresolvable, refusing the key, not listing the model: its probe) stops
+the stage before any request, with one line and exit status 2, writing nothing.
 """
 
 from pathlib import Path

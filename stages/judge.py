@@ -1,4 +1,7 @@
-"""DVC stage: grade one suite x model cell with one judge, into outputs/judgments/<suite>/<model>/<judge>.jsonl."""
+"""DVC stage: grade one suite x model cell with one judge, into outputs/judgments/<suite>/<model>/<judge>.jsonl.
+
+A judge endpoint that cannot serve at all (its probe) stops the stage with one line and exit status 2,
+writing nothing; requests that fail are judge errors, and the stage fails on coverage (exit 1)."""
 
 from pathlib import Path
 

@@ -25,11 +25,13 @@ config     model.concurrency=abc, timeout<=0, a model's generation (or a judge's
            min_coverage out of range, an llm judge with no judges, unknown model / judge / suite /
            benchmark names, a suite that was never rendered, an unset API key variable, a template
            with an unknown field
-runs       an endpoint that is down; an output folder that cannot be made; an output that cannot be written
-           (a file-size limit of 0, which binds root too); a full disk in the middle of an output (a
-           file-size limit stands in for it), twice; a replay file without ids; generations for ids
-           not in the suite; a request cache that is not a database (garbage, cut in half); a full
-           disk under the request cache (SQLite file or folder)
+runs       an endpoint that is down, unresolvable, refusing the key or not listing the model (the
+           probe); one failing every request (the breaker); a judge's endpoint down; an output
+           folder that cannot be made; an output that cannot be written (a file-size limit of 0,
+           which binds root too); a full disk in the middle of an output (a file-size limit stands
+           in for it), twice; a replay file without ids; generations for ids not in the suite; a
+           request cache that is not a database (garbage, cut in half); a full disk under the
+           request cache (SQLite file or folder)
 judging    a 1 MB response; LaTeX that explodes sympy; a response that instructs the judge
            (with the gullible judge of tests/test_judging_protocols.py)
 code       no eval/exec in src/
@@ -64,7 +66,7 @@ from omegaconf import OmegaConf
 from PIL import Image
 
 from olympiad_eval.benchmarks import hipho, physelite
-from olympiad_eval.fake_server import FakeOpenAI
+from olympiad_eval.fake_server import FakeOpenAI, Fault
 from olympiad_eval.fetch import fetch
 from olympiad_eval.generate import generate
 from olympiad_eval.judging import judge
@@ -400,7 +402,8 @@ def test_a_50_mb_image_is_kept_as_released_and_shrunk_when_sent(tmp_path, caplog
 def test_a_limit_no_shrinking_reaches_stops_generation(render_suite, tmp_path):
     outputs = render_suite("sample_hipho", "sample_hipho")
     out = tmp_path / "generations.jsonl"
-    cfg = {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None, "max_image_bytes": 100}
+    cfg = {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None, "max_image_bytes": 100,
+           "probe": False}  # no endpoint: the image stops the batch before its first request would go out
     with pytest.raises(InputError, match=r"figures/\w+\.png: cannot shrink the image under max_image_bytes=100"):
         generate("sample_hipho", "m", OmegaConf.create(cfg), outputs / "suites/sample_hipho/prompts.jsonl", out,
                  tmp_path / "cache.sqlite")
@@ -512,17 +515,59 @@ def test_an_unknown_config_name_is_named_with_the_options(tmp_path, name, overri
 # ---------------------------------------------------------------- runs that cannot be right
 
 
-def test_an_endpoint_that_is_down_fails_the_stage_and_answers_nothing(render_suite, tmp_path):
+@pytest.mark.parametrize("case", ["connection refused", "unresolvable host", "wrong key", "misnamed model"])
+def test_an_endpoint_that_is_down_or_misnamed_stops_the_stage_before_any_request(render_suite, tmp_path, case):
+    """The probe (GET /models) finds it: one line naming the model, the URL, what failed and what
+    to check; nothing sent, nothing written."""
     outputs = render_suite("sample_hipho", "sample_hipho")
-    closed = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
-    result = stage("generate", "model=gpt-4o", "cell.suite=sample_hipho", "model.api_key_env=null",
-                   f"model.base_url={closed}", "model.max_retries=0", "model.timeout=2", outputs=outputs)
+    server = FakeOpenAI(api_key="the-servers-key" if case == "wrong key" else None,
+                        models=["gpt-4o-mini", "gpt-4o-2024-05-13"] if case == "misnamed model" else None)
+    base_url = {"connection refused": "http://127.0.0.1:9/v1",  # the discard port: nothing listens there
+                "unresolvable host": "http://no-such-host.invalid/v1"}.get(case, server.base_url)
+    expected = {"connection refused": "connection refused; check that the server is running",
+                "unresolvable host": "the host name does not resolve",
+                "wrong key": "the endpoint refused the API key (HTTP 401: Incorrect API key provided); "
+                             "check the key in the environment variable OE_TEST_KEY",
+                "misnamed model": "the endpoint does not list the model (it lists 2: gpt-4o-2024-05-13, gpt-4o-mini); "
+                                  "check `model`, or set `probe: false`"}[case]
+    with server:
+        result = stage("generate", "model=gpt-4o", "cell.suite=sample_hipho", "model.api_key_env=OE_TEST_KEY",
+                       f"model.base_url={base_url}", outputs=outputs, env={"OE_TEST_KEY": "not-the-servers-key"})
+        assert server.count() == 0  # not one chat request
+    line = one_clear_error(result)
+    assert line.startswith(f"error: model 'gpt-4o' ('gpt-4o-2024-08-06' at {base_url}): {expected}")
+    assert not (outputs / "generations").exists() and not (outputs / "usage").exists()
+
+
+def test_an_endpoint_that_fails_every_request_trips_the_breaker(render_suite, tmp_path):
+    """An endpoint that lists no models (the probe cannot tell) but answers every request with 404:
+    the stage stops sending after `max_consecutive_failures` and records the rest as not sent."""
+    outputs = render_suite("sample_hipho", "sample_hipho")
+    not_found = Fault(404, {"error": {"message": "The model does not exist", "code": "model_not_found"}})
+    with FakeOpenAI(lambda body: not_found) as server:
+        result = stage("generate", "model=gpt-4o", "cell.suite=sample_hipho", "model.api_key_env=null",
+                       f"model.base_url={server.base_url}", "model.concurrency=1", "model.max_consecutive_failures=2",
+                       outputs=outputs)
+        assert server.count() == 2
     line = one_clear_error(result, status=1)  # non-zero: DVC caches nothing
-    assert f"5 of 5 requests failed (model 'gpt-4o' at {closed}; tolerated: 0%): APIConnectionError" in line
-    out = outputs / "generations/sample_hipho/gpt-4o.jsonl"
-    generations = read_jsonl(out, Generation)  # every request recorded as an error, never as an answer
-    assert len(generations) == 5 and all(g.response is None and "APIConnectionError" in g.error for g in generations)
-    assert [p.name for p in out.parent.iterdir()] == ["gpt-4o.jsonl"]  # no temporary file left
+    assert line.startswith(f"error: 5 of 5 requests failed (model 'gpt-4o' at {server.base_url}; tolerated: 0%): "
+                           "not sent: the batch stopped after 2 requests in a row failed with no success (the last: "
+                           "HTTP 404: Error code: 404 - ")
+    generations = read_jsonl(outputs / "generations/sample_hipho/gpt-4o.jsonl", Generation)
+    assert all(g.response is None for g in generations)  # errors, never answers
+    assert [g.error[:9] for g in generations] == ["HTTP 404:"] * 2 + ["not sent:"] * 3
+
+
+def test_a_judge_whose_endpoint_is_down_stops_the_stage(render_suite, tmp_path):
+    outputs = render_suite("sample_hipho", "sample_hipho")
+    generate("sample_hipho", "reference", OmegaConf.create({"provider": "reference"}),
+             outputs / "suites/sample_hipho/prompts.jsonl", outputs / "generations/sample_hipho/reference.jsonl",
+             tmp_path / "cache.sqlite")
+    closed = "http://127.0.0.1:9/v1"
+    result = stage("judge", "judge=gpt-4o", "cell.suite=sample_hipho", "cell.model=reference",
+                   "judge.judges.gpt-4o.api_key_env=null", f"judge.judges.gpt-4o.base_url={closed}", outputs=outputs)
+    assert one_clear_error(result).startswith(f"error: judge 'gpt-4o' ('gpt-4o-2024-08-06' at {closed}): connection refused")
+    assert not (outputs / "judgments").exists() and not (outputs / "coverage").exists()
 
 
 def test_an_output_folder_that_cannot_be_made(tmp_path):

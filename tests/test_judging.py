@@ -7,11 +7,12 @@ import json
 import pytest
 from omegaconf import OmegaConf
 
-from olympiad_eval.fake_server import FakeOpenAI
+from olympiad_eval.fake_server import FakeOpenAI, Fault
 from olympiad_eval.generate import generate
 from olympiad_eval.benchmarks.physelite import parse_verdict
 from olympiad_eval.judging import check_options, judge
 from olympiad_eval.benchmarks import module
+from olympiad_eval.llm import EndpointError
 from olympiad_eval.mathcheck import Options, Verdict
 from olympiad_eval.records import Generation, InputError, Judgment, Problem, read_jsonl, write_jsonl
 from tests.conftest import ROOT, compose_stage
@@ -132,6 +133,28 @@ def test_an_invalid_judge_reply_is_reasked_then_recorded_as_a_judge_error(render
         assert server.count() == 3 * 3  # one ask and two re-asks per response
     assert outcome.judge_errors == 3 and outcome.coverage == 0.0
     assert all(j.status == "judge_error" and j.score is None for j in judgments.values())
+
+
+def test_a_request_that_failed_is_not_reasked(render_suite):
+    """Re-asks are for replies that broke the schema: a failed request has had its retries."""
+    outputs = render_suite("sample_physelite_en", "sample_physelite")
+    generations = generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"})
+    with FakeOpenAI(lambda body: Fault(503)) as server:
+        cfg = OmegaConf.merge(llm_judge_cfg(server.base_url, max_reasks=2, process=False),  # no breaker: each
+                              {"judges": {"gpt-4o": {"max_consecutive_failures": 0}}})  # task's asking is tested
+        outcome, judgments = judge_with(outputs, "sample_physelite_en", generations, "gpt-4o", cfg)
+        assert server.count() == 3  # one ask per response, no re-ask
+    assert outcome.judge_errors == 3
+    assert all(j.status == "judge_error" and j.detail.startswith("judge gpt-4o: HTTP 503") for j in judgments.values())
+
+
+def test_a_judge_whose_endpoint_is_down_stops_the_cell_and_writes_nothing(render_suite):
+    outputs = render_suite("sample_hipho", "sample_hipho")
+    generations = generate_with(outputs, "sample_hipho", "reference", {"provider": "reference"})
+    with pytest.raises(EndpointError, match=r"^judge 'gpt-4o' \('gpt-4o-2024-08-06' at http://127.0.0.1:9/v1\): "
+                                            "connection refused"):
+        judge_with(outputs, "sample_hipho", generations, "gpt-4o", llm_judge_cfg("http://127.0.0.1:9/v1"))
+    assert not (outputs / "judgments").exists()
 
 
 @pytest.mark.parametrize("reply,verdict", [

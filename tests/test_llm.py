@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import email.utils
 import hashlib
 import io
+import itertools
 import json
 import re
 import sqlite3
@@ -21,11 +23,13 @@ from PIL import Image
 from olympiad_eval.fake_server import FakeOpenAI, Fault, default_responder
 from olympiad_eval.generate import generate
 from olympiad_eval.llm import (
+    EndpointError,
     OpenAIEndpoint,
     RateLimiter,
     Reply,
     RequestCache,
     complete_all,
+    retry_after,
     shrink_image,
 )
 from olympiad_eval.records import Generation, InputError, read_jsonl
@@ -77,12 +81,14 @@ def test_every_problem_ends_answered_through_injected_faults(hipho):
     with FakeOpenAI(responder) as server:
         outcome, generations, usage = run(hipho, model(server.base_url, timeout=0.5))
         assert outcome.errors == 0 and all(g.response and g.error is None for g in generations)
-        expected_retries = sum(tries - 1 for tries in responder.seen.values())
-        assert usage["retries"] == expected_retries == 5 * len(Flaky.FAULTS)
-        assert server.count() == usage["answered"] + expected_retries
+        # each 429 with Retry-After was waited out and resent: a wait, not a retry
+        rate_limited = 5
+        expected_retries = sum(tries - 1 for tries in responder.seen.values()) - rate_limited
+        assert usage["retries"] == expected_retries == 5 * (len(Flaky.FAULTS) - 1)
+        assert server.count() == usage["answered"] + expected_retries + rate_limited
         # the retry counts are kept with the replies: a rerun reports the same, sending nothing
         _, again, usage_again = run(hipho, model(server.base_url, timeout=0.5))
-        assert server.count() == usage["answered"] + expected_retries
+        assert server.count() == usage["answered"] + expected_retries + rate_limited
     assert usage_again == usage and again == generations
 
 
@@ -415,3 +421,138 @@ def test_a_full_sqlite_cache_stops_with_its_path(tmp_path):
             asyncio.run(complete_all(OpenAIEndpoint(model(server.base_url)), cache, requests[1:]))
     assert cache.get("k0").text == "x" * 20_000  # what was stored stays
     cache.close()
+# ---------------------------------------------------------------- failing fast
+
+
+def batch(count: int, words: str = "question") -> list[tuple[str, list, dict]]:
+    return [(f"key-{index}", [{"role": "user", "content": f"{words} {index}"}], {}) for index in range(count)]
+
+
+def ask(tmp_path, cfg, requests) -> tuple[list[Reply], int]:
+    """The replies of a batch, and how many of them the cache kept."""
+    cache = RequestCache(tmp_path / "cache.sqlite")
+    try:
+        return asyncio.run(complete_all(OpenAIEndpoint(cfg), cache, requests)), len(cache)
+    finally:
+        cache.close()
+
+
+@pytest.mark.parametrize("case", ["connection refused", "unresolvable host", "wrong key", "misnamed model"])
+def test_an_endpoint_that_cannot_serve_stops_the_batch_before_anything_is_sent(hipho, case, monkeypatch):
+    monkeypatch.setenv("OE_TEST_KEY", "not-the-servers-key")
+    server = FakeOpenAI(api_key="the-servers-key" if case == "wrong key" else None,
+                        models=["fake-model-v2", "fake-embedder", "other"] if case == "misnamed model" else None)
+    base_url = {"connection refused": "http://127.0.0.1:9/v1",  # the discard port: nothing listens there
+                "unresolvable host": "http://no-such-host.invalid/v1"}.get(case, server.base_url)
+    expected = {"connection refused": "connection refused; check that the server is running",
+                "unresolvable host": "the host name does not resolve",
+                "wrong key": "the endpoint refused the API key (HTTP 401: Incorrect API key provided); "
+                             "check the key in the environment variable OE_TEST_KEY",
+                "misnamed model": "the endpoint does not list the model (it lists 3: fake-model-v2, fake-embedder, "
+                                  "other); check `model`, or set `probe: false`"}[case]
+    with server:
+        with pytest.raises(EndpointError) as caught:
+            run(hipho, model(base_url, api_key_env="OE_TEST_KEY"))
+        assert server.count() == 0 and server.probes == (0 if case in ("connection refused", "unresolvable host") else 1)
+    assert str(caught.value).startswith(f"model 'm' ('fake-model' at {base_url}): {expected}")
+    assert not (hipho / "generations").exists() and len(RequestCache(hipho.parent / "cache.sqlite")) == 0
+
+
+@pytest.mark.parametrize("listed,probe,probes", [(None, True, 1), (["other", "fake-model"], True, 1),
+                                                 (["other"], False, 0)])
+def test_an_endpoint_that_may_serve_is_probed_once_then_sent_the_batch(hipho, listed, probe, probes):
+    """No listing (404 on /models) cannot tell; `probe: false` trusts an endpoint that lists others."""
+    with FakeOpenAI(models=listed) as server:
+        outcome, _, _ = run(hipho, model(server.base_url, probe=probe))
+        assert outcome.errors == 0 and server.count() == 5 and server.probes == probes
+
+
+def test_a_batch_whose_replies_are_all_cached_probes_nothing_and_works_offline(hipho):
+    with FakeOpenAI() as server:
+        cfg = model(server.base_url)
+        _, generations, _ = run(hipho, cfg)
+        assert server.probes == 1
+    outcome, again, _ = run(hipho, cfg)  # the server is gone
+    assert outcome.errors == 0 and outcome.sent == 0 and again == generations
+
+
+def test_the_breaker_stops_a_batch_whose_endpoint_goes_down(tmp_path):
+    received = itertools.count(1)
+
+    def down_after_three(body: dict):
+        return "fine" if next(received) <= 3 else Fault(503)
+
+    with FakeOpenAI(down_after_three) as server:  # one request at a time: the order is the batch's
+        replies, cached = ask(tmp_path, model(server.base_url, concurrency=1, max_retries=0, max_consecutive_failures=4),
+                              batch(20))
+        assert server.count() == 3 + 4
+    assert [reply.text for reply in replies[:3]] == ["fine"] * 3 and cached == 3
+    assert all(reply.error.startswith("HTTP 503") for reply in replies[3:7])
+    unsent = replies[7:]
+    assert all(reply.text is None and reply.attempts == 0 and reply.error.startswith(
+        "not sent: the batch stopped after 4 requests in a row failed with no success (the last: HTTP 503") for reply in unsent)
+
+
+def test_a_model_not_found_trips_the_breaker_at_once(tmp_path):
+    """A 404 is not retried: the batch stops after `max_consecutive_failures` of them, not 200."""
+    not_found = Fault(404, {"error": {"message": "The model `fake-model` does not exist", "code": "model_not_found"}})
+    with FakeOpenAI(lambda body: not_found) as server:
+        replies, cached = ask(tmp_path, model(server.base_url, concurrency=4, max_consecutive_failures=3), batch(200))
+        assert server.count() <= 3 + 3  # those that went out before the third failure came back
+    assert cached == 0 and all(reply.text is None for reply in replies)
+    assert sum(reply.error.startswith("not sent: ") for reply in replies) >= 194
+
+
+def test_the_breaker_ends_the_requests_still_waiting_for_a_reply(tmp_path):
+    released = threading.Event()
+
+    def hang_or_fail(body: dict):
+        if "slow" in body["messages"][0]["content"]:
+            released.wait(30)
+            return "too late"
+        return Fault(502)
+
+    with FakeOpenAI(hang_or_fail) as server:
+        requests = batch(1, "slow") + batch(5, "fail")
+        replies, cached = ask(tmp_path, model(server.base_url, concurrency=2, max_retries=0, timeout=60,
+                                              max_consecutive_failures=2), requests)
+        released.set()
+    assert replies[0].error.startswith("abandoned: the batch stopped after 2 requests in a row failed")
+    assert cached == 0
+
+
+@pytest.mark.parametrize("header", ["seconds", "milliseconds", "date"])
+def test_a_429_with_retry_after_is_waited_out_and_not_counted_as_a_retry(hipho, header, capsys):
+    """Even with no retries at all: the wait is below the client's retries, and shown in the progress bar."""
+    arrivals: list[float] = []
+
+    def rate_limited_once(body: dict):
+        arrivals.append(time.monotonic())
+        if len(arrivals) > 1:
+            return default_responder(body)
+        wait = {"seconds": {"Retry-After": "1"}, "milliseconds": {"retry-after-ms": "1000"},
+                "date": {"Retry-After": email.utils.formatdate(time.time() + 2, usegmt=True)}}[header]
+        return Fault(429, {"error": {"message": "Rate limit reached", "type": "requests"}}, headers=wait)
+
+    with FakeOpenAI(rate_limited_once) as server:
+        outcome, generations, usage = run(hipho, model(server.base_url, concurrency=1, max_retries=0))
+        assert server.count() == 5 + 1
+    assert outcome.errors == 0 and usage["retries"] == 0 and all(g.error is None for g in generations)
+    assert arrivals[1] - arrivals[0] >= 0.9  # the date has whole seconds: 1 to 2 s ahead
+    assert "rate-limited, waiting " in capsys.readouterr().err
+
+
+def test_a_retry_after_beyond_max_rate_limit_wait_is_not_waited(hipho):
+    with FakeOpenAI(lambda body: Fault(429, headers={"Retry-After": "3600"})) as server:
+        outcome, generations, _ = run(hipho, model(server.base_url, max_rate_limit_wait=60, max_consecutive_failures=0))
+        assert server.count() == 5  # the client does not retry a wait over two minutes either
+    assert outcome.errors == 5 and all(g.error.startswith("HTTP 429") for g in generations)
+
+
+def test_retry_after_is_read_in_seconds_milliseconds_or_as_a_date():
+    assert retry_after({"retry-after": "90"}) == 90.0
+    assert retry_after({"retry-after-ms": "1500", "retry-after": "90"}) == 1.5
+    in_two_minutes = retry_after({"retry-after": email.utils.formatdate(time.time() + 120, usegmt=True)})
+    assert 118 <= in_two_minutes <= 120
+    assert retry_after({}) is None and retry_after({"retry-after": "soon"}) is None
+    assert retry_after({"retry-after": "inf"}) is None

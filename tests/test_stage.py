@@ -171,3 +171,16 @@ def test_an_os_error_about_no_file_is_a_bug_and_keeps_its_traceback():
 
     with pytest.raises(ConnectionResetError):
         stage(None)
+@pytest.mark.parametrize("key,value,words", [
+    ("probe", "maybe", "probe must be true or false, got 'maybe'"),
+    ("probe_timeout", 0, "probe_timeout must be a number > 0, got 0"),
+    ("max_consecutive_failures", -1, "max_consecutive_failures must be an integer >= 0, got -1"),
+    ("max_rate_limit_wait", "long", "max_rate_limit_wait must be a number >= 0, got 'long'"),
+])
+def test_the_fail_fast_settings_of_an_endpoint_are_checked_before_any_request(key, value, words):
+    from omegaconf import OmegaConf
+
+    cfg = OmegaConf.create({"provider": "openai", "base_url": "http://localhost:8000/v1", "model": "m",
+                            "api_key_env": None, key: value})
+    with pytest.raises(InputError, match=f"^model 'm' \\(conf/model/m.yaml or an override\\): {words}$"):
+        check_model(cfg, "m")

@@ -4,6 +4,9 @@ and dry runs.
 Real HTTP on 127.0.0.1, so the real `openai` client is exercised end to end. It records every
 request it receives, can answer after a fixed latency, and a responder can inject faults
 (`Fault`: an HTTP error with headers, a dropped connection, a slow or garbled reply).
+GET /models answers 404 (an endpoint that lists no models) unless `models` lists some, and with
+`api_key` set every request without that key gets a 401; probes (`probes`) are counted apart
+from chat requests.
 `flaky` wraps a responder so that a share of requests fail the ways real endpoints fail.
 Run it by hand with `python -m olympiad_eval.fake_server --port 8000`.
 """
@@ -118,10 +121,12 @@ class FakeOpenAI:
     """`with FakeOpenAI() as server:` serves on `server.base_url` until the block ends."""
 
     def __init__(self, responder: Responder = default_responder, port: int = 0, latency: float = 0.0,
-                 record: bool = True):
+                 record: bool = True, models: list[str] | None = None, api_key: str | None = None):
         self.responder, self.latency = responder, latency
         self.record = record  # keep every request's body and headers (off for long benches: memory)
+        self.models, self.api_key = models, api_key
         self.received = 0
+        self.probes = 0  # GET /models received (not chat requests: `received` and `count` leave them out)
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         self.answered_bodies: Counter = Counter()  # body_key -> completions fully sent for it
@@ -184,6 +189,33 @@ class FakeOpenAI:
                 finally:
                     with server._lock:
                         server.connections -= 1
+            def do_GET(self) -> None:
+                with server._lock:
+                    server.probes += 1
+                if not self._authorized():
+                    return
+                if self.path.rstrip("/").endswith("/models") and server.models is not None:
+                    listing = {"object": "list", "data": [{"id": name, "object": "model", "owned_by": "fake"}
+                                                          for name in server.models]}
+                    self._send(200, json.dumps(listing).encode())
+                else:
+                    self._send(404, json.dumps({"error": {"message": "not found", "type": "not_found"}}).encode())
+
+            def _authorized(self) -> bool:
+                """Without the server's key (where it has one): a 401, as OpenAI answers it."""
+                if server.api_key is None or self.headers.get("Authorization") == f"Bearer {server.api_key}":
+                    return True
+                self._send(401, json.dumps({"error": {"message": "Incorrect API key provided",
+                                                      "type": "invalid_request_error", "code": "invalid_api_key"}}).encode())
+                return False
+
+            def _send(self, status: int, data: bytes, headers: dict | None = None) -> None:
+                self.send_response(status)
+                for name, value in {"Content-Type": "application/json", **(headers or {})}.items():
+                    self.send_header(name, str(value))
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def do_POST(self) -> None:
                 received = time.perf_counter()
@@ -208,6 +240,8 @@ class FakeOpenAI:
                         server.in_flight -= 1
 
             def _answer(self, body: dict, received: float) -> None:
+                if not self._authorized():
+                    return
                 reply = server.responder(body)
                 fault = reply if isinstance(reply, Fault) else None
                 # the latency is the time from request to reply: the server's own work counts in it
@@ -223,12 +257,7 @@ class FakeOpenAI:
                     status, data, headers = fault.status, json.dumps(fault.payload).encode(), fault.headers
                 else:
                     status, data, headers = 200, json.dumps(_completion(body, reply)).encode(), {}
-                self.send_response(status)
-                for name, value in {"Content-Type": "application/json", **headers}.items():
-                    self.send_header(name, str(value))
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self._send(status, data, headers)
                 with server._lock:
                     server.last_answered = time.perf_counter()
                     if fault is None:

@@ -65,7 +65,7 @@ def generate(suite: str, model: str, cfg, prompts_path: str | Path, out_path: st
         replies = _replay(cfg, suite, [(prompt.id, sample) for prompt, sample, _ in jobs])
     else:
         requests = [(key, list(prompt.messages), asked) for key, (prompt, _, asked) in zip(keys, jobs)]
-        replies = send(cfg, cache_path, requests, f"generate {suite} x {model}", tally)
+        replies = send(cfg, cache_path, requests, f"generate {suite} x {model}", tally, who=f"model '{model}'")
     generations = [
         Generation(id=prompt.id, suite=suite, model=model, sample=sample, response=reply.text, request_hash=key,
                    finish_reason=reply.finish_reason, reasoning=reply.reasoning, error=reply.error,

@@ -6,7 +6,9 @@ the benchmark's protocol asks (`judge_tasks`) to every judge of its ensemble, th
 client and request cache as generation, all tasks of the cell concurrently. The tasks that do not
 need the rules' result (`judge_tasks` with rules=None: HiPhO's marking criteria, every PhysElite
 task) go out while the rules run; the rest (answer slots the rules missed) as soon as they finish.
-A reply that does not follow the asked schema is asked again at once, up to `max_reasks` times.
+A reply that does not follow the asked schema is asked again at once, up to `max_reasks` times; a
+request that failed (after the client's retries) is not: it ends that task's asking at once. Each
+judge's endpoint is probed before the cell's first request to it (see `llm`), before the rules run.
 The benchmark's `combine` turns the rules' score and the judges' replies into the protocol's
 score. A generation that failed, or a task whose replies stayed invalid, is recorded as such:
 never a score. A refusal is not judged: it scores 0 and is marked `refused`.
@@ -196,9 +198,13 @@ async def _by_llm(kind: str, problems: dict, answered: list[Generation], rel_tol
     askers = [_Asker(name, endpoint, cfg, cache) for name, endpoint in judges.items()]
     try:
         asked: dict = {}
+        probed = False
         for key, (problem, response) in responses.items():  # the tasks that need no rules
-            asked.update({(asker.name, key, task.key): asker.grade(task)
-                          for task in bench.judge_tasks(problem, response, None, cfg) for asker in askers})
+            cell_tasks = bench.judge_tasks(problem, response, None, cfg)
+            if cell_tasks and not probed:  # an endpoint that cannot serve stops the cell before its rules run
+                await asyncio.gather(*(asker.check_endpoint(cell_tasks) for asker in askers))
+                probed = True
+            asked.update({(asker.name, key, task.key): asker.grade(task) for task in cell_tasks for asker in askers})
             await asyncio.sleep(0)  # the first requests go out while the next response's are prepared
         # The rules run while those are answered, not before: their thread would take the GIL from
         # the event loop at each socket call while the first requests go out.
@@ -231,30 +237,43 @@ class _Asker:
         self.settings = OmegaConf.to_container(cfg.settings, resolve=True) if cfg.get("settings") else {}
         self.identity = {"provider": "openai", "base_url": str(endpoint.base_url), "model": str(endpoint.model)}
         self.progress = tqdm(total=0, desc=f"judge {name}", unit="req", dynamic_ncols=True)
-        self.client = Client(OpenAIEndpoint(endpoint), cache, self.progress)
+        self.client = Client(OpenAIEndpoint(endpoint, who=f"judge '{name}'"), cache, self.progress)
         # A task hashes its request only when it may send it: the first requests then go out at
         # once, not after every task of the cell has been hashed and looked up in the cache.
         self.turns = asyncio.Semaphore(self.client.endpoint.concurrency)
 
+    def key(self, task: JudgeTask, attempt: int) -> str:
+        return request_key(self.identity, task.messages, self.settings, attempt)
+
+    async def check_endpoint(self, tasks: list[JudgeTask]) -> None:
+        """Probe the endpoint now unless these tasks' first asks are all cached (then only if a
+        later request is not: a cell whose replies are all cached is judged offline)."""
+        if any(self.client.cache.get(self.key(task, 0)) is None for task in tasks):
+            await self.client.check_endpoint()
+
     def grade(self, task: JudgeTask) -> asyncio.Task:
-        """The task's parsed reply, or why it stayed invalid; each re-ask is a request of its own."""
+        """The task's parsed reply, or why there is none; each re-ask is a request of its own."""
         return asyncio.create_task(self._grade(task))
 
     async def _grade(self, task: JudgeTask) -> dict | str:
         for attempt in range(self.tries):
             self.progress.total += 1
             async with self.turns:
-                key = request_key(self.identity, task.messages, self.settings, attempt)
+                key = self.key(task, attempt)
                 duplicate = self.client.sending(key)
                 if not duplicate:
                     reply = await self.client.ask(key, list(task.messages), self.settings)
             if duplicate:  # the same request is on the wire for another task: its reply, without a turn
                 reply = await self.client.ask(key, list(task.messages), self.settings)
-            parsed = task.parse(reply.text or "") if reply.error is None and reply.refusal is None else None
+            if reply.error is not None:
+                # Re-asks are for replies that arrived and broke the schema. A request that failed
+                # has had its retries: asking again would only repeat them.
+                return f"judge {self.name}: {reply.error}"  # no task key: the stage groups the reasons
+            parsed = task.parse(reply.text or "") if reply.refusal is None else None
             if parsed is not None:
                 return parsed
         # a judge that refuses gives no grade: re-asked like any reply off the schema, then a judge error
-        said = reply.error or (f"refused: {reply.refusal}" if reply.refusal is not None else (reply.text or "")[:200])
+        said = f"refused: {reply.refusal}" if reply.refusal is not None else (reply.text or "")[:200]
         return f"judge {self.name}: invalid reply to '{task.key}' after {self.tries} tries: {said!r}"
 
     async def close(self) -> None:

@@ -10,9 +10,26 @@ retried, then an error); `_parsed` says which is which. The cache's door keeps o
 and a stored row that cannot be read back is asked again (see `RequestCache`).
 
 Retries are the `openai` client's own: exponential backoff with jitter on 408/409/429/5xx,
-timeouts and dropped connections, honouring `Retry-After`, up to `max_retries`. Each attempt is
-counted (an httpx event hook), and the count is kept with the reply.
+timeouts and dropped connections, up to `max_retries`. Each attempt is counted (an httpx event
+hook), and the count is kept with the reply.
 API keys are read from the environment variable the config names and go nowhere else.
+
+Failing fast (settings of an endpoint's config):
+- `probe` (default true), `probe_timeout` (5 s): before the first request of a batch goes out
+  (never when every reply is cached: a rerun works offline), one GET {base_url}/models, without
+  retries, paid for by no one and cached nowhere. Connection refused, a host name that does not
+  resolve, a connect timeout, 401/403, or a listing without the model stop the batch at once with
+  `EndpointError` (one line: who, base URL, what failed, what to check). Anything else (404: the
+  endpoint lists no models; a slow or failing listing) lets the batch go on. Set `probe: false`
+  for an endpoint that serves models it does not list.
+- `max_consecutive_failures` (default 10; 0: never): a breaker. After that many requests in a row
+  failed in transport (connection, timeout, 401/403/404/408/409/429/5xx, after their retries) with
+  no success between them, the batch stops: the requests not yet sent, and those still waiting for
+  a reply, end at once as errors saying so (never answers, never cached).
+- `max_rate_limit_wait` (default 900 s): a 429 whose `Retry-After` (seconds or an HTTP date) or
+  `retry-after-ms` asks for a wait is waited for and resent below the client's retries, however
+  long the wait, up to this many seconds in all per request: not a failure, not a retry, shown in
+  the progress bar. Requests about to start wait too. Past it, the 429 goes to the client's retries.
 """
 
 from __future__ import annotations
@@ -21,15 +38,22 @@ import asyncio
 import base64
 import contextlib
 import contextvars
+import difflib
+import email.utils
 import errno
+import functools
 import hashlib
 import io
 import json
 import logging
+import math
 import os
+import re
+import socket
 import sqlite3
 import tempfile
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -315,20 +339,32 @@ class RateLimiter:
         await asyncio.sleep(max(0.0, start - loop.time()))
 
 
-class OpenAIEndpoint:
-    """Any OpenAI-compatible chat endpoint, through the official async client."""
+class EndpointError(InputError):
+    """An endpoint that cannot serve a batch at all (down, refusing the key, not serving the model),
+    found before anything was sent: the stage stops with this one line."""
 
-    def __init__(self, cfg):
+
+class OpenAIEndpoint:
+    """Any OpenAI-compatible chat endpoint, through the official async client. `who` names it in
+    messages ("model 'gpt-4o'", "judge 'gpt-4o'")."""
+
+    def __init__(self, cfg, who: str | None = None):
         import openai
 
         self._openai = openai
-        self.model = str(cfg.model)
+        self.model, self.base_url = str(cfg.model), str(cfg.base_url)
+        self.who = who or f"model '{self.model}'"
+        self.api_key_env = cfg.get("api_key_env")
         self.max_image_bytes = cfg.get("max_image_bytes")
         self.max_retries = int(cfg.get("max_retries", 5))
+        self.probe_enabled = _setting(cfg, "probe", True) is not False
+        self.probe_timeout = float(_setting(cfg, "probe_timeout", 5))
+        self.breaker = Breaker(int(_setting(cfg, "max_consecutive_failures", 10)))
+        self.rate_limits = RateLimitWait(float(_setting(cfg, "max_rate_limit_wait", 900)))
         self.client = openai.AsyncOpenAI(
-            base_url=str(cfg.base_url), api_key=api_key(cfg.get("api_key_env")),
+            base_url=self.base_url, api_key=api_key(self.api_key_env),
             max_retries=self.max_retries, timeout=float(cfg.get("timeout", 600)),
-            http_client=openai.DefaultAsyncHttpxClient(event_hooks={"request": [_count_attempt]}),
+            http_client=_waiting_http_client()(self.rate_limits, event_hooks={"request": [_count_attempt]}),
         )
         self._completion = openai.types.chat.ChatCompletion
         self.concurrency = int(cfg.get("concurrency", 8))
@@ -336,20 +372,76 @@ class OpenAIEndpoint:
         self.rate = RateLimiter(cfg.get("rpm"))
 
     async def complete(self, messages: list, settings: dict) -> Reply:
-        """One request. The client retries failed transport itself; a reply that is not a completion
-        (a proxy's HTML page with status 200, a cut-off body) or holds no answer (see `_parsed`) is as
-        transient, so it is retried here with the same budget and backoff."""
+        """One request, unless the breaker has stopped the batch (then an error saying it was not
+        sent, or abandoned where it was waiting for its reply). The client retries failed transport
+        itself; a reply that is not a completion (a proxy's HTML page with status 200, a cut-off
+        body) or holds no answer (see `_parsed`) is as transient, so it is retried here with the
+        same budget and backoff."""
         attempts = [0]
         _attempts.set(attempts)
         async with self.limit:  # images are read and encoded only once the request may go out
+            if self.breaker.reason is not None:
+                return Reply(error=f"not sent: {self.breaker.reason}", attempts=0)
             inlined = inline_images(messages, self.max_image_bytes)
-            for retry in range(self.max_retries + 1):
-                if retry:
-                    await asyncio.sleep(min(0.5 * 2 ** (retry - 1), 8.0))
-                reply, malformed = await self._request(inlined, settings)
-                if not malformed:
-                    break
+            reply = await self.breaker.unless_tripped(self._attempts(inlined, settings))
+            if reply is None:
+                return Reply(error=f"abandoned: {self.breaker.reason}", attempts=attempts[0])
+            self.breaker.record(reply)
         return replace(reply, attempts=attempts[0])
+
+    async def _attempts(self, messages: list, settings: dict) -> Reply:
+        """The client retries failed transport itself; a reply that is not a completion (a proxy's
+        HTML page with status 200, a cut-off body) is as transient, so it is retried here with the
+        same budget and backoff."""
+        for retry in range(self.max_retries + 1):
+            if retry:
+                await asyncio.sleep(min(0.5 * 2 ** (retry - 1), 8.0))
+            reply, malformed = await self._request(messages, settings)
+            if not malformed:
+                break
+        return reply
+
+    async def probe(self) -> None:
+        """GET {base_url}/models once, no retries: free, and no request of the batch. Raises
+        EndpointError where the endpoint is down, refuses the key or does not list the model;
+        returns where it looks able to serve, or where the listing cannot tell (404: it lists no
+        models; a slow or failing listing, a rate limit: the requests themselves will tell)."""
+        if not self.probe_enabled:
+            return
+        openai = self._openai
+        _attempts.set([0])  # not an attempt of any request
+        try:
+            listing = await self.client.get("/models", cast_to=object,
+                                            options={"timeout": self.probe_timeout, "max_retries": 0})
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as error:
+            raise self._down(f"the endpoint refused the API key (HTTP {error.status_code}: "
+                             f"{_short(_said(error), 120)})", self._key_hint(error.status_code)) from None
+        except openai.APIStatusError:
+            return
+        except openai.APITimeoutError as error:
+            if _caused_by(error, "ConnectTimeout"):
+                raise self._down(f"no connection within {self.probe_timeout:g} s (probe_timeout)",
+                                 "check that the host is up and reachable from here, and base_url") from None
+            return
+        except openai.APIConnectionError as error:
+            raise self._down(*_connection_failure(error)) from None
+        except (openai.OpenAIError, ValueError):
+            return
+        served = _listed_models(listing)
+        if served is not None and self.model not in served:
+            raise self._down(f"the endpoint does not list the model (it lists {len(served)}: "
+                             f"{', '.join(_some_models(self.model, served))})",
+                             "check `model`, or set `probe: false` if the endpoint serves models it does not list")
+
+    def _down(self, what: str, check: str) -> EndpointError:
+        return EndpointError(f"{self.who} ('{self.model}' at {self.base_url}): {what}; {check}")
+
+    def _key_hint(self, status: int) -> str:
+        if not self.api_key_env:
+            return "the endpoint wants a key: set api_key_env to the environment variable that holds it"
+        if status == 403:
+            return f"check that the key in {self.api_key_env} may use this model"
+        return f"check the key in the environment variable {self.api_key_env} (is it this endpoint's?)"
 
     async def _request(self, messages: list, settings: dict) -> tuple[Reply, bool]:
         """The reply, and whether it failed for want of a well-formed completion."""
@@ -411,6 +503,172 @@ def _parsed(result) -> tuple[Reply, bool]:
         return Reply(error=f"invalid response: no content (null), no refusal, no tool call "
                            f"(finish_reason {finish_reason})"), True
     return _sanitized(Reply(text=content or "", reasoning=reasoning, finish_reason=finish_reason, usage=usage)), False
+def _setting(cfg, key: str, default):
+    """`cfg[key]`, or `default` where unset or null."""
+    value = cfg.get(key)
+    return default if value is None else value
+
+
+def _said(error) -> str:
+    """What an HTTP error's body says (OpenAI's {"error": {"message": ...}}), else the client's message."""
+    body = getattr(error, "body", None)
+    message = body.get("message") if isinstance(body, dict) else None
+    return str(message) if message else str(error.message)
+
+
+def _caused_by(error: BaseException, name: str) -> bool:
+    return any(type(cause).__name__ == name for cause in _causes(error))
+
+
+def _causes(error: BaseException):
+    while error is not None:
+        yield error
+        error = error.__cause__ or error.__context__
+
+
+def _connection_failure(error: BaseException) -> tuple[str, str]:
+    """What a failed connection says (a host that does not resolve, a refused port), and what to check."""
+    causes = list(_causes(error))
+    if any(isinstance(cause, socket.gaierror) for cause in causes):
+        return (f"the host name does not resolve ({causes[-1]})",
+                "check the host in base_url, and this machine's network and DNS")
+    if any(isinstance(cause, ConnectionRefusedError) for cause in causes):
+        return "connection refused", "check that the server is running and listens at that host and port"
+    return f"cannot connect ({_short(causes[-1], 160)})", "check that the server is running and base_url is right"
+
+
+def _listed_models(listing) -> set[str] | None:
+    """The model ids of an OpenAI-style listing ({"data": [{"id": ...}]}), or None where it is not one."""
+    data = listing.get("data") if isinstance(listing, dict) else None
+    if not isinstance(data, list) or not all(isinstance(item, dict) and isinstance(item.get("id"), str)
+                                             for item in data):
+        return None
+    return {item["id"] for item in data}
+
+
+def _some_models(model: str, served: set[str], shown: int = 5) -> list[str]:
+    """A few of the served models, the names closest to `model` first."""
+    close = difflib.get_close_matches(model, served, n=shown, cutoff=0.3)
+    return (close + sorted(served - set(close)))[:shown] + (["..."] if len(served) > shown else [])
+
+
+# The errors `OpenAIEndpoint._request` writes for a request that got no reply (the client's
+# exception name, or "HTTP <status>: ..."): a new kind of error there is not counted unless named here.
+_TRANSPORT_FAILURE = re.compile(r"(APIConnectionError|APITimeoutError): |HTTP (401|403|404|408|409|429|5\d\d): ")
+
+
+def failed_in_transport(error: str | None) -> bool:
+    """Whether a request's error says that no reply came through (endpoint unreachable, down, or
+    refusing every request: key, model), as opposed to a reply that arrived and was wrong (a 400
+    for this request, a malformed body). These are what the breaker counts."""
+    return error is not None and _TRANSPORT_FAILURE.match(error) is not None
+
+
+class Breaker:
+    """Stops an endpoint's batch after `limit` requests in a row failed in transport with no success
+    between them (0: never). It then also ends the requests still waiting for their reply."""
+
+    def __init__(self, limit: int):
+        self.limit, self.in_a_row = limit, 0
+        self.reason: str | None = None  # why it stopped, once it has
+        self._tripped: asyncio.Future | None = None
+
+    def record(self, reply: Reply) -> None:
+        if reply.error is None:
+            self.in_a_row = 0
+        elif failed_in_transport(reply.error):
+            self.in_a_row += 1
+            if self.limit and self.in_a_row >= self.limit and self.reason is None:
+                self.reason = (f"the batch stopped after {self.in_a_row} requests in a row failed with no success "
+                               f"(the last: {_short(reply.error, 160)})")
+                self.tripped().set_result(None)
+
+    def tripped(self) -> asyncio.Future:
+        if self._tripped is None:
+            self._tripped = asyncio.get_running_loop().create_future()
+        return self._tripped
+
+    async def unless_tripped(self, work) -> Reply | None:
+        """`work`'s result, or None where the breaker trips first (`work` is then cancelled)."""
+        task = asyncio.ensure_future(work)
+        try:
+            await asyncio.wait((task, self.tripped()), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not task.done():
+                task.cancel()
+        return task.result() if task.done() and not task.cancelled() else None
+
+
+def retry_after(headers) -> float | None:
+    """The wait a reply asks for, in seconds: `retry-after-ms`, else `Retry-After` in seconds or as
+    an HTTP date (None: it asks for none, or says it so that it cannot be read)."""
+    milliseconds, value = headers.get("retry-after-ms"), headers.get("retry-after")
+    try:
+        if milliseconds is not None:
+            seconds = float(milliseconds) / 1000
+        elif value is None:
+            return None
+        else:
+            seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+        seconds = (when - datetime.now(timezone.utc)).total_seconds()
+    return seconds if math.isfinite(seconds) else None
+
+
+class RateLimitWait:
+    """Waits out a 429 that says how long to wait, and resends, up to `max_wait` seconds in all per
+    request. Below the `openai` client's retries (which honour at most two minutes, and count each
+    as a retry): a rate limit is the endpoint pacing us, not a failure. Every request about to start
+    waits too, so that the pause is not spent sending more requests to be refused. `show` is told
+    each wait (for the progress bar)."""
+
+    def __init__(self, max_wait: float, show=None):
+        self.max_wait, self.show = max_wait, show
+        self._resume_at = 0.0  # event-loop time before which no request starts
+
+    async def send(self, send, request, **kwargs):
+        if request.method != "POST":  # the probe: a rate limit there is no reason to wait
+            return await send(request, **kwargs)
+        loop = asyncio.get_running_loop()
+        first_refusal = None
+        while True:
+            pause = self._resume_at - loop.time()
+            if pause > 0 and (first_refusal is None or loop.time() + pause - first_refusal <= self.max_wait):
+                if self.show is not None:
+                    self.show(pause)
+                await asyncio.sleep(pause)
+            response = await send(request, **kwargs)
+            delay = retry_after(response.headers) if response.status_code == 429 else None
+            if delay is None or delay <= 0:
+                return response
+            first_refusal = loop.time() if first_refusal is None else first_refusal
+            if loop.time() + delay - first_refusal > self.max_wait:
+                return response  # the client's retries, then an error
+            await response.aclose()
+            _uncount_attempt()  # the resend is the same attempt, paced by the endpoint
+            self._resume_at = max(self._resume_at, loop.time() + delay)
+
+
+@functools.cache
+def _waiting_http_client():
+    """The `openai` client's own HTTP client class (its limits and proxies), sending through a
+    RateLimitWait (built on first use: importing this module does not import `openai`)."""
+    import openai
+
+    class WaitingHTTPClient(openai.DefaultAsyncHttpxClient):
+        def __init__(self, rate_limits: RateLimitWait, **kwargs):
+            super().__init__(**kwargs)
+            self.rate_limits = rate_limits
+
+        async def send(self, request, **kwargs):
+            return await self.rate_limits.send(super().send, request, **kwargs)
+
+    return WaitingHTTPClient
 
 
 def _request_parts(model: str, messages: list, settings: dict) -> dict:
@@ -429,6 +687,12 @@ async def _count_attempt(request) -> None:
     counter = _attempts.get(None)
     if counter is not None:
         counter[0] += 1
+
+
+def _uncount_attempt() -> None:
+    counter = _attempts.get(None)
+    if counter is not None:
+        counter[0] -= 1
 
 
 def _usage(result) -> dict:
@@ -484,16 +748,26 @@ class Tally:
 
 class Client:
     """One endpoint behind the request cache: a cached reply is not sent again, and a reply is
-    cached the moment it arrives. Requests may be asked one by one, from many tasks at once."""
+    cached the moment it arrives. Requests may be asked one by one, from many tasks at once. The
+    endpoint is probed once, before the first request that is not cached goes out: a batch whose
+    replies are all cached sends nothing and works offline."""
 
     def __init__(self, endpoint: OpenAIEndpoint, cache: RequestCache, progress=None, tally: Tally | None = None):
         self.endpoint, self.cache, self.progress = endpoint, cache, progress
         self.tally = tally if tally is not None else Tally()
         self._sending: dict[str, asyncio.Future] = {}
+        self._probe: asyncio.Future | None = None
+        endpoint.rate_limits.show = self._show_wait
 
     def sending(self, key: str) -> bool:
         """Whether an identical request is on its way (asking it again waits for that reply)."""
         return key in self._sending
+
+    async def check_endpoint(self) -> None:
+        """Probe the endpoint, once for all callers (EndpointError where it cannot serve)."""
+        if self._probe is None:
+            self._probe = asyncio.ensure_future(self.endpoint.probe())
+        await asyncio.shield(self._probe)
 
     async def ask(self, key: str, messages: list, settings: dict) -> Reply:
         reply = self.cache.get(key)
@@ -506,6 +780,10 @@ class Client:
             self.progress.update(1)
         return reply
 
+    def _show_wait(self, seconds: float) -> None:
+        if self.progress is not None:
+            self.progress.set_postfix_str(f"rate-limited, waiting {math.ceil(seconds)} s", refresh=True)
+
     async def _send(self, key: str, messages: list, settings: dict) -> Reply:
         """Identical requests asked at the same time (HiPhO's alternative marking schemes share
         criteria) go out once: the others get its reply, as they would from the cache."""
@@ -513,6 +791,7 @@ class Client:
             return replace(await self._sending[key], cached=True)
         sent = self._sending[key] = asyncio.get_running_loop().create_future()
         try:
+            await self.check_endpoint()  # once it is on its way: an identical request asked meanwhile waits for it
             reply = await self.endpoint.complete(messages, settings)
             if reply.error is None:
                 self.cache.put(key, reply)
@@ -534,11 +813,12 @@ async def complete_all(endpoint: OpenAIEndpoint, cache: RequestCache, requests: 
 
 
 def send(endpoint_cfg, cache_path: str | Path, requests: list[tuple[str, list, dict]], label: str,
-         tally: Tally | None = None) -> list[Reply]:
-    """Send a batch through one endpoint and the request cache, with a progress bar."""
+         tally: Tally | None = None, who: str | None = None) -> list[Reply]:
+    """Send a batch through one endpoint and the request cache, with a progress bar. Raises
+    EndpointError, sending nothing, where the probe finds the endpoint unable to serve."""
     cache = RequestCache(cache_path)
     try:
         with tqdm(total=len(requests), desc=label, unit="req", dynamic_ncols=True) as progress:
-            return asyncio.run(complete_all(OpenAIEndpoint(endpoint_cfg), cache, requests, progress, tally))
+            return asyncio.run(complete_all(OpenAIEndpoint(endpoint_cfg, who), cache, requests, progress, tally))
     finally:
         cache.close()

@@ -204,6 +204,11 @@ def check_endpoint(cfg, where: str) -> None:
     number(cfg, "timeout", where, above=0)
     number(cfg, "rpm", where, above=0)
     number(cfg, "max_image_bytes", where, integer=True, minimum=1)
+    number(cfg, "probe_timeout", where, above=0)
+    number(cfg, "max_consecutive_failures", where, integer=True, minimum=0)
+    number(cfg, "max_rate_limit_wait", where, minimum=0)
+    if cfg.get("probe") is not None and not isinstance(cfg.get("probe"), bool):
+        raise InputError(f"{where}: probe must be true or false, got {cfg.get('probe')!r}")
     try:
         api_key(cfg.get("api_key_env"))
     except InputError as error:
