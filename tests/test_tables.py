@@ -18,9 +18,9 @@ PLAN = {"suites": {"hipho": "olympiad"}, "models": ["alpha", "beta"], "judges": 
 BENCH = OmegaConf.create({"kind": "hipho", "exams": {"X_2025": {"gold": 3.0, "silver": 2.0, "bronze": 1.0}}})
 
 
-MADE_BY = {"protocol": "hipho official v2 (rules only)", "judge_config": "rule@0123456789ab",
+MADE_BY = {"protocol": "hipho official v3 (rules only)", "judge_config": "rule@0123456789ab",
            "packages": "olympiad-eval 0.1.0, sympy 1.14.0"}
-MADE_BY_NOTE = ("\nMade by:\n- rule: hipho official v2 (rules only); judge config rule@0123456789ab; "
+MADE_BY_NOTE = ("\nMade by:\n- rule: hipho official v3 (rules only); judge config rule@0123456789ab; "
                 "olympiad-eval 0.1.0, sympy 1.14.0\n")
 
 
@@ -58,13 +58,13 @@ def test_hipho_tables_golden(tmp_path):
         "hipho & alpha & rule & \\textbf{3.50} \\\\\nhipho & beta & rule & \\underline{1.00} \\\\\n"
         "full marks &  &  & 4.00 \\\\\n\\bottomrule\n\\end{tabular}\n")
     assert (tables / "medals.csv").read_text() == (
-        "suite,model,judge,X_2025,gold,silver,bronze,protocol\nhipho,alpha,rule,gold,1,0,0,hipho official v2 (rules only)\n"
-        "hipho,beta,rule,bronze,0,0,1,hipho official v2 (rules only)\n")
+        "suite,model,judge,X_2025,gold,silver,bronze,protocol\nhipho,alpha,rule,gold,1,0,0,hipho official v3 (rules only)\n"
+        "hipho,beta,rule,bronze,0,0,1,hipho official v3 (rules only)\n")
     assert (tables / "summary.csv").read_text() == (
         "suite,model,judge,problems,samples,scored,judge errors,undecided,failed generations,refusals,truncated,"
         "score (%),95% CI low,95% CI high,tokens,cost ($),protocol,judge config\n"
-        "hipho,alpha,rule,2,1,2,0,1,0,0,0,87.5,75.0,100.0,1200,0.004,hipho official v2 (rules only),rule@0123456789ab\n"
-        "hipho,beta,rule,2,1,1,1,0,0,0,0,25.0,0.0,50.0,,,hipho official v2 (rules only),rule@0123456789ab\n")
+        "hipho,alpha,rule,2,1,2,0,1,0,0,0,87.5,75.0,100.0,1200,0.004,hipho official v3 (rules only),rule@0123456789ab\n"
+        "hipho,beta,rule,2,1,1,1,0,0,0,0,25.0,0.0,50.0,,,hipho official v3 (rules only),rule@0123456789ab\n")
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert metrics["hipho"]["alpha"]["rule"]["undecided"] == 1
     assert metrics["hipho"]["beta"]["rule"] == {"score": 25.0, "scored": 1, "problems": 2, "judge_errors": 1,
@@ -80,8 +80,8 @@ def test_samples_give_a_mean_and_a_standard_deviation(tmp_path):
     })
     aggregate("olympiad", BENCH, PLAN, outputs, tmp_path / "tables", tmp_path / "metrics.json")
     assert (tmp_path / "tables" / "exam_scores_std.csv").read_text() == (
-        "suite,model,judge,X_2025,protocol\nhipho,alpha,rule,0.5,hipho official v2 (rules only)\n"
-        "hipho,beta,rule,0.0,hipho official v2 (rules only)\n")
+        "suite,model,judge,X_2025,protocol\nhipho,alpha,rule,0.5,hipho official v3 (rules only)\n"
+        "hipho,beta,rule,0.0,hipho official v3 (rules only)\n")
     assert "| hipho      | alpha   | rule    |     1.50 |" in (tmp_path / "tables" / "exam_scores.md").read_text()
 
 
@@ -293,11 +293,11 @@ def test_every_table_says_which_protocol_made_its_numbers(tmp_path):
     outputs = tmp_path / "outputs"
     write(outputs, {model: [judged(model, "p1", 2.0)] for model in ("alpha", "beta")})
     aggregate("olympiad", BENCH, PLAN, outputs, tmp_path / "tables", tmp_path / "metrics.json")
-    line = "rule: hipho official v2 (rules only); judge config rule@0123456789ab; olympiad-eval 0.1.0, sympy 1.14.0"
+    line = "rule: hipho official v3 (rules only); judge config rule@0123456789ab; olympiad-eval 0.1.0, sympy 1.14.0"
     for name in ("summary", "exam_scores", "medals"):
         table = pd.read_csv(tmp_path / "tables" / f"{name}.csv")
         cells = table[table["model"].isin(["alpha", "beta"])]
-        assert len(cells) == 2 and set(cells["protocol"]) == {"hipho official v2 (rules only)"}
+        assert len(cells) == 2 and set(cells["protocol"]) == {"hipho official v3 (rules only)"}
         assert (tmp_path / "tables" / f"{name}.md").read_text().endswith(f"\nMade by:\n- {line}\n")
         assert (tmp_path / "tables" / f"{name}.tex").read_text().startswith(f"% made by {line}\n")
     assert json.loads((tmp_path / "metrics.json").read_text())["hipho"]["beta"]["rule"]["made_by"] == line.split(": ", 1)[1]
@@ -309,7 +309,7 @@ def test_a_cell_whose_judgments_mix_protocols_stops_the_tables(tmp_path):
     older = {**MADE_BY, "protocol": "hipho official v1 (rules only)"}
     write(outputs, {"alpha": [judged("alpha", "p1", 2.0), dataclasses.replace(judged("alpha", "p2", 2.0), **older)],
                     "beta": [judged("beta", "p1", 1.0)]})
-    with pytest.raises(InputError, match=r"alpha/rule\.jsonl: judgments made by 2 different protocols .*v1.*v2"):
+    with pytest.raises(InputError, match=r"alpha/rule\.jsonl: judgments made by 2 different protocols .*v1.*v3"):
         aggregate("olympiad", BENCH, PLAN, outputs, tmp_path / "tables", tmp_path / "metrics.json")
 
 

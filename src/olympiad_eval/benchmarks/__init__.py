@@ -24,7 +24,14 @@ and two constants that name its scoring protocols:
 - `PROTOCOL_KEY`: the judge-config key that picks one (None where the benchmark has one protocol);
 - `PROTOCOL_VERSIONS`: each protocol's version. Bump it with any change that can alter a verdict
   or a score: `tests/test_protocol_versions.py` pins the verdicts of each version, and every
-  judgment, metric and table records the version that made it (`provenance`).
+  judgment, metric and table records the version that made it (`provenance`). The history, the
+  same for every benchmark's protocols:
+  - v1: the first releases;
+  - v2: HiPhO exact points and cited figures, PhysElite settings, MATH-Vision's old parser, the
+    physics rules (Greek variants, degrees, unordered sets), and provenance itself;
+  - v3: a rule check that cannot finish is undecided (scored as not matched, or decided by the
+    protocol's LLM judge) where it failed the judgment; a refusal scores 0 unjudged, and a reply
+    with no content is a failed generation, where both were judged as an empty answer.
 """
 
 from __future__ import annotations
@@ -129,7 +136,7 @@ class Provenance:
 
 
 def protocol(kind: str, cfg) -> str:
-    """`hipho official v2 (prompts hipho_criterion_judge v1, hipho_answer_judge v2)`, or
+    """`hipho official v3 (prompts hipho_criterion_judge v1, hipho_answer_judge v2)`, or
     `... (rules only)` for a rule judge."""
     bench = module(kind)
     name = str(cfg.get(bench.PROTOCOL_KEY, "official")) if bench.PROTOCOL_KEY else "official"

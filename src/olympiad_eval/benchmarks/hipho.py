@@ -32,7 +32,7 @@ _SLACK = Fraction(1, 10**6)  # points written with more decimals than the releas
 
 # See `benchmarks/__init__.py`: bump a version with any change that can alter a verdict or a score.
 PROTOCOL_KEY = "protocol"
-PROTOCOL_VERSIONS = {"official": 2, "evalscope": 2}
+PROTOCOL_VERSIONS = {"official": 3, "evalscope": 3}
 PROTOCOLS = tuple(PROTOCOL_VERSIONS)
 
 _TOTAL = re.compile(r"award\s+a\s+total\s+of\s+([\d.]+)\s*pts?", re.I)

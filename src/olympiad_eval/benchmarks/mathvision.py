@@ -19,7 +19,7 @@ REQUIRED = ("id", "question", "answer")
 
 # See `benchmarks/__init__.py`: bump a version with any change that can alter a verdict or a score.
 PROTOCOL_KEY = "mathvision_protocol"
-PROTOCOL_VERSIONS = {"official": 2, "evalscope": 2}
+PROTOCOL_VERSIONS = {"official": 3, "evalscope": 3}
 LETTERS = "ABCDE"
 LEVELS = range(1, 6)  # the release's difficulty levels; its tables report each
 

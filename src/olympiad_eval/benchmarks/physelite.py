@@ -51,7 +51,7 @@ SUBJECT_SEPARATOR = "; "
 
 # See `benchmarks/__init__.py`: bump a version with any change that can alter a verdict or a score.
 PROTOCOL_KEY = None  # one protocol: the paper's
-PROTOCOL_VERSIONS = {"official": 2}
+PROTOCOL_VERSIONS = {"official": 3}
 
 
 def load(root: Path, cfg, benchmark: str) -> list[Problem]:
