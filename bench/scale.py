@@ -279,7 +279,7 @@ def write_benchmark(repo: Repo, problems: int) -> None:
     write_release(repo.path / RELEASE, problems, fields)
     hub = yaml.safe_load((repo.path / "conf/benchmark/physelite.yaml").read_text(encoding="utf-8"))
     config = {"kind": "physelite", "source": {"type": "local", "path": RELEASE.as_posix()}, "split": "test",
-              "fields": fields, "difficulty_bands": hub["difficulty_bands"]}
+              "fields": fields, "languages": hub["languages"], "difficulty_bands": hub["difficulty_bands"]}
     repo.write(f"conf/benchmark/{BENCHMARK}.yaml", "# A synthetic PhysElite-sized release (bench/scale.py).\n"
                + yaml.safe_dump(config, sort_keys=False))
 
