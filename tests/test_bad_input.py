@@ -74,7 +74,7 @@ from olympiad_eval.records import (AnswerSlot, Generation, InputError, Judgment,
                                    write_json, write_jsonl)
 from olympiad_eval.render import render
 from olympiad_eval.tables import counts, judgment_path, load_judgments
-from tests.conftest import ROOT, compose_stage
+from tests.conftest import ROOT, UNSERVABLE, compose_stage, unservable_endpoint
 from tests.test_judging_protocols import INJECTION, gullible
 
 SAMPLE = ROOT / "data" / "sample"
@@ -515,21 +515,13 @@ def test_an_unknown_config_name_is_named_with_the_options(tmp_path, name, overri
 # ---------------------------------------------------------------- runs that cannot be right
 
 
-@pytest.mark.parametrize("case", ["connection refused", "unresolvable host", "wrong key", "misnamed model"])
+@pytest.mark.parametrize("case", UNSERVABLE)
 def test_an_endpoint_that_is_down_or_misnamed_stops_the_stage_before_any_request(render_suite, tmp_path, case):
     """The probe (GET /models) finds it: one line naming the model, the URL, what failed and what
     to check; nothing sent, nothing written."""
     outputs = render_suite("sample_hipho", "sample_hipho")
-    server = FakeOpenAI(api_key="the-servers-key" if case == "wrong key" else None,
-                        models=["gpt-4o-mini", "gpt-4o-2024-05-13"] if case == "misnamed model" else None)
-    base_url = {"connection refused": "http://127.0.0.1:9/v1",  # the discard port: nothing listens there
-                "unresolvable host": "http://no-such-host.invalid/v1"}.get(case, server.base_url)
-    expected = {"connection refused": "connection refused; check that the server is running",
-                "unresolvable host": "the host name does not resolve",
-                "wrong key": "the endpoint refused the API key (HTTP 401: Incorrect API key provided); "
-                             "check the key in the environment variable OE_TEST_KEY",
-                "misnamed model": "the endpoint does not list the model (it lists 2: gpt-4o-2024-05-13, gpt-4o-mini); "
-                                  "check `model`, or set `probe: false`"}[case]
+    server, base_url, expected = unservable_endpoint(case, ["gpt-4o-mini", "gpt-4o-2024-05-13"],
+                                                     "gpt-4o-2024-05-13, gpt-4o-mini")
     with server:
         result = stage("generate", "model=gpt-4o", "cell.suite=sample_hipho", "model.api_key_env=OE_TEST_KEY",
                        f"model.base_url={base_url}", outputs=outputs, env={"OE_TEST_KEY": "not-the-servers-key"})

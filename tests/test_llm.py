@@ -33,6 +33,7 @@ from olympiad_eval.llm import (
     shrink_image,
 )
 from olympiad_eval.records import Generation, InputError, read_jsonl
+from tests.conftest import UNSERVABLE, unservable_endpoint
 
 
 def model(base_url: str, **extra):
@@ -437,19 +438,11 @@ def ask(tmp_path, cfg, requests) -> tuple[list[Reply], int]:
         cache.close()
 
 
-@pytest.mark.parametrize("case", ["connection refused", "unresolvable host", "wrong key", "misnamed model"])
+@pytest.mark.parametrize("case", UNSERVABLE)
 def test_an_endpoint_that_cannot_serve_stops_the_batch_before_anything_is_sent(hipho, case, monkeypatch):
     monkeypatch.setenv("OE_TEST_KEY", "not-the-servers-key")
-    server = FakeOpenAI(api_key="the-servers-key" if case == "wrong key" else None,
-                        models=["fake-model-v2", "fake-embedder", "other"] if case == "misnamed model" else None)
-    base_url = {"connection refused": "http://127.0.0.1:9/v1",  # the discard port: nothing listens there
-                "unresolvable host": "http://no-such-host.invalid/v1"}.get(case, server.base_url)
-    expected = {"connection refused": "connection refused; check that the server is running",
-                "unresolvable host": "the host name does not resolve",
-                "wrong key": "the endpoint refused the API key (HTTP 401: Incorrect API key provided); "
-                             "check the key in the environment variable OE_TEST_KEY",
-                "misnamed model": "the endpoint does not list the model (it lists 3: fake-model-v2, fake-embedder, "
-                                  "other); check `model`, or set `probe: false`"}[case]
+    listed = ["fake-model-v2", "fake-embedder", "other"]
+    server, base_url, expected = unservable_endpoint(case, listed, ", ".join(listed))
     with server:
         with pytest.raises(EndpointError) as caught:
             run(hipho, model(base_url, api_key_env="OE_TEST_KEY"))

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
-from olympiad_eval import answers
+from olympiad_eval import answers, lazy_import
 from olympiad_eval.benchmarks import Score, mathvision_official
 from olympiad_eval.fetch import Fields, as_text, load_figure
 from olympiad_eval.records import InputError, AnswerSlot, Problem, RecordError, iter_json_lines
+
+pd = lazy_import("pandas")  # for the tables only
 
 REQUIRED = ("id", "question", "answer")
 

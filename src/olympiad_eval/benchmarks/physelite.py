@@ -29,12 +29,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 from omegaconf import OmegaConf
 from PIL import Image
 
-from olympiad_eval import answers
+from olympiad_eval import answers, lazy_import
 from olympiad_eval.benchmarks import JudgeTask, Score, delimited, failed_tasks, json_reply
 from olympiad_eval.fetch import (
     SUFFIX_BY_MIME, MIME_BY_FORMAT, UNREADABLE_IMAGE, Fields, as_text, load_figure, release_path,
@@ -42,6 +40,8 @@ from olympiad_eval.fetch import (
 from olympiad_eval.mathcheck import numbers_close, to_number
 from olympiad_eval.render import fill
 from olympiad_eval.records import InputError, AnswerSlot, Figure, Problem, RecordError, iter_json_lines
+
+np, pd = lazy_import("numpy"), lazy_import("pandas")  # for Parquet releases and the tables only
 
 REQUIRED = ("id", "text", "answer")  # and, in the long layout, "language"
 LAYOUTS = ("long", "wide")
