@@ -9,19 +9,14 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
-import math
 import os
 import re
 import shutil
 from pathlib import Path
 
-from PIL import Image, UnidentifiedImageError
-
 from olympiad_eval.benchmarks import module
-from olympiad_eval.records import InputError, Figure, Problem, RecordError, atomic_dir, file_sha256, write_jsonl
-
-MIME_BY_FORMAT = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
-SUFFIX_BY_MIME = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp"}
+from olympiad_eval.records import InputError, Problem, RecordError, atomic_dir, write_jsonl
+from olympiad_eval.release import SUFFIX_BY_MIME
 
 
 def resolve_source(source, benchmark: str) -> Path:
@@ -203,150 +198,6 @@ def _modelscope_snapshot(source, benchmark: str) -> Path:
     if not _is_commit_sha(revision):
         _warn_unpinned(benchmark, repository, revision, None)
     return _subdir(snapshot, source, benchmark, where)
-
-
-# Most endpoints refuse larger images; the figure is kept as released (models differ in what they
-# take), and `max_image_bytes` in the model's config shrinks it when it is sent.
-LARGE_FIGURE_BYTES = 20 * 1024 * 1024
-
-# What Pillow raises on a file it cannot decode, a truncated one or a decompression bomb.
-UNREADABLE_IMAGE = (UnidentifiedImageError, Image.DecompressionBombError, OSError, SyntaxError, ValueError)
-
-
-def load_figure(path: Path, *, release_file: str | Path, record: str, field_name: str, name: str, role: str = "") -> Figure:
-    """A figure of the release, checked to be a readable image; named by its content hash."""
-    if not path.is_file():
-        raise RecordError(release_file, record, field_name, f"figure '{name}' not found at {path}")
-    try:
-        with Image.open(path) as image:
-            image_format = image.format
-            image.load()  # decodes every pixel: a truncated file fails here, not at a model
-    except UNREADABLE_IMAGE as error:
-        raise RecordError(release_file, record, field_name, f"figure '{name}' is not a readable image: {error}") from None
-    size = path.stat().st_size
-    if size > LARGE_FIGURE_BYTES:
-        logging.getLogger(__name__).warning(
-            "%s: record %s: figure '%s' is %.1f MB; most endpoints refuse images over %d MB: set max_image_bytes "
-            "in the model's config to send it shrunk", release_file, record, name, size / 2**20, LARGE_FIGURE_BYTES >> 20)
-    mime = MIME_BY_FORMAT.get(image_format or "", f"image/{(image_format or 'octet-stream').lower()}")
-    return Figure(sha256=file_sha256(path), path=str(path), mime=mime, name=name, role=role)
-
-
-# ---------------------------------------------------------------- checked fields of a release's records
-# A release's records are read by the benchmark modules through these, so that a value of the wrong
-# type stops the fetch with file, record and field, instead of being silently turned into text
-# (`str(["a"])`) or iterated character by character (`list("v0")`).
-
-def release_path(name, *, root: Path, where: str | Path, record: str, field_name: str) -> Path:
-    """A file the release names (`name`), relative to `root`; a name that leaves the release is refused.
-
-    Checked on the name, not on the resolved path: a Hub snapshot's files are symlinks into its
-    blob store, outside the snapshot folder, and are fine."""
-    if not isinstance(name, str) or not name.strip():
-        raise RecordError(where, record, field_name, f"a file name must be a non-empty string, got {name!r:.80}")
-    parts = Path(name).parts
-    if Path(name).is_absolute() or ".." in parts:
-        raise RecordError(where, record, field_name, f"'{name}' points outside the release ({root}): only relative paths inside it are read")
-    return root / name
-
-
-def as_text(value, *, where: str | Path, record: str, field_name: str, required: bool = True) -> str:
-    """A text field; numbers are accepted as their text (an answer `27`), lists and objects are not."""
-    if value is None:
-        if required:
-            raise RecordError(where, record, field_name, "missing")
-        return ""
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise RecordError(where, record, field_name, f"expected text, got {type(value).__name__} {value!r:.80}")
-    return str(value)
-
-
-def as_list(value, *, where: str | Path, record: str, field_name: str) -> list:
-    """A list field; null is an empty list."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise RecordError(where, record, field_name, f"expected a list, got {type(value).__name__} {value!r:.80}")
-    return value
-
-
-def as_points(value, *, where: str | Path, record: str, field_name: str) -> float:
-    """Points: a finite number >= 0. Text ("2"), NaN, infinities and negatives are refused: they
-    would otherwise turn into a score that is silently wrong, or fail deep in a later stage."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RecordError(where, record, field_name, f"expected a number of points, got {type(value).__name__} {value!r:.80}")
-    if not math.isfinite(value) or value < 0:
-        raise RecordError(where, record, field_name, f"points must be a finite number >= 0, got {value!r}")
-    return float(value)
-
-
-def as_level(value, *, where: str | Path, record: str, field_name: str) -> int | None:
-    """An integer level or difficulty (`3` or `"3"`); null when the release gives none."""
-    if value is None:
-        return None
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    raise RecordError(where, record, field_name, f"expected an integer, got {type(value).__name__} {value!r:.80}")
-
-
-class Fields:
-    """One record of a release, read field by field with the checks above. `columns` maps our
-    field names to the release's own (PhysElite's are set in its config); errors name the latter."""
-
-    def __init__(self, item: dict, where: str | Path, columns: dict | None = None):
-        self.item, self.where, self.columns = item, where, columns or {}
-        raw_id = self.raw("id")
-        self.record = "?" if raw_id is None else str(raw_id)  # a null id as a missing one
-
-    def column(self, name: str) -> str:
-        return self.columns.get(name, name)
-
-    def raw(self, name: str):
-        return self.item.get(self.column(name))
-
-    def require(self, *names: str) -> None:
-        for name in names:
-            if self.raw(name) is None:
-                raise RecordError(self.where, self.record, self.column(name), "missing")
-            if name == "id":
-                self._check_id()
-
-    def _check_id(self) -> None:
-        """An id is text or an integer, and not blank: records, cache keys and tables are keyed by it."""
-        raw = self.raw("id")
-        if isinstance(raw, bool) or not isinstance(raw, (str, int)):
-            raise RecordError(self.where, self.record, self.column("id"),
-                              f"expected text or an integer, got {type(raw).__name__} {raw!r:.80}")
-        if not str(raw).strip():
-            raise RecordError(self.where, repr(raw), self.column("id"), "empty: every problem needs an id")
-
-    def _read(self, read, name: str, **options):
-        return read(self.raw(name), where=self.where, record=self.record, field_name=self.column(name), **options)
-
-    def text(self, name: str, required: bool = True) -> str:
-        return self._read(as_text, name, required=required)
-
-    def list(self, name: str) -> list:
-        return self._read(as_list, name)
-
-    def level(self, name: str) -> int | None:
-        return self._read(as_level, name)
-
-    def gold(self, name: str) -> str:
-        """A gold answer that must not be empty (the protocol compares with it)."""
-        text = self.text(name)
-        if not text.strip():
-            raise RecordError(self.where, self.record, self.column(name), "empty: the protocol compares responses with it")
-        return text
-
-    def path(self, name: str, root: Path, value=None) -> Path:
-        """The release file the field names (or `value`, one entry of a list field)."""
-        return release_path(self.raw(name) if value is None else value, root=root, where=self.where,
-                            record=self.record, field_name=self.column(name))
 
 
 def fetch(benchmark: str, cfg, out_dir: str | Path) -> list[Problem]:

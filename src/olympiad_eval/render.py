@@ -14,31 +14,10 @@ from olympiad_eval.benchmarks import module
 from olympiad_eval.records import (
     InputError, Problem, Prompt, atomic_dir, content_hash, read_jsonl, without_paths, write_json, write_jsonl,
 )
+from olympiad_eval.templates import fill, unknown_placeholders
 
-_PLACEHOLDER = re.compile(r"\{(\w+)\}")
-# What a `{name}` that is the template's own LaTeX follows: a command (`\boxed{answer}`), an outer
-# brace (`{{A}}`) or a super/subscript (`x^{n}`).
-_LATEX_ARGUMENT = re.compile(r"(?:\\[A-Za-z]+\*?|[{^_])\s*$")
 _FIGURE_MARKER = re.compile(r"\[figure(\d+)\]|<image(\d+)>")
 PLACEMENTS = ("markers", "after_text", "before_text")
-
-
-def fill(template: str, fields: dict[str, str]) -> str:
-    """Replace the `{name}` placeholders of known fields; other braces (`\\boxed{answer}`) stay."""
-
-    def replace(match: re.Match) -> str:
-        return str(fields[match.group(1)]) if match.group(1) in fields else match.group(0)
-
-    return _PLACEHOLDER.sub(replace, template)
-
-
-def unknown_placeholders(template: str, fields: dict[str, str]) -> list[str]:
-    """The `{name}`s that no field fills and that are not LaTeX: a typo (`{questoin}`) would
-    otherwise reach the model as literal text."""
-    return sorted({
-        match.group(1) for match in _PLACEHOLDER.finditer(template)
-        if match.group(1) not in fields and not _LATEX_ARGUMENT.search(template[max(0, match.start() - 40):match.start()])
-    })
 
 
 def place_figures(text: str, figures: list | dict, at_markers: bool) -> list[dict]:

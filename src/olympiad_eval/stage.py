@@ -4,6 +4,7 @@ end in one clear line. The one module of the package that knows Hydra; it lives 
 
 from __future__ import annotations
 
+import atexit
 import functools
 import gc
 import logging
@@ -61,8 +62,10 @@ def run(main) -> None:
     """Run a stage's Hydra main and, after a single run, end the process as soon as it returns. By
     then every output is written, closed and renamed into place; what the interpreter would do next
     is free every object of every module (0.2-0.4 s with openai, sympy or pandas loaded), which only
-    delays the next stage. A sweep exits as usual, so that its launcher shuts down the workers it
-    keeps (joblib's would otherwise outlive it), and so does a stage that fails (`sys.exit`).
+    delays the next stage. The exit handlers still run first (`atexit`: they remove a loader's
+    temporary folder and flush the log); only the freeing is skipped. A sweep exits as usual, so
+    that its launcher shuts down the workers it keeps (joblib's would otherwise outlive it), and so
+    does a stage that fails (`sys.exit`).
 
     What the imports made lives as long as the process, so it is frozen first: the garbage
     collector then stops scanning it again each time Hydra or the requests create objects."""
@@ -70,7 +73,7 @@ def run(main) -> None:
     main()
     if _finished != [True]:
         return
-    logging.shutdown()
+    atexit._run_exitfuncs()  # what the exit would run first: a loader's temporary folder, logging's flush
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
@@ -108,7 +111,8 @@ class _GivenTwice(Exception):
 
 def read_plan(path: str | Path) -> dict:
     """The run plan (params.yaml) with its pipelines joined: `benchmarks`, `suites` (suite: its
-    benchmark), `models`, `judges`, and `family` (benchmark: the pipeline it is in). A name given
+    benchmark), `models`, `judges`, `family` (benchmark: the pipeline it is in) and `families`
+    (every pipeline, an empty one too). A name given
     twice is refused: DVC's fan-out would silently drop the second (one cell per name)."""
     try:
         plan = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_PlanLoader)  # noqa: S506 (a SafeLoader)
@@ -125,7 +129,8 @@ def read_plan(path: str | Path) -> dict:
         _refuse_twice(plan[key], f"{path}: {key}")
     if not isinstance(plan.get("pipelines"), dict):
         raise InputError(f"{path}: pipelines must map each benchmark family to its benchmarks and suites")
-    joined = {"benchmarks": [], "suites": {}, "models": plan["models"], "judges": plan["judges"], "family": {}}
+    joined = {"benchmarks": [], "suites": {}, "models": plan["models"], "judges": plan["judges"], "family": {},
+              "families": list(plan["pipelines"])}
     for family, part in plan["pipelines"].items():
         where = f"{path}: pipelines.{family}"
         if not isinstance(part, dict) or not isinstance(part.get("benchmarks"), list) \

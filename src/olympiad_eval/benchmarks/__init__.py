@@ -4,7 +4,7 @@ Every benchmark module offers the same functions, so the generic stages never ne
 which benchmark they run:
 
 - `load(root, cfg, benchmark) -> list[Problem]`: read a release laid out as officially published,
-  refusing with file, record and field what could not be scored right (see `fetch.Fields`);
+  refusing with file, record and field what could not be scored right (see `release.Fields`);
 - `template_fields(problem, suite) -> (template key, fields)`: what fills the suite's template;
 - `figures(problem, suite) -> list[Figure] | dict[int, Figure]`: the figures sent with the prompt, in
   a list (the N-th is `[figureN]`) or by each figure's own number where the benchmark knows it;

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 
 from olympiad_eval import answers
 from olympiad_eval.benchmarks import JudgeTask, Score, delimited, failed_tasks, hipho_evalscope, json_reply
-from olympiad_eval.fetch import Fields, as_points, as_text, load_figure
-from olympiad_eval.render import fill
 from olympiad_eval.records import (
     InputError, AnswerSlot, Criterion, Figure, Problem, RecordError, check_no_surrogates, exact,
 )
+from olympiad_eval.release import Fields, as_points, as_text, load_figure
+from olympiad_eval.templates import fill
 
 if TYPE_CHECKING:  # pandas only types `tables`: the judge stage need not pay its import (0.3 s)
     import pandas as pd

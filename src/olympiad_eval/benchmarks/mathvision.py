@@ -10,8 +10,8 @@ from pathlib import Path
 
 from olympiad_eval import answers, lazy_import
 from olympiad_eval.benchmarks import Score, mathvision_official
-from olympiad_eval.fetch import Fields, as_text, load_figure
 from olympiad_eval.records import InputError, AnswerSlot, Problem, RecordError, iter_json_lines
+from olympiad_eval.release import Fields, as_text, load_figure
 
 pd = lazy_import("pandas")  # for the tables only
 

@@ -34,12 +34,12 @@ from PIL import Image
 
 from olympiad_eval import answers, lazy_import
 from olympiad_eval.benchmarks import JudgeTask, Score, delimited, failed_tasks, json_reply
-from olympiad_eval.fetch import (
+from olympiad_eval.mathcheck import numbers_close, to_number
+from olympiad_eval.records import InputError, AnswerSlot, Figure, Problem, RecordError, iter_json_lines
+from olympiad_eval.release import (
     SUFFIX_BY_MIME, MIME_BY_FORMAT, UNREADABLE_IMAGE, Fields, as_text, load_figure, release_path,
 )
-from olympiad_eval.mathcheck import numbers_close, to_number
-from olympiad_eval.render import fill
-from olympiad_eval.records import InputError, AnswerSlot, Figure, Problem, RecordError, iter_json_lines
+from olympiad_eval.templates import fill
 
 np, pd = lazy_import("numpy"), lazy_import("pandas")  # for Parquet releases and the tables only
 
