@@ -40,7 +40,7 @@ from olympiad_eval.records import Problem, Prompt, read_jsonl, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.conftest import render_sample
+from tests.support import render_sample
 
 PROBLEMS = 235
 SUITE = "sample_hipho"

@@ -40,8 +40,8 @@ from PIL import Image, ImageDraw
 from olympiad_eval.fake_server import JUDGE_MARKER, FakeOpenAI, judge_reply
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the end-to-end tests' copy of the repository, reused as is
-from tests.test_pipeline_e2e import clone, lock_files, plan_yaml, stage_name  # noqa: E402
+sys.path.insert(0, str(ROOT))  # the tests' fresh clone of the repository (tests/support.py), reused as is
+from tests.support import clone, lock_files, plan_yaml, stage_name  # noqa: E402
 BIN = Path(sys.executable).parent
 BENCHMARK = "physelite_scale"
 SUITES = ("physelite_en", "physelite_zh")

@@ -1,71 +1,18 @@
-"""Shared fixtures: the repository's root, the real data beside it, and a fake OpenAI server."""
+"""Shared fixtures (a fake OpenAI server, rendered sample suites) and the order tests run in; the
+helpers they use are in tests/support.py."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
 from olympiad_eval.fake_server import FakeOpenAI
-
-ROOT = Path(__file__).resolve().parents[1]
-CONF = ROOT / "conf"
-SHARED_DATA = ROOT.parent / "shared" / "data"
-
-
-def shared_data(*parts: str) -> Path:
-    """A path under ../shared/data, or skip the test with the reason."""
-    path = SHARED_DATA.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"real benchmark data not available at {path}")
-    return path
-
-
-UNSERVABLE = ["connection refused", "unresolvable host", "wrong key", "misnamed model"]
-
-
-def unservable_endpoint(case: str, listed: list[str], listing: str) -> tuple[FakeOpenAI, str, str]:
-    """An endpoint that cannot serve as `case` says: the server to start (it serves the two cases
-    the probe must catch on a live server), the base URL to ask, and what the error must say.
-    A misnamed model's server lists `listed`, which the error shows as `listing`; the wrong key is
-    the one in the environment variable OE_TEST_KEY."""
-    server = FakeOpenAI(api_key="the-servers-key" if case == "wrong key" else None,
-                        models=listed if case == "misnamed model" else None)
-    base_url = {"connection refused": "http://127.0.0.1:9/v1",  # the discard port: nothing listens there
-                "unresolvable host": "http://no-such-host.invalid/v1"}.get(case, server.base_url)
-    expected = {"connection refused": "connection refused; check that the server is running",
-                "unresolvable host": "the host name does not resolve",
-                "wrong key": "the endpoint refused the API key (HTTP 401: Incorrect API key provided); "
-                             "check the key in the environment variable OE_TEST_KEY",
-                "misnamed model": f"the endpoint does not list the model (it lists {len(listed)}: {listing}); "
-                                  "check `model`, or set `probe: false`"}[case]
-    return server, base_url, expected
+from tests.support import ROOT, render_sample
 
 
 @pytest.fixture
 def fake_openai():
     with FakeOpenAI() as server:
         yield server
-
-
-def compose_stage(config_name: str, overrides: list[str]):
-    """A stage's config, composed as its command line would compose it."""
-    from hydra import compose, initialize_config_dir
-
-    with initialize_config_dir(config_dir=str(CONF), version_base=None):
-        return compose(config_name=config_name, overrides=overrides)
-
-
-def render_sample(outputs: Path, suite: str, benchmark: str) -> Path:
-    """Fetch and render a sample suite into `outputs` (run from the repository's root); returns it."""
-    from olympiad_eval.fetch import fetch
-    from olympiad_eval.render import render
-
-    bench_cfg = compose_stage("fetch", [f"benchmark={benchmark}"]).benchmark
-    fetch(benchmark, bench_cfg, outputs / "problems" / benchmark)
-    suite_cfg = compose_stage("render", [f"suite={suite}", f"cell.benchmark={benchmark}"]).suite
-    render(suite, suite_cfg, benchmark, outputs / "problems" / benchmark / "problems.jsonl", outputs / "suites" / suite)
-    return outputs
 
 
 @pytest.fixture

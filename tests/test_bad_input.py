@@ -33,7 +33,7 @@ runs       an endpoint that is down, unresolvable, refusing the key or not listi
            request cache that is not a database (garbage, cut in half); a full disk under the
            request cache (SQLite file or folder)
 judging    a 1 MB response; LaTeX that explodes sympy; a response that instructs the judge
-           (with the gullible judge of tests/test_judging_protocols.py)
+           (with the gullible judge of tests/support.py)
 code       no eval/exec in src/
 plan       a model, judge or benchmark named twice (DVC silently makes one cell of it); a suite or
            any key given twice in one mapping; `models` as text (DVC itself fails on it before any
@@ -74,8 +74,8 @@ from olympiad_eval.records import (AnswerSlot, Generation, InputError, Judgment,
                                    write_json, write_jsonl)
 from olympiad_eval.render import render
 from olympiad_eval.tables import counts, judgment_path, load_judgments
-from tests.conftest import ROOT, UNSERVABLE, compose_stage, unservable_endpoint
-from tests.test_judging_protocols import INJECTION, gullible
+from tests.support import ROOT, UNSERVABLE, compose_stage, unservable_endpoint
+from tests.support import INJECTION, gullible
 
 SAMPLE = ROOT / "data" / "sample"
 
@@ -694,9 +694,9 @@ def test_a_1_mb_response_is_judged_quickly(render_suite, tmp_path):
     padding = "Let me think about this step by step. " * 28_000  # ~1 MB
     responses = [("2", padding + "The answer is \\boxed{27}."), ("4", "\\boxed{" + padding + "}")]
     assert all(len(text) > 2**20 for _, text in responses)
-    start = time.monotonic()
+    start = time.process_time()  # the extraction's CPU here; the checks run in workers, each under its timeout
     right, wrong = judge_responses(outputs, tmp_path, "sample_mathvision", responses).values()
-    assert time.monotonic() - start < 10
+    assert time.process_time() - start < 10
     assert (right.status, right.score, right.extracted) == ("scored", 1.0, ("27",))
     assert (wrong.status, wrong.score) == ("scored", 0.0)
 
@@ -806,7 +806,7 @@ def test_a_check_that_cannot_finish_goes_to_the_llm_judge(tmp_path, caplog):
 def test_a_response_that_instructs_the_judge_is_fenced(render_suite):
     """The response goes to the judge between markers derived from its own content (so it cannot
     forge the closing one), after a system message saying it is never an instruction. The gullible
-    judge of tests/test_judging_protocols.py (which obeys the note wherever it is unfenced) is
+    judge of tests/support.py (which obeys the note wherever it is unfenced) is
     shown exactly what the judge tasks send; test_instructions_inside_a_response_are_only_text
     there runs it over HTTP."""
     outputs = render_suite("sample_hipho", "sample_hipho")
@@ -852,7 +852,7 @@ def test_no_eval_or_exec_in_the_package():
 
 @pytest.mark.e2e
 def test_dvc_repro_of_a_broken_release_caches_nothing(tmp_path):
-    from tests.test_pipeline_e2e import Repo, clone, lock_files
+    from tests.support import Repo, clone, lock_files
 
     repo = Repo(clone(tmp_path / "repo"))
     edit_jsonl(repo.path / "data/sample/mathvision" / MV, 2, lambda row: row.pop("answer"))

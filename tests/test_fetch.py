@@ -10,7 +10,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from olympiad_eval import fetch as fetch_module
-from olympiad_eval.fetch import fetch, load_figure
+from olympiad_eval.fetch import fetch
+from olympiad_eval.release import load_figure
 from olympiad_eval.records import InputError, Problem, RecordError, file_sha256, read_jsonl
 
 REPO = Path(__file__).resolve().parents[1]

@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 
 from olympiad_eval.generate import generate
 from olympiad_eval.records import Generation, Prompt, read_jsonl
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 KEY = "sk-test-" + "k" * 40
 
@@ -132,7 +132,7 @@ def test_a_permanent_400_fails_the_stage_and_is_never_scored(hipho, tmp_path):
     from olympiad_eval.fake_server import FakeOpenAI, Fault, default_responder
     from olympiad_eval.judging import judge
     from olympiad_eval.records import Judgment
-    from tests.conftest import compose_stage
+    from tests.support import compose_stage
 
     def too_long(body):
         if "A resistor network" in str(body["messages"]):

@@ -10,7 +10,7 @@ import sys
 import time
 
 from olympiad_eval.fake_server import FakeOpenAI
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 SAMPLES = 8  # x 5 problems of the HiPhO sample = 40 requests
 

@@ -15,7 +15,7 @@ from olympiad_eval.benchmarks import module
 from olympiad_eval.llm import EndpointError
 from olympiad_eval.mathcheck import Options, Verdict
 from olympiad_eval.records import Generation, InputError, Judgment, Problem, read_jsonl, write_jsonl
-from tests.conftest import ROOT, compose_stage
+from tests.support import ROOT, compose_stage
 
 SUITES = [("sample_hipho", "sample_hipho"), ("sample_mathvision", "sample_mathvision"),
           ("sample_physelite_en", "sample_physelite"), ("sample_physelite_zh", "sample_physelite")]

@@ -33,7 +33,7 @@ from olympiad_eval.llm import (
     shrink_image,
 )
 from olympiad_eval.records import Generation, InputError, read_jsonl
-from tests.conftest import UNSERVABLE, unservable_endpoint
+from tests.support import UNSERVABLE, unservable_endpoint
 
 
 def model(base_url: str, **extra):

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from olympiad_eval.mathcheck import CheckPool, Verdict, clean, equivalent, to_number
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 
 def bug(reason: str):

@@ -9,7 +9,7 @@ from fractions import Fraction
 import pytest
 
 from olympiad_eval.benchmarks.hipho import MEDALS, medal
-from tests.conftest import compose_stage, shared_data
+from tests.support import compose_stage, shared_data
 
 
 @pytest.mark.parametrize("score,expected", [(19.7, "gold"), (19.69, "silver"), (12.1, "silver"), (7.2, "bronze"),

@@ -7,94 +7,16 @@ so these tests see what a user sees after `git clone`.
 from __future__ import annotations
 
 import json
-import os
-import re
 import shutil
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-import yaml
 
 from olympiad_eval.fake_server import JUDGE_MARKER, FakeOpenAI, default_responder
 from olympiad_eval.stage import read_plan
-from tests.conftest import CONF, ROOT
+from tests.support import KEY, Repo, clone, lock_files, plan_yaml
 
 pytestmark = pytest.mark.e2e
-
-BIN = Path(sys.executable).parent
-KEY = "sk-e2e-" + "s3cr3t" * 6
-
-
-def clone(target: Path) -> Path:
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
-                           capture_output=True, text=True).stdout.split("\0")
-    for name in filter(None, files):
-        if (ROOT / name).is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, target / name)
-    for command in (["git", "init", "-q"], ["git", "add", "-A"],
-                    ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"]):
-        subprocess.run(command, cwd=target, check=True)
-    return target
-
-
-def plan_yaml(suites: dict[str, str], models: list[str], judges: list[str], conf: Path = CONF) -> str:
-    """A params.yaml running these suites (suite: its benchmark), each benchmark in the pipeline of
-    its kind (conf/benchmark/<name>.yaml), and the other pipelines empty."""
-    pipelines = {path.parent.name: {"benchmarks": [], "suites": {}} for path in sorted(ROOT.glob("pipelines/*/dvc.yaml"))}
-    for suite, benchmark in suites.items():
-        part = pipelines[yaml.safe_load((conf / "benchmark" / f"{benchmark}.yaml").read_text(encoding="utf-8"))["kind"]]
-        part["benchmarks"] += [benchmark] if benchmark not in part["benchmarks"] else []
-        part["suites"][suite] = benchmark
-    return yaml.safe_dump({"models": models, "judges": judges, "pipelines": pipelines}, sort_keys=False)
-
-
-def stage_name(address: str) -> str:
-    """`pipelines/hipho/dvc.yaml:judge@x` is `judge@x`: names are unique across the pipelines."""
-    return address.rpartition(":")[2]
-
-
-def lock_files(repo: Path) -> dict[str, bytes]:
-    """Every dvc.lock: the root's and each pipeline's."""
-    return {path.relative_to(repo).as_posix(): path.read_bytes()
-            for path in [repo / "dvc.lock", *sorted(repo.glob("pipelines/*/dvc.lock"))] if path.is_file()}
-
-
-class Repo:
-    def __init__(self, path: Path):
-        self.path = path
-        self.env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
-                    "PYTHONPATH": str(path / "src"), "OE_E2E_KEY": KEY, "HYDRA_FULL_ERROR": "1"}
-        self.env.pop("OPENAI_API_KEY", None)
-        self.logs: list[str] = []
-
-    def dvc(self, *args: str) -> str:
-        return self.run(str(BIN / "dvc"), *args)
-
-    def run(self, *command: str) -> str:
-        result = subprocess.run(command, cwd=self.path, env=self.env, capture_output=True, text=True, timeout=600)
-        self.logs.append(result.stdout + result.stderr)
-        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-        return result.stdout + result.stderr
-
-    def repro(self, *args: str) -> list[str]:
-        """Run `dvc repro` on stages given by name, and return the names of the stages it ran."""
-        addresses = self.addresses() if any(not arg.startswith("-") for arg in args) else {}
-        output = self.dvc("repro", *(addresses.get(arg, arg) for arg in args))
-        return sorted(stage_name(address) for address in re.findall(r"Running stage '([^']+)'", output))
-
-    def addresses(self) -> dict[str, str]:
-        """Every stage of the plan: its name, and its address for DVC (`pipelines/<family>/dvc.yaml:<name>`)."""
-        return {stage_name(address): address for address in self.dvc("stage", "list", "--all", "--name-only").split()}
-
-    def write(self, name: str, text: str) -> None:
-        (self.path / name).parent.mkdir(parents=True, exist_ok=True)
-        (self.path / name).write_text(text, encoding="utf-8")
-
-    def metrics(self, benchmark: str) -> dict:
-        return json.loads((self.path / "outputs" / "metrics" / f"{benchmark}.json").read_text(encoding="utf-8"))
 
 
 def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):

@@ -25,7 +25,7 @@ from omegaconf import OmegaConf
 from olympiad_eval.fake_server import JUDGE_MARKER, FakeOpenAI
 from olympiad_eval.judging import judge
 from olympiad_eval.records import Generation, Judgment, Prompt, read_jsonl, write_jsonl
-from tests.conftest import ROOT, compose_stage, render_sample
+from tests.support import ROOT, compose_stage, render_sample
 
 GOLDEN = ROOT / "tests" / "golden" / "protocol_verdicts.json"
 RESPONSES = ROOT / "tests" / "golden" / "responses"

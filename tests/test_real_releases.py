@@ -12,7 +12,7 @@ import pytest
 from olympiad_eval.fetch import fetch
 from olympiad_eval.records import Problem, read_jsonl
 from olympiad_eval.render import render
-from tests.conftest import compose_stage, shared_data
+from tests.support import compose_stage, shared_data
 
 # its module fixtures load a release once: keep its tests on one test worker
 pytestmark = pytest.mark.xdist_group("real_releases")

@@ -33,7 +33,7 @@ from olympiad_eval.records import (
     to_dict,
     write_jsonl,
 )
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 
 def problem(id: str, language: str = "en", **extra) -> Problem:

@@ -16,7 +16,7 @@ from olympiad_eval.generate import generate
 from olympiad_eval.judging import judge
 from olympiad_eval.render import render
 from olympiad_eval.tables import aggregate, judgment_path
-from tests.conftest import compose_stage, shared_data
+from tests.support import compose_stage, shared_data
 
 # its module fixtures load a release once: keep its tests on one test worker
 pytestmark = pytest.mark.xdist_group("released_runs")

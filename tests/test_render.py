@@ -13,7 +13,8 @@ from omegaconf import OmegaConf
 from olympiad_eval.benchmarks import hipho
 from olympiad_eval.fetch import fetch
 from olympiad_eval.records import InputError, Problem, Prompt, read_jsonl, without_paths
-from olympiad_eval.render import fill, render, select
+from olympiad_eval.render import render, select
+from olympiad_eval.templates import fill
 
 REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf"

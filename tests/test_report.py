@@ -16,7 +16,7 @@ from olympiad_eval.judging import judge
 from olympiad_eval.records import Prompt, read_jsonl
 from olympiad_eval.report import write_report
 from olympiad_eval.tables import aggregate
-from tests.conftest import ROOT, compose_stage
+from tests.support import ROOT, compose_stage
 
 SUITE = BENCHMARK = "sample_hipho"
 MODELS = {"reference": {"provider": "reference"},

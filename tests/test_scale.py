@@ -8,7 +8,7 @@ import importlib.util
 import pandas as pd
 import pytest
 
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 pytestmark = pytest.mark.e2e
 

@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 
 from olympiad_eval.records import Generation, InputError, read_jsonl
 from olympiad_eval.stage import check_family, check_model, clear_errors, read_plan
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 
 def test_a_submitit_sweep_writes_what_the_dvc_cells_write(render_suite, tmp_path):
@@ -35,12 +35,18 @@ def test_a_submitit_sweep_writes_what_the_dvc_cells_write(render_suite, tmp_path
 
 # ---------------------------------------------------------------- the plan
 
-def test_the_plan_joins_its_pipelines():
-    plan = read_plan(ROOT / "params.yaml")
-    assert plan["benchmarks"] == ["sample_hipho", "sample_mathvision", "sample_physelite"]
-    assert plan["suites"] == {"sample_hipho": "sample_hipho", "sample_mathvision": "sample_mathvision",
-                              "sample_physelite_en": "sample_physelite", "sample_physelite_zh": "sample_physelite"}
-    assert plan["family"]["sample_physelite"] == "physelite" and plan["models"] == ["reference", "demo"]
+def test_the_plan_joins_its_pipelines(tmp_path):
+    path = tmp_path / "params.yaml"
+    path.write_text("models: [reference, demo]\njudges: [rule]\npipelines:\n"
+                    "  hipho: {benchmarks: [h], suites: {h: h}}\n"
+                    "  mathvision: {benchmarks: [], suites: {}}\n"
+                    "  physelite: {benchmarks: [p, q], suites: {p_en: p, p_zh: p, q_en: q}}\n", encoding="utf-8")
+    plan = read_plan(path)
+    assert plan["benchmarks"] == ["h", "p", "q"]
+    assert plan["suites"] == {"h": "h", "p_en": "p", "p_zh": "p", "q_en": "q"}
+    assert plan["family"] == {"h": "hipho", "p": "physelite", "q": "physelite"}
+    assert plan["families"] == ["hipho", "mathvision", "physelite"]  # an empty one too: it keeps its pipeline
+    assert plan["models"] == ["reference", "demo"] and plan["judges"] == ["rule"]
 
 
 PIPELINE = {"benchmarks": ["pe"], "suites": {"pe_en": "pe"}}

@@ -546,7 +546,7 @@ def real_exams() -> list[str]:
 @pytest.fixture(scope="module")
 def real_suites(real):
     from olympiad_eval.render import prompt_for, select
-    from tests.conftest import compose_stage
+    from tests.support import compose_stage
 
     prompts = {}
     for name in ("hipho", "hipho_en"):

@@ -8,7 +8,7 @@ import pytest
 
 from olympiad_eval.benchmarks import Score, hipho, hipho_evalscope as evalscope
 from olympiad_eval.records import AnswerSlot, Criterion, Figure, InputError, Problem
-from tests.conftest import compose_stage
+from tests.support import compose_stage
 
 CFG = compose_stage("judge", ["judge=gpt-4o-evalscope", "cell.suite=x", "cell.model=y"]).judge
 

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from olympiad_eval.benchmarks import mathvision_official as official
-from tests.conftest import shared_data
+from tests.support import shared_data
 
 # its module fixtures load a release once: keep its tests on one test worker
 pytestmark = pytest.mark.xdist_group("mathvision_released_runs")
@@ -162,10 +162,10 @@ def test_multiple_choice_compares_the_option_text_too():
     ],
 )
 def test_hostile_answers_are_cheap(hostile):
-    start = time.perf_counter()
+    start = time.process_time()  # CPU, not wall time: a busy machine must not fail it
     assert official.is_correct(hostile, "1", []) is False
     assert official.is_correct(hostile, "B", ["1", "2", "3", "4", "5"]) is False
-    assert time.perf_counter() - start < 5
+    assert time.process_time() - start < 5
 
 
 def test_code_in_answers_is_never_run(tmp_path):
@@ -179,12 +179,12 @@ def test_code_in_answers_is_never_run(tmp_path):
 
 def test_a_megabyte_response_is_scored_quickly():
     prose = "We reason step by step, again and again. " * 25_000  # ~1 MB
-    start = time.perf_counter()
+    start = time.process_time()  # CPU, not wall time: a busy machine must not fail it
     assert official.is_correct(prose + "So the answer is 7.", "7", [])
     assert not official.is_correct(prose, "7", [])
     assert not official.is_correct("a" * 1_000_000, "7", [])
     assert not official.is_correct("(" + "1," * 500_000 + "1)", "(1,1)", [])
-    assert time.perf_counter() - start < 5
+    assert time.process_time() - start < 5
 
 
 # ---------------------------------------------------------------- the released runs

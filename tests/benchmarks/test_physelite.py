@@ -5,8 +5,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -158,7 +161,7 @@ def test_hint_without_result_leaves_out_the_concluding_step(sample):
 
 
 def test_the_suites_hint_is_the_first_step():
-    from tests.conftest import compose_stage
+    from tests.support import compose_stage
 
     for language in ("en", "zh"):
         suite = compose_stage("render", [f"suite=physelite_{language}_hint", "cell.benchmark=physelite"]).suite
@@ -321,6 +324,21 @@ def test_embedded_figures_without_a_path_are_named_by_problem_and_position(tmp_p
     assert [(f.name, f.role) for f in problems[("PE-S-0002", "zh")].figures] == [
         ("PE-S-0002_1", "schematic"), ("PE-S-0002_2", "process")]
     assert [f.name for f in problems[("PE-S-0001", "en")].figures] == ["PE-S-0001_1"]
+
+
+def test_the_fetch_stage_leaves_no_temporary_folder_of_a_parquet_release(tmp_path):
+    """The embedded figures' folder goes when the stage ends, although a stage ends at once
+    (`stage.run`), without the interpreter's teardown."""
+    write_hub_release(tmp_path / "release", hub_rows())
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    result = subprocess.run([sys.executable, "stages/fetch.py", "benchmark=sample_physelite",
+                             f"benchmark.source.path={tmp_path / 'release'}", f"paths.outputs={tmp_path / 'outputs'}"],
+                            cwd=REPO, env={**os.environ, "TMPDIR": str(scratch)}, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert len(list((tmp_path / "outputs/problems/sample_physelite/figures").iterdir())) == 3
+    assert list(scratch.iterdir()) == []
 
 
 def test_jsonl_loading_makes_no_temporary_folder(monkeypatch):
