@@ -79,12 +79,12 @@ def code_of(script: str, root: Path) -> list[str]:
     """The code dependencies of a stage script: itself and the files of the modules it reaches,
     the `benchmarks` package as one folder; relative to `root`, sorted."""
     src = root / "src"
-    files = {script}
+    folder = module_file(BY_NAME, src).parent
+    files = set()
     for name in reached(root / script, src):
         path = module_file(name, src)
-        folder = module_file(BY_NAME, src).parent
         files.add((folder if path.parent == folder else path).relative_to(root).as_posix())
-    return [script, *sorted(files - {script})]
+    return [script, *sorted(files)]
 
 
 def fill(template: str, root: Path, family: str | None = None) -> str:
