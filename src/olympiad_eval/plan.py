@@ -17,6 +17,7 @@ module is edited."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from pathlib import Path
@@ -40,9 +41,11 @@ def module_file(name: str, src: Path) -> Path | None:
     return None
 
 
-def imported(path: Path, src: Path) -> set[str]:
+@functools.cache
+def imported(path: Path, src: Path) -> frozenset[str]:
     """The modules of this package that a file imports, anywhere in it (`from olympiad_eval import
-    answers` imports the module `olympiad_eval.answers`, and the package itself)."""
+    answers` imports the module `olympiad_eval.answers`, and the package itself). Cached: every
+    stage's script reaches most modules, and the plan has a dozen scripts to follow."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
         if isinstance(node, ast.Import):
@@ -56,7 +59,7 @@ def imported(path: Path, src: Path) -> set[str]:
         parts = name.split(".")
         modules.update(prefix for prefix in (".".join(parts[:n]) for n in range(1, len(parts) + 1))
                        if module_file(prefix, src))
-    return modules
+    return frozenset(modules)
 
 
 def reached(script: Path, src: Path) -> set[str]:
