@@ -106,11 +106,15 @@ def pipeline_files(root: Path) -> dict[Path, str]:
     return files
 
 
+def _differs(path: Path, text: str) -> bool:
+    return not path.is_file() or path.read_text(encoding="utf-8") != text
+
+
 def stale(root: Path) -> list[str]:
     """What differs from the generated plan: each file that would change, and each family's
     pipeline whose family the plan no longer has."""
     files = pipeline_files(root)
-    changed = [path for path, text in files.items() if not path.is_file() or path.read_text(encoding="utf-8") != text]
+    changed = [path for path, text in files.items() if _differs(path, text)]
     dropped = [path for path in (root / "pipelines").glob("*/dvc.yaml") if path not in files]
     return [f"{path.relative_to(root)} differs from the generated one" for path in changed] + [
         f"{path.relative_to(root)} is a pipeline of a family that params.yaml no longer has: remove its folder"
@@ -125,7 +129,7 @@ def main(argv: list[str]) -> int:
             print(f"{problem}: run `python -m olympiad_eval.plan`", file=sys.stderr)
         return 1 if problems else 0
     for path, text in pipeline_files(root).items():
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        if _differs(path, text):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
             print(f"wrote {path.relative_to(root)}")
