@@ -17,9 +17,10 @@ def fake_openai():
 
 @pytest.fixture
 def render_suite(tmp_path, monkeypatch):
-    """Fetch and render a sample suite into tmp_path/outputs; returns the outputs folder."""
+    """Fetch and render a sample suite into tmp_path/outputs, with Hydra overrides of the suite;
+    returns the outputs folder."""
     monkeypatch.chdir(ROOT)  # configs name bundled data relative to the repository
-    return lambda suite, benchmark: render_sample(tmp_path / "outputs", suite, benchmark)
+    return lambda suite, benchmark, *overrides: render_sample(tmp_path / "outputs", suite, benchmark, *overrides)
 
 
 def pytest_collection_modifyitems(items):

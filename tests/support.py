@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from omegaconf import OmegaConf
 
 from olympiad_eval.fake_server import FakeOpenAI, judge_reply
 from olympiad_eval.stage import read_plan
@@ -61,14 +62,15 @@ def compose_stage(config_name: str, overrides: list[str]):
         return compose(config_name=config_name, overrides=overrides)
 
 
-def render_sample(outputs: Path, suite: str, benchmark: str) -> Path:
-    """Fetch and render a sample suite into `outputs` (run from the repository's root); returns it."""
+def render_sample(outputs: Path, suite: str, benchmark: str, *overrides: str) -> Path:
+    """Fetch and render a sample suite into `outputs` (run from the repository's root), with Hydra
+    `overrides` of the suite (`suite.scoring.process=false`); returns the outputs folder."""
     from olympiad_eval.fetch import fetch
     from olympiad_eval.render import render
 
     bench_cfg = compose_stage("fetch", [f"benchmark={benchmark}"]).benchmark
     fetch(benchmark, bench_cfg, outputs / "problems" / benchmark)
-    suite_cfg = compose_stage("render", [f"suite={suite}", f"cell.benchmark={benchmark}"]).suite
+    suite_cfg = compose_stage("render", [f"suite={suite}", f"cell.benchmark={benchmark}", *overrides]).suite
     render(suite, suite_cfg, benchmark, outputs / "problems" / benchmark / "problems.jsonl", outputs / "suites" / suite)
     return outputs
 
@@ -167,3 +169,32 @@ def gullible(body):
     if INJECTION in fenced and '"awarded"' in text:
         return json.dumps({"awarded": float(re.search(r"worth at most ([\d.]+) points", text).group(1))})
     return json.dumps(judge_reply(json.dumps(body["messages"])))
+
+
+# ---------------------------------------------------------------- rule scoring in one call
+
+
+def scoring(bench, **settings):
+    """A benchmark's scoring settings: its `Scoring` schema's defaults, `settings` over them."""
+    return OmegaConf.merge(OmegaConf.structured(bench.Scoring), settings)
+
+
+def by_rules(bench, problem, response: str, check, **settings):
+    """The rules' score of one response, both steps (`rule_checks`, then `rule_score` from the
+    verdicts `check(jobs)` gives), as the judge stage runs them."""
+    settings = scoring(bench, **settings)
+    return bench.rule_score(problem, response, settings, check(bench.rule_checks(problem, response, settings)))
+
+
+def typed(kind: str, **settings):
+    """A suite of benchmark `kind` as the render stage types it: its schema's defaults, `settings` over them."""
+    from olympiad_eval.benchmarks import typed_suite
+
+    return typed_suite("test", OmegaConf.create({"kind": kind, **settings}))
+
+
+def suite_scoring(suite: str, *overrides: str):
+    """The scoring settings of conf/suite/<suite>.yaml, as its rendered suite carries them to the judge."""
+    from olympiad_eval.benchmarks import typed_suite
+
+    return typed_suite(suite, compose_stage("render", [f"suite={suite}", "cell.benchmark=x", *overrides]).suite).scoring

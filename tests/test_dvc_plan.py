@@ -17,6 +17,7 @@ from hydra._internal.utils import create_config_search_path
 from hydra.types import RunMode
 from omegaconf import OmegaConf
 
+from olympiad_eval.benchmarks import typed_suite
 from olympiad_eval.stage import check_judge, check_model, read_plan
 from tests.support import CONF, ROOT, compose_stage
 
@@ -114,3 +115,5 @@ def test_every_config_file_composes_and_passes_its_stage_s_checks(group, name, m
         check_model(cfg.model, name)
     elif group == "judge" and name != "llm_base":  # the base the LLM judges extend, no judge of its own
         check_judge(cfg.judge, name)
+    elif group == "suite":  # typed by its benchmark's schema: every option among its choices, nothing unset
+        assert typed_suite(name, cfg.suite).scoring.rel_tol >= 0

@@ -22,7 +22,7 @@ import pytest
 from huggingface_hub import constants as hf_constants
 from omegaconf import OmegaConf
 
-from olympiad_eval.benchmarks import module
+from olympiad_eval.benchmarks import plugin
 from olympiad_eval.fetch import fetch, resolve_source
 from olympiad_eval.records import InputError
 
@@ -106,7 +106,7 @@ def loaded(cfg) -> list:
     """The problems the benchmark's loader reads from the resolved source, each figure's path
     relative to the release's root (the rest of a record does not depend on where it sits)."""
     root = resolve_source(cfg.source, BENCHMARK)
-    problems = module(cfg.kind).load(root, cfg, BENCHMARK)
+    problems = plugin(cfg.kind).load(root, cfg, BENCHMARK)
     return [dataclasses.replace(p, figures=tuple(
         dataclasses.replace(f, path=Path(f.path).relative_to(root).as_posix()) for f in p.figures
     )) for p in problems]

@@ -11,11 +11,11 @@ from olympiad_eval.fake_server import FakeOpenAI, Fault
 from olympiad_eval.generate import generate
 from olympiad_eval.benchmarks.physelite import parse_verdict
 from olympiad_eval.judging import check_options, judge
-from olympiad_eval.benchmarks import module
+from olympiad_eval.benchmarks import plugin
 from olympiad_eval.llm import EndpointError
 from olympiad_eval.mathcheck import Options, Verdict
 from olympiad_eval.records import Generation, InputError, Judgment, Problem, read_jsonl, write_jsonl
-from tests.support import ROOT, compose_stage
+from tests.support import ROOT, compose_stage, render_sample, suite_scoring
 
 SUITES = [("sample_hipho", "sample_hipho"), ("sample_mathvision", "sample_mathvision"),
           ("sample_physelite_en", "sample_physelite"), ("sample_physelite_zh", "sample_physelite")]
@@ -47,32 +47,27 @@ def test_the_reference_model_scores_full_marks_on_every_problem(render_suite, su
 UNDECIDED = Verdict(None, "check timed out after 10 s")
 
 
-@pytest.mark.parametrize("suite,benchmark,protocol", [
-    ("sample_hipho", "sample_hipho", {}), ("sample_physelite_en", "sample_physelite", {}),
-    ("sample_mathvision", "sample_mathvision", {"mathvision_protocol": "evalscope"}),
+@pytest.mark.parametrize("suite,benchmark", [
+    ("sample_hipho", "sample_hipho"), ("sample_physelite_en", "sample_physelite"),
+    ("sample_mathvision_evalscope", "sample_mathvision"),
 ])
-def test_every_benchmark_counts_an_undecided_check_as_not_matched_and_records_it(render_suite, suite, benchmark,
-                                                                                   protocol):
+def test_every_benchmark_counts_an_undecided_check_as_not_matched_and_records_it(render_suite, suite, benchmark):
     """Each benchmark's rules, given checks that could not finish: nothing earned, each check on
     record in `undecided`, and never `unscorable` (which would make the rule judge's judgment a
     judge error and fail the cell)."""
     outputs = render_suite(suite, benchmark)
-    kind = json.loads((outputs / "suites" / suite / "suite.json").read_text())["kind"]
-    cfg = OmegaConf.merge(compose_stage("judge", ["judge=rule", "cell.suite=x", "cell.model=y"]).judge, protocol)
+    rendered = json.loads((outputs / "suites" / suite / "suite.json").read_text())
+    bench, scoring = plugin(rendered["kind"]), OmegaConf.create(rendered["scoring"])
     reference = generate_with(outputs, suite, "reference", {"provider": "reference"})
     problems = {p.id: p for p in read_jsonl(outputs / "suites" / suite / "problems.jsonl", Problem)}
-    asked: list = []
-
-    def none_finishes(jobs: list) -> list[Verdict]:
-        asked.extend(jobs)
-        return [UNDECIDED] * len(jobs)
-
+    asked = 0
     for generation in read_jsonl(reference, Generation):
-        before = len(asked)
-        grade = module(kind).score(problems[generation.id], generation.response, none_finishes, 0.0, cfg)
+        checks = bench.rule_checks(problems[generation.id], generation.response, scoring)
+        grade = bench.rule_score(problems[generation.id], generation.response, scoring, [UNDECIDED] * len(checks))
         assert (grade.points, grade.unscorable) == (0.0, ""), generation.id
-        assert len(grade.undecided) == len(asked) - before, generation.id
+        assert len(grade.undecided) == len(checks), generation.id
         assert all("check timed out after 10 s" in reason for reason in grade.undecided)
+        asked += len(checks)
     assert asked
 
 
@@ -104,6 +99,9 @@ def test_failed_and_truncated_generations_are_counted_not_scored(render_suite, t
     assert truncated.status == "scored" and truncated.truncated and truncated.score == 0.0
 
 
+NO_PROCESS = "suite.scoring.process=false"  # PhysElite's answer verdict only: one request per response
+
+
 def llm_judge_cfg(base_url: str, max_reasks: int = 2, **extra):
     cfg = compose_stage("judge", ["judge=gpt-4o", "cell.suite=x", "cell.model=y"]).judge
     return OmegaConf.merge(cfg, {"judges": {"gpt-4o": {"base_url": base_url, "api_key_env": None, "max_retries": 0}},
@@ -111,25 +109,25 @@ def llm_judge_cfg(base_url: str, max_reasks: int = 2, **extra):
 
 
 def test_the_llm_judge_sees_reference_solution_and_response(render_suite, fake_openai):
-    outputs = render_suite("sample_physelite_en", "sample_physelite")
+    outputs = render_suite("sample_physelite_en", "sample_physelite", NO_PROCESS)
     generations = generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"})
     outcome, judgments = judge_with(outputs, "sample_physelite_en", generations, "gpt-4o",
-                                    llm_judge_cfg(fake_openai.base_url, process=False))
+                                    llm_judge_cfg(fake_openai.base_url))
     assert outcome.scored == 3 and fake_openai.count() == 3
     assert {j.verdict for j in judgments.values()} == {"correct"}
     prompt = fake_openai.requests[0]["messages"][1]["content"]
     assert "Reference Answer" in prompt and "Reference Solution" in prompt and "FINAL ANSWER:" in prompt
     # judged again: every reply comes from the request cache
-    judge_with(outputs, "sample_physelite_en", generations, "gpt-4o", llm_judge_cfg(fake_openai.base_url, process=False))
+    judge_with(outputs, "sample_physelite_en", generations, "gpt-4o", llm_judge_cfg(fake_openai.base_url))
     assert fake_openai.count() == 3
 
 
 def test_an_invalid_judge_reply_is_reasked_then_recorded_as_a_judge_error(render_suite):
-    outputs = render_suite("sample_physelite_en", "sample_physelite")
+    outputs = render_suite("sample_physelite_en", "sample_physelite", NO_PROCESS)
     generations = generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"})
     with FakeOpenAI(lambda body: "I think it is probably right.") as server:
         outcome, judgments = judge_with(outputs, "sample_physelite_en", generations, "gpt-4o",
-                                        llm_judge_cfg(server.base_url, max_reasks=2, process=False))
+                                        llm_judge_cfg(server.base_url, max_reasks=2))
         assert server.count() == 3 * 3  # one ask and two re-asks per response
     assert outcome.judge_errors == 3 and outcome.coverage == 0.0
     assert all(j.status == "judge_error" and j.score is None for j in judgments.values())
@@ -137,10 +135,10 @@ def test_an_invalid_judge_reply_is_reasked_then_recorded_as_a_judge_error(render
 
 def test_a_request_that_failed_is_not_reasked(render_suite):
     """Re-asks are for replies that broke the schema: a failed request has had its retries."""
-    outputs = render_suite("sample_physelite_en", "sample_physelite")
+    outputs = render_suite("sample_physelite_en", "sample_physelite", NO_PROCESS)
     generations = generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"})
     with FakeOpenAI(lambda body: Fault(503)) as server:
-        cfg = OmegaConf.merge(llm_judge_cfg(server.base_url, max_reasks=2, process=False),  # no breaker: each
+        cfg = OmegaConf.merge(llm_judge_cfg(server.base_url, max_reasks=2),  # no breaker: each
                               {"judges": {"gpt-4o": {"max_consecutive_failures": 0}}})  # task's asking is tested
         outcome, judgments = judge_with(outputs, "sample_physelite_en", generations, "gpt-4o", cfg)
         assert server.count() == 3  # one ask per response, no re-ask
@@ -200,36 +198,35 @@ def test_a_task_awaiting_an_identical_request_leaves_its_turn_to_the_next(tmp_pa
     assert replies == [{"reply": "ok"}] * 3
 
 
-def test_a_judge_config_switches_answer_rules_on_per_benchmark_kind():
-    rule = compose_stage("judge", ["judge=rule", "cell.suite=x", "cell.model=y"]).judge
-    assert all(check_options(rule, kind) == Options() for kind in ("hipho", "physelite", "mathvision"))  # all off
-    rule.check_options = {"physelite": {"percent": True}}
-    assert check_options(rule, "physelite") == Options(percent=True)
-    assert check_options(rule, "hipho") == Options()
-    rule.check_options = {"physelite": {"percents": True}}
-    with pytest.raises(InputError, match="check_options.physelite: unknown check option 'percents'"):
-        check_options(rule, "physelite")
+def test_a_suites_scoring_switches_answer_rules_on():
+    assert check_options(suite_scoring("sample_physelite_en")) == Options()  # all off
+    on = suite_scoring("sample_physelite_en", "+suite.scoring.check_options.percent=true")
+    assert check_options(on) == Options(percent=True)
+    with pytest.raises(InputError, match=r"suite 'sample_physelite_en' .*: scoring.check_options: unknown check "
+                                         r"option 'percents'"):
+        suite_scoring("sample_physelite_en", "+suite.scoring.check_options.percents=true")
 
 
-def test_the_cells_check_options_reach_every_check(render_suite, tmp_path):
-    """`2400%` against the gold `24 m`: wrong by default, right where the config reads `%` as a number."""
-    suite = render_suite("sample_physelite_en", "sample_physelite") / "suites" / "sample_physelite_en"
-    problem = next(p for p in read_jsonl(suite / "problems.jsonl", Problem) if p.answers[0].value == "24 m")
-    generations = tmp_path / "generations.jsonl"
-    write_jsonl(generations, [Generation(id=problem.id, suite="sample_physelite_en", model="m", sample=0,
-                                         response="FINAL ANSWER: 2400%", request_hash="h")])
+def test_the_cells_check_options_reach_every_check(tmp_path, monkeypatch):
+    """`2400%` against the gold `24 m`: wrong by default, right where the suite reads `%` as a number."""
+    monkeypatch.chdir(ROOT)
     rule = compose_stage("judge", ["judge=rule", "cell.suite=x", "cell.model=y", "judge.workers=1",
                                    "judge.check_timeout=60"]).judge  # a busy machine: never a timeout here
     verdicts = []
-    for options in ({}, {"physelite": {"percent": True}}):
-        rule.check_options = options
+    for options in ([], ["+suite.scoring.check_options.percent=true"]):
+        outputs = render_sample(tmp_path / f"outputs{len(verdicts)}", "sample_physelite_en", "sample_physelite", *options)
+        suite = outputs / "suites" / "sample_physelite_en"
+        problem = next(p for p in read_jsonl(suite / "problems.jsonl", Problem) if p.answers[0].value == "24 m")
+        generations = tmp_path / "generations.jsonl"
+        write_jsonl(generations, [Generation(id=problem.id, suite="sample_physelite_en", model="m", sample=0,
+                                             response="FINAL ANSWER: 2400%", request_hash="h")])
         judge(suite, generations, "rule", rule, tmp_path / "judged.jsonl", tmp_path / "cache.sqlite")
         verdicts.append(read_jsonl(tmp_path / "judged.jsonl", Judgment)[0].slots[0]["correct"])
     assert verdicts == [False, True]
 
 
 def test_a_refusal_scores_nothing_unjudged_and_is_marked(render_suite, tmp_path):
-    outputs = render_suite("sample_physelite_en", "sample_physelite")
+    outputs = render_suite("sample_physelite_en", "sample_physelite", NO_PROCESS)
     path = tmp_path / "generations.jsonl"
     reference = read_jsonl(generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"}),
                            Generation)
@@ -244,7 +241,7 @@ def test_a_refusal_scores_nothing_unjudged_and_is_marked(render_suite, tmp_path)
     ])
     with FakeOpenAI() as server:
         outcome, judgments = judge_with(outputs, "sample_physelite_en", path, "gpt-4o",
-                                        llm_judge_cfg(server.base_url, process=False))
+                                        llm_judge_cfg(server.base_url))
         assert server.count() == 1  # only the answer went to the judge
     refused, filtered = judgments[("PE-S-0001", 0)], judgments[("PE-S-0002", 0)]
     assert outcome.refusals == 2 and outcome.scored == 3 and outcome.generation_errors == 0
@@ -256,11 +253,11 @@ def test_a_refusal_scores_nothing_unjudged_and_is_marked(render_suite, tmp_path)
 
 
 def test_a_judge_that_refuses_is_reasked_then_a_judge_error_naming_the_refusal(render_suite):
-    outputs = render_suite("sample_physelite_en", "sample_physelite")
+    outputs = render_suite("sample_physelite_en", "sample_physelite", NO_PROCESS)
     generations = generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"})
     with FakeOpenAI(lambda body: {"content": None, "refusal": "I won't grade this."}) as server:
         outcome, judgments = judge_with(outputs, "sample_physelite_en", generations, "gpt-4o",
-                                        llm_judge_cfg(server.base_url, max_reasks=1, process=False))
+                                        llm_judge_cfg(server.base_url, max_reasks=1))
         assert server.count() == 3 * 2
     assert outcome.judge_errors == 3 and outcome.refusals == 0
     assert all("refused: I won't grade this." in j.detail for j in judgments.values())

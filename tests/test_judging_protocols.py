@@ -28,8 +28,8 @@ def judge_cfg(servers: dict, judge: str = "gpt-4o", **extra):
     return cfg
 
 
-def run(render_suite, suite, benchmark, cfg, tmp_path, model=DEMO, generations=None):
-    outputs = render_suite(suite, benchmark)
+def run(render_suite, suite, benchmark, cfg, tmp_path, model=DEMO, generations=None, overrides=()):
+    outputs = render_suite(suite, benchmark, *overrides)
     if generations is None:
         generations = outputs / "generations.jsonl"
         generate(suite, "m", OmegaConf.create(model), outputs / "suites" / suite / "prompts.jsonl", generations,
@@ -124,7 +124,8 @@ def test_hipho_evalscope_protocol_is_the_best_schemes_ratio(render_suite, tmp_pa
         return json.dumps({"awarded": float(bound.group(1)) / 2} if bound else {"correct": True})
 
     with FakeOpenAI(respond) as server:
-        _, judged = run(render_suite, "sample_hipho", "sample_hipho", judge_cfg({"g": server}, "gpt-4o-evalscope"), tmp_path)
+        _, judged = run(render_suite, "sample_hipho_evalscope", "sample_hipho", judge_cfg({"g": server}), tmp_path,
+                        model={**DEMO, "path": DEMO["path"].format(suite="sample_hipho")})  # the same prompts
         asked = [user_text(b) for b in server.requests if '"correct"' in user_text(b)]
     assert all(len(body["messages"]) == 1 and body["messages"][0]["role"] == "user" for body in server.requests)
     assert judged["DemoPhO_2025_1_b"].score == pytest.approx(0.5)  # a scheme: its ratio, whatever the answers
@@ -208,7 +209,7 @@ def test_physelite_split_verdicts_and_process_off(render_suite, tmp_path):
     verdicts = {"a": "correct", "b": "partially_correct"}
     with FakeOpenAI(by_model(verdicts, {})) as server:
         _, judged = run(render_suite, "sample_physelite_zh", "sample_physelite",
-                        judge_cfg({"a": server, "b": server}, process=False), tmp_path)
+                        judge_cfg({"a": server, "b": server}), tmp_path, overrides=["suite.scoring.process=false"])
     judgment = judged["PE-S-0001"]
     assert judgment.verdict == "split" and judgment.score == 0.5 and judgment.process is None
 
@@ -222,6 +223,7 @@ def test_physelite_error_types_are_classified_on_request(render_suite, tmp_path)
 
     with FakeOpenAI(respond) as server:
         _, judged = run(render_suite, "sample_physelite_en", "sample_physelite",
-                        judge_cfg({"a": server}, process=False, error_types=True), tmp_path)
+                        judge_cfg({"a": server}), tmp_path,
+                        overrides=["suite.scoring.process=false", "suite.scoring.error_types=true"])
     assert {j.details[0]["error_type"]["error_type"] for j in judged.values()} == {"numerical"}
     assert {j.score for j in judged.values()} == {0.0}

@@ -20,27 +20,27 @@ import re
 import sys
 
 import pytest
-from omegaconf import OmegaConf
 
 from olympiad_eval.fake_server import JUDGE_MARKER, FakeOpenAI
 from olympiad_eval.judging import judge
 from olympiad_eval.records import Generation, Judgment, Prompt, read_jsonl, write_jsonl
-from tests.support import ROOT, compose_stage, render_sample
+from tests.support import ROOT, compose_stage, render_sample, suite_scoring
 
 GOLDEN = ROOT / "tests" / "golden" / "protocol_verdicts.json"
 RESPONSES = ROOT / "tests" / "golden" / "responses"
 
-# scenario: (suite, benchmark, judge config, overrides of the judge config)
+# scenario: (suite, benchmark, judge config, overrides of the suite, the suite whose responses are judged)
 SCENARIOS = {
-    "hipho rule": ("sample_hipho", "sample_hipho", "rule", {}),
-    "hipho official": ("sample_hipho", "sample_hipho", "gpt-4o", {}),
-    "hipho evalscope": ("sample_hipho", "sample_hipho", "gpt-4o-evalscope", {}),
-    "mathvision official": ("sample_mathvision", "sample_mathvision", "rule", {}),
-    "mathvision evalscope": ("sample_mathvision_evalscope", "sample_mathvision", "rule",
-                             {"mathvision_protocol": "evalscope"}),
-    "physelite en rule": ("sample_physelite_en", "sample_physelite", "rule", {}),
-    "physelite en official": ("sample_physelite_en", "sample_physelite", "gpt-4o", {"error_types": True}),
-    "physelite zh official": ("sample_physelite_zh", "sample_physelite", "gpt-4o", {}),
+    "hipho rule": ("sample_hipho", "sample_hipho", "rule", (), "sample_hipho"),
+    "hipho official": ("sample_hipho", "sample_hipho", "gpt-4o", (), "sample_hipho"),
+    "hipho evalscope": ("sample_hipho_evalscope", "sample_hipho", "gpt-4o", (), "sample_hipho"),
+    "mathvision official": ("sample_mathvision", "sample_mathvision", "rule", (), "sample_mathvision"),
+    "mathvision evalscope": ("sample_mathvision_evalscope", "sample_mathvision", "rule", (),
+                             "sample_mathvision_evalscope"),
+    "physelite en rule": ("sample_physelite_en", "sample_physelite", "rule", (), "sample_physelite_en"),
+    "physelite en official": ("sample_physelite_en", "sample_physelite", "gpt-4o", ("suite.scoring.error_types=true",),
+                              "sample_physelite_en"),
+    "physelite zh official": ("sample_physelite_zh", "sample_physelite", "gpt-4o", (), "sample_physelite_zh"),
 }
 PINNED = ("status", "score", "points", "verdict", "answer_points", "step_points", "process")
 
@@ -66,11 +66,12 @@ def fixed_judge(body: dict) -> str:
     return json.dumps({"verdict": ("correct", "partially_correct", "incorrect")[pick % 3], "reasoning": "fixed"})
 
 
-def responses(prompts: list[Prompt], suite: str) -> list[Generation]:
-    """Sample 0 the reference answer, 1 the demo's, then the harder responses written for the suite."""
-    demo = {row["id"]: row["response"] for row in _rows(ROOT / "data" / "replay" / "demo" / f"{suite}.jsonl")}
+def responses(prompts: list[Prompt], suite: str, written_for: str) -> list[Generation]:
+    """Sample 0 the reference answer, 1 the demo's, then the harder responses written for the suite
+    `written_for` (the suite itself, or the one whose prompts a scoring variant shares)."""
+    demo = {row["id"]: row["response"] for row in _rows(ROOT / "data" / "replay" / "demo" / f"{written_for}.jsonl")}
     extra: dict[str, list[str]] = {}
-    for row in _rows(RESPONSES / f"{suite}.jsonl"):
+    for row in _rows(RESPONSES / f"{written_for}.jsonl"):
         extra.setdefault(row["id"], []).append(row["response"])
     generations = []
     for prompt in prompts:
@@ -87,13 +88,12 @@ def _rows(path) -> list[dict]:
 
 
 def verdicts(scenario: str, render_suite, tmp_path) -> dict:
-    suite, benchmark, judge_name, overrides = SCENARIOS[scenario]
-    outputs = render_suite(suite, benchmark)
+    suite, benchmark, judge_name, overrides, written_for = SCENARIOS[scenario]
+    outputs = render_suite(suite, benchmark, *overrides)
     suite_dir = outputs / "suites" / suite
     generations = tmp_path / "generations.jsonl"
-    write_jsonl(generations, responses(read_jsonl(suite_dir / "prompts.jsonl", Prompt), suite))
+    write_jsonl(generations, responses(read_jsonl(suite_dir / "prompts.jsonl", Prompt), suite, written_for))
     cfg = compose_stage("judge", [f"judge={judge_name}", "cell.suite=x", "cell.model=y"]).judge
-    cfg = OmegaConf.merge(cfg, overrides)
     with FakeOpenAI(fixed_judge) as server:
         if cfg.kind == "llm":
             cfg.judges = {name: {"base_url": server.base_url, "model": name, "api_key_env": None, "max_retries": 0}
@@ -133,22 +133,23 @@ def test_a_judgment_records_what_made_it(render_suite, tmp_path):
     assert verdicts("mathvision official", render_suite, tmp_path / "mv")["protocol"].endswith("(rules only)")
 
 
-@pytest.mark.parametrize("judge_name", sorted(path.stem for path in (ROOT / "conf" / "judge").glob("*.yaml")))
-def test_every_judge_config_names_a_versioned_protocol_for_every_benchmark(judge_name):
-    from olympiad_eval.benchmarks import KINDS, protocol
+@pytest.mark.parametrize("suite", sorted(path.stem for path in (ROOT / "conf" / "suite").glob("*.yaml")))
+def test_every_suite_names_a_versioned_protocol_for_every_judge(suite):
+    from olympiad_eval.benchmarks import protocol
 
-    cfg = compose_stage("judge", [f"judge={judge_name}", "cell.suite=x", "cell.model=y"]).judge
-    for kind in KINDS:
-        assert re.fullmatch(rf"{kind} \w+ v\d+ \((rules only|prompts ({kind}_\w+ v\d+(, )?)+)\)", protocol(kind, cfg))
+    scoring = suite_scoring(suite)
+    kind = compose_stage("render", [f"suite={suite}", "cell.benchmark=x"]).suite.kind
+    assert re.fullmatch(rf"{kind} \w+ v\d+ \(rules only\)", protocol(kind, scoring, "rule"))
+    assert re.fullmatch(rf"{kind} \w+ v\d+ \((rules only|prompts ({kind}_\w+ v\d+(, )?)+)\)", protocol(kind, scoring, "llm"))
 
 
 def test_a_judge_prompt_without_a_version_is_refused():
     from olympiad_eval.benchmarks import protocol
     from olympiad_eval.records import InputError
 
-    cfg = compose_stage("judge", ["judge=gpt-4o", "cell.suite=x", "cell.model=y", "~judge.prompts.hipho_answer.version"]).judge
-    with pytest.raises(InputError, match="prompts hipho_answer have no `version`"):
-        protocol("hipho", cfg)
+    scoring = suite_scoring("sample_hipho", "~suite.scoring.prompts.answer.version")
+    with pytest.raises(InputError, match="prompts answer have no `version`"):
+        protocol("hipho", scoring, "llm")
 
 
 def regenerate() -> None:
@@ -162,7 +163,8 @@ def regenerate() -> None:
     for scenario in SCENARIOS:
         with tempfile.TemporaryDirectory() as tmp:
             outputs = Path(tmp) / "outputs"
-            golden[scenario] = verdicts(scenario, lambda suite, bench: render_sample(outputs, suite, bench), Path(tmp))
+            golden[scenario] = verdicts(scenario, lambda suite, bench, *overrides: render_sample(outputs, suite, bench, *overrides),
+                                       Path(tmp))
         print(f"{scenario}: {golden[scenario]['protocol']}, {len(golden[scenario]['verdicts'])} verdicts")
     GOLDEN.parent.mkdir(parents=True, exist_ok=True)
     GOLDEN.write_text(json.dumps(golden, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")

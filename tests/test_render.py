@@ -196,9 +196,14 @@ def test_render_outputs(fetched, tmp_path):
     run(fetched, tmp_path, "sample_hipho")
     out = tmp_path / "out"
     assert sorted(p.name for p in out.iterdir()) == ["problems.jsonl", "prompts.jsonl", "suite.json"]
-    assert json.loads((out / "suite.json").read_text()) == {
-        "suite": "sample_hipho", "benchmark": "sample_hipho", "kind": "hipho", "language": None,
-        "templates": {"en": "hipho_en", "zh": "hipho_zh"}}
+    suite = json.loads((out / "suite.json").read_text())
+    scoring = suite.pop("scoring")  # how the judge scores it: the suite's protocol settings, carried to the judge
+    assert suite == {"suite": "sample_hipho", "benchmark": "sample_hipho", "kind": "hipho", "language": None,
+                     "templates": {"en": "hipho_en", "zh": "hipho_zh"}}
+    assert {key: value for key, value in scoring.items() if key != "prompts"} == {
+        "protocol": "official", "rel_tol": 0.0, "check_options": {}, "judge_figures": False}
+    assert {key: (prompt["name"], prompt["version"]) for key, prompt in scoring["prompts"].items()} == {
+        "criterion": ("hipho_criterion_judge", 1), "answer": ("hipho_answer_judge", 1)}
     assert read_jsonl(out / "problems.jsonl", Problem) == read_jsonl(fetched["sample_hipho"], Problem)
 
 

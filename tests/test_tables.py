@@ -135,7 +135,7 @@ def physelite_tables(tmp_path, cells=None, suites=None):
         write_jsonl(judgment_path(outputs, suite, "m", "ens"), judgments)
     plan = {"suites": {suite: "pe" for suite in cells}, "models": ["m"], "judges": ["ens"]}
     aggregate("pe", OmegaConf.create(PE_BENCH), plan, outputs, tmp_path / "tables", tmp_path / "m.json",
-              suites={name: OmegaConf.create(config) for name, config in (suites or PE_SUITES).items() if name in cells})
+              suites={name: OmegaConf.create({"kind": "physelite", **config}) for name, config in (suites or PE_SUITES).items() if name in cells})
     return tmp_path / "tables"
 
 

@@ -14,7 +14,7 @@ import re
 import shutil
 from pathlib import Path
 
-from olympiad_eval.benchmarks import module
+from olympiad_eval.benchmarks import plugin
 from olympiad_eval.records import InputError, Problem, RecordError, atomic_dir, write_jsonl
 from olympiad_eval.release import SUFFIX_BY_MIME
 
@@ -204,7 +204,7 @@ def fetch(benchmark: str, cfg, out_dir: str | Path) -> list[Problem]:
     """Load the release named by `cfg`, store its figures once, and write the problem records."""
     out_dir = Path(out_dir)
     root = resolve_source(cfg.source, benchmark)
-    problems = module(cfg.kind).load(root, cfg, benchmark)
+    problems = plugin(cfg.kind).load(root, cfg, benchmark)
     if not problems:
         raise InputError(f"benchmark '{benchmark}': the release at {root} has no problems")
     _check_unique(problems, root)

@@ -2,10 +2,12 @@
 
 Rules always come first (answer extraction and equivalence checks in warm worker processes, every
 check of the cell submitted at once). A `rule` judge stops there. An `llm` judge also sends what
-the benchmark's protocol asks (`judge_tasks`) to every judge of its ensemble, through the same
-client and request cache as generation, all tasks of the cell concurrently. The tasks that do not
-need the rules' result (`judge_tasks` with rules=None: HiPhO's marking criteria, every PhysElite
-task) go out while the rules run; the rest (answer slots the rules missed) as soon as they finish.
+the benchmark's protocol asks to every judge of its ensemble, through the same client and request
+cache as generation, all tasks of the cell concurrently. The tasks that do not need the rules'
+result (`judge_tasks`: HiPhO's marking criteria, every PhysElite task) go out while the rules run;
+the rest (`judge_tasks_after_rules`: answer slots the rules missed) as soon as they finish. How a
+suite is scored (protocol, tolerance, judge prompts and flags) is the suite's `scoring`, read from
+its `suite.json`; the judge config says who grades and how (endpoints, ensemble, re-asks).
 A reply that does not follow the asked schema is asked again at once, up to `max_reasks` times; a
 request that failed (after the client's retries) is not: it ends that task's asking at once. Each
 judge's endpoint is probed before the cell's first request to it (see `llm`), before the rules run.
@@ -32,9 +34,9 @@ from pathlib import Path
 from omegaconf import OmegaConf
 from tqdm import tqdm
 
-from olympiad_eval.benchmarks import JudgeTask, Provenance, Score, module, provenance
+from olympiad_eval.benchmarks import JudgeTask, Provenance, Score, plugin, provenance
 from olympiad_eval.llm import Client, OpenAIEndpoint, RequestCache, request_key
-from olympiad_eval.mathcheck import CheckPool, Options, Verdict
+from olympiad_eval.mathcheck import CheckPool, Options
 from olympiad_eval.records import (
     Generation,
     InputError,
@@ -77,20 +79,23 @@ def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, 
     if cfg.kind not in JUDGES:
         raise InputError(f"judge '{judge_name}': unknown kind '{cfg.kind}'; known: {', '.join(JUDGES)}")
     suite_dir = Path(suite_dir)
-    kind = json.loads((suite_dir / "suite.json").read_text(encoding="utf-8"))["kind"]
+    suite = json.loads((suite_dir / "suite.json").read_text(encoding="utf-8"))
+    if "scoring" not in suite:
+        raise InputError(f"{suite_dir / 'suite.json'}: no `scoring` (how its responses are scored): it was rendered "
+                         "by an older version; render the suite again (`dvc repro` does)")
+    kind, scoring = suite["kind"], OmegaConf.create(suite["scoring"])
     problems = {p.id: p for p in read_jsonl(suite_dir / "problems.jsonl", Problem)}
     generations = read_jsonl(generations_path, Generation)
     unknown = sorted({g.id for g in generations} - set(problems))
     if unknown:
         raise InputError(f"{generations_path}: generations for ids not in the suite: {', '.join(unknown[:5])}")
     answered = [g for g in generations if g.error is None and g.refusal is None]  # a refusal is not judged
-    made_by = provenance(kind, judge_name, cfg)  # also checks the protocol's name before any work
-    rel_tol = float(dict(cfg.get("rel_tol") or {}).get(kind, 0.0))
-    with CheckPool(int(cfg.get("workers", 2)), float(cfg.get("check_timeout", 10)), check_options(cfg, kind)) as pool:
+    made_by = provenance(kind, judge_name, cfg, scoring)  # also checks the protocol's name before any work
+    with CheckPool(int(cfg.get("workers", 2)), float(cfg.get("check_timeout", 10)), check_options(scoring)) as pool:
         if cfg.kind == "rule":
-            grades = _by_rules(kind, problems, answered, rel_tol, cfg, pool)
+            grades = _by_rules(kind, problems, answered, scoring, pool)
         else:
-            grades = asyncio.run(_by_llm(kind, problems, answered, rel_tol, cfg, cache_path, pool))
+            grades = asyncio.run(_by_llm(kind, problems, answered, scoring, cfg, cache_path, pool))
     judgments = [_judgment(problems[g.id], g, judge_name, grades.get((g.id, g.sample)), made_by) for g in generations]
     write_jsonl(out_path, judgments)
     _report_undecided(judgments, cfg.kind)
@@ -117,13 +122,13 @@ def _report_undecided(judgments: list[Judgment], judge_kind: str) -> None:
                 f" and {len(ids) - 10} more" if len(ids) > 10 else "", undecided[0].undecided[0], became)
 
 
-def check_options(cfg, kind: str) -> Options:
-    """The answer rules that the judge config switches on for this benchmark kind
-    (`check_options.<kind>`, e.g. `{percent: true}`): the whole cell's checks apply them."""
+def check_options(scoring) -> Options:
+    """The answer rules that the suite's scoring switches on (`check_options`, e.g.
+    `{percent: true}`): the whole cell's checks apply them."""
     try:
-        return Options.from_mapping((cfg.get("check_options") or {}).get(kind))
+        return Options.from_mapping(scoring.get("check_options"))
     except ValueError as error:
-        raise InputError(f"judge config: check_options.{kind}: {error}") from None
+        raise InputError(f"suite scoring: check_options: {error}") from None
 
 
 def _judgment(problem: Problem, generation: Generation, judge_name: str, grade: Score | str | None,
@@ -147,42 +152,30 @@ def _judgment(problem: Problem, generation: Generation, judge_name: str, grade: 
                     undecided=grade.undecided)
 
 
-def _by_rules(kind: str, problems: dict, answered: list[Generation], rel_tol: float, cfg, pool: CheckPool) -> dict:
-    """Each response scored by the benchmark's rules. Scored twice: once to learn every check the
-    cell needs (sent to the pool in one batch, so that no worker waits for a response's turn),
-    then with their verdicts. A check that could not finish counts as not matched and stays on
-    record in the score's `undecided`; a response the rules cannot score at all (`unscorable`)
-    is a judge error for the rule judge (an LLM judge's protocol may still score it)."""
-    bench = module(kind)
-
-    def score(generation: Generation, check) -> Score:
-        return bench.score(problems[generation.id], generation.response or "", check, rel_tol, cfg)
-
-    asked: dict = {}  # the checks in order, each once
-    for generation in answered:
-        score(generation, lambda jobs: [asked.setdefault(job, Verdict(False)) for job in jobs])
-    with tqdm(total=len(asked), desc="judge (rules)", unit="check") as progress:
-        verdicts = dict(zip(asked, pool.check_many(list(asked), progress)))
-
-    def check(jobs: list) -> list[Verdict]:
-        missing = [job for job in dict.fromkeys(jobs) if job not in verdicts]  # a check asked after another's verdict
-        if missing:
-            verdicts.update(zip(missing, pool.check_many(missing)))
-        return [verdicts[job] for job in jobs]
-
+def _by_rules(kind: str, problems: dict, answered: list[Generation], scoring, pool: CheckPool) -> dict:
+    """Each response scored by the benchmark's rules, in two steps: the checks every response needs,
+    sent to the pool in one batch (each once, so that no worker waits for a response's turn); then
+    each response's score from their verdicts. A check that could not finish counts as not matched
+    and stays on record in the score's `undecided`; a response the rules cannot score at all
+    (`unscorable`) is a judge error for the rule judge (an LLM judge's protocol may still score it)."""
+    bench = plugin(kind)
+    needed = {(g.id, g.sample): bench.rule_checks(problems[g.id], g.response or "", scoring) for g in answered}
+    unique = list(dict.fromkeys(check for checks in needed.values() for check in checks))
+    with tqdm(total=len(unique), desc="judge (rules)", unit="check") as progress:
+        verdicts = dict(zip(unique, pool.check_many(unique, progress)))
     grades: dict = {}
     for generation in answered:
-        grade = score(generation, check)
-        grades[(generation.id, generation.sample)] = (
-            f"rules could not decide: {grade.unscorable}" if grade.unscorable else grade
-        )
+        key = (generation.id, generation.sample)
+        grade = bench.rule_score(problems[generation.id], generation.response or "", scoring,
+                                 [verdicts[check] for check in needed[key]])
+        grades[key] = f"rules could not decide: {grade.unscorable}" if grade.unscorable else grade
     return grades
 
 
-async def _by_llm(kind: str, problems: dict, answered: list[Generation], rel_tol: float, cfg, cache_path,
+async def _by_llm(kind: str, problems: dict, answered: list[Generation], scoring, cfg, cache_path,
                   pool: CheckPool) -> dict:
     """Every task of every response to every judge, then the protocol's combination."""
-    bench = module(kind)
+    bench = plugin(kind)
     judges = dict(cfg.judges)
     if not judges:
         raise InputError("an llm judge needs at least one entry under `judges` (name: endpoint)")
@@ -190,17 +183,18 @@ async def _by_llm(kind: str, problems: dict, answered: list[Generation], rel_tol
 
     def rules_and_tasks() -> tuple[dict, dict]:
         """In a thread, so that the event loop keeps sending meanwhile."""
-        rules = _by_rules(kind, problems, answered, rel_tol, cfg, pool)
-        return rules, {key: bench.judge_tasks(problem, response, rules[key], cfg)
+        rules = _by_rules(kind, problems, answered, scoring, pool)
+        return rules, {key: bench.judge_tasks_after_rules(problem, response, rules[key], scoring)
                        for key, (problem, response) in responses.items()}
 
     cache = RequestCache(cache_path)
     askers = [_Asker(name, endpoint, cfg, cache) for name, endpoint in judges.items()]
     try:
         asked: dict = {}
+        tasks: dict = {}  # each response's tasks, in the order their replies are kept
         probed = False
         for key, (problem, response) in responses.items():  # the tasks that need no rules
-            cell_tasks = bench.judge_tasks(problem, response, None, cfg)
+            cell_tasks = tasks[key] = bench.judge_tasks(problem, response, scoring)
             if cell_tasks and not probed:  # an endpoint that cannot serve stops the cell before its rules run
                 await asyncio.gather(*(asker.check_endpoint(cell_tasks) for asker in askers))
                 probed = True
@@ -208,16 +202,17 @@ async def _by_llm(kind: str, problems: dict, answered: list[Generation], rel_tol
             await asyncio.sleep(0)  # the first requests go out while the next response's are prepared
         # The rules run while those are answered, not before: their thread would take the GIL from
         # the event loop at each socket call while the first requests go out.
-        rules, tasks = await asyncio.to_thread(rules_and_tasks)
-        asked.update({(asker.name, key, task.key): asker.grade(task) for key, cell_tasks in tasks.items()
-                      for task in cell_tasks for asker in askers if (asker.name, key, task.key) not in asked})
+        rules, later = await asyncio.to_thread(rules_and_tasks)
+        for key, cell_tasks in later.items():
+            tasks[key] = tasks[key] + cell_tasks
+            asked.update({(asker.name, key, task.key): asker.grade(task) for task in cell_tasks for asker in askers})
         results = dict(zip(asked, await asyncio.gather(*asked.values())))
     finally:
         await asyncio.gather(*(asker.close() for asker in askers))
         cache.close()
     replies = {key: {asker.name: {task.key: results[(asker.name, key, task.key)] for task in cell_tasks}
                      for asker in askers} for key, cell_tasks in tasks.items()}
-    return {key: _with_undecided(bench.combine(problems[key[0]], rules[key], replies[key], cfg), rules[key])
+    return {key: _with_undecided(bench.combine(problems[key[0]], rules[key], replies[key], scoring), rules[key])
             for key in tasks}
 
 

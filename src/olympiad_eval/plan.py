@@ -25,7 +25,7 @@ from pathlib import Path
 from olympiad_eval.stage import read_plan
 
 PACKAGE = "olympiad_eval"
-# Imported by name (`benchmarks.module(kind)`), so reaching the package reaches each of its modules.
+# Imported by name (`benchmarks.plugin(kind)`), so reaching the package reaches each of its modules.
 BY_NAME = f"{PACKAGE}.benchmarks"
 _CODE = re.compile(r"^(?P<indent>\s*)- <code: (?P<script>\S+)>$", re.M)
 

@@ -2,7 +2,8 @@
 
 A suite is a benchmark + language + prompt variant. Output, per suite: `problems.jsonl` (the
 problems the suite selects: what judges grade against), `prompts.jsonl` (what is sent) and
-`suite.json` (which benchmark and protocol the suite belongs to, for the later stages).
+`suite.json` (which benchmark the suite belongs to, and the protocol settings its judge scores
+by: the suite's `scoring`).
 """
 
 from __future__ import annotations
@@ -10,14 +11,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from olympiad_eval.benchmarks import module
+from omegaconf import OmegaConf
+
+from olympiad_eval.benchmarks import plugin, typed_suite
 from olympiad_eval.records import (
     InputError, Problem, Prompt, atomic_dir, content_hash, read_jsonl, without_paths, write_json, write_jsonl,
 )
 from olympiad_eval.templates import fill, unknown_placeholders
 
 _FIGURE_MARKER = re.compile(r"\[figure(\d+)\]|<image(\d+)>")
-PLACEMENTS = ("markers", "after_text", "before_text")
 
 
 def place_figures(text: str, figures: list | dict, at_markers: bool) -> list[dict]:
@@ -50,7 +52,8 @@ def select(problems: list[Problem], suite) -> list[Problem]:
 
 
 def prompt_for(problem: Problem, suite_name: str, suite) -> Prompt:
-    bench = module(suite.kind)
+    """One problem's prompt; `suite` is typed (`typed_suite`)."""
+    bench = plugin(suite.kind)
     key, fields = bench.template_fields(problem, suite)
     templates = dict(suite.templates)
     if key not in templates:
@@ -63,14 +66,12 @@ def prompt_for(problem: Problem, suite_name: str, suite) -> Prompt:
             f"the fields of a {suite.kind} problem: {', '.join('{' + name + '}' for name in sorted(fields))}"
         )
     text = fill(str(templates[key].text), fields)
-    placement = suite.get("figure_placement", "markers")
-    if placement not in PLACEMENTS:
-        raise InputError(f"suite '{suite_name}': figure_placement '{placement}' is not one of {', '.join(PLACEMENTS)}")
+    placement = suite.figure_placement
     content = place_figures(text, bench.figures(problem, suite), at_markers=placement == "markers")
     if placement == "before_text":
         content = [part for part in content if part["type"] == "image"] + [part for part in content if part["type"] == "text"]
     messages = []
-    if suite.get("system_prompt"):
+    if suite.system_prompt:
         messages.append({"role": "system", "content": suite.system_prompt})
     messages.append({"role": "user", "content": content})
     return Prompt(
@@ -84,6 +85,7 @@ def prompt_for(problem: Problem, suite_name: str, suite) -> Prompt:
 
 
 def render(suite_name: str, suite, benchmark: str, problems_path: str | Path, out_dir: str | Path) -> list[Prompt]:
+    suite = typed_suite(suite_name, suite)
     problems = select(read_jsonl(problems_path, Problem), suite)
     if not problems:
         raise InputError(f"suite '{suite_name}': no problem of {problems_path} matches language={suite.get('language')}")
@@ -94,5 +96,6 @@ def render(suite_name: str, suite, benchmark: str, problems_path: str | Path, ou
         write_json(staging / "suite.json", {
             "suite": suite_name, "benchmark": benchmark, "kind": suite.kind, "language": suite.get("language"),
             "templates": {key: template.get("name", key) for key, template in dict(suite.templates).items()},
+            "scoring": OmegaConf.to_container(suite.scoring),  # how the judge scores this suite's responses
         })
     return prompts

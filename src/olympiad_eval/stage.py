@@ -21,7 +21,6 @@ from hydra.types import RunMode
 from omegaconf import OmegaConf
 
 from olympiad_eval.llm import api_key
-from olympiad_eval.mathcheck import Options
 from olympiad_eval.records import WRITE_ERRORS, InputError
 
 log = logging.getLogger("olympiad_eval")
@@ -262,22 +261,18 @@ def check_model(cfg, name: str) -> None:
         check_endpoint(cfg, where)
 
 
+# Keys a judge config once had that now belong to the suite it scores (`scoring:` in conf/suite).
+MOVED_TO_SUITES = ("rel_tol", "check_options", "mathvision_protocol", "protocol", "prompts", "process",
+                   "error_types", "figures")
+
+
 def check_judge(cfg, name: str) -> None:
     where = f"judge '{name}' (conf/judge/{name}.yaml or an override)"
-    rel_tol = cfg.get("rel_tol")
-    if rel_tol is not None and not OmegaConf.is_dict(rel_tol):
-        raise InputError(f"{where}: rel_tol must map benchmark kinds to tolerances (hipho: 0.0, ...), got {rel_tol!r}")
-    for kind in rel_tol or {}:
-        number(rel_tol, kind, f"{where}: rel_tol", minimum=0)
-    options = cfg.get("check_options")
-    if options is not None and not (OmegaConf.is_dict(options) and all(OmegaConf.is_dict(o) for o in options.values())):
-        raise InputError(f"{where}: check_options must map benchmark kinds to options (physelite: {{percent: true}}), "
-                         f"got {options!r}")
-    for kind, kind_options in (options or {}).items():
-        try:
-            Options.from_mapping(kind_options)
-        except ValueError as error:
-            raise InputError(f"{where}: check_options.{kind}: {error}") from None
+    moved = [key for key in MOVED_TO_SUITES if key in cfg]
+    if moved:
+        raise InputError(f"{where}: {', '.join(moved)} describe how a benchmark is scored, so they live with its "
+                         "suites now: set them under `scoring:` in conf/suite/<suite>.yaml (a judge config says "
+                         "who grades: kind, judges, settings, workers, re-asks)")
     number(cfg, "workers", where, integer=True, minimum=1)
     number(cfg, "check_timeout", where, above=0)
     number(cfg, "max_reasks", where, integer=True, minimum=0)

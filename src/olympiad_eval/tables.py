@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from omegaconf import OmegaConf
 
-from olympiad_eval.benchmarks import module
+from olympiad_eval.benchmarks import plugin, typed_suite
 from olympiad_eval.records import InputError, Judgment, atomic_dir, atomic_file, iter_jsonl, write_json
 
 COUNTS = ["problems", "scored", "judge errors", "undecided", "failed generations", "refusals", "truncated"]
@@ -271,10 +271,10 @@ def plot_data(frame: pd.DataFrame, summary: pd.DataFrame) -> dict[str, pd.DataFr
 
 
 def with_suites(bench_cfg, suites: dict):
-    """The benchmark's config with `suites` added (a copy: Hydra's own config is read-only)."""
+    """The benchmark's config with `suites` added, each typed as its render stage types it (a copy:
+    Hydra's own config is read-only)."""
     plain = OmegaConf.to_container(bench_cfg, resolve=True) if OmegaConf.is_config(bench_cfg) else dict(bench_cfg)
-    return OmegaConf.create({**plain, "suites": {name: OmegaConf.to_container(suite, resolve=True)
-                                                 if OmegaConf.is_config(suite) else suite
+    return OmegaConf.create({**plain, "suites": {name: OmegaConf.to_container(typed_suite(name, OmegaConf.create(suite)))
                                                  for name, suite in suites.items()}})
 
 
@@ -287,7 +287,7 @@ def aggregate(benchmark: str, bench_cfg, plan: dict, outputs: str | Path, tables
     made = protocol_by_judge(frame)
     summary = with_usage(counts(frame), outputs).join(
         made[["protocol", "judge_config"]].rename(columns={"judge_config": "judge config"}), on="judge")
-    tables = {"summary": summary, **module(bench_cfg.kind).tables(frame, with_suites(bench_cfg, suites or {}))}
+    tables = {"summary": summary, **plugin(bench_cfg.kind).tables(frame, with_suites(bench_cfg, suites or {}))}
     notes = made_by_lines(made)
     with atomic_dir(tables_dir) as staging:
         sections = []

@@ -11,9 +11,10 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from olympiad_eval.benchmarks import hipho
+from olympiad_eval.benchmarks import hipho, typed_suite
 from olympiad_eval.mathcheck import Verdict, equivalent
 from olympiad_eval.records import AnswerSlot, Criterion, InputError, Problem, RecordError, exact
+from tests.support import by_rules, compose_stage, scoring, typed
 
 # its module fixtures load a release once: keep its tests on one test worker
 pytestmark = pytest.mark.xdist_group("hipho_release")
@@ -25,7 +26,7 @@ REAL_RESULTS = REPO / ".." / "shared" / "data" / "hipho_results"
 SAMPLE_CFG = OmegaConf.load(REPO / "conf" / "benchmark" / "sample_hipho.yaml")
 REAL_CFG = OmegaConf.create({"kind": "hipho", "default_language": "en",
                              "language_by_exam": {"CPhO_2025": "zh", "PanMechanics_2024": "zh"}})
-SUITE = OmegaConf.create({"kind": "hipho", "language": None, "prompt_language": None, "figures": "all"})
+SUITE = typed("hipho")
 
 
 def check(jobs):
@@ -300,7 +301,7 @@ def test_gold_text_value_and_reference_answer(value, text, gold, answer):
 @pytest.mark.parametrize("value, text, gold, answer", GOLDS)
 def test_the_rule_check_accepts_the_reference_answer_of_every_wrapping(value, text, gold, answer):
     problem = Problem(id="P", benchmark="x", language="en", question="q", answers=(AnswerSlot(value),))
-    result = hipho.score(problem, hipho.reference(problem, SUITE), check, 0.0)
+    result = by_rules(hipho, problem, hipho.reference(problem, SUITE), check)
     assert result.slots[0]["correct"] is bool(gold)
 
 
@@ -311,7 +312,7 @@ def test_reference(sample):
 
 @pytest.mark.parametrize("prompt_language, expected", [(None, "zh"), ("en", "en")])
 def test_template_fields(sample, prompt_language, expected):
-    suite = OmegaConf.create({"prompt_language": prompt_language})
+    suite = typed("hipho", prompt_language=prompt_language)
     key, fields = hipho.template_fields(sample["DemoCPhO_2025_1_1"], suite)
     assert key == expected
     assert fields["information"] == "None."
@@ -324,7 +325,7 @@ def test_template_fields(sample, prompt_language, expected):
 @pytest.mark.parametrize("pid", ["DemoPhO_2025_1_a", "DemoPhO_2025_1_b", "DemoPhO_2025_2_a", "DemoCPhO_2025_1_1", "DemoCPhO_2025_2_1"])
 def test_reference_response_earns_full_points(sample, pid):
     problem = sample[pid]
-    result = hipho.score(problem, hipho.reference(problem, SUITE), check, 0.0)
+    result = by_rules(hipho, problem, hipho.reference(problem, SUITE), check)
     assert result.points == problem.points
     assert result.score == 1.0
     assert all(slot["correct"] for slot in result.slots)
@@ -333,7 +334,7 @@ def test_reference_response_earns_full_points(sample, pid):
 
 def test_one_wrong_slot_loses_its_points(sample):
     response = "<think>...</think>\n<answer>\n[\\boxed{3.20}, \\boxed{0.500}]\n</answer>"
-    result = hipho.score(sample["DemoPhO_2025_1_b"], response, check, 0.0)
+    result = by_rules(hipho, sample["DemoPhO_2025_1_b"], response, check)
     assert result.extracted == ("3.20", "0.500")
     assert [slot["correct"] for slot in result.slots] == [True, False]
     assert (result.points, result.score) == (1.0, 0.5)
@@ -352,13 +353,13 @@ def test_partial_points_are_weighted_by_slot_points(boxes, points, score):
     problem = Problem(id="P", benchmark="x", language="en", question="q",
                       answers=(AnswerSlot("\\boxed{$2$}", points=1.0), AnswerSlot("\\boxed{$5$}", points=3.0)))
     response = "<answer>[" + ", ".join(f"\\boxed{{{b}}}" for b in boxes) + "]</answer>"
-    result = hipho.score(problem, response, check, 0.0)
+    result = by_rules(hipho, problem, response, check)
     assert (result.points, result.score) == (points, score)
 
 
 def test_answers_outside_the_answer_block_are_not_used(sample):
     response = "<think>\\boxed{0.790}</think><answer>[\\boxed{3.20}, \\boxed{0.7}]</answer>"
-    result = hipho.score(sample["DemoPhO_2025_1_b"], response, check, 0.0)
+    result = by_rules(hipho, sample["DemoPhO_2025_1_b"], response, check)
     assert result.points == 1.0
 
 
@@ -369,16 +370,16 @@ def recorded_score(problem: Problem, response: str, cfg=None):
         seen.extend(jobs)
         return check(jobs)
 
-    return hipho.score(problem, response, recording_check, 0.0, cfg), seen
+    return by_rules(hipho, problem, response, recording_check, **(cfg or {})), seen
 
 
 TWO_SLOTS = Problem(id="P", benchmark="x", language="en", question="q",
                     answers=(AnswerSlot("\\boxed{$2$}"), AnswerSlot("\\boxed{$5$}", points=3.0)))
 
 
-@pytest.mark.parametrize("cfg", [None, OmegaConf.create({"kind": "rule"}), OmegaConf.create({"protocol": "official"})])
+@pytest.mark.parametrize("cfg", [None, {"protocol": "official"}])
 def test_missing_boxes_fill_the_last_slots_in_the_official_protocol(cfg):
-    """VLMEvalKit's verifier pads the missing answers in front (`get_answer_str`); the rule judge is official."""
+    """VLMEvalKit's verifier pads the missing answers in front (`get_answer_str`); official is the default."""
     result, seen = recorded_score(TWO_SLOTS, "<answer>[\\boxed{5}]</answer>", cfg)
     assert result.extracted == ("", "5")
     assert seen == [("5", "5", 0.0, None)]  # the empty slot is not checked
@@ -386,32 +387,33 @@ def test_missing_boxes_fill_the_last_slots_in_the_official_protocol(cfg):
 
 
 def test_missing_boxes_fill_the_first_slots_in_the_evalscope_protocol():
-    result, seen = recorded_score(TWO_SLOTS, "<answer>[\\boxed{2}]</answer>", OmegaConf.create({"protocol": "evalscope"}))
+    result, seen = recorded_score(TWO_SLOTS, "<answer>[\\boxed{2}]</answer>", {"protocol": "evalscope"})
     assert result.extracted == ("2", "")
     # evalscope checks answers with Math-Verify (hipho_evalscope.combine), never with our rules
     assert seen == [] and [slot["given"] for slot in result.slots] == ["2", ""]
 
 
-def test_an_unknown_protocol_is_an_error():
-    with pytest.raises(InputError, match="protocol 'vlmevalkit'"):
-        hipho.score(TWO_SLOTS, "", check, 0.0, OmegaConf.create({"protocol": "vlmevalkit"}))
+def test_an_unknown_protocol_is_an_error_when_the_suite_is_composed():
+    suite = compose_stage("render", ["suite=sample_hipho", "cell.benchmark=x", "suite.scoring.protocol=vlmevalkit"]).suite
+    with pytest.raises(InputError, match="scoring.protocol: 'vlmevalkit' is not one of official, evalscope"):
+        typed_suite("sample_hipho", suite)
 
 
 def test_one_of_three_slots_of_a_three_point_problem_is_exactly_one_point():
     problem = Problem(id="P", benchmark="x", language="en", question="q",
                       answers=tuple(AnswerSlot(f"\\boxed{{{n}}}") for n in (1, 2, 3)))
-    result = hipho.score(problem, "<answer>[\\boxed{1}, \\boxed{0}, \\boxed{0}]</answer>", check, 0.0)
+    result = by_rules(hipho, problem, "<answer>[\\boxed{1}, \\boxed{0}, \\boxed{0}]</answer>", check)
     assert result.points == 1.0 and result.score == 1 / 3
 
 
-OFFICIAL = OmegaConf.create({"protocol": "official"})
+OFFICIAL = scoring(hipho)
 
 
 def test_the_official_protocol_gives_one_of_three_slots_exactly_one_point():
     problem = Problem(id="P", benchmark="x", language="en", question="q",
                       answers=tuple(AnswerSlot(f"\\boxed{{{n}}}") for n in (1, 2, 3)),
                       marking=((Criterion("Award 3 pt if all.", 3.0),),))
-    rules = hipho.score(problem, "<answer>[\\boxed{1}, \\boxed{0}, \\boxed{0}]</answer>", check, 0.0)
+    rules = by_rules(hipho, problem, "<answer>[\\boxed{1}, \\boxed{0}, \\boxed{0}]</answer>", check)
     replies = {"g": {"criterion 0.0": {"awarded": 0.0}, "slot 1": {"equivalent": False}, "slot 2": {"equivalent": False}}}
     result = hipho.combine(problem, rules, replies, OFFICIAL)
     assert (result.points, result.answer_points, result.step_points) == (1.0, 1.0, 0.0)
@@ -420,7 +422,7 @@ def test_the_official_protocol_gives_one_of_three_slots_exactly_one_point():
 def test_judges_and_criteria_add_up_exactly():
     problem = Problem(id="P", benchmark="x", language="en", question="q", answers=(AnswerSlot("\\boxed{1}", points=0.7),),
                       marking=((Criterion("a", 0.1), Criterion("b", 0.2), Criterion("c", 0.4)),))
-    rules = hipho.score(problem, "<answer>[\\boxed{0}]</answer>", check, 0.0)
+    rules = by_rules(hipho, problem, "<answer>[\\boxed{0}]</answer>", check)
     awarded = {f"criterion 0.{c}": {"awarded": points} for c, points in enumerate((0.1, 0.2, 0.0))}
     replies = {judge: {**awarded, "slot 0": {"equivalent": False}} for judge in ("g", "h", "k")}
     result = hipho.combine(problem, rules, replies, OFFICIAL)
@@ -431,7 +433,7 @@ def test_judges_and_criteria_add_up_exactly():
 def test_decimal_slot_points_add_up_exactly():
     problem = Problem(id="P", benchmark="x", language="en", question="q",
                       answers=tuple(AnswerSlot(f"\\boxed{{{n}}}", points=p) for n, p in ((1, 0.1), (2, 0.2), (3, 0.4))))
-    result = hipho.score(problem, hipho.reference(problem, SUITE), check, 0.0)
+    result = by_rules(hipho, problem, hipho.reference(problem, SUITE), check)
     assert (result.points, result.score, problem.points) == (0.7, 1.0, 0.7)  # 0.1 + 0.2 + 0.4 is 0.7000000000000001 in floats
 
 
@@ -444,7 +446,7 @@ def test_open_ended_slot_is_left_to_judges():
 
     problem = Problem(id="P", benchmark="x", language="en", question="q",
                       answers=(AnswerSlot("", kind="Open-Ended"), AnswerSlot("\\boxed{$2$}")))
-    result = hipho.score(problem, "<answer>[\\boxed{a sketch}, \\boxed{2}]</answer>", recording_check, 0.0)
+    result = by_rules(hipho, problem, "<answer>[\\boxed{a sketch}, \\boxed{2}]</answer>", recording_check)
     assert [job[0] for job in seen] == ["2"]
     assert result.points == 1.0
     assert [slot["correct"] for slot in result.slots] == [False, True]
@@ -455,7 +457,7 @@ def test_undecided_check_is_reported_not_scored(sample):
         return [Verdict(None, "check timed out after 10 s") for _ in jobs]
 
     problem = sample["DemoCPhO_2025_1_1"]
-    result = hipho.score(problem, hipho.reference(problem, SUITE), stuck, 0.0)
+    result = by_rules(hipho, problem, hipho.reference(problem, SUITE), stuck)
     assert result.points == 0.0
     assert result.undecided == ("slot 1: check timed out after 10 s",)
 
@@ -546,17 +548,16 @@ def real_exams() -> list[str]:
 @pytest.fixture(scope="module")
 def real_suites(real):
     from olympiad_eval.render import prompt_for, select
-    from tests.support import compose_stage
 
     prompts = {}
     for name in ("hipho", "hipho_en"):
-        suite = compose_stage("render", [f"suite={name}", "cell.benchmark=hipho"]).suite
+        suite = typed_suite(name, compose_stage("render", [f"suite={name}", "cell.benchmark=hipho"]).suite)
         prompts[name] = [(problem, prompt_for(problem, name, suite)) for problem in select(real, suite)]
     return prompts
 
 
 def lost_slots(problem: Problem, response: str) -> list[int]:
-    result = hipho.score(problem, response, check, 0.0)
+    result = by_rules(hipho, problem, response, check)
     return [index for index, (slot, checked) in enumerate(zip(problem.answers, result.slots))
             if hipho.gold_value(slot) and not checked["correct"]]
 
@@ -567,7 +568,7 @@ def test_real_reference_earns_every_rule_checkable_point(real_suites, suite, exa
     rendered = [(problem, prompt) for problem, prompt in real_suites[suite] if problem.subset == exam]
     assert rendered
     for problem, prompt in rendered:
-        result = hipho.score(problem, prompt.reference, check, 0.0)
+        result = by_rules(hipho, problem, prompt.reference, check)
         quirky = [i for i, slot in enumerate(problem.answers) if release_quirk(slot)]
         assert lost_slots(problem, prompt.reference) == quirky, problem.id
         assert exact(result.points) == exact(gradable_points(problem)) - sum(exact(problem.answers[i].points) for i in quirky)
@@ -601,17 +602,15 @@ def test_real_wrappings_that_rules_once_missed(real):
 
 # ---------------------------------------------------------------- the answer judge sees ranges as ranges
 
-ANSWER_JUDGE = OmegaConf.create({
-    "protocol": "official", "figures": False,
-    "prompts": {"hipho_answer": OmegaConf.load(REPO / "conf" / "prompt" / "hipho_answer_judge.yaml"),
-                "hipho_criterion": OmegaConf.load(REPO / "conf" / "prompt" / "hipho_criterion_judge.yaml")},
-})
+ANSWER_JUDGE = scoring(hipho, prompts={
+    "answer": OmegaConf.load(REPO / "conf" / "prompt" / "hipho_answer_judge.yaml"),
+    "criterion": OmegaConf.load(REPO / "conf" / "prompt" / "hipho_criterion_judge.yaml")})
 
 
 def judge_messages(problem: Problem, response: str) -> dict[str, str]:
-    rules = hipho.score(problem, response, check, 0.0)
+    rules = by_rules(hipho, problem, response, check)
     return {task.key: task.messages[1]["content"][0]["text"]
-            for task in hipho.judge_tasks(problem, response, rules, ANSWER_JUDGE) if task.key.startswith("slot")}
+            for task in hipho.judge_tasks_after_rules(problem, response, rules, ANSWER_JUDGE)}
 
 
 def test_the_answer_judge_is_shown_the_range_as_written():

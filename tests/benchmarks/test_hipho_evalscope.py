@@ -8,9 +8,9 @@ import pytest
 
 from olympiad_eval.benchmarks import Score, hipho, hipho_evalscope as evalscope
 from olympiad_eval.records import AnswerSlot, Criterion, Figure, InputError, Problem
-from tests.support import compose_stage
+from tests.support import suite_scoring
 
-CFG = compose_stage("judge", ["judge=gpt-4o-evalscope", "cell.suite=x", "cell.model=y"]).judge
+CFG = suite_scoring("sample_hipho_evalscope")
 
 needs_math_verify = pytest.mark.skipif(
     __import__("importlib").util.find_spec("math_verify") is None,
@@ -61,8 +61,8 @@ TOTAL = "Award a total of 1.0 pt: award 0.5 pt if the speed is right, 0.5 pt if 
 def test_step_requests_are_evalscopes_prompt_one_user_message_no_figures():
     figure = Figure(path="f.png", sha256="0" * 64, mime="image/png")
     p = problem([[("Award 0.5 pt if $v = gt$.", 0.5), ("得 2 分", 2.0)]], figures=[figure])
-    cfg = compose_stage("judge", ["judge=gpt-4o-evalscope", "cell.suite=x", "cell.model=y", "judge.figures=true"]).judge
-    tasks = hipho.judge_tasks(p, "<think>v = gt</think>\n<answer>[\\boxed{2}]</answer>", None, cfg)
+    cfg = suite_scoring("sample_hipho_evalscope", "suite.scoring.judge_figures=true")
+    tasks = hipho.judge_tasks(p, "<think>v = gt</think>\n<answer>[\\boxed{2}]</answer>", cfg)
     assert [t.key for t in tasks] == ["criterion 0.0", "criterion 0.1"]
     (message,) = tasks[0].messages
     assert message["role"] == "user" and isinstance(message["content"], str)  # no system guard, no image
@@ -77,12 +77,12 @@ def test_step_requests_are_evalscopes_prompt_one_user_message_no_figures():
 
 def test_a_criterion_without_parsed_points_is_not_asked_and_not_attainable():
     p = problem([[("Award 0.5 pt if $v = gt$.", 0.5), (TOTAL, 1.0)]], answers=[AnswerSlot("1", points=1.5)])
-    assert [t.key for t in evalscope.judge_tasks(p, "r", None, CFG)] == ["criterion 0.0", "criterion 0.1"]
+    assert [t.key for t in evalscope.judge_tasks(p, "r", CFG)] == ["criterion 0.0", "criterion 0.1"]
     # the "total" criterion is worth 0.5 to evalscope (its largest partial award), not 1.0
     judged = {"criterion 0.0": {"awarded": 0.5}, "criterion 0.1": {"awarded": 0.25}}
     assert evalscope.step_ratio(p, rules(""), judged) == pytest.approx(0.75 / 1.0)
     nothing = problem([[("Award 0.5 pt if $v = gt$.", 0.5), ("Award a total of 1 pt if right.", 1.0)]])
-    assert [t.key for t in evalscope.judge_tasks(nothing, "r", None, CFG)] == ["criterion 0.0"]
+    assert [t.key for t in evalscope.judge_tasks(nothing, "r", CFG)] == ["criterion 0.0"]
     assert evalscope.step_ratio(nothing, rules(""), {"criterion 0.0": {"awarded": 0.25}}) == 0.5
 
 
@@ -139,7 +139,7 @@ def test_answer_level_rule_check_then_the_judge_for_non_empty_misses():
              AnswerSlot("\\boxed{$B$}", points=1.0)]
     p = problem(answers=slots)
     given = rules("0.5", "8", "")  # the rule matches slot 0; slot 1 goes to the judge; slot 2 is empty
-    tasks = hipho.judge_tasks(p, "unused", given, CFG)
+    tasks = hipho.judge_tasks_after_rules(p, "unused", given, CFG)
     assert [t.key for t in tasks] == ["slot 1"]
     (message,) = tasks[0].messages
     assert "Question: Find $x$.\nOutput sentence: 8\nCorrect answer: $7$\n" in message["content"]
@@ -163,15 +163,15 @@ def test_math_verify_semantics_ranges_are_intervals_and_case_folds():
 def test_a_gold_that_math_verify_cannot_parse_leaves_the_problem_out():
     p = problem(answers=[AnswerSlot("\\boxed{$2$}"), AnswerSlot("\\boxed{$\\text{}$}")])
     given = rules("3", "")
-    assert evalscope.judge_tasks(p, "r", given, CFG) == []
+    assert evalscope.judge_tasks_after_rules(p, "r", given, CFG) == []
     why = evalscope.combine(p, given, {"g": {}})
     assert isinstance(why, str) and "evalscope excludes the problem" in why
 
 
 def test_the_official_prompts_are_refused():
-    official = compose_stage("judge", ["judge=gpt-4o", "cell.suite=x", "cell.model=y", "judge.protocol=evalscope"]).judge
+    official = suite_scoring("sample_hipho", "suite.scoring.protocol=evalscope")
     with pytest.raises(InputError, match="hipho_evalscope_step_judge"):
-        hipho.judge_tasks(problem([[("Award 1 pt if a.", 1.0)]]), "r", None, official)
+        hipho.judge_tasks(problem([[("Award 1 pt if a.", 1.0)]]), "r", official)
 
 
 @needs_math_verify

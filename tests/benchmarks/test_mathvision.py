@@ -12,6 +12,7 @@ from omegaconf import OmegaConf
 from olympiad_eval.benchmarks import mathvision
 from olympiad_eval.mathcheck import Verdict, equivalent
 from olympiad_eval.records import InputError, RecordError, iter_json_lines
+from tests.support import by_rules, typed
 
 # its module fixtures load a release once: keep its tests on one test worker
 pytestmark = pytest.mark.xdist_group("mathvision_release")
@@ -20,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "data" / "sample" / "mathvision"
 REAL = REPO / ".." / "shared" / "data" / "mathvision"
 SAMPLE_CFG = OmegaConf.load(REPO / "conf" / "benchmark" / "sample_mathvision.yaml")
-SUITE = OmegaConf.create({"kind": "mathvision", "language": "en", "figures": "all"})
+SUITE = typed("mathvision", language="en")
 
 
 def cfg(split: str):
@@ -171,7 +172,7 @@ def test_references(sample, pid, reference):
 )
 def test_score(sample, pid, response, correct):
     """evalscope's protocol: its extraction cascade, then an equivalence check."""
-    result = mathvision.score(sample[pid], response, check, 0.0, {"mathvision_protocol": "evalscope"})
+    result = by_rules(mathvision, sample[pid], response, check, protocol="evalscope")
     assert result.score == (1.0 if correct else 0.0)
     assert result.slots[0]["correct"] is correct
 
@@ -179,7 +180,7 @@ def test_score(sample, pid, response, correct):
 @pytest.mark.parametrize("pid", ["1", "2", "3", "4"])
 def test_reference_response_scores(sample, pid):
     problem = sample[pid]
-    assert mathvision.score(problem, mathvision.reference(problem, SUITE), check, 0.0).score == 1.0
+    assert by_rules(mathvision, problem, mathvision.reference(problem, SUITE), check).score == 1.0
 
 
 # ---------------------------------------------------------------- the real release (../shared/data)
@@ -233,13 +234,12 @@ def test_real_test_split_loads_3040_problems_when_every_image_exists(real_root, 
 @pytest.mark.parametrize("protocol", ["official", "evalscope"])
 def test_the_reference_scores_under_both_protocols(sample, protocol):
     for problem in sample.values():
-        assert mathvision.score(problem, mathvision.reference(problem, SUITE), check, 0.0,
-                                {"mathvision_protocol": protocol}).score == 1.0
+        assert by_rules(mathvision, problem, mathvision.reference(problem, SUITE), check, protocol=protocol).score == 1.0
 
 
 def test_the_official_protocol_is_the_default_and_reads_the_official_way(sample):
     # MATH-V's scorer takes "the answer is" phrases and the last box, not an "ANSWER:" line
-    assert mathvision.score(sample["1"], "The answer is C.", check, 0.0).score == 1.0
-    assert mathvision.score(sample["1"], "Reasoning.\nANSWER: C", check, 0.0).score == 0.0
-    with pytest.raises(InputError, match="mathvision_protocol"):
-        mathvision.score(sample["1"], "C", check, 0.0, {"mathvision_protocol": "vibes"})
+    assert by_rules(mathvision, sample["1"], "The answer is C.", check).score == 1.0
+    assert by_rules(mathvision, sample["1"], "Reasoning.\nANSWER: C", check).score == 0.0
+    with pytest.raises(InputError, match="scoring.protocol: 'vibes' is not one of official, evalscope"):
+        typed("mathvision", scoring={"protocol": "vibes"})

@@ -23,6 +23,7 @@ from olympiad_eval.fetch import fetch
 from olympiad_eval.mathcheck import Verdict, equivalent
 from olympiad_eval.records import InputError, Problem, RecordError, read_jsonl
 from olympiad_eval.render import render
+from tests.support import by_rules, scoring, typed
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "data" / "sample" / "physelite"
@@ -137,12 +138,12 @@ def test_missing_split_is_an_input_error():
     [("none", []), ("schematic", ["schematic"]), ("schematic+process", ["schematic", "process"])],
 )
 def test_figures_follow_the_suite(sample, figures, roles):
-    chosen = physelite.figures(sample[("PE-S-0002", "en")], OmegaConf.create({"figures": figures}))
+    chosen = physelite.figures(sample[("PE-S-0002", "en")], typed("physelite", figures=figures))
     assert [f.role for f in chosen] == roles
 
 
 def hint_suite(mode: str, **more) -> OmegaConf:
-    return OmegaConf.create({"hint": {"mode": mode, "step_separator": "\\n+", "label": "Hint:", **more}})
+    return typed("physelite", hint={"mode": mode, "step_separator": "\\n+", "label": "Hint:", **more})
 
 
 def test_hint_is_the_first_step_of_the_solution(sample):
@@ -213,9 +214,9 @@ def test_states_answer(text, answer, stated):
 
 
 @pytest.mark.parametrize("old", [True, "yes"])
-def test_old_boolean_hint_is_refused_with_what_it_did(sample, old):
-    with pytest.raises(InputError, match="final answer included"):
-        physelite.template_fields(sample[("PE-S-0001", "en")], OmegaConf.create({"hint": old}))
+def test_an_old_boolean_hint_is_refused_naming_the_key(old):
+    with pytest.raises(InputError, match=r"suite 'test' \(conf/suite/test.yaml or an override\): hint: "):
+        typed("physelite", hint=old)
 
 
 @pytest.mark.parametrize(
@@ -233,7 +234,7 @@ def test_old_boolean_hint_is_refused_with_what_it_did(sample, old):
     ],
 )
 def test_score(sample, pid, response, correct):
-    result = physelite.score(sample[(pid, "en")], response, check, 0.05)
+    result = by_rules(physelite, sample[(pid, "en")], response, check)
     assert result.score == (1.0 if correct else 0.0)
     assert result.verdict == ("correct" if correct else "incorrect")
 
@@ -241,7 +242,7 @@ def test_score(sample, pid, response, correct):
 @pytest.mark.parametrize("pid", ["PE-S-0001", "PE-S-0002", "PE-S-0003"])
 def test_reference_response_is_correct(sample, pid):
     problem = sample[(pid, "zh")]
-    assert physelite.score(problem, physelite.reference(problem, None), check, 0.05).score == 1.0
+    assert by_rules(physelite, problem, physelite.reference(problem, None), check).score == 1.0
 
 
 # ---------------------------------------------------------------- the Hub's Parquet layout
@@ -582,14 +583,14 @@ def test_empty_reference_answer_is_valid_and_the_judge_is_told_to_use_the_soluti
     write_release(tmp_path, rows)
     problem = physelite.load(tmp_path, CFG, "p")[0]
     assert problem.answers[0].value == ""
-    prompts = OmegaConf.create({"prompts": {
-        "physelite_answer": OmegaConf.load(REPO / "conf" / "prompt" / "physelite_answer_judge.yaml"),
-        "physelite_process": OmegaConf.load(REPO / "conf" / "prompt" / "physelite_process_judge.yaml")}})
-    task = physelite.judge_tasks(problem, "FINAL ANSWER: 24 m", None, prompts)[0]
+    settings = scoring(physelite, prompts={
+        "answer": OmegaConf.load(REPO / "conf" / "prompt" / "physelite_answer_judge.yaml"),
+        "process": OmegaConf.load(REPO / "conf" / "prompt" / "physelite_process_judge.yaml")})
+    task = physelite.judge_tasks(problem, "FINAL ANSWER: 24 m", settings)[0]
     text = task.messages[1]["content"]
     assert f"Reference Answer\n\n\nReference Solution\n{problem.solution}\n" in text
     assert "When the reference answer is empty, extract the correct result from the reference solution." in text
-    ruled = physelite.score(problem, "FINAL ANSWER: 24 m", check, 0.05)
+    ruled = by_rules(physelite, problem, "FINAL ANSWER: 24 m", check)
     assert ruled.unscorable == physelite.NO_REFERENCE  # a judge error for the rule judge, never a silent 0
     assert physelite.reference(problem, None) == f"Reference derivation.\n{problem.solution}"
     assert physelite.hint(problem, hint_suite("without_result")) == "\n".join(problem.solution.splitlines()[:2])

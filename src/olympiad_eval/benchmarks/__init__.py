@@ -1,31 +1,39 @@
 """One module per benchmark: loading its release, rendering its prompts, scoring, tables.
 
-Every benchmark module offers the same functions, so the generic stages never need to know
-which benchmark they run:
+A benchmark is a plugin: a module that meets the `Benchmark` protocol below. The config of a
+benchmark or suite names it by its `kind`, which `plugin(kind)` resolves: a module of this
+package (`hipho`), or any importable module by its dotted path (`mypackage.mybench`). The
+generic stages call only what the protocol lists, so adding a benchmark is its module, its
+config files, its sample data and its tests. What a benchmark module offers:
 
+- `Suite`: the dataclass schema of its suites' configs (`conf/suite/*.yaml`), with enums for
+  option values; `typed_suite` checks a composed suite against it, naming the key and its choices.
+  Its `scoring` (a `Scoring`) holds the protocol settings: which protocol, the numeric tolerance,
+  the answer rules it switches on, the judge prompts and flags. They are the benchmark's, travel
+  with the rendered suite (`suite.json`) to the judge, and a judge config never repeats them.
+- `PROTOCOL_VERSIONS`: each protocol's version (see below);
 - `load(root, cfg, benchmark) -> list[Problem]`: read a release laid out as officially published,
   refusing with file, record and field what could not be scored right (see `release.Fields`);
 - `template_fields(problem, suite) -> (template key, fields)`: what fills the suite's template;
 - `figures(problem, suite) -> list[Figure] | dict[int, Figure]`: the figures sent with the prompt, in
   a list (the N-th is `[figureN]`) or by each figure's own number where the benchmark knows it;
 - `reference(problem, suite) -> str`: the gold answer written as the prompt asks for it;
-- `score(problem, response, check, rel_tol, cfg) -> Score`: answer-level scoring by rules, where
-  `check(jobs)` runs (gold, predicted, rel_tol, unit) checks in worker processes and `cfg` is the
-  judge's config (for a benchmark's protocol options);
-- `judge_tasks(problem, response, rules, cfg) -> list[JudgeTask]`: what its protocol asks LLM
-  judges about one response (each task is sent to every judge of the ensemble);
-- `combine(problem, rules, replies, cfg) -> Score | str`: the protocol's score from the rules'
+- rule scoring, in two steps: `rule_checks(problem, response, scoring) -> list[Check]`, the
+  equivalence checks (gold, predicted, rel_tol, unit) it needs, which the judge runs in worker
+  processes with every other response's at once; then `rule_score(problem, response, scoring,
+  verdicts) -> Score`, the score from their verdicts (in the checks' order);
+- LLM judge tasks, named by what they need: `judge_tasks(problem, response, scoring)`, asked at
+  once, and `judge_tasks_after_rules(problem, response, rules, scoring)`, asked once the rules'
+  score is known (HiPhO's answer slots the rules missed); each task is sent to every judge;
+- `combine(problem, rules, replies, scoring) -> Score | str`: the protocol's score from the rules'
   score and each judge's parsed replies (`replies[judge][task key]`), or why it cannot score;
 - `tables(frame, cfg) -> dict[str, DataFrame]`: the benchmark's tables from its judgments; `cfg` is
   the benchmark's config with `suites`, the composed config of each of the plan's suites of it.
 
-and two constants that name its scoring protocols:
-
-- `PROTOCOL_KEY`: the judge-config key that picks one (None where the benchmark has one protocol);
-- `PROTOCOL_VERSIONS`: each protocol's version. Bump it with any change that can alter a verdict
-  or a score: `tests/test_protocol_versions.py` pins the verdicts of each version, and every
-  judgment, metric and table records the version that made it (`provenance`). The history, the
-  same for every benchmark's protocols:
+`PROTOCOL_VERSIONS`: bump a version with any change that can alter a verdict or a score:
+`tests/test_protocol_versions.py` pins the verdicts of each version, and every judgment, metric
+and table records the version that made it (`provenance`). The history, the same for every
+benchmark's protocols:
   - v1: the first releases;
   - v2: HiPhO exact points and cited figures, PhysElite settings, MATH-Vision's old parser, the
     physics rules (Greek variants, degrees, unordered sets), and provenance itself;
@@ -36,20 +44,21 @@ and two constants that name its scoring protocols:
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import importlib
 import json
+import pkgutil
 import re
 from dataclasses import dataclass, field
 from importlib import metadata
-from types import ModuleType
-from typing import Callable
+from typing import Any, Callable, Optional, Protocol, runtime_checkable
 
-from omegaconf import OmegaConf
+from omegaconf import MISSING, DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
-from olympiad_eval.records import InputError
-
-KINDS = ("hipho", "mathvision", "physelite")
+from olympiad_eval.mathcheck import Options
+from olympiad_eval.records import InputError, Problem
 
 
 @dataclass(frozen=True)
@@ -114,10 +123,129 @@ def json_reply(text: str | None) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def module(kind: str) -> ModuleType:
-    if kind not in KINDS:
-        raise InputError(f"unknown benchmark kind '{kind}'; known kinds: {', '.join(KINDS)}")
-    return importlib.import_module(f"olympiad_eval.benchmarks.{kind}")
+Check = tuple  # (gold, predicted, rel_tol, unit): one equivalence check of `mathcheck.equivalent`
+
+
+@runtime_checkable
+class Benchmark(Protocol):
+    """What a benchmark module offers (the module docstring says what each part does)."""
+
+    Suite: type
+    PROTOCOL_VERSIONS: dict[str, int]
+
+    def load(self, root, cfg, benchmark: str) -> list[Problem]: ...
+    def template_fields(self, problem: Problem, suite) -> tuple[str, dict]: ...
+    def figures(self, problem: Problem, suite) -> list | dict: ...
+    def reference(self, problem: Problem, suite) -> str: ...
+    def rule_checks(self, problem: Problem, response: str, scoring) -> list[Check]: ...
+    def rule_score(self, problem: Problem, response: str, scoring, verdicts: list) -> Score: ...
+    def judge_tasks(self, problem: Problem, response: str, scoring) -> list[JudgeTask]: ...
+    def judge_tasks_after_rules(self, problem: Problem, response: str, rules: "Score | str",
+                                scoring) -> list[JudgeTask]: ...
+    def combine(self, problem: Problem, rules: "Score | str", replies: dict, scoring) -> "Score | str": ...
+    def tables(self, frame, cfg) -> dict: ...
+
+
+PARTS = tuple(name for name in vars(Benchmark) if not name.startswith("_")) + tuple(Benchmark.__annotations__)
+
+
+def plugin(kind: str) -> Benchmark:
+    """The benchmark module a config's `kind` names: `hipho` is this package's module, a dotted
+    name (`mypackage.mybench`) any importable module."""
+    name = str(kind)
+    path = name if "." in name else f"{__name__}.{name}"
+    if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", name):
+        raise InputError(f"unknown benchmark kind {kind!r}; known kinds: {', '.join(known_kinds())}")
+    try:
+        bench = importlib.import_module(path)
+    except ModuleNotFoundError as error:
+        if error.name is None or not path.startswith(error.name):
+            raise  # the plugin exists but imports something missing: its own traceback says what
+        raise InputError(f"unknown benchmark kind '{name}'; known kinds: {', '.join(known_kinds())}") from None
+    if not isinstance(bench, Benchmark):
+        missing = [part for part in PARTS if not hasattr(bench, part)]
+        raise InputError(f"benchmark kind '{name}' ({path}) is not a benchmark module: it lacks "
+                         f"{', '.join(sorted(missing))} (see olympiad_eval.benchmarks)")
+    return bench
+
+
+def known_kinds() -> list[str]:
+    """The benchmark modules of this package (the helper modules beside them are not)."""
+    return sorted(info.name for info in pkgutil.iter_modules(__path__)
+                  if isinstance(importlib.import_module(f"{__name__}.{info.name}"), Benchmark))
+
+
+# ---------------------------------------------------------------- typed suite configs
+
+class Placement(enum.StrEnum):
+    """Where a prompt's figures go: after each marker (`[figureN]`, `<imageN>`; the others after
+    the text), all after the text, or all before it."""
+
+    markers = "markers"
+    after_text = "after_text"
+    before_text = "before_text"
+
+
+def choices(name: str, values: tuple[str, ...]) -> type[enum.StrEnum]:
+    """An enum whose members are named by their values, so that configs write the values as they
+    are (`schematic+process`) and the composed config reads back the same text."""
+    return enum.StrEnum(name, {value: value for value in values})
+
+
+@dataclass
+class Scoring:
+    """The protocol settings every benchmark's suites carry (`scoring:` in `conf/suite/*.yaml`).
+    `rel_tol` has no default: a benchmark states its tolerance, never inherits 0 by omission."""
+
+    protocol: str = "official"  # one of the benchmark's PROTOCOL_VERSIONS
+    rel_tol: float = MISSING  # relative tolerance of numeric answers
+    check_options: dict[str, bool] = field(default_factory=dict)  # mathcheck.Options, e.g. {percent: true}
+    prompts: dict[str, Any] = field(default_factory=dict)  # the LLM judge's prompts, by task
+
+
+@dataclass
+class Suite:
+    """What every suite config has; a benchmark's `Suite` extends it with its own options."""
+
+    kind: str = MISSING
+    language: Optional[str] = None  # null: every problem, in its own language
+    templates: dict[str, Any] = field(default_factory=dict)  # the prompt template(s), from conf/prompt
+    system_prompt: Optional[str] = None
+    subsets: Optional[list[str]] = None  # only these subsets (exams, subjects); null: all
+    figure_placement: Placement = Placement.markers
+    scoring: Scoring = field(default_factory=Scoring)
+
+
+def typed_suite(name: str, suite) -> DictConfig:
+    """The composed suite checked against its benchmark's `Suite` schema, with the schema's
+    defaults filled in, as plain values. A key the schema lacks, a value not among an option's
+    choices or of the wrong type, or a setting left unset ends in an `InputError` that names the
+    suite's file and the key."""
+    where = f"suite '{name}' (conf/suite/{name}.yaml or an override)"
+    if suite is None or suite.get("kind") is None:
+        raise InputError(f"{where}: `kind` (its benchmark's kind) must be set")
+    bench = plugin(suite.kind)
+    typed = OmegaConf.structured(bench.Suite)
+    for key in suite:  # key by key: a value that cannot merge at all (`hint: true`) is named by its key
+        try:
+            typed = OmegaConf.merge(typed, {key: suite[key]})
+        except OmegaConfBaseException as error:
+            said = str(error.msg).splitlines()[0].removeprefix("Merge error: ")
+            raise InputError(f"{where}: {error.full_key or key}: {said}") from None
+    missing = sorted(OmegaConf.missing_keys(typed))
+    if missing:
+        raise InputError(f"{where}: {', '.join(missing)} must be set (the {suite.kind} protocol has no default)")
+    scoring = typed.scoring
+    if scoring.protocol not in bench.PROTOCOL_VERSIONS:
+        raise InputError(f"{where}: scoring.protocol: '{scoring.protocol}' is not one of "
+                         f"{', '.join(bench.PROTOCOL_VERSIONS)} for {suite.kind}")
+    if scoring.rel_tol < 0:
+        raise InputError(f"{where}: scoring.rel_tol must be a number >= 0, got {scoring.rel_tol}")
+    try:
+        Options.from_mapping(scoring.check_options)
+    except ValueError as error:
+        raise InputError(f"{where}: scoring.check_options: {error}") from None
+    return OmegaConf.create(OmegaConf.to_container(typed, enum_to_str=True))
 
 
 # The packages whose behaviour decides verdicts (parsing and equivalence of answers), and ours.
@@ -135,30 +263,32 @@ class Provenance:
     packages: str
 
 
-def protocol(kind: str, cfg) -> str:
-    """`hipho official v3 (prompts hipho_criterion_judge v1, hipho_answer_judge v2)`, or
+def protocol(kind: str, scoring, judge_kind: str) -> str:
+    """`hipho official v3 (prompts hipho_answer_judge v1, hipho_criterion_judge v1)`, or
     `... (rules only)` for a rule judge."""
-    bench = module(kind)
-    name = str(cfg.get(bench.PROTOCOL_KEY, "official")) if bench.PROTOCOL_KEY else "official"
-    if name not in bench.PROTOCOL_VERSIONS:
-        raise InputError(f"judge config: {bench.PROTOCOL_KEY} '{name}' is not one of "
-                         f"{', '.join(bench.PROTOCOL_VERSIONS)} for {kind}")
-    text = f"{kind} {name} v{bench.PROTOCOL_VERSIONS[name]}"
-    prompts = {key: prompt for key, prompt in dict(cfg.get("prompts") or {}).items() if key.startswith(f"{kind}_")}
-    if cfg.kind != "llm" or not prompts:
+    versions = plugin(kind).PROTOCOL_VERSIONS
+    name = str(scoring.protocol)
+    if name not in versions:
+        raise InputError(f"suite scoring: protocol '{name}' is not one of {', '.join(versions)} for {kind}")
+    text = f"{kind} {name} v{versions[name]}"
+    prompts = dict(scoring.get("prompts") or {})
+    if judge_kind != "llm" or not prompts:
         return f"{text} (rules only)"
     unversioned = sorted(key for key, prompt in prompts.items() if prompt.get("version") is None)
     if unversioned:
-        raise InputError(f"judge config: prompts {', '.join(unversioned)} have no `version`: every judge prompt "
+        raise InputError(f"suite scoring: prompts {', '.join(unversioned)} have no `version`: every judge prompt "
                          "states one, so that the judgments it makes say which wording made them")
     used = ", ".join(f"{prompt.get('name', key)} v{prompt.version}" for key, prompt in sorted(prompts.items()))
     return f"{text} (prompts {used})"
 
 
-def provenance(kind: str, judge_name: str, cfg) -> Provenance:
-    settings = json.dumps(OmegaConf.to_container(cfg, resolve=True), sort_keys=True, ensure_ascii=False)
+def provenance(kind: str, judge_name: str, cfg, scoring) -> Provenance:
+    """The judge config's fingerprint covers the suite's scoring settings too: both decide verdicts."""
+    settings = json.dumps({"judge": OmegaConf.to_container(cfg, resolve=True),
+                           "scoring": OmegaConf.to_container(scoring, resolve=True)},
+                          sort_keys=True, ensure_ascii=False)
     return Provenance(
-        protocol=protocol(kind, cfg),
+        protocol=protocol(kind, scoring, cfg.kind),
         judge_config=f"{judge_name}@{hashlib.sha256(settings.encode()).hexdigest()[:12]}",
         packages=", ".join(f"{name} {_version(name)}" for name in VERDICT_PACKAGES),
     )

@@ -12,12 +12,16 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 from olympiad_eval import answers
-from olympiad_eval.benchmarks import JudgeTask, Score, delimited, failed_tasks, hipho_evalscope, json_reply
+from olympiad_eval.benchmarks import (
+    JudgeTask, Score, Scoring as BaseScoring, Suite as BaseSuite, choices, delimited, failed_tasks, hipho_evalscope,
+    json_reply,
+)
 from olympiad_eval.records import (
     InputError, AnswerSlot, Criterion, Figure, Problem, RecordError, check_no_surrogates, exact,
 )
@@ -31,13 +35,32 @@ REQUIRED = ("id", "question", "answer", "points")
 _SLACK = Fraction(1, 10**6)  # points written with more decimals than the release uses (1/3 as 0.3333333) still add up
 
 # See `benchmarks/__init__.py`: bump a version with any change that can alter a verdict or a score.
-PROTOCOL_KEY = "protocol"
 PROTOCOL_VERSIONS = {"official": 3, "evalscope": 3}
-PROTOCOLS = tuple(PROTOCOL_VERSIONS)
 
 _TOTAL = re.compile(r"award\s+a\s+total\s+of\s+([\d.]+)\s*pts?", re.I)
 _AWARD = re.compile(r"award\s+([\d.]+)\s*pts?", re.I)
 _CHINESE = re.compile(r"得\s*([\d.]+)\s*分")
+
+
+# ---------------------------------------------------------------- suites
+
+Figures = choices("Figures", ("all", "none"))
+
+
+@dataclass
+class Scoring(BaseScoring):
+    """official: the paper's protocol (VLMEvalKit's HiPhO verifier and its judges); evalscope:
+    evalscope 1.14.1's (`hipho_evalscope`). Prompts: `criterion` (step level) and `answer`."""
+
+    rel_tol: float = 0.0  # HiPhO states accepted ranges [a, b] instead
+    judge_figures: bool = False  # show the problem's figures to the criterion judge
+
+
+@dataclass
+class Suite(BaseSuite):
+    prompt_language: Optional[str] = None  # null: the problem's language picks the template
+    figures: Figures = Figures.all
+    scoring: Scoring = field(default_factory=Scoring)
 
 
 # ---------------------------------------------------------------- loading
@@ -199,7 +222,7 @@ def figures(problem: Problem, suite) -> dict[int, Figure]:
     cites [figure2] and [figure3]); its image names number them within a part, not in the paper
     (`IPhO_2025_2_b_1.png` is Fig. 3). Where the text cites another count of numbers than it lists
     figures, the N-th figure listed is number N."""
-    if suite.get("figures", "all") == "none":
+    if suite.figures == "none":
         return {}
     cited = sorted({int(number) for text in (problem.context, problem.question)
                     for number in _FIGURE_MARKER.findall(text)})
@@ -276,22 +299,25 @@ def reference(problem: Problem, suite) -> str:
 
 # ---------------------------------------------------------------- scoring
 
-def score(problem: Problem, response: str, check, rel_tol: float, cfg=None) -> Score:
+def rule_checks(problem: Problem, response: str, scoring) -> list[tuple]:
+    """Each slot's answer against its gold, where both are given (evalscope's protocol checks with
+    Math-Verify instead, as evalscope does: `hipho_evalscope`)."""
+    if scoring.protocol == "evalscope":
+        return []
+    return [(gold_value(slot), given, scoring.rel_tol, slot.unit)
+            for slot, given in zip(problem.answers, _extracted(problem, response, scoring)) if _checked(slot, given)]
+
+
+def rule_score(problem: Problem, response: str, scoring, verdicts: list) -> Score:
     """Answer level: the boxes of the `<answer>` block line up with the answer slots in order; with
     fewer boxes than slots, they fill the slots the protocol's own code fills (`aligned`)."""
     gradable = [slot for slot in problem.answers if gold_value(slot)]  # "" is open-ended: judges only
-    extracted = aligned(final_boxes(response, len(problem.answers), protocol(cfg)), len(problem.answers),
-                        protocol(cfg))
-    checked = protocol(cfg) != "evalscope"  # which checks with Math-Verify, as evalscope does (`hipho_evalscope`)
-    jobs, indices = [], []
-    for index, (slot, given) in enumerate(zip(problem.answers, extracted)):
-        if gold_value(slot) and given and checked:
-            jobs.append((gold_value(slot), given, rel_tol, slot.unit))
-            indices.append(index)
-    verdicts = dict(zip(indices, check(jobs)))
+    extracted = _extracted(problem, response, scoring)
+    checked = scoring.protocol != "evalscope"
+    verdict_of = iter(verdicts)
     slots, earned, undecided = [], Fraction(0), []
     for index, (slot, given) in enumerate(zip(problem.answers, extracted)):
-        verdict = verdicts.get(index)
+        verdict = next(verdict_of) if checked and _checked(slot, given) else None
         correct = bool(verdict and verdict.correct)
         if verdict is not None and verdict.correct is None:
             undecided.append(f"slot {index + 1}: {verdict.reason}")
@@ -309,12 +335,13 @@ def score(problem: Problem, response: str, check, rel_tol: float, cfg=None) -> S
     )
 
 
-def protocol(cfg) -> str:
-    """The judge config's HiPhO protocol; the rule judge (no `protocol` key) scores as the official one."""
-    name = (cfg.get("protocol") if cfg is not None else None) or "official"
-    if name not in PROTOCOLS:
-        raise InputError(f"judge protocol '{name}' is not one of {', '.join(PROTOCOLS)} for HiPhO")
-    return name
+def _extracted(problem: Problem, response: str, scoring) -> list[str]:
+    slots = len(problem.answers)
+    return aligned(final_boxes(response, slots, scoring.protocol), slots, scoring.protocol)
+
+
+def _checked(slot: AnswerSlot, given: str) -> bool:
+    return bool(gold_value(slot) and given)
 
 
 def final_boxes(response: str, slots: int, protocol_name: str) -> list[str]:
@@ -358,15 +385,39 @@ def parse_equivalent(text: str) -> dict | None:
     return {"equivalent": data["equivalent"], "reasoning": str(data.get("reasoning", ""))[:1000]}
 
 
-def judge_tasks(problem: Problem, response: str, rules, cfg) -> list[JudgeTask]:
-    """Step level: every criterion of every scheme. Answer level (official protocol): every
-    slot that rules did not find correct but that has an answer to compare."""
-    if protocol(cfg) == "evalscope":
-        return hipho_evalscope.judge_tasks(problem, response, rules, cfg)
+def judge_tasks(problem: Problem, response: str, scoring) -> list[JudgeTask]:
+    """Step level: every criterion of every scheme (evalscope: see `hipho_evalscope`)."""
+    if scoring.protocol == "evalscope":
+        return hipho_evalscope.judge_tasks(problem, response, scoring)
+    ask = _asker(problem, response, scoring)
+    return [
+        JudgeTask(f"criterion {s}.{c}", ask(scoring.prompts.criterion, criterion=criterion.text,
+                                             points=f"{criterion.points:g}"), parse_awarded(criterion.points))
+        for s, scheme in enumerate(problem.marking) for c, criterion in enumerate(scheme)
+    ]
+
+
+def judge_tasks_after_rules(problem: Problem, response: str, rules, scoring) -> list[JudgeTask]:
+    """Answer level (official protocol): every slot that rules did not find correct but that has
+    an answer to compare."""
+    if scoring.protocol == "evalscope":
+        return hipho_evalscope.judge_tasks_after_rules(problem, response, rules, scoring)
+    if not isinstance(rules, Score):
+        return []
+    ask = _asker(problem, response, scoring)
+    return [JudgeTask(f"slot {index}", ask(scoring.prompts.answer, reference=gold_text(problem.answers[index]),
+                                           given=slot["given"], unit=problem.answers[index].unit or "none"),
+                      parse_equivalent)
+            for index, slot in enumerate(rules.slots) if not slot["correct"] and slot["given"] and slot["expected"]]
+
+
+def _asker(problem: Problem, response: str, scoring):
+    """The messages of one question to the judge: the response fenced, the problem's figures where
+    the suite shows them to the judge."""
     fenced, guard = delimited(response)
     common = {"information": problem.information or "None.", "context": problem.context,
               "question": problem.question, "response": fenced}
-    images = [] if not cfg.get("figures") else [
+    images = [] if not scoring.judge_figures else [
         {"type": "image", "sha256": f.sha256, "path": f.path, "mime": f.mime} for f in problem.figures]
 
     def ask(prompt, **fields) -> tuple[dict, ...]:
@@ -374,25 +425,14 @@ def judge_tasks(problem: Problem, response: str, rules, cfg) -> list[JudgeTask]:
         return ({"role": "system", "content": guard},
                 {"role": "user", "content": [{"type": "text", "text": text}, *images]})
 
-    tasks = [
-        JudgeTask(f"criterion {s}.{c}", ask(cfg.prompts.hipho_criterion, criterion=criterion.text,
-                                             points=f"{criterion.points:g}"), parse_awarded(criterion.points))
-        for s, scheme in enumerate(problem.marking) for c, criterion in enumerate(scheme)
-    ]
-    if protocol(cfg) == "official" and isinstance(rules, Score):
-        for index, slot in enumerate(rules.slots):
-            if not slot["correct"] and slot["given"] and slot["expected"]:
-                tasks.append(JudgeTask(f"slot {index}", ask(
-                    cfg.prompts.hipho_answer, reference=gold_text(problem.answers[index]), given=slot["given"],
-                    unit=problem.answers[index].unit or "none"), parse_equivalent))
-    return tasks
+    return ask
 
 
-def combine(problem: Problem, rules, replies: dict, cfg) -> Score | str:
+def combine(problem: Problem, rules, replies: dict, scoring) -> Score | str:
     """Official: max(answer level, step level) in points, the best scheme winning; with several
     judges, the mean of their scores; points add up exactly (as the decimals they are written as),
     floats only in the returned score. evalscope: see `hipho_evalscope`."""
-    if protocol(cfg) == "evalscope":
+    if scoring.protocol == "evalscope":
         return hipho_evalscope.combine(problem, rules, replies)
     failure = failed_tasks(replies)
     if failure:

@@ -51,7 +51,7 @@ _CRITERION_POINTS = re.compile(r"(?:award|給|给|得|扣)\s*\$?\s*([0-9]*\.?[0-
 _THINK = re.compile(r'<think(?:\s+signature="([^"]*)")?(?:\s+redacted="(true)")?\s*>(.*?)</think>', re.S)
 _SCIENTIFIC = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][+-]?[0-9]+")
 _SCIENTIFIC_LOWER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)e[+-]?[0-9]+")
-PROMPTS = {"hipho_criterion": "hipho_evalscope_step_judge", "hipho_answer": "hipho_evalscope_answer_judge"}
+PROMPTS = {"criterion": "hipho_evalscope_step_judge", "answer": "hipho_evalscope_answer_judge"}
 
 
 class Unscorable(Exception):
@@ -263,11 +263,11 @@ def _one_object(text: str) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def _prompt(cfg, key: str):
-    prompt = cfg.prompts[key]
+def _prompt(scoring, key: str):
+    prompt = scoring.prompts[key]
     if str(prompt.get("name")) != PROMPTS[key]:
-        raise InputError(f"HiPhO's evalscope protocol asks with evalscope's prompts: judge config "
-                         f"prompts.{key} is '{prompt.get('name')}', expected '{PROMPTS[key]}' (see conf/judge/gpt-4o-evalscope.yaml)")
+        raise InputError(f"HiPhO's evalscope protocol asks with evalscope's prompts: suite scoring.prompts.{key} "
+                         f"is '{prompt.get('name')}', expected '{PROMPTS[key]}' (see conf/suite/hipho_evalscope.yaml)")
     return str(prompt.text)
 
 
@@ -276,19 +276,23 @@ def _ask(text: str) -> tuple[dict, ...]:
     return ({"role": "user", "content": text},)
 
 
-def judge_tasks(problem: Problem, response: str, rules, cfg) -> list[JudgeTask]:
-    """Every criterion worth parsed points (marking schemes); else the answer slots whose non-empty
-    answer the rule check did not match (once the rules' extraction is known)."""
-    if problem.marking:
-        template = _prompt(cfg, "hipho_criterion")
-        return [JudgeTask(f"criterion {s}.{c}", _ask(fill(template, {
-                    "question": problem.question, "response": completion(response), "criterion": criterion.text,
-                    "points": repr(points)})), parse_awarded(points))
-                for s, scheme in enumerate(problem.marking) for c, criterion in enumerate(scheme)
-                if (points := criterion_points(criterion.text)) > 0]
-    if not isinstance(rules, Score):
+def judge_tasks(problem: Problem, response: str, scoring) -> list[JudgeTask]:
+    """Every criterion worth parsed points, where the problem has marking schemes."""
+    if not problem.marking:
         return []
-    template = _prompt(cfg, "hipho_answer")
+    template = _prompt(scoring, "criterion")
+    return [JudgeTask(f"criterion {s}.{c}", _ask(fill(template, {
+                "question": problem.question, "response": completion(response), "criterion": criterion.text,
+                "points": repr(points)})), parse_awarded(points))
+            for s, scheme in enumerate(problem.marking) for c, criterion in enumerate(scheme)
+            if (points := criterion_points(criterion.text)) > 0]
+
+
+def judge_tasks_after_rules(problem: Problem, response: str, rules, scoring) -> list[JudgeTask]:
+    """Without marking schemes: the answer slots whose non-empty answer the rule check did not match."""
+    if problem.marking or not isinstance(rules, Score):
+        return []
+    template = _prompt(scoring, "answer")
     try:
         unmatched = _unmatched_slots(problem, rules)
     except Unscorable:

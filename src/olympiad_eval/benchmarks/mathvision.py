@@ -6,10 +6,11 @@ Release layout (github mathllm/MATH-V): `data/<split>.jsonl` (test: 3,040, testm
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from olympiad_eval import answers, lazy_import
-from olympiad_eval.benchmarks import Score, mathvision_official
+from olympiad_eval.benchmarks import Score, Scoring as BaseScoring, Suite as BaseSuite, choices, mathvision_official
 from olympiad_eval.records import InputError, AnswerSlot, Problem, RecordError, iter_json_lines
 from olympiad_eval.release import Fields, as_text, load_figure
 
@@ -18,10 +19,25 @@ pd = lazy_import("pandas")  # for the tables only
 REQUIRED = ("id", "question", "answer")
 
 # See `benchmarks/__init__.py`: bump a version with any change that can alter a verdict or a score.
-PROTOCOL_KEY = "mathvision_protocol"
 PROTOCOL_VERSIONS = {"official": 3, "evalscope": 3}
 LETTERS = "ABCDE"
 LEVELS = range(1, 6)  # the release's difficulty levels; its tables report each
+
+Figures = choices("Figures", ("all", "none"))
+
+
+@dataclass
+class Scoring(BaseScoring):
+    """official: MATH-V's own scorer, reproduced (`mathvision_official`); evalscope: its extraction
+    cascade and an equivalence check. Scored by rules alone."""
+
+    rel_tol: float = 0.0
+
+
+@dataclass
+class Suite(BaseSuite):
+    figures: Figures = Figures.all
+    scoring: Scoring = field(default_factory=Scoring)
 
 
 def load(root: Path, cfg, benchmark: str) -> list[Problem]:
@@ -84,7 +100,7 @@ def template_fields(problem: Problem, suite) -> tuple[str, dict]:
 
 
 def figures(problem: Problem, suite) -> list:
-    return list(problem.figures) if suite.get("figures", "all") != "none" else []
+    return list(problem.figures) if suite.figures != "none" else []
 
 
 def reference(problem: Problem, suite) -> str:
@@ -94,27 +110,37 @@ def reference(problem: Problem, suite) -> str:
     return f"The answer is \\boxed{{{gold}}}.\nANSWER: {gold}" if problem.choices else f"The answer is \\boxed{{{gold}}}."
 
 
-def score(problem: Problem, response: str, check, rel_tol: float, cfg=None) -> Score:
-    """By the official MATH-V scorer (the default), or by evalscope's extraction cascade and an
-    equivalence check (`mathvision_protocol: evalscope` in the judge config)."""
-    protocol = (cfg or {}).get("mathvision_protocol", "official")
-    if protocol == "official":
-        given, correct = mathvision_official.verdict(response, problem.answers[0].value, problem.choices)
-        return _score(problem, given, correct, ())
-    if protocol != "evalscope":
-        raise InputError(f"mathvision_protocol '{protocol}' is not one of official, evalscope")
+def rule_checks(problem: Problem, response: str, scoring) -> list[tuple]:
+    """The official scorer decides in this process (`rule_score`); evalscope's protocol checks the
+    extracted answer's equivalence with the gold (for multiple choice given as an option's text,
+    with that option's text)."""
+    if scoring.protocol == "official":
+        return []
     gold = problem.answers[0].value
     if problem.choices:
-        given = answers.choice_letter(response) or answers.free_form(response) or ""
-        jobs = [(gold, given, 0.0, None)]
+        given = _evalscope_answer(problem, response)
         if gold in LETTERS and given and given not in LETTERS:  # the option's text instead of its letter
-            jobs = [(problem.choices[LETTERS.index(gold)], given, 0.0, None)]
-    else:
-        given = answers.free_form(response) or ""
-        jobs = [(gold, given, rel_tol, None)] if given else []
-    verdicts = check(jobs)
+            return [(problem.choices[LETTERS.index(gold)], given, 0.0, None)]
+        return [(gold, given, 0.0, None)]
+    given = _evalscope_answer(problem, response)
+    return [(gold, given, scoring.rel_tol, None)] if given else []
+
+
+def rule_score(problem: Problem, response: str, scoring, verdicts: list) -> Score:
+    """By the official MATH-V scorer (the default), or by evalscope's extraction cascade and the
+    checks' verdicts (a suite's `scoring.protocol: evalscope`)."""
+    if scoring.protocol == "official":
+        given, correct = mathvision_official.verdict(response, problem.answers[0].value, problem.choices)
+        return _score(problem, given, correct, ())
     correct = bool(verdicts and verdicts[0].correct)
-    return _score(problem, given, correct, tuple(v.reason for v in verdicts if v.correct is None))
+    return _score(problem, _evalscope_answer(problem, response), correct,
+                  tuple(v.reason for v in verdicts if v.correct is None))
+
+
+def _evalscope_answer(problem: Problem, response: str) -> str:
+    if problem.choices:
+        return answers.choice_letter(response) or answers.free_form(response) or ""
+    return answers.free_form(response) or ""
 
 
 def _score(problem: Problem, given: str, correct: bool, undecided: tuple) -> Score:
@@ -127,12 +153,16 @@ def _score(problem: Problem, given: str, correct: bool, undecided: tuple) -> Sco
     )
 
 
-def judge_tasks(problem: Problem, response: str, rules, cfg) -> list:
+def judge_tasks(problem: Problem, response: str, scoring) -> list:
     """MATH-Vision is scored by rules alone: nothing to ask an LLM judge."""
     return []
 
 
-def combine(problem: Problem, rules, replies: dict, cfg):
+def judge_tasks_after_rules(problem: Problem, response: str, rules, scoring) -> list:
+    return []
+
+
+def combine(problem: Problem, rules, replies: dict, scoring):
     return rules
 
 

@@ -27,13 +27,18 @@ import math
 import re
 import shutil
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 from omegaconf import OmegaConf
 from PIL import Image
 
 from olympiad_eval import answers, lazy_import
-from olympiad_eval.benchmarks import JudgeTask, Score, delimited, failed_tasks, json_reply
+from olympiad_eval.benchmarks import (
+    JudgeTask, Placement, Score, Scoring as BaseScoring, Suite as BaseSuite, choices, delimited, failed_tasks,
+    json_reply,
+)
 from olympiad_eval.mathcheck import numbers_close, to_number
 from olympiad_eval.records import InputError, AnswerSlot, Figure, Problem, RecordError, iter_json_lines
 from olympiad_eval.release import (
@@ -50,8 +55,42 @@ LANGUAGE_SUFFIX = "{language}"  # in a wide layout's column name: the language's
 SUBJECT_SEPARATOR = "; "
 
 # See `benchmarks/__init__.py`: bump a version with any change that can alter a verdict or a score.
-PROTOCOL_KEY = None  # one protocol: the paper's
-PROTOCOL_VERSIONS = {"official": 3}
+PROTOCOL_VERSIONS = {"official": 3}  # one protocol: the paper's
+
+# ---------------------------------------------------------------- suites
+
+Figures = choices("Figures", ("none", "schematic", "schematic+process"))  # paper, Table 4
+HintMode = choices("HintMode", ("none", "first_step", "without_result"))
+
+
+@dataclass
+class Hint:
+    """A textual solution hint after the problem (see `hint`)."""
+
+    mode: HintMode = HintMode.none
+    step_separator: str = r"\n+"
+    label: str = "Hint:"
+    answer_tolerance: float = 0.05
+
+
+@dataclass
+class Scoring(BaseScoring):
+    """The paper's protocol: answer verdicts (5% numeric tolerance) and, unless turned off, the
+    process score, from each judge of the ensemble. Prompts: `answer`, `process`, `error_type`."""
+
+    rel_tol: float = 0.05
+    process: bool = True  # also grade the derivation's steps
+    error_types: bool = False  # also classify the error of a wrong answer (the paper's six types)
+
+
+@dataclass
+class Suite(BaseSuite):
+    setting: Optional[str] = None  # the row its results take in every table (null: the suite's own name)
+    baseline: Optional[str] = None  # the suite a variant setting is compared with
+    figures: Figures = Figures.schematic
+    figure_placement: Placement = Placement.after_text
+    hint: Hint = field(default_factory=Hint)
+    scoring: Scoring = field(default_factory=Scoring)
 
 
 def load(root: Path, cfg, benchmark: str) -> list[Problem]:
@@ -252,28 +291,14 @@ def _figures(
 
 def template_fields(problem: Problem, suite) -> tuple[str, dict]:
     text = hint(problem, suite)
-    label = _hint_config(suite).get("label", "Hint:")
+    label = suite.hint.label
     return "default", {"problem": problem.question + (f"\n\n{label}\n{text}" if text else "")}
 
 
-HINT_MODES = ("none", "first_step", "without_result")
 # A number the text states as a result: right after "=", "≈", "\approx" or "\simeq".
 _STATED_NUMBER = re.compile(r"(?:=|≈|\\approx|\\simeq)\s*\{?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:\s*\\times\s*10\^\{?[-+]?\d+\}?)?)")
 _SPACING = re.compile(r"\s+|\$|\\[,;:! ]")
 _PART_LABEL = re.compile(r"^\s*(?:\(\d+(?:\.\d+)*\)|\d+(?:\.\d+)*[.)]\s)\s*")  # "(1.1) ", "2. "
-
-
-def _hint_config(suite) -> dict:
-    config = suite.get("hint") if suite is not None else None
-    if config is None:
-        return {}
-    if isinstance(config, bool) or not hasattr(config, "get"):
-        raise InputError(
-            f"suite hint must be a mapping (mode: {' | '.join(HINT_MODES)}, step_separator, label), got {config!r}; "
-            "`hint: true` used to append the whole reference solution, final answer included")
-    if config.get("mode", "none") not in HINT_MODES:
-        raise InputError(f"suite hint.mode must be one of {', '.join(HINT_MODES)}, got {config.get('mode')!r}")
-    return config
 
 
 def hint(problem: Problem, suite) -> str:
@@ -284,14 +309,12 @@ def hint(problem: Problem, suite) -> str:
     last (the concluding result). Steps are then dropped from the end while the hint still states
     the final answer (`states_answer`): a hint may lead to the result, never give it. "" when
     nothing is left, or for mode `none`."""
-    config = _hint_config(suite)
-    mode = config.get("mode", "none")
-    if mode == "none":
+    config = suite.hint
+    if config.mode == "none":
         return ""
-    separator = config.get("step_separator") or r"\n+"
-    steps = [step.strip() for step in re.split(separator, problem.solution) if step.strip()]
-    steps = steps[:1] if mode == "first_step" else steps[:-1]
-    tolerance = float(config.get("answer_tolerance", 0.05))
+    steps = [step.strip() for step in re.split(config.step_separator, problem.solution) if step.strip()]
+    steps = steps[:1] if config.mode == "first_step" else steps[:-1]
+    tolerance = float(config.answer_tolerance)
     while steps and states_answer("\n".join(steps), problem.answers[0].value, tolerance):
         steps.pop()
     return "\n".join(steps)
@@ -320,7 +343,7 @@ def states_answer(text: str, answer: str, rel_tol: float = 0.05) -> bool:
 
 def figures(problem: Problem, suite) -> list[Figure]:
     wanted = {"none": (), "schematic": ("schematic",), "schematic+process": ("schematic", "process")}
-    roles = wanted[suite.get("figures", "schematic")]
+    roles = wanted[suite.figures]
     return [figure for figure in problem.figures if figure.role in roles]
 
 
@@ -339,12 +362,17 @@ def judge_reference(problem: Problem) -> str:
 NO_REFERENCE = "the release gives no reference answer: only the LLM judges can take it from the reference solution (paper, F.3)"
 
 
-def score(problem: Problem, response: str, check, rel_tol: float, cfg=None) -> Score:
+def rule_checks(problem: Problem, response: str, scoring) -> list[tuple]:
+    gold, given = problem.answers[0].value, answers.final_answer_line(response) or ""
+    return [(gold, given, scoring.rel_tol, None)] if gold.strip() and given else []
+
+
+def rule_score(problem: Problem, response: str, scoring, verdicts: list) -> Score:
+    """The "FINAL ANSWER:" line against the reference answer."""
     gold = problem.answers[0].value
     given = answers.final_answer_line(response) or ""
     if not gold.strip():
         return Score(score=0.0, points=0.0, extracted=(given,), verdict="undecided", unscorable=NO_REFERENCE)
-    verdicts = check([(gold, given, rel_tol, None)]) if given else []
     correct = bool(verdicts and verdicts[0].correct)
     return Score(
         score=1.0 if correct else 0.0,
@@ -394,22 +422,27 @@ def parse_error_type(text: str) -> dict | None:
     return {"error_type": data["error_type"], "reasoning": str(data.get("reasoning", ""))[:1000]}
 
 
-def judge_tasks(problem: Problem, response: str, rules, cfg) -> list[JudgeTask]:
+def judge_tasks(problem: Problem, response: str, scoring) -> list[JudgeTask]:
     """The answer verdict (the paper's judge prompt) and, unless turned off, the process grading."""
     fenced, guard = delimited(response)
     fields = {"question": problem.question, "reference": judge_reference(problem), "solution": problem.solution,
               "response": fenced}
     ask = lambda prompt: ({"role": "system", "content": guard},  # noqa: E731
                           {"role": "user", "content": fill(str(prompt.text), fields)})
-    tasks = [JudgeTask("answer", ask(cfg.prompts.physelite_answer), parse_verdict)]
-    if cfg.get("process", True):
-        tasks.append(JudgeTask("process", ask(cfg.prompts.physelite_process), parse_steps))
-    if cfg.get("error_types", False):
-        tasks.append(JudgeTask("error_type", ask(cfg.prompts.physelite_error_type), parse_error_type))
+    tasks = [JudgeTask("answer", ask(scoring.prompts.answer), parse_verdict)]
+    if scoring.process:
+        tasks.append(JudgeTask("process", ask(scoring.prompts.process), parse_steps))
+    if scoring.error_types:
+        tasks.append(JudgeTask("error_type", ask(scoring.prompts.error_type), parse_error_type))
     return tasks
 
 
-def combine(problem: Problem, rules, replies: dict, cfg) -> Score | str:
+def judge_tasks_after_rules(problem: Problem, response: str, rules, scoring) -> list[JudgeTask]:
+    """None: the judges grade every response whatever the rules made of it."""
+    return []
+
+
+def combine(problem: Problem, rules, replies: dict, scoring) -> Score | str:
     """Each judge scores on its own; the scores are the mean over judges (the paper's ensemble).
     Answer accuracy is strict: only "correct" counts."""
     failure = failed_tasks(replies)
