@@ -19,7 +19,7 @@ So both tools get the same replies although they write their prompts separately.
 shared exams, a small synthetic exam written for this bench (saved as `NBPhO_2025`, a name
 evalscope accepts and that is not among the shared exams; marked * in the table) has criteria that
 state "Award a total of X pt", whose points evalscope misparses and the evalscope protocol copies. Our side runs
-the real stage scripts (fetch, render, generate, judge with `judge=gpt-4o-evalscope`), as DVC runs
+the real stage scripts (fetch, render suite `hipho_evalscope`, generate, judge with `judge=gpt-4o`), as DVC runs
 them. The table compares each problem's score (evalscope's `acc`, our judgment's `score`; a
 problem that a tool leaves unscored counts as equal only when the other leaves it unscored too),
 with each tool's mean per-problem ratio per exam, and checks that every judge prompt our side sent
@@ -261,13 +261,13 @@ def run_ours(server: FakeOpenAI, source: Path, folder: Path) -> tuple[dict, dict
     endpoint = [f"base_url={server.base_url}", "api_key_env=null", "concurrency=16"]
     run_stage("fetch", ["benchmark=hipho", f"benchmark.source.path={source}", f"benchmark.exams.{SYNTHETIC}.full_marks=null",
                         *common], folder / "fetch.log")
-    run_stage("render", ["suite=hipho", "cell.benchmark=hipho", *common], folder / "render.log")
-    run_stage("generate", ["model=gpt-4o", "cell.suite=hipho", *(f"model.{o}" for o in endpoint), *common],
+    run_stage("render", ["suite=hipho_evalscope", "cell.benchmark=hipho", *common], folder / "render.log")
+    run_stage("generate", ["model=gpt-4o", "cell.suite=hipho_evalscope", *(f"model.{o}" for o in endpoint), *common],
               folder / "generate.log")
-    run_stage("judge", ["judge=gpt-4o-evalscope", "cell.suite=hipho", "cell.model=gpt-4o", "min_coverage=0",
+    run_stage("judge", ["judge=gpt-4o", "cell.suite=hipho_evalscope", "cell.model=gpt-4o", "min_coverage=0",
                         "judge.check_timeout=120",  # this protocol does not use their verdicts: no timeouts on a busy machine
                         *(f"judge.judges.gpt-4o.{o}" for o in endpoint), *common], folder / "judge.log")
-    judgments = read_jsonl(folder / "outputs" / "judgments" / "hipho" / "gpt-4o" / "gpt-4o-evalscope.jsonl", Judgment)
+    judgments = read_jsonl(folder / "outputs" / "judgments" / "hipho_evalscope" / "gpt-4o" / "gpt-4o.jsonl", Judgment)
     return {j.id: (j.score if j.status == "scored" else None) for j in judgments}, {j.id: j.subset for j in judgments}
 
 
