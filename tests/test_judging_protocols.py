@@ -67,11 +67,11 @@ def test_hipho_official_takes_the_best_scheme_and_max_of_step_and_answer(render_
         outcome, judged = run(render_suite, "sample_hipho", "sample_hipho", judge_cfg({"g": server}), tmp_path)
     assert outcome.scored == 5
     one_a = judged["DemoPhO_2025_1_a"]  # the demo's expression is wrong: answer level 0
-    assert one_a.answer_points == 0.0 and one_a.step_points == pytest.approx(1.0) and one_a.points == pytest.approx(1.0)
+    assert one_a.parts["answer_points"] == 0.0 and one_a.parts["step_points"] == pytest.approx(1.0) and one_a.points == pytest.approx(1.0)
     one_b = judged["DemoPhO_2025_1_b"]  # both answers right (2.0); its scheme earns 1.0 ("a total of 1.0 pt")
-    assert one_b.answer_points == 2.0 and one_b.step_points == pytest.approx(1.0) and one_b.points == 2.0
+    assert one_b.parts["answer_points"] == 2.0 and one_b.parts["step_points"] == pytest.approx(1.0) and one_b.points == 2.0
     two_a = judged["DemoPhO_2025_2_a"]  # no scheme: answer level only
-    assert two_a.step_points is None and two_a.points == 2.0
+    assert two_a.parts["step_points"] is None and two_a.points == 2.0
     awards = {task: reply["awarded"] for task, reply in one_a.details[0].items() if task.startswith("criterion")}
     assert awards == {"criterion 0.0": 0.2, "criterion 0.1": 0.0, "criterion 0.2": 0.0, "criterion 0.3": 0.3,
                       "criterion 1.0": 0.4, "criterion 1.1": 0.3, "criterion 1.2": 0.3}
@@ -89,7 +89,7 @@ def test_hipho_answer_slots_rules_miss_go_to_the_judge(render_suite, tmp_path):
         asked = [user_text(b) for b in server.requests if '"equivalent"' in user_text(b)]
     # the two slots the demo got wrong (and only those) were asked about, and the judge accepted them
     assert len(asked) == 2
-    assert judged["DemoCPhO_2025_1_1"].answer_points == 4.0 and judged["DemoCPhO_2025_1_1"].slots[0]["correct"] is False
+    assert judged["DemoCPhO_2025_1_1"].parts["answer_points"] == 4.0 and judged["DemoCPhO_2025_1_1"].slots[0]["correct"] is False
 
 
 def test_hipho_criteria_go_out_together_while_the_rules_run(render_suite, tmp_path, monkeypatch):
@@ -200,7 +200,7 @@ def test_physelite_ensemble_averages_three_judges_and_keeps_each_verdict(render_
     assert outcome.scored == 3
     for judgment in judged.values():
         assert judgment.score == pytest.approx(2 / 3) and judgment.verdict == "correct"
-        assert judgment.process == pytest.approx((0.75 + 1 / 3 + 1.0) / 3)
+        assert judgment.parts["process"] == pytest.approx((0.75 + 1 / 3 + 1.0) / 3)
         kept = {d["judge"]: d["answer"]["verdict"] for d in judgment.details}
         assert kept == verdicts  # the disagreement is kept
 
@@ -211,7 +211,7 @@ def test_physelite_split_verdicts_and_process_off(render_suite, tmp_path):
         _, judged = run(render_suite, "sample_physelite_zh", "sample_physelite",
                         judge_cfg({"a": server, "b": server}), tmp_path, overrides=["suite.scoring.process=false"])
     judgment = judged["PE-S-0001"]
-    assert judgment.verdict == "split" and judgment.score == 0.5 and judgment.process is None
+    assert judgment.verdict == "split" and judgment.score == 0.5 and judgment.parts["process"] is None
 
 
 def test_physelite_error_types_are_classified_on_request(render_suite, tmp_path):

@@ -42,7 +42,7 @@ SCENARIOS = {
                               "sample_physelite_en"),
     "physelite zh official": ("sample_physelite_zh", "sample_physelite", "gpt-4o", (), "sample_physelite_zh"),
 }
-PINNED = ("status", "score", "points", "verdict", "answer_points", "step_points", "process")
+PINNED = ("status", "score", "points", "verdict", "answer_points", "step_points", "process")  # the last three: parts
 
 
 def fixed_judge(body: dict) -> str:
@@ -103,7 +103,8 @@ def verdicts(scenario: str, render_suite, tmp_path) -> dict:
     judgments = read_jsonl(out, Judgment)
     return {
         "protocol": judgments[0].protocol,
-        "verdicts": {f"{j.id}#{j.sample}": {name: _plain(getattr(j, name)) for name in PINNED} for j in judgments},
+        "verdicts": {f"{j.id}#{j.sample}": {name: _plain(getattr(j, name) if hasattr(j, name) else j.parts.get(name))
+                                            for name in PINNED} for j in judgments},
     }
 
 

@@ -149,12 +149,23 @@ def test_a_judgment_writes_undecided_checks_only_when_it_has_some(tmp_path):
     plain = ROUND_TRIP[-1]
     assert "undecided" not in json.loads(dumps(plain))
     every_field = dataclasses.asdict(plain)
-    assert every_field.pop("undecided") == () and every_field.pop("refused") is False
+    assert every_field.pop("undecided") == () and every_field.pop("refused") is False and every_field.pop("parts") == {}
     assert dumps(plain) == dumps(every_field)
     undecided = dataclasses.replace(plain, undecided=("slot 2: check timed out after 10 s",))
     assert json.loads(dumps(undecided))["undecided"] == ["slot 2: check timed out after 10 s"]
     write_jsonl(tmp_path / "judgments.jsonl", [plain, dataclasses.replace(undecided, sample=2)])
     assert read_jsonl(tmp_path / "judgments.jsonl", Judgment) == [plain, dataclasses.replace(undecided, sample=2)]
+
+
+def test_a_judgment_keeps_its_protocols_parts_under_one_field(tmp_path):
+    """Benchmark-specific parts of a score (HiPhO's answer and step level, PhysElite's process
+    score) are one mapping, written only when there are some, kept through a round trip."""
+    plain = ROUND_TRIP[-1]
+    assert "parts" not in json.loads(dumps(plain))
+    hipho = dataclasses.replace(plain, parts={"answer_points": 1.0, "step_points": None})
+    assert json.loads(dumps(hipho))["parts"] == {"answer_points": 1.0, "step_points": None}
+    write_jsonl(tmp_path / "judgments.jsonl", [hipho])
+    assert read_jsonl(tmp_path / "judgments.jsonl", Judgment) == [hipho]
 
 
 def test_problem_points_sum_its_slots():

@@ -140,13 +140,14 @@ def test_judge_details_are_rendered_escaped():
 
     judgment = Judgment(
         id="P1", suite="s", model="m", judge="gpt-4o", sample=0, language="en", subset="", status="scored",
-        score=0.5, points=1.0, max_points=2.0, verdict="correct",
+        score=0.5, points=1.0, max_points=2.0, verdict="correct", parts={"answer_points": 0.5, "step_points": None},
         details=({"judge": "gpt-4o", "criterion 0.0": {"awarded": 1.0, "reasoning": "uses <b>F=ma</b>"},
                   "process": {"steps": [{"grade": 1, "step": "a<b"}]}},))
     html = _judgment_html("gpt-4o", judgment)
     assert "criterion 0.0" in html and "awarded" in html and "uses &lt;b&gt;F=ma&lt;/b&gt;" in html
     assert "<b>F=ma" not in html and "a&lt;b" in html and "verdict: correct" in html
     assert "points: 1 of 2" in html
+    assert "<li>answer points: 0.5</li>" in html and "step points" not in html  # a part it lacks is not shown
 
 
 def test_a_page_pairs_records_by_id_in_natural_order_streaming_each_cell(tmp_path):

@@ -88,7 +88,7 @@ def test_samples_give_a_mean_and_a_standard_deviation(tmp_path):
 def physelite_judgment(pid, language, subject, level, score, process, details, suite=None, verdict=None):
     return Judgment(id=pid, suite=suite or f"pe_{language}", model="m", judge="ens", sample=0, language=language,
                     subset=subject, subject=subject, level=level, status="scored", score=score, points=score,
-                    max_points=1.0, process=process, details=details,
+                    max_points=1.0, parts={"process": process}, details=details,
                     verdict=verdict or ("correct" if score == 1 else "incorrect"))
 
 
@@ -210,7 +210,7 @@ def test_physelite_variant_is_compared_in_its_own_language(tmp_path):
 
 def test_physelite_rule_judge_tables_have_no_step_analyses(tmp_path):
     """The bundled plan's rule judge: no process score, no steps, no error types; no Table 4 without variants."""
-    cells = {suite: [dataclasses.replace(j, details=(), process=None) for j in judgments]
+    cells = {suite: [dataclasses.replace(j, details=(), parts={}) for j in judgments]
              for suite, judgments in physelite_cells().items() if "hint" not in suite}
     tables = physelite_tables(tmp_path, cells=cells)
     assert sorted(p.stem for p in tables.glob("*.csv")) == [

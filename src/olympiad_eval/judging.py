@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from omegaconf import OmegaConf
@@ -96,6 +96,7 @@ def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, 
             grades = _by_rules(kind, problems, answered, scoring, pool)
         else:
             grades = asyncio.run(_by_llm(kind, problems, answered, scoring, cfg, cache_path, pool))
+    _check_parts(kind, grades.values())
     judgments = [_judgment(problems[g.id], g, judge_name, grades.get((g.id, g.sample)), made_by) for g in generations]
     write_jsonl(out_path, judgments)
     _report_undecided(judgments, cfg.kind)
@@ -107,6 +108,15 @@ def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, 
         undecided=sum(len(j.undecided) for j in judgments),
         refusals=sum(j.refused for j in judgments),
     )
+
+
+def _check_parts(kind: str, grades) -> None:
+    """A score's parts are those its benchmark declares (`PARTS`): the tables read them by name."""
+    declared = set(plugin(kind).PARTS)
+    for grade in grades:
+        if isinstance(grade, Score) and not set(grade.parts) <= declared:
+            raise ValueError(f"benchmark '{kind}' scored parts {sorted(set(grade.parts) - declared)} that its PARTS "
+                             f"{sorted(declared)} does not declare")
 
 
 def _report_undecided(judgments: list[Judgment], judge_kind: str) -> None:
@@ -146,10 +156,12 @@ def _judgment(problem: Problem, generation: Generation, judge_name: str, grade: 
                         detail=f"refused: {generation.refusal}")
     if isinstance(grade, str) or grade is None:
         return Judgment(**common, status="judge_error", score=None, points=None, detail=grade or "not judged")
-    return Judgment(**common, status="scored", score=grade.score, points=grade.points, extracted=grade.extracted,
-                    slots=grade.slots, verdict=grade.verdict, detail=grade.detail, answer_points=grade.answer_points,
-                    step_points=grade.step_points, process=grade.process, details=grade.details,
-                    undecided=grade.undecided)
+    return Judgment(**common, status="scored", **{name: getattr(grade, name) for name in RECORDED})
+
+
+# What a judgment keeps of its score: every field the two share (not `unscorable`, which never
+# reaches a scored judgment).
+RECORDED = tuple(f.name for f in fields(Score) if f.name in {g.name for g in fields(Judgment)})
 
 
 def _by_rules(kind: str, problems: dict, answered: list[Generation], scoring, pool: CheckPool) -> dict:

@@ -179,9 +179,10 @@ class Judgment:
     detail: str = ""
     subject: str = ""
     level: int | None = None
-    answer_points: float | None = None  # a protocol's parts, where it has them (HiPhO: answer and step level)
-    step_points: float | None = None
-    process: float | None = None  # PhysElite's process score, 0-1
+    # The benchmark protocol's own parts of the score, by the names its module declares (`PARTS`:
+    # HiPhO's answer and step level in points, PhysElite's process score); written only when there
+    # are some.
+    parts: dict = field(default_factory=dict, metadata=OMITTED_WHEN_DEFAULT)
     details: tuple[dict, ...] = ()  # what each judge said, per task
     # The rule checks that could not finish (hostile LaTeX past the check timeout), and why: each
     # counted as not matched, unless the protocol's LLM judge decided it. Written only when there
@@ -235,7 +236,8 @@ def to_dict(record: Any) -> dict:
 
 @functools.cache
 def _omitted_when_default(cls: type) -> tuple[tuple[str, Any], ...]:
-    return tuple((f.name, f.default) for f in dataclasses.fields(cls) if f.metadata.get("omitted_when_default"))
+    return tuple((f.name, f.default if f.default is not dataclasses.MISSING else f.default_factory())
+                 for f in dataclasses.fields(cls) if f.metadata.get("omitted_when_default"))
 
 
 def from_dict(cls: type[R], data: dict, *, path: str | os.PathLike = "<memory>") -> R:

@@ -222,8 +222,8 @@ def _judgment_html(judge: str, judgment: Judgment | None) -> str:
         parts.append("<li>truncated</li>")
     if judgment.verdict is not None:
         parts.append(f"<li>verdict: {escape(judgment.verdict)}</li>")
-    if judgment.process is not None:
-        parts.append(f"<li>process: {_number(judgment.process)}</li>")
+    parts += [f"<li>{escape(name.replace('_', ' '))}: {_number(value)}</li>"
+              for name, value in judgment.parts.items() if value is not None]
     if judgment.detail:
         parts.append(f"<li>detail: {escape(judgment.detail)}</li>")
     parts.append("<li>extracted: " + ", ".join(f"<code>{escape(str(e))}</code>" for e in judgment.extracted)

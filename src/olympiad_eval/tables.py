@@ -33,39 +33,40 @@ def cells(plan: dict, benchmark: str) -> list[tuple[str, str, str]]:
     return [(s, m, j) for s in suites for m in plan["models"] for j in plan["judges"]]
 
 
-def load_judgments(outputs: str | Path, plan: dict, benchmark: str) -> pd.DataFrame:
-    """Every judgment of the plan's cells, one row each, with what the tables read (see `_row`)."""
+def load_judgments(outputs: str | Path, plan: dict, benchmark: str, parts: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Every judgment of the plan's cells, one row each, with what the tables read (see `_row`), and
+    a column for each of the benchmark's `parts` (empty where a judgment has none)."""
     rows = []  # one frame from every row, so that each column's type is inferred from them all
     for suite, model, judge in cells(plan, benchmark):
         path = judgment_path(outputs, suite, model, judge)
         if not path.is_file():
             raise InputError(f"{path}: the plan's cell {suite} x {model} x {judge} has no judgments; run its stages first")
-        judgments = [_row(judgment) for judgment in iter_jsonl(path, Judgment)]
+        judgments = [_row(judgment, parts) for judgment in iter_jsonl(path, Judgment)]
         _check_one_provenance(path, {row[_PROVENANCE] for row in judgments})
         rows += judgments
     if not rows:
         raise InputError(f"benchmark '{benchmark}': no suite of the plan belongs to it")
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return pd.DataFrame(rows, columns=[*COLUMNS, *parts])
 
 
 # A judgment as the tables read it: no table reads the extracted answers, the slots or the detail
 # text, and the judges' prose (reasons, step descriptions) is for the report. Leaving them out, and
 # sharing the names every row repeats, keeps a PhysElite-sized plan (140,000 judgments, each with
 # its judges' replies) in a few hundred MB instead of gigabytes.
-DROPPED = {"extracted", "slots", "detail"}
+DROPPED = {"extracted", "slots", "detail", "parts"}  # parts: a column each
 COLUMNS = [f.name for f in fields(Judgment) if f.name not in DROPPED]
 PROSE = {"reasoning", "step"}
 _NAMES = {"suite", "model", "judge", "language", "subset", "subject", "status", "verdict", "protocol",
           "judge_config", "packages"}
 
 
-def _row(judgment: Judgment) -> tuple:
+def _row(judgment: Judgment, parts: tuple[str, ...]) -> tuple:
     return tuple(
         _without_prose(getattr(judgment, name)) if name == "details"
         else sys.intern(value) if name in _NAMES and isinstance(value := getattr(judgment, name), str)
         else getattr(judgment, name)
         for name in COLUMNS
-    )
+    ) + tuple(judgment.parts.get(name) for name in parts)
 
 
 CELL = ["suite", "model", "judge"]
@@ -283,11 +284,12 @@ def aggregate(benchmark: str, bench_cfg, plan: dict, outputs: str | Path, tables
               suites: dict | None = None) -> dict[str, pd.DataFrame]:
     """`suites`: the composed config of each of the plan's suites of this benchmark, which its
     tables read under `suites` in the benchmark's config (which suites are one setting, and so on)."""
-    frame = load_judgments(outputs, plan, benchmark)
+    bench = plugin(bench_cfg.kind)
+    frame = load_judgments(outputs, plan, benchmark, bench.PARTS)
     made = protocol_by_judge(frame)
     summary = with_usage(counts(frame), outputs).join(
         made[["protocol", "judge_config"]].rename(columns={"judge_config": "judge config"}), on="judge")
-    tables = {"summary": summary, **plugin(bench_cfg.kind).tables(frame, with_suites(bench_cfg, suites or {}))}
+    tables = {"summary": summary, **bench.tables(frame, with_suites(bench_cfg, suites or {}))}
     notes = made_by_lines(made)
     with atomic_dir(tables_dir) as staging:
         sections = []

@@ -416,7 +416,7 @@ def test_the_official_protocol_gives_one_of_three_slots_exactly_one_point():
     rules = by_rules(hipho, problem, "<answer>[\\boxed{1}, \\boxed{0}, \\boxed{0}]</answer>", check)
     replies = {"g": {"criterion 0.0": {"awarded": 0.0}, "slot 1": {"equivalent": False}, "slot 2": {"equivalent": False}}}
     result = hipho.combine(problem, rules, replies, OFFICIAL)
-    assert (result.points, result.answer_points, result.step_points) == (1.0, 1.0, 0.0)
+    assert (result.points, result.parts) == (1.0, {"answer_points": 1.0, "step_points": 0.0})
 
 
 def test_judges_and_criteria_add_up_exactly():
@@ -426,7 +426,7 @@ def test_judges_and_criteria_add_up_exactly():
     awarded = {f"criterion 0.{c}": {"awarded": points} for c, points in enumerate((0.1, 0.2, 0.0))}
     replies = {judge: {**awarded, "slot 0": {"equivalent": False}} for judge in ("g", "h", "k")}
     result = hipho.combine(problem, rules, replies, OFFICIAL)
-    assert (result.points, result.step_points) == (0.3, 0.3)  # not 0.2999997 from a ratio rounded to 6 digits
+    assert (result.points, result.parts["step_points"]) == (0.3, 0.3)  # not 0.2999997 from a ratio rounded to 6 digits
     assert result.score == 3 / 7
 
 

@@ -12,6 +12,9 @@ config files, its sample data and its tests. What a benchmark module offers:
   the answer rules it switches on, the judge prompts and flags. They are the benchmark's, travel
   with the rendered suite (`suite.json`) to the judge, and a judge config never repeats them.
 - `PROTOCOL_VERSIONS`: each protocol's version (see below);
+- `PARTS`: the names of the protocol's own parts of a score (`Score.parts`, then `Judgment.parts`;
+  HiPhO's answer and step level in points, PhysElite's process score), each a column of the frame
+  its `tables` reads, empty where a judgment lacks it;
 - `load(root, cfg, benchmark) -> list[Problem]`: read a release laid out as officially published,
   refusing with file, record and field what could not be scored right (see `release.Fields`);
 - `template_fields(problem, suite) -> (template key, fields)`: what fills the suite's template;
@@ -73,9 +76,7 @@ class Score:
     detail: str = ""
     undecided: tuple[str, ...] = field(default=())  # the checks that could not finish, and why (not matched)
     unscorable: str = ""  # why rules cannot score this response at all (only an LLM judge can)
-    answer_points: float | None = None  # the protocol's parts, where it has them
-    step_points: float | None = None
-    process: float | None = None
+    parts: dict = field(default_factory=dict)  # the protocol's own parts of the score, named in its PARTS
     details: tuple[dict, ...] = ()  # per judge and task: what each judge said
 
 
@@ -132,6 +133,7 @@ class Benchmark(Protocol):
 
     Suite: type
     PROTOCOL_VERSIONS: dict[str, int]
+    PARTS: tuple[str, ...]
 
     def load(self, root, cfg, benchmark: str) -> list[Problem]: ...
     def template_fields(self, problem: Problem, suite) -> tuple[str, dict]: ...

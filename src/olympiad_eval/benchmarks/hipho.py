@@ -36,6 +36,7 @@ _SLACK = Fraction(1, 10**6)  # points written with more decimals than the releas
 
 # See `benchmarks/__init__.py`: bump a version with any change that can alter a verdict or a score.
 PROTOCOL_VERSIONS = {"official": 3, "evalscope": 3}
+PARTS = ("answer_points", "step_points")  # answer and step level, in points (where the protocol has them)
 
 _TOTAL = re.compile(r"award\s+a\s+total\s+of\s+([\d.]+)\s*pts?", re.I)
 _AWARD = re.compile(r"award\s+([\d.]+)\s*pts?", re.I)
@@ -447,8 +448,7 @@ def combine(problem: Problem, rules, replies: dict, scoring) -> Score | str:
     return Score(
         score=float(ratio),
         points=float(ratio * problem.exact_points),
-        answer_points=as_float(mean([answer for _, answer, _ in scores])),
-        step_points=as_float(mean(steps)),
+        parts={"answer_points": as_float(mean([answer for _, answer, _ in scores])), "step_points": as_float(mean(steps))},
         extracted=rules.extracted,
         slots=rules.slots,
         details=tuple({"judge": name, **judged} for name, judged in replies.items()),

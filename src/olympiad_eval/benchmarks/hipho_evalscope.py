@@ -341,8 +341,8 @@ def combine(problem: Problem, rules, replies: dict) -> Score | str:
     return Score(
         score=ratio,
         points=ratio * problem.points,
-        step_points=ratio * problem.points if problem.marking else None,
-        answer_points=None if problem.marking else ratio * problem.points,
+        parts={"answer_points": None if problem.marking else ratio * problem.points,
+               "step_points": ratio * problem.points if problem.marking else None},
         extracted=rules.extracted,
         slots=slots,
         details=tuple({"judge": name, **judged} for name, judged in replies.items()),

@@ -20,6 +20,7 @@ REQUIRED = ("id", "question", "answer")
 
 # See `benchmarks/__init__.py`: bump a version with any change that can alter a verdict or a score.
 PROTOCOL_VERSIONS = {"official": 3, "evalscope": 3}
+PARTS = ()  # rules alone: the score is all there is
 LETTERS = "ABCDE"
 LEVELS = range(1, 6)  # the release's difficulty levels; its tables report each
 

@@ -56,6 +56,7 @@ SUBJECT_SEPARATOR = "; "
 
 # See `benchmarks/__init__.py`: bump a version with any change that can alter a verdict or a score.
 PROTOCOL_VERSIONS = {"official": 3}  # one protocol: the paper's
+PARTS = ("process",)  # the mean of the judges' process scores, 0-1
 
 # ---------------------------------------------------------------- suites
 
@@ -458,7 +459,7 @@ def combine(problem: Problem, rules, replies: dict, scoring) -> Score | str:
         score=round(correct, 6),
         points=round(correct * problem.points, 6),
         verdict=majority,
-        process=round(sum(processes) / len(processes), 6) if processes else None,
+        parts={"process": round(sum(processes) / len(processes), 6) if processes else None},
         details=tuple({"judge": name, **{key: reply for key, reply in judged.items()}} for name, judged in replies.items()),
         detail=f"{len(verdicts)} judges: " + ", ".join(verdicts),
     )
