@@ -200,6 +200,28 @@ def test_a_task_awaiting_an_identical_request_leaves_its_turn_to_the_next(tmp_pa
     assert replies == [{"reply": "ok"}] * 3
 
 
+def test_an_openai_judge_keys_its_requests_as_it_always_has(tmp_path, monkeypatch):
+    """Its provider's identity: endpoint and model, under `openai` (replies cached before are found)."""
+    import asyncio
+
+    from olympiad_eval.benchmarks import JudgeTask
+    from olympiad_eval.judging import _Asker
+    from olympiad_eval.llm import RequestCache, request_key
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    cfg = compose_stage("judge", ["judge=gpt-4o", "cell.suite=x", "cell.model=y"]).judge
+    cache = RequestCache(tmp_path / "cache.sqlite")
+    asker = _Asker("gpt-4o", cfg.judges["gpt-4o"], cfg, cache)
+    try:
+        identity = {"provider": "openai", "base_url": "https://api.openai.com/v1", "model": "gpt-4o-2024-08-06"}
+        assert asker.identity == identity
+        task = JudgeTask(key="t", messages=({"role": "user", "content": "Grade."},), parse=lambda reply: reply)
+        assert asker.key(task, 1) == request_key(identity, task.messages, {"temperature": 0}, 1)
+    finally:
+        asyncio.run(asker.close())
+        cache.close()
+
+
 def test_a_judge_config_switches_answer_rules_on_per_benchmark_kind():
     rule = compose_stage("judge", ["judge=rule", "cell.suite=x", "cell.model=y"]).judge
     assert all(check_options(rule, kind) == Options() for kind in ("hipho", "physelite", "mathvision"))  # all off

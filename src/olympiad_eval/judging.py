@@ -2,10 +2,12 @@
 
 Rules always come first (answer extraction and equivalence checks in warm worker processes, every
 check of the cell submitted at once). A `rule` judge stops there. An `llm` judge also sends what
-the benchmark's protocol asks (`judge_tasks`) to every judge of its ensemble, through the same
-client and request cache as generation, all tasks of the cell concurrently. The tasks that do not
-need the rules' result (`judge_tasks` with rules=None: HiPhO's marking criteria, every PhysElite
-task) go out while the rules run; the rest (answer slots the rules missed) as soon as they finish.
+the benchmark's protocol asks (`judge_tasks`) to every judge of its ensemble, each through its
+provider (`providers`: an OpenAI-compatible endpoint unless the judge's entry names another) with
+the same client and request cache as generation, all tasks of the cell concurrently. The tasks that
+do not need the rules' result (`judge_tasks` with rules=None: HiPhO's marking criteria, every
+PhysElite task) go out while the rules run; the rest (answer slots the rules missed) as soon as
+they finish.
 A reply that does not follow the asked schema is asked again at once, up to `max_reasks` times; a
 request that failed (after the client's retries) is not: it ends that task's asking at once. Each
 judge's endpoint is probed before the cell's first request to it (see `llm`), before the rules run.
@@ -33,8 +35,9 @@ from omegaconf import OmegaConf
 from tqdm import tqdm
 
 from olympiad_eval.benchmarks import JudgeTask, Provenance, Score, module, provenance
-from olympiad_eval.llm import Client, OpenAIEndpoint, RequestCache, request_key
+from olympiad_eval.llm import RequestCache, request_key
 from olympiad_eval.mathcheck import CheckPool, Options, Verdict
+from olympiad_eval.providers import Client, Request, judge_provider_class
 from olympiad_eval.records import (
     Generation,
     InputError,
@@ -230,17 +233,20 @@ def _with_undecided(grade: Score | str, rules: Score | str) -> Score | str:
 
 
 class _Asker:
-    """One judge of the ensemble: its endpoint (one client for the whole cell) and progress bar."""
+    """One judge of the ensemble: its provider (`provider` in its endpoint, default openai; one
+    client for the whole cell) and progress bar."""
 
     def __init__(self, name: str, endpoint, cfg, cache: RequestCache):
         self.name, self.tries = name, 1 + int(cfg.get("max_reasks", 2))
         self.settings = OmegaConf.to_container(cfg.settings, resolve=True) if cfg.get("settings") else {}
-        self.identity = {"provider": "openai", "base_url": str(endpoint.base_url), "model": str(endpoint.model)}
+        who = f"judge '{name}'"
+        provider = judge_provider_class(endpoint, who)(endpoint, who)
+        self.identity = provider.identity()
         self.progress = tqdm(total=0, desc=f"judge {name}", unit="req", dynamic_ncols=True)
-        self.client = Client(OpenAIEndpoint(endpoint, who=f"judge '{name}'"), cache, self.progress)
+        self.client = Client(provider, cache, self.progress)
         # A task hashes its request only when it may send it: the first requests then go out at
         # once, not after every task of the cell has been hashed and looked up in the cache.
-        self.turns = asyncio.Semaphore(self.client.endpoint.concurrency)
+        self.turns = asyncio.Semaphore(provider.concurrency)
 
     def key(self, task: JudgeTask, attempt: int) -> str:
         return request_key(self.identity, task.messages, self.settings, attempt)
@@ -248,7 +254,7 @@ class _Asker:
     async def check_endpoint(self, tasks: list[JudgeTask]) -> None:
         """Probe the endpoint now unless these tasks' first asks are all cached (then only if a
         later request is not: a cell whose replies are all cached is judged offline)."""
-        if any(self.client.cache.get(self.key(task, 0)) is None for task in tasks):
+        if not all(self.client.cached(self.key(task, 0)) for task in tasks):
             await self.client.check_endpoint()
 
     def grade(self, task: JudgeTask) -> asyncio.Task:
@@ -259,12 +265,12 @@ class _Asker:
         for attempt in range(self.tries):
             self.progress.total += 1
             async with self.turns:
-                key = self.key(task, attempt)
-                duplicate = self.client.sending(key)
+                request = Request(self.key(task, attempt), list(task.messages), self.settings)
+                duplicate = self.client.sending(request.key)
                 if not duplicate:
-                    reply = await self.client.ask(key, list(task.messages), self.settings)
+                    reply = await self.client.ask(request)
             if duplicate:  # the same request is on the wire for another task: its reply, without a turn
-                reply = await self.client.ask(key, list(task.messages), self.settings)
+                reply = await self.client.ask(request)
             if reply.error is not None:
                 # Re-asks are for replies that arrived and broke the schema. A request that failed
                 # has had its retries: asking again would only repeat them.
@@ -277,5 +283,5 @@ class _Asker:
         return f"judge {self.name}: invalid reply to '{task.key}' after {self.tries} tries: {said!r}"
 
     async def close(self) -> None:
-        await self.client.endpoint.aclose()
+        await self.client.aclose()
         self.progress.close()

@@ -8,7 +8,6 @@ import atexit
 import functools
 import gc
 import logging
-import math
 import os
 import sys
 from collections import Counter
@@ -20,8 +19,9 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import OmegaConf
 
-from olympiad_eval.llm import api_key
+from olympiad_eval.checks import number
 from olympiad_eval.mathcheck import Options
+from olympiad_eval.providers import judge_provider_class, provider_class
 from olympiad_eval.records import WRITE_ERRORS, InputError
 
 log = logging.getLogger("olympiad_eval")
@@ -178,47 +178,8 @@ def check_family(plan: dict, benchmark: str, kind: str, path: str | Path) -> Non
 
 
 # ---------------------------------------------------------------- config checks
-# Hydra takes `model.concurrency=abc` as the string "abc"; checked here, it stops the stage with
-# the config and key before any work, instead of as a traceback deep in a client or a worker.
-
-def number(cfg, key: str, where: str, *, integer: bool = False, minimum: float | None = None,
-           above: float | None = None, maximum: float | None = None) -> None:
-    """`cfg[key]`, where set (null or absent: the code's default), must be a finite number in range."""
-    value = cfg.get(key)
-    if value is None:
-        return
-    kinds = int if integer else (int, float)
-    wrong_type = isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value)  # NaN passes any bound
-    if wrong_type or (minimum is not None and value < minimum) or (above is not None and value <= above) \
-            or (maximum is not None and value > maximum):
-        bounds = " and ".join(f"{sign} {limit:g}" for sign, limit in ((">=", minimum), (">", above), ("<=", maximum))
-                              if limit is not None)
-        wanted = ("an integer" if integer else "a number") + (f" {bounds}" if bounds else "")
-        raise InputError(f"{where}: {key} must be {wanted}, got {value!r}")
-
-
-def check_endpoint(cfg, where: str) -> None:
-    """An OpenAI-compatible endpoint's settings, and its API key present in the environment."""
-    base_url = cfg.get("base_url")
-    if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-        raise InputError(f"{where}: base_url must be an http(s) URL, got {base_url!r}")
-    if not isinstance(cfg.get("model"), str) or not cfg.get("model"):
-        raise InputError(f"{where}: model (the endpoint's model id) must be set, got {cfg.get('model')!r}")
-    number(cfg, "concurrency", where, integer=True, minimum=1)
-    number(cfg, "max_retries", where, integer=True, minimum=0)
-    number(cfg, "timeout", where, above=0)
-    number(cfg, "rpm", where, above=0)
-    number(cfg, "max_image_bytes", where, integer=True, minimum=1)
-    number(cfg, "probe_timeout", where, above=0)
-    number(cfg, "max_consecutive_failures", where, integer=True, minimum=0)
-    number(cfg, "max_rate_limit_wait", where, minimum=0)
-    if cfg.get("probe") is not None and not isinstance(cfg.get("probe"), bool):
-        raise InputError(f"{where}: probe must be true or false, got {cfg.get('probe')!r}")
-    try:
-        api_key(cfg.get("api_key_env"))
-    except InputError as error:
-        raise InputError(f"{where}: {error}") from None
-
+# Each stops the stage with the config and key before any work (`checks.number` says why); each
+# provider checks its own settings (`providers.Provider.check`).
 
 def request_settings(cfg, key: str, where: str) -> None:
     """`cfg[key]`, where set: the settings sent with each request, a mapping; its `seed`, which
@@ -258,8 +219,7 @@ def check_model(cfg, name: str) -> None:
     number(cfg, "samples", where, integer=True, minimum=1)
     request_settings(cfg, "generation", where)
     check_prices(cfg, where)
-    if cfg.get("provider") == "openai":
-        check_endpoint(cfg, where)
+    provider_class(cfg.get("provider"), where).check(cfg, where)
 
 
 def check_judge(cfg, name: str) -> None:
@@ -290,7 +250,8 @@ def check_judge(cfg, name: str) -> None:
     for judge_name, endpoint in judges.items():
         if not OmegaConf.is_dict(endpoint):
             raise InputError(f"{where}: judges.{judge_name} must be an endpoint (base_url, model, ...), got {endpoint!r}")
-        check_endpoint(endpoint, f"{where}: judges.{judge_name}")
+        at = f"{where}: judges.{judge_name}"
+        judge_provider_class(endpoint, at).check(endpoint, at)
 
 
 def check_fraction(cfg, key: str, where: str) -> None:
