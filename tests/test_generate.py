@@ -58,7 +58,7 @@ def test_replay_serves_recorded_responses_and_marks_missing_ones(hipho, tmp_path
 
 
 def test_an_unknown_provider_stops_before_anything_is_written(hipho):
-    with pytest.raises(InputError, match=r"^model 'm': provider must be one of openai, reference, replay, got 'opena1'$"):
+    with pytest.raises(InputError, match=r"^model 'm': provider must be one of openai, reference, replay, scripted, got 'opena1'$"):
         run(hipho, OmegaConf.create({"provider": "opena1"}))
     assert not (hipho / "generations").exists()
 

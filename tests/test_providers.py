@@ -13,6 +13,7 @@ from olympiad_eval.providers import (
     Provider,
     ReplayProvider,
     Request,
+    ScriptedProvider,
     complete_all,
     judge_provider_class,
     provider_class,
@@ -32,7 +33,7 @@ def asked(provider: Provider, requests: list[Request], cache: RequestCache | Non
 
 
 def test_every_registered_provider_meets_the_contract_under_its_name():
-    assert list(PROVIDERS) == ["openai", "reference", "replay"]
+    assert list(PROVIDERS) == ["openai", "reference", "replay", "scripted"]
     for name, provider in PROVIDERS.items():
         assert issubclass(provider, Provider) and provider.name == name
         assert not provider.__abstractmethods__, f"{name} leaves {set(provider.__abstractmethods__)} unimplemented"
@@ -46,6 +47,8 @@ def test_every_registered_provider_meets_the_contract_under_its_name():
     ({"provider": "reference", "samples": 1}, {"provider": "reference"}),
     ({"provider": "replay", "path": "data/replay/demo/{suite}.jsonl", "id_field": "id"},
      {"provider": "replay", "path": "data/replay/demo/{suite}.jsonl"}),  # as written, not the suite's file
+    ({"provider": "scripted", "replies": [{"when": "x", "reply": "y"}, {"reply": "z"}]},
+     {"provider": "scripted", "replies": [{"when": "x", "reply": "y"}, {"when": None, "reply": "z"}]}),
 ])
 def test_the_identity_is_the_one_request_keys_were_always_made_of(cfg, identity, monkeypatch):
     """Generations record their request hashes: an identity that changed would change every output."""
@@ -61,17 +64,18 @@ def test_an_unknown_provider_is_an_input_error_naming_the_known_ones(name):
     with pytest.raises(InputError) as error:
         provider_class(name, "model 'm' (conf/model/m.yaml or an override)")
     assert str(error.value) == ("model 'm' (conf/model/m.yaml or an override): provider must be one of openai, "
-                                f"reference, replay, got {name!r}")
+                                f"reference, replay, scripted, got {name!r}")
 
 
 def test_a_judge_endpoint_is_openai_unless_it_names_another():
     assert judge_provider_class(OmegaConf.create({"base_url": "http://x/v1", "model": "m"}), "judges.j").name == "openai"
+    assert judge_provider_class(OmegaConf.create({"provider": "scripted"}), "judges.j").name == "scripted"
 
 
 @pytest.mark.parametrize("name", ["reference", "replay"])
 def test_a_judge_cannot_use_a_provider_that_answers_only_a_suite_s_prompts(name):
     with pytest.raises(InputError, match=rf"^judges.j: provider '{name}' answers only a suite's prompts; a judge needs "
-                                         r"one that answers any request \(openai"):
+                                         r"one that answers any request \(openai, scripted\)$"):
         judge_provider_class(OmegaConf.create({"provider": name}), "judges.j")
 
 
@@ -157,3 +161,42 @@ def test_a_provider_that_sends_is_probed_once_cached_and_asked_each_request_once
     asked(cached, [requests[0], requests[3]], cache)
     assert cached.asked == [] and cached.probes == 0  # every reply cached: offline, never probed
     cache.close()
+
+
+def scripted(*rules: dict) -> ScriptedProvider:
+    cfg = OmegaConf.create({"provider": "scripted", "replies": list(rules)})
+    ScriptedProvider.check(cfg, "judges.j")
+    return ScriptedProvider(cfg, "judge 'j'")
+
+
+def test_a_scripted_request_gets_the_reply_of_the_first_rule_its_text_contains(tmp_path):
+    provider = scripted({"when": '{"awarded"', "reply": "award"}, {"when": "Grade", "reply": "grade"},
+                        {"reply": "anything else"})
+    requests = [Request("a", [{"role": "system", "content": "Grade."},
+                              {"role": "user", "content": [{"type": "text", "text": 'Answer {"awarded": 1}'},
+                                                           {"type": "image", "path": "f.png"}]}], {}),
+                Request("b", [{"role": "user", "content": "Grade this."}], {}),
+                Request("c", [{"role": "user", "content": "Solve."}], {})]
+    cache = RequestCache(tmp_path / "cache.sqlite")
+    replies = asked(provider, requests, cache)
+    assert [reply.text for reply in replies] == ["award", "grade", "anything else"]
+    assert all(reply.cached and reply.error is None for reply in replies) and len(cache) == 0  # offline: nothing stored
+    cache.close()
+
+
+def test_a_request_no_scripted_rule_matches_is_an_error_never_an_answer():
+    [reply] = asked(scripted({"when": "verdict", "reply": "correct"}), [Request("a", [{"role": "user", "content": "?"}], {})])
+    assert reply.text is None and reply.error.startswith("no scripted reply matches the request")
+
+
+@pytest.mark.parametrize("replies,message", [
+    (None, "replies must be a list of rules"),
+    ([], "replies must be a list of rules"),
+    (["correct"], "replies[0] must have a text `reply` and may have a text `when` (nothing else), got 'correct'"),
+    ([{"reply": "a"}, {"when": 3, "reply": "b"}], "replies[1] must have a text `reply`"),
+    ([{"reply": "a", "whenever": "b"}], "replies[0] must have a text `reply`"),
+])
+def test_a_malformed_script_is_named_with_its_key(replies, message):
+    with pytest.raises(InputError) as error:
+        ScriptedProvider.check(OmegaConf.create({"provider": "scripted", "replies": replies}), "judges.j")
+    assert str(error.value).startswith("judges.j: ") and message in str(error.value)

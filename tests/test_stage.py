@@ -100,8 +100,8 @@ GPT = {"provider": "openai", "base_url": "https://api.example.com/v1", "model": 
     ({"provider": "reference", "samples": "8"}, "samples must be an integer >= 1, got '8'"),
     # each provider checks its own settings; an unknown one is named with the known ones
     ({"provider": "opena1", "base_url": "https://api.example.com/v1"},
-     "provider must be one of openai, reference, replay, got 'opena1'"),
-    ({"samples": 1}, "provider must be one of openai, reference, replay, got None"),
+     "provider must be one of openai, reference, replay, scripted, got 'opena1'"),
+    ({"samples": 1}, "provider must be one of openai, reference, replay, scripted, got None"),
     ({"provider": "replay"}, "path (the recorded responses, `{suite}` for the suite's name) must be set, got None"),
 ])
 def test_a_model_config_of_the_wrong_type_is_named_with_its_key(cfg, message):
@@ -115,8 +115,8 @@ def test_a_model_config_of_the_wrong_type_is_named_with_its_key(cfg, message):
     ({"base_url": "localhost:8000", "model": "m"}, "judges.j: base_url must be an http(s) URL, got 'localhost:8000'"),
     ({**GPT, "concurrency": 0}, "judges.j: concurrency must be an integer >= 1, got 0"),
     ({"provider": "reference"}, "judges.j: provider 'reference' answers only a suite's prompts; a judge needs one "
-                                "that answers any request (openai)"),
-    ({"provider": "anthropic"}, "judges.j: provider must be one of openai, reference, replay, got 'anthropic'"),
+                                "that answers any request (openai, scripted)"),
+    ({"provider": "anthropic"}, "judges.j: provider must be one of openai, reference, replay, scripted, got 'anthropic'"),
 ])
 def test_each_judge_endpoint_is_checked_by_its_provider_openai_unless_named(endpoint, message):
     cfg = OmegaConf.create({"kind": "llm", "judges": {"j": endpoint}})

@@ -1,6 +1,6 @@
 """Generate: one response (or `samples` responses) per prompt of a suite, from one model.
 
-The model's config names its provider (`providers`: `openai`, `reference`, `replay`),
+The model's config names its provider (`providers`: `openai`, `reference`, `replay`, `scripted`),
 which answers every prompt; what names the model (`identity()`) enters each request's hash.
 
 A reply is an answer, a refusal (recorded in `refusal`: scored 0 and counted apart) or a failure

@@ -3,11 +3,11 @@
 Rules always come first (answer extraction and equivalence checks in warm worker processes, every
 check of the cell submitted at once). A `rule` judge stops there. An `llm` judge also sends what
 the benchmark's protocol asks (`judge_tasks`) to every judge of its ensemble, each through its
-provider (`providers`: an OpenAI-compatible endpoint unless the judge's entry names another) with
-the same client and request cache as generation, all tasks of the cell concurrently. The tasks that
-do not need the rules' result (`judge_tasks` with rules=None: HiPhO's marking criteria, every
-PhysElite task) go out while the rules run; the rest (answer slots the rules missed) as soon as
-they finish.
+provider (`providers`: an OpenAI-compatible endpoint unless the judge's entry names another, such
+as the offline `scripted`) with the same client and request cache as generation, all tasks of the
+cell concurrently. The tasks that do not need the rules' result (`judge_tasks` with rules=None:
+HiPhO's marking criteria, every PhysElite task) go out while the rules run; the rest (answer slots
+the rules missed) as soon as they finish.
 A reply that does not follow the asked schema is asked again at once, up to `max_reasks` times; a
 request that failed (after the client's retries) is not: it ends that task's asking at once. Each
 judge's endpoint is probed before the cell's first request to it (see `llm`), before the rules run.

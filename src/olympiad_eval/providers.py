@@ -11,6 +11,8 @@ go through the request cache; an offline one answers at once and nothing is stor
 - `reference`: the gold answer in the format the prompt asks for: an upper bound that checks the
   whole pipeline.
 - `replay`: recorded responses keyed by problem id and sample: to re-score released model outputs.
+- `scripted`: canned replies chosen by what the request says: an LLM judge's whole path (prompts,
+  parsing, re-asks, combination) offline, for dry runs and tests (conf/judge/scripted.yaml).
 
 A model's config names its provider (`provider:`); a judge endpoint may (default `openai`), but not
 `reference` or `replay`, which answer only a suite's prompts. A new provider is a subclass of
@@ -27,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar
 
+from omegaconf import OmegaConf
 from tqdm import tqdm
 
 from olympiad_eval.checks import number
@@ -197,10 +200,54 @@ def _recorded(path: Path, id_field: str, response_field: str) -> dict[tuple[str,
     return recorded
 
 
+class ScriptedProvider(Provider):
+    """Canned replies: a request gets the `reply` of the first of `replies` whose `when` its text
+    contains (a rule without `when` matches any request), or an error where none matches. Offline
+    and free: it runs an LLM judge's protocol without a model, for dry runs and tests."""
+
+    name = "scripted"
+
+    def __init__(self, cfg, who: str, suite: str | None = None):
+        super().__init__(cfg, who, suite)
+        self.replies = [{"when": rule.get("when"), "reply": str(rule.reply)} for rule in cfg.replies]
+
+    @classmethod
+    def check(cls, cfg, where: str) -> None:
+        replies = cfg.get("replies")
+        if not OmegaConf.is_list(replies) or not replies:
+            raise InputError(f"{where}: replies must be a list of rules ({{when: '\"verdict\"', reply: ...}}), "
+                             f"got {replies!r}")
+        for index, rule in enumerate(replies):
+            if not OmegaConf.is_dict(rule) or not isinstance(rule.get("reply"), str) \
+                    or not isinstance(rule.get("when", ""), str) or set(rule) - {"when", "reply"}:
+                raise InputError(f"{where}: replies[{index}] must have a text `reply` and may have a text `when` "
+                                 f"(nothing else), got {rule!r}")
+
+    def identity(self) -> dict:
+        return {"provider": self.name, "replies": self.replies}  # another script is another model
+
+    async def complete(self, request: Request) -> Reply:
+        text = request_text(request.messages)
+        for rule in self.replies:
+            if rule["when"] is None or rule["when"] in text:
+                return Reply(text=rule["reply"], finish_reason="stop", cached=True)
+        return Reply(error="no scripted reply matches the request (each rule's `when` is missing from it)", cached=True)
+
+
+def request_text(messages: list) -> str:
+    """The text of a request's messages, one after the other (images left out)."""
+    parts = []
+    for message in messages:
+        content = message["content"]
+        parts.extend([content] if isinstance(content, str) else
+                     [part["text"] for part in content if part.get("type") == "text"])
+    return "\n".join(parts)
+
+
 # ---------------------------------------------------------------- the registry
 
 PROVIDERS: dict[str, type[Provider]] = {
-    provider.name: provider for provider in (OpenAIProvider, ReferenceProvider, ReplayProvider)
+    provider.name: provider for provider in (OpenAIProvider, ReferenceProvider, ReplayProvider, ScriptedProvider)
 }
 JUDGE_PROVIDER = "openai"  # a judge endpoint that names no provider (every judge config written before there were others)
 
