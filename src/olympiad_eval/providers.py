@@ -249,7 +249,7 @@ def request_text(messages: list) -> str:
 PROVIDERS: dict[str, type[Provider]] = {
     provider.name: provider for provider in (OpenAIProvider, ReferenceProvider, ReplayProvider, ScriptedProvider)
 }
-JUDGE_PROVIDER = "openai"  # a judge endpoint that names no provider (every judge config written before there were others)
+JUDGE_PROVIDER = "openai"  # of a judge endpoint that names none: every judge config written before there were others
 
 
 def provider_class(name, where: str) -> type[Provider]:
@@ -291,6 +291,7 @@ class Client:
         return key in self._sending
 
     def cached(self, key: str) -> bool:
+        """Whether the cache holds the reply to `key` (an offline provider's never: it is not stored)."""
         return self.cache is not None and self.cache.get(key) is not None
 
     async def check_endpoint(self) -> None:
