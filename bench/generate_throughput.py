@@ -31,16 +31,18 @@ async def ours(base_url: str, requests: int, concurrency: int) -> None:
     from omegaconf import OmegaConf
     from tqdm import tqdm
 
-    from olympiad_eval.llm import OpenAIEndpoint, RequestCache, Tally, complete_all, request_key
+    from olympiad_eval.llm import RequestCache, Tally, request_key
+    from olympiad_eval.providers import OpenAIProvider, Request, complete_all
 
     cfg = OmegaConf.create({"provider": "openai", "base_url": base_url, "model": "bench", "api_key_env": None,
                             "concurrency": concurrency, "max_retries": 2})
     settings = {"temperature": 0}
-    batch = [(request_key({"model": "bench"}, messages(i), settings, 0), messages(i), settings) for i in range(requests)]
+    batch = [Request(request_key({"model": "bench"}, messages(i), settings, 0), messages(i), settings)
+             for i in range(requests)]
     with tempfile.TemporaryDirectory() as folder, open(os.devnull, "w") as sink:
         cache = RequestCache(Path(folder) / "cache.sqlite")
         with tqdm(total=requests, file=sink) as progress:
-            replies = await complete_all(OpenAIEndpoint(cfg), cache, batch, progress, Tally())
+            replies = await complete_all(OpenAIProvider(cfg, "model 'bench'"), cache, batch, progress, Tally())
         assert len(cache) == requests and all(reply.error is None for reply in replies)
         cache.close()
 

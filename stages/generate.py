@@ -10,9 +10,10 @@ from pathlib import Path
 
 import hydra
 
-from olympiad_eval.generate import generate
 from olympiad_eval.records import Generation, InputError, read_jsonl
-from olympiad_eval.stage import check_fraction, check_model, chosen, clear_errors, fail, log, most_common, run
+from olympiad_eval.checks import check_fraction
+from olympiad_eval.generate import check_model, generate
+from olympiad_eval.stage import chosen, clear_errors, fail, log, most_common, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="generate")

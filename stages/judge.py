@@ -7,9 +7,10 @@ from pathlib import Path
 
 import hydra
 
-from olympiad_eval.judging import judge
 from olympiad_eval.records import InputError, Judgment, read_jsonl, write_json
-from olympiad_eval.stage import check_fraction, check_judge, chosen, clear_errors, fail, log, most_common, run
+from olympiad_eval.checks import check_fraction
+from olympiad_eval.judging import check_judge, judge
+from olympiad_eval.stage import chosen, clear_errors, fail, log, most_common, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="judge")

@@ -18,7 +18,9 @@ from hydra.types import RunMode
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import typed_suite
-from olympiad_eval.stage import check_judge, check_model, read_plan
+from olympiad_eval.generate import check_model
+from olympiad_eval.judging import check_judge
+from olympiad_eval.stage import read_plan
 from tests.support import CONF, ROOT, compose_stage
 
 

@@ -12,7 +12,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from olympiad_eval.generate import generate
-from olympiad_eval.records import Generation, Prompt, read_jsonl
+from olympiad_eval.records import Generation, InputError, Prompt, read_jsonl
 from tests.support import ROOT
 
 KEY = "sk-test-" + "k" * 40
@@ -55,6 +55,12 @@ def test_replay_serves_recorded_responses_and_marks_missing_ones(hipho, tmp_path
     assert outcome.errors == 4
     missing = by_id["DemoPhO_2025_1_a"]
     assert missing.response is None and "no recorded response" in missing.error
+
+
+def test_an_unknown_provider_stops_before_anything_is_written(hipho):
+    with pytest.raises(InputError, match=r"^model 'm': provider must be one of openai, reference, replay, scripted, got 'opena1'$"):
+        run(hipho, OmegaConf.create({"provider": "opena1"}))
+    assert not (hipho / "generations").exists()
 
 
 def test_openai_provider_sends_every_prompt_with_its_figures(hipho, fake_openai, monkeypatch):

@@ -12,7 +12,7 @@ from olympiad_eval.generate import generate
 from olympiad_eval.benchmarks.physelite import parse_verdict
 from olympiad_eval.judging import check_options, judge
 from olympiad_eval.benchmarks import plugin
-from olympiad_eval.llm import EndpointError
+from olympiad_eval.llm import EndpointError, RequestCache
 from olympiad_eval.mathcheck import Options, Verdict
 from olympiad_eval.records import Generation, InputError, Judgment, Problem, read_jsonl, write_jsonl
 from tests.support import ROOT, compose_stage, render_sample, suite_scoring
@@ -155,6 +155,54 @@ def test_a_judge_whose_endpoint_is_down_stops_the_cell_and_writes_nothing(render
     assert not (outputs / "judgments").exists()
 
 
+def scripted_judge_cfg(**replies: str):
+    """conf/judge/scripted.yaml, its reply for some schemas replaced (`verdict='{...}'`)."""
+    cfg = compose_stage("judge", ["judge=scripted", "cell.suite=x", "cell.model=y"]).judge
+    for rule in cfg.judges.scripted.replies:
+        schema = rule.when.strip('{"')
+        rule.reply = replies.get(schema, rule.reply)
+    return cfg
+
+
+def test_a_hipho_llm_judge_cell_runs_offline_through_a_scripted_judge(render_suite):
+    """HiPhO's official protocol whole (every criterion, the answers the rules missed, max(step,
+    answer) in points) with no server and no key: the script's replies decide what rules left open."""
+    outputs = render_suite("sample_hipho", "sample_hipho")
+    demo = generate_with(outputs, "sample_hipho", "demo",
+                         {"provider": "replay", "path": str(ROOT / "data/replay/demo/{suite}.jsonl")})
+    outcome, judgments = judge_with(outputs, "sample_hipho", demo, "scripted", scripted_judge_cfg())
+    assert outcome.scored == outcome.total == 5
+    # no criterion met, no missed answer equivalent: the points the rules gave (see the rules' test)
+    assert {key[0]: j.points for key, j in judgments.items()} == {
+        "DemoPhO_2025_1_a": 0.0, "DemoPhO_2025_1_b": 2.0, "DemoPhO_2025_2_a": 2.0,
+        "DemoCPhO_2025_1_1": 0.0, "DemoCPhO_2025_2_1": 6.0}
+    said = judgments[("DemoCPhO_2025_1_1", 0)].details[0]
+    assert said["judge"] == "scripted" and said["slot 0"] == {"equivalent": False,
+                                                             "reasoning": "Scripted: not the official answer."}
+    assert said["criterion 0.0"] == {"awarded": 0.0, "reasoning": "Scripted: the criterion is not met."}
+
+    equivalent = scripted_judge_cfg(equivalent='{"equivalent": true, "reasoning": "Scripted: the same."}')
+    outcome, judgments = judge_with(outputs, "sample_hipho", demo, "scripted", equivalent)
+    # the two answers the rules missed (a wrong expression, a wrong number) now count: full marks
+    assert {key[0]: (j.points, j.parts["answer_points"]) for key, j in judgments.items()} == {
+        "DemoPhO_2025_1_a": (1.0, 1.0), "DemoPhO_2025_1_b": (2.0, 2.0), "DemoPhO_2025_2_a": (2.0, 2.0),
+        "DemoCPhO_2025_1_1": (4.0, 4.0), "DemoCPhO_2025_2_1": (6.0, 6.0)}
+    assert len(RequestCache(outputs.parent / "cache.sqlite")) == 0  # offline replies are never stored
+
+
+def test_a_physelite_llm_judge_cell_runs_offline_through_a_scripted_judge(render_suite):
+    """The answer judge's verdict is the score, whatever the rules say: every reference answer
+    matches by the rules, yet a judge that calls them incorrect scores them 0."""
+    outputs = render_suite("sample_physelite_en", "sample_physelite")
+    generations = generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"})
+    cfg = scripted_judge_cfg(verdict='{"verdict": "incorrect", "reasoning": "Scripted: wrong."}',
+                             steps='{"steps": [{"step": "a", "grade": 1.0}, {"step": "b", "grade": 0.5}]}')
+    outcome, judgments = judge_with(outputs, "sample_physelite_en", generations, "scripted", cfg)
+    assert outcome.scored == outcome.total == 3
+    assert {(j.verdict, j.score) for j in judgments.values()} == {("incorrect", 0.0)}
+    assert {j.parts["process"] for j in judgments.values()} == {0.75}
+
+
 @pytest.mark.parametrize("reply,verdict", [
     ('{"verdict": "correct", "reasoning": "ok"}', "correct"),
     ('Sure.\n{"verdict": "partially_correct", "reasoning": "one part"}', "partially_correct"),
@@ -175,7 +223,6 @@ def test_a_task_awaiting_an_identical_request_leaves_its_turn_to_the_next(tmp_pa
 
     from olympiad_eval.benchmarks import JudgeTask
     from olympiad_eval.judging import _Asker
-    from olympiad_eval.llm import RequestCache
 
     def task(key: str, text: str) -> JudgeTask:
         return JudgeTask(key=key, messages=({"role": "user", "content": text},), parse=lambda reply: {"reply": reply})
@@ -196,6 +243,28 @@ def test_a_task_awaiting_an_identical_request_leaves_its_turn_to_the_next(tmp_pa
         replies = asyncio.run(ask_all(server))
         assert server.count() == 2 and server.peak_in_flight == 2  # "other" went out beside "shared"
     assert replies == [{"reply": "ok"}] * 3
+
+
+def test_an_openai_judge_keys_its_requests_as_it_always_has(tmp_path, monkeypatch):
+    """Its provider's identity: endpoint and model, under `openai` (replies cached before are found)."""
+    import asyncio
+
+    from olympiad_eval.benchmarks import JudgeTask
+    from olympiad_eval.judging import _Asker
+    from olympiad_eval.llm import request_key
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    cfg = compose_stage("judge", ["judge=gpt-4o", "cell.suite=x", "cell.model=y"]).judge
+    cache = RequestCache(tmp_path / "cache.sqlite")
+    asker = _Asker("gpt-4o", cfg.judges["gpt-4o"], cfg, cache)
+    try:
+        identity = {"provider": "openai", "base_url": "https://api.openai.com/v1", "model": "gpt-4o-2024-08-06"}
+        assert asker.identity == identity
+        task = JudgeTask(key="t", messages=({"role": "user", "content": "Grade."},), parse=lambda reply: reply)
+        assert asker.key(task, 1) == request_key(identity, task.messages, {"temperature": 0}, 1)
+    finally:
+        asyncio.run(asker.close())
+        cache.close()
 
 
 def test_a_suites_scoring_switches_answer_rules_on():

@@ -24,14 +24,13 @@ from olympiad_eval.fake_server import FakeOpenAI, Fault, default_responder
 from olympiad_eval.generate import generate
 from olympiad_eval.llm import (
     EndpointError,
-    OpenAIEndpoint,
     RateLimiter,
     Reply,
     RequestCache,
-    complete_all,
     retry_after,
     shrink_image,
 )
+from olympiad_eval.providers import OpenAIProvider, Request, complete_all
 from olympiad_eval.records import Generation, InputError, read_jsonl
 from tests.support import UNSERVABLE, unservable_endpoint
 
@@ -39,6 +38,10 @@ from tests.support import UNSERVABLE, unservable_endpoint
 def model(base_url: str, **extra):
     return OmegaConf.create({"provider": "openai", "base_url": base_url, "model": "fake-model", "api_key_env": None,
                              "concurrency": 4, "max_retries": 6, "timeout": 5, **extra})
+
+
+def endpoint(cfg) -> OpenAIProvider:
+    return OpenAIProvider(cfg, "model 'fake-model'")
 
 
 @pytest.fixture
@@ -130,8 +133,8 @@ def test_identical_requests_asked_together_go_out_once(tmp_path):
     messages = [{"role": "user", "content": "Grade this."}]
     with FakeOpenAI(latency=0.2) as server:
         cache = RequestCache(tmp_path / "cache.sqlite")
-        replies = asyncio.run(complete_all(OpenAIEndpoint(model(server.base_url)), cache,
-                                           [("same", messages, {}), ("same", messages, {}), ("other", messages, {})]))
+        replies = asyncio.run(complete_all(endpoint(model(server.base_url)), cache,
+                                           [Request(key, messages, {}) for key in ("same", "same", "other")]))
         cache.close()
     assert server.count() == 2
     assert replies[0].text == replies[1].text and [reply.cached for reply in replies] == [False, True, False]
@@ -413,27 +416,27 @@ def test_a_full_sqlite_cache_stops_with_its_path(tmp_path):
     path = tmp_path / "cache.sqlite"
     cache = RequestCache(path)
     with FakeOpenAI(lambda body: "x" * 20_000) as server:
-        requests = [(f"k{i}", [{"role": "user", "content": f"q{i}"}], {}) for i in range(3)]
-        asyncio.run(complete_all(OpenAIEndpoint(model(server.base_url)), cache, requests[:1]))
+        requests = [Request(f"k{i}", [{"role": "user", "content": f"q{i}"}], {}) for i in range(3)]
+        asyncio.run(complete_all(endpoint(model(server.base_url)), cache, requests[:1]))
         pages = cache._store._db.execute("PRAGMA page_count").fetchone()[0]
         cache._store._db.execute(f"PRAGMA max_page_count = {pages}")
         with pytest.raises(InputError, match=re.escape(f"no room to store a reply in the request cache {path} "
                                                        "(database or disk is full): free space there")):
-            asyncio.run(complete_all(OpenAIEndpoint(model(server.base_url)), cache, requests[1:]))
+            asyncio.run(complete_all(endpoint(model(server.base_url)), cache, requests[1:]))
     assert cache.get("k0").text == "x" * 20_000  # what was stored stays
     cache.close()
 # ---------------------------------------------------------------- failing fast
 
 
-def batch(count: int, words: str = "question") -> list[tuple[str, list, dict]]:
-    return [(f"key-{index}", [{"role": "user", "content": f"{words} {index}"}], {}) for index in range(count)]
+def batch(count: int, words: str = "question") -> list[Request]:
+    return [Request(f"key-{index}", [{"role": "user", "content": f"{words} {index}"}], {}) for index in range(count)]
 
 
 def ask(tmp_path, cfg, requests) -> tuple[list[Reply], int]:
     """The replies of a batch, and how many of them the cache kept."""
     cache = RequestCache(tmp_path / "cache.sqlite")
     try:
-        return asyncio.run(complete_all(OpenAIEndpoint(cfg), cache, requests)), len(cache)
+        return asyncio.run(complete_all(endpoint(cfg), cache, requests)), len(cache)
     finally:
         cache.close()
 

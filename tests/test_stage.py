@@ -12,7 +12,9 @@ import yaml
 from omegaconf import OmegaConf
 
 from olympiad_eval.records import Generation, InputError, read_jsonl
-from olympiad_eval.stage import check_family, check_model, clear_errors, read_plan
+from olympiad_eval.generate import check_model
+from olympiad_eval.judging import check_judge
+from olympiad_eval.stage import check_family, clear_errors, read_plan
 from tests.support import ROOT
 
 
@@ -98,12 +100,31 @@ GPT = {"provider": "openai", "base_url": "https://api.example.com/v1", "model": 
     ({**GPT, "concurrency": True}, "concurrency must be an integer >= 1, got True"),
     ({"provider": "replay", "samples": -2}, "samples must be an integer >= 1, got -2"),
     ({"provider": "reference", "samples": "8"}, "samples must be an integer >= 1, got '8'"),
+    # each provider checks its own settings; an unknown one is named with the known ones
+    ({"provider": "opena1", "base_url": "https://api.example.com/v1"},
+     "provider must be one of openai, reference, replay, scripted, got 'opena1'"),
+    ({"samples": 1}, "provider must be one of openai, reference, replay, scripted, got None"),
+    ({"provider": "replay"}, "path (the recorded responses, `{suite}` for the suite's name) must be set, got None"),
 ])
 def test_a_model_config_of_the_wrong_type_is_named_with_its_key(cfg, message):
     with pytest.raises(InputError) as error:
         check_model(OmegaConf.create(cfg), "m")
     assert str(error.value).startswith("model 'm' (conf/model/m.yaml or an override): ")
     assert message in str(error.value)
+
+
+@pytest.mark.parametrize("endpoint,message", [
+    ({"base_url": "localhost:8000", "model": "m"}, "judges.j: base_url must be an http(s) URL, got 'localhost:8000'"),
+    ({**GPT, "concurrency": 0}, "judges.j: concurrency must be an integer >= 1, got 0"),
+    ({"provider": "reference"}, "judges.j: provider 'reference' answers only a suite's prompts; a judge needs one "
+                                "that answers any request (openai, scripted)"),
+    ({"provider": "anthropic"}, "judges.j: provider must be one of openai, reference, replay, scripted, got 'anthropic'"),
+])
+def test_each_judge_endpoint_is_checked_by_its_provider_openai_unless_named(endpoint, message):
+    cfg = OmegaConf.create({"kind": "llm", "judges": {"j": endpoint}})
+    with pytest.raises(InputError) as error:
+        check_judge(cfg, "x")
+    assert str(error.value) == f"judge 'x' (conf/judge/x.yaml or an override): {message}"
 
 
 def test_the_shipped_model_configs_pass_their_checks():

@@ -1,8 +1,7 @@
 """Generate: one response (or `samples` responses) per prompt of a suite, from one model.
 
-Providers: `openai` (any OpenAI-compatible endpoint), `reference` (answers with the gold answer
-in the format the prompt asks for: an upper bound that checks the whole pipeline) and `replay`
-(serves recorded responses keyed by problem id: to re-score released model outputs).
+The model's config names its provider (`providers`: `openai`, `reference`, `replay`, `scripted`),
+which answers every prompt; what names the model (`identity()`) enters each request's hash.
 
 A reply is an answer, a refusal (recorded in `refusal`: scored 0 and counted apart) or a failure
 (recorded in `error`, never as a response; see `llm._parsed` for which replies are which).
@@ -18,12 +17,10 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from olympiad_eval.llm import Reply, Tally, request_key, send
-from olympiad_eval.records import (
-    Generation, InputError, Prompt, RecordError, iter_json_lines, read_jsonl, write_json, write_jsonl,
-)
-
-PROVIDERS = ("openai", "reference", "replay")
+from olympiad_eval.checks import check_prices, number, request_settings
+from olympiad_eval.llm import Reply, Tally, request_key
+from olympiad_eval.providers import Request, ask_all, provider_class
+from olympiad_eval.records import Generation, Prompt, read_jsonl, write_json, write_jsonl
 
 
 @dataclass(frozen=True)
@@ -49,28 +46,23 @@ def sample_settings(settings: dict, sample: int) -> dict:
 
 def generate(suite: str, model: str, cfg, prompts_path: str | Path, out_path: str | Path, cache_path: str | Path,
              usage_path: str | Path | None = None) -> Outcome:
-    provider = cfg.provider
-    if provider not in PROVIDERS:
-        raise InputError(f"model '{model}': unknown provider '{provider}'; known: {', '.join(PROVIDERS)}")
+    where = f"model '{model}'"
+    kind = provider_class(cfg.get("provider"), where)
     prompts = read_jsonl(prompts_path, Prompt)
     samples = int(cfg.get("samples", 1))
     settings = OmegaConf.to_container(cfg.generation, resolve=True) if cfg.get("generation") else {}
-    identity = {"provider": provider, **_identity(cfg)}
+    provider = kind(cfg, where, suite)
+    identity = provider.identity()
     jobs = [(prompt, sample, sample_settings(settings, sample)) for prompt in prompts for sample in range(samples)]
-    keys = [request_key(identity, prompt.messages, asked, sample) for prompt, sample, asked in jobs]
+    requests = [Request(request_key(identity, prompt.messages, asked, sample), list(prompt.messages), asked, prompt,
+                        sample) for prompt, sample, asked in jobs]
     tally = Tally(prices=dict(cfg.get("prices") or {}))
-    if provider == "reference":
-        replies = [Reply(text=prompt.reference, finish_reason="stop", cached=True) for prompt, _, _ in jobs]
-    elif provider == "replay":
-        replies = _replay(cfg, suite, [(prompt.id, sample) for prompt, sample, _ in jobs])
-    else:
-        requests = [(key, list(prompt.messages), asked) for key, (prompt, _, asked) in zip(keys, jobs)]
-        replies = send(cfg, cache_path, requests, f"generate {suite} x {model}", tally, who=f"model '{model}'")
+    replies = ask_all(provider, cache_path, requests, f"generate {suite} x {model}", tally)
     generations = [
-        Generation(id=prompt.id, suite=suite, model=model, sample=sample, response=reply.text, request_hash=key,
-                   finish_reason=reply.finish_reason, reasoning=reply.reasoning, error=reply.error,
-                   refusal=reply.refusal)
-        for key, (prompt, sample, _), reply in zip(keys, jobs, replies)
+        Generation(id=request.prompt.id, suite=suite, model=model, sample=request.sample, response=reply.text,
+                   request_hash=request.key, finish_reason=reply.finish_reason, reasoning=reply.reasoning,
+                   error=reply.error, refusal=reply.refusal)
+        for request, reply in zip(requests, replies)
     ]
     write_jsonl(out_path, generations)
     usage = usage_totals(replies, tally)
@@ -97,37 +89,10 @@ def usage_totals(replies: list[Reply], tally: Tally) -> dict:
     }
 
 
-def _identity(cfg) -> dict:
-    """What names the model behind a request (never the key)."""
-    if cfg.provider == "openai":
-        identity = {"base_url": str(cfg.base_url), "model": str(cfg.model)}
-        if cfg.get("max_image_bytes"):
-            identity["max_image_bytes"] = int(cfg.max_image_bytes)
-        return identity
-    if cfg.provider == "replay":
-        return {"path": str(cfg.path)}
-    return {}
-
-
-def _replay(cfg, suite: str, wanted: list[tuple[str, int]]) -> list[Reply]:
-    """Recorded responses from `cfg.path` (`{suite}` is replaced by the suite's name)."""
-    path = Path(str(cfg.path).replace("{suite}", suite))
-    if not path.is_file():
-        raise InputError(f"replay file {path} not found")
-    id_field, response_field = cfg.get("id_field", "id"), cfg.get("response_field", "response")
-    recorded: dict[tuple[str, int], str] = {}
-    for line, row in iter_json_lines(path):
-        if id_field not in row or response_field not in row:
-            raise InputError(f"{path}:{line}: a replay row needs the fields '{id_field}' and '{response_field}'")
-        response, sample = row[response_field], row.get("sample", 0)
-        if not isinstance(response, str):  # a null would otherwise be replayed as the text "None"
-            raise RecordError(path, f"{row[id_field]} (line {line})", response_field,
-                              f"expected text, got {type(response).__name__}")
-        if not isinstance(sample, int) or isinstance(sample, bool):
-            raise RecordError(path, f"{row[id_field]} (line {line})", "sample", f"expected an integer, got {sample!r}")
-        recorded[(str(row[id_field]), sample)] = response
-    return [
-        Reply(text=recorded[key], finish_reason="stop", cached=True) if key in recorded
-        else Reply(error=f"no recorded response for id {key[0]} sample {key[1]} in {path}", cached=True)
-        for key in wanted
-    ]
+def check_model(cfg, name: str) -> None:
+    """Everything of a model's config that generate reads, checked before its first request."""
+    where = f"model '{name}' (conf/model/{name}.yaml or an override)"
+    number(cfg, "samples", where, integer=True, minimum=1)
+    request_settings(cfg, "generation", where)
+    check_prices(cfg, where)
+    provider_class(cfg.get("provider"), where).check(cfg, where)

@@ -2,12 +2,14 @@
 
 Rules always come first (answer extraction and equivalence checks in warm worker processes, every
 check of the cell submitted at once). A `rule` judge stops there. An `llm` judge also sends what
-the benchmark's protocol asks to every judge of its ensemble, through the same client and request
-cache as generation, all tasks of the cell concurrently. The tasks that do not need the rules'
-result (`judge_tasks`: HiPhO's marking criteria, every PhysElite task) go out while the rules run;
-the rest (`judge_tasks_after_rules`: answer slots the rules missed) as soon as they finish. How a
-suite is scored (protocol, tolerance, judge prompts and flags) is the suite's `scoring`, read from
-its `suite.json`; the judge config says who grades and how (endpoints, ensemble, re-asks).
+the benchmark's protocol asks to every judge of its ensemble, each through its provider
+(`providers`: an OpenAI-compatible endpoint unless the judge's entry names another, such as the
+offline `scripted`) with the same client and request cache as generation, all tasks of the cell
+concurrently. The tasks that do not need the rules' result (`judge_tasks`: HiPhO's marking
+criteria, every PhysElite task) go out while the rules run; the rest (`judge_tasks_after_rules`:
+answer slots the rules missed) as soon as they finish. How a suite is scored (protocol, tolerance,
+judge prompts and flags) is the suite's `scoring`, read from its `suite.json`; the judge config
+says who grades and how (endpoints, ensemble, re-asks).
 A reply that does not follow the asked schema is asked again at once, up to `max_reasks` times; a
 request that failed (after the client's retries) is not: it ends that task's asking at once. Each
 judge's endpoint is probed before the cell's first request to it (see `llm`), before the rules run.
@@ -35,8 +37,10 @@ from omegaconf import OmegaConf
 from tqdm import tqdm
 
 from olympiad_eval.benchmarks import JudgeTask, Provenance, Score, plugin, provenance
-from olympiad_eval.llm import Client, OpenAIEndpoint, RequestCache, request_key
+from olympiad_eval.checks import number, request_settings
+from olympiad_eval.llm import RequestCache, request_key
 from olympiad_eval.mathcheck import CheckPool, Options
+from olympiad_eval.providers import Client, Request, judge_provider_class
 from olympiad_eval.records import (
     Generation,
     InputError,
@@ -237,17 +241,20 @@ def _with_undecided(grade: Score | str, rules: Score | str) -> Score | str:
 
 
 class _Asker:
-    """One judge of the ensemble: its endpoint (one client for the whole cell) and progress bar."""
+    """One judge of the ensemble: its provider (`provider` in its endpoint, default openai; one
+    client for the whole cell) and progress bar."""
 
     def __init__(self, name: str, endpoint, cfg, cache: RequestCache):
         self.name, self.tries = name, 1 + int(cfg.get("max_reasks", 2))
         self.settings = OmegaConf.to_container(cfg.settings, resolve=True) if cfg.get("settings") else {}
-        self.identity = {"provider": "openai", "base_url": str(endpoint.base_url), "model": str(endpoint.model)}
+        who = f"judge '{name}'"
+        provider = judge_provider_class(endpoint, who)(endpoint, who)
+        self.identity = provider.identity()
         self.progress = tqdm(total=0, desc=f"judge {name}", unit="req", dynamic_ncols=True)
-        self.client = Client(OpenAIEndpoint(endpoint, who=f"judge '{name}'"), cache, self.progress)
+        self.client = Client(provider, cache, self.progress)
         # A task hashes its request only when it may send it: the first requests then go out at
         # once, not after every task of the cell has been hashed and looked up in the cache.
-        self.turns = asyncio.Semaphore(self.client.endpoint.concurrency)
+        self.turns = asyncio.Semaphore(provider.concurrency)
 
     def key(self, task: JudgeTask, attempt: int) -> str:
         return request_key(self.identity, task.messages, self.settings, attempt)
@@ -255,7 +262,7 @@ class _Asker:
     async def check_endpoint(self, tasks: list[JudgeTask]) -> None:
         """Probe the endpoint now unless these tasks' first asks are all cached (then only if a
         later request is not: a cell whose replies are all cached is judged offline)."""
-        if any(self.client.cache.get(self.key(task, 0)) is None for task in tasks):
+        if not all(self.client.cached(self.key(task, 0)) for task in tasks):
             await self.client.check_endpoint()
 
     def grade(self, task: JudgeTask) -> asyncio.Task:
@@ -266,12 +273,12 @@ class _Asker:
         for attempt in range(self.tries):
             self.progress.total += 1
             async with self.turns:
-                key = self.key(task, attempt)
-                duplicate = self.client.sending(key)
+                request = Request(self.key(task, attempt), list(task.messages), self.settings)
+                duplicate = self.client.sending(request.key)
                 if not duplicate:
-                    reply = await self.client.ask(key, list(task.messages), self.settings)
+                    reply = await self.client.ask(request)
             if duplicate:  # the same request is on the wire for another task: its reply, without a turn
-                reply = await self.client.ask(key, list(task.messages), self.settings)
+                reply = await self.client.ask(request)
             if reply.error is not None:
                 # Re-asks are for replies that arrived and broke the schema. A request that failed
                 # has had its retries: asking again would only repeat them.
@@ -284,5 +291,33 @@ class _Asker:
         return f"judge {self.name}: invalid reply to '{task.key}' after {self.tries} tries: {said!r}"
 
     async def close(self) -> None:
-        await self.client.endpoint.aclose()
+        await self.client.aclose()
         self.progress.close()
+
+
+# Keys a judge config once had that now belong to the suite it scores (`scoring:` in conf/suite).
+MOVED_TO_SUITES = ("rel_tol", "check_options", "mathvision_protocol", "protocol", "prompts", "process",
+                   "error_types", "figures")
+
+
+def check_judge(cfg, name: str) -> None:
+    where = f"judge '{name}' (conf/judge/{name}.yaml or an override)"
+    moved = [key for key in MOVED_TO_SUITES if key in cfg]
+    if moved:
+        raise InputError(f"{where}: {', '.join(moved)} describe how a benchmark is scored, so they live with its "
+                         "suites now: set them under `scoring:` in conf/suite/<suite>.yaml (a judge config says "
+                         "who grades: kind, judges, settings, workers, re-asks)")
+    number(cfg, "workers", where, integer=True, minimum=1)
+    number(cfg, "check_timeout", where, above=0)
+    number(cfg, "max_reasks", where, integer=True, minimum=0)
+    if cfg.get("kind") != "llm":
+        return
+    request_settings(cfg, "settings", where)
+    judges = cfg.get("judges")
+    if not OmegaConf.is_dict(judges) or not judges:
+        raise InputError(f"{where}: an llm judge needs at least one entry under `judges` (name: endpoint), got {judges!r}")
+    for judge_name, endpoint in judges.items():
+        if not OmegaConf.is_dict(endpoint):
+            raise InputError(f"{where}: judges.{judge_name} must be an endpoint (base_url, model, ...), got {endpoint!r}")
+        at = f"{where}: judges.{judge_name}"
+        judge_provider_class(endpoint, at).check(endpoint, at)

@@ -1,9 +1,10 @@
-"""Requests to models and judges: OpenAI-compatible endpoints, request cache, images.
+"""Requests over the network: OpenAI-compatible endpoints (the `openai` provider), the request
+cache, images. `providers` asks through them, for models and judges alike (`providers.Client`).
 
-Every request is keyed by the hash of its full content (endpoint, model id, messages with image
-hashes, generation settings, sample index) and its reply is stored in a cache outside the DVC
-outputs (a SQLite file, or a folder that machines can share) as soon as it arrives. A killed run
-therefore resends only what had no reply yet.
+Every request is keyed by the hash of its full content (the provider's identity: endpoint, model
+id; messages with image hashes, generation settings, sample index) and its reply is stored in a
+cache outside the DVC outputs (a SQLite file, or a folder that machines can share) as soon as it
+arrives. A killed run therefore resends only what had no reply yet.
 Failed requests are returned as errors and never cached, so a rerun retries exactly those. A
 reply is an answer, a refusal (the model's own answer, cached) or malformed (no message, no content:
 retried, then an error); `_parsed` says which is which. The cache's door keeps only valid Unicode,
@@ -57,7 +58,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
 
 from olympiad_eval.records import InputError, content_hash, without_paths
 
@@ -722,7 +722,7 @@ def _short(text: Any, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-# ---------------------------------------------------------------- many requests
+# ---------------------------------------------------------------- a batch's totals
 
 @dataclass
 class Tally:
@@ -744,81 +744,3 @@ class Tally:
     def cost(self) -> float:
         return (self.prompt_tokens * float(self.prices.get("input", 0))
                 + self.completion_tokens * float(self.prices.get("output", 0))) / 1e6
-
-
-class Client:
-    """One endpoint behind the request cache: a cached reply is not sent again, and a reply is
-    cached the moment it arrives. Requests may be asked one by one, from many tasks at once. The
-    endpoint is probed once, before the first request that is not cached goes out: a batch whose
-    replies are all cached sends nothing and works offline."""
-
-    def __init__(self, endpoint: OpenAIEndpoint, cache: RequestCache, progress=None, tally: Tally | None = None):
-        self.endpoint, self.cache, self.progress = endpoint, cache, progress
-        self.tally = tally if tally is not None else Tally()
-        self._sending: dict[str, asyncio.Future] = {}
-        self._probe: asyncio.Future | None = None
-        endpoint.rate_limits.show = self._show_wait
-
-    def sending(self, key: str) -> bool:
-        """Whether an identical request is on its way (asking it again waits for that reply)."""
-        return key in self._sending
-
-    async def check_endpoint(self) -> None:
-        """Probe the endpoint, once for all callers (EndpointError where it cannot serve)."""
-        if self._probe is None:
-            self._probe = asyncio.ensure_future(self.endpoint.probe())
-        await asyncio.shield(self._probe)
-
-    async def ask(self, key: str, messages: list, settings: dict) -> Reply:
-        reply = self.cache.get(key)
-        if reply is None:
-            reply = await self._send(key, messages, settings)
-        self.tally.add(reply)
-        if self.progress is not None:
-            self.progress.set_postfix(tokens=self.tally.prompt_tokens + self.tally.completion_tokens,
-                                      cost=f"${self.tally.cost:.4f}", refresh=False)
-            self.progress.update(1)
-        return reply
-
-    def _show_wait(self, seconds: float) -> None:
-        if self.progress is not None:
-            self.progress.set_postfix_str(f"rate-limited, waiting {math.ceil(seconds)} s", refresh=True)
-
-    async def _send(self, key: str, messages: list, settings: dict) -> Reply:
-        """Identical requests asked at the same time (HiPhO's alternative marking schemes share
-        criteria) go out once: the others get its reply, as they would from the cache."""
-        if key in self._sending:
-            return replace(await self._sending[key], cached=True)
-        sent = self._sending[key] = asyncio.get_running_loop().create_future()
-        try:
-            await self.check_endpoint()  # once it is on its way: an identical request asked meanwhile waits for it
-            reply = await self.endpoint.complete(messages, settings)
-            if reply.error is None:
-                self.cache.put(key, reply)
-            sent.set_result(reply)
-            return reply
-        finally:
-            del self._sending[key]
-            sent.cancel()  # a no-op once answered; else its waiters fail as this request did
-
-
-async def complete_all(endpoint: OpenAIEndpoint, cache: RequestCache, requests: list[tuple[str, list, dict]],
-                       progress=None, tally: Tally | None = None) -> list[Reply]:
-    """Send (key, messages, settings) requests concurrently; cached replies are not sent again."""
-    client = Client(endpoint, cache, progress, tally)
-    try:
-        return await asyncio.gather(*(client.ask(*request) for request in requests))
-    finally:
-        await endpoint.aclose()
-
-
-def send(endpoint_cfg, cache_path: str | Path, requests: list[tuple[str, list, dict]], label: str,
-         tally: Tally | None = None, who: str | None = None) -> list[Reply]:
-    """Send a batch through one endpoint and the request cache, with a progress bar. Raises
-    EndpointError, sending nothing, where the probe finds the endpoint unable to serve."""
-    cache = RequestCache(cache_path)
-    try:
-        with tqdm(total=len(requests), desc=label, unit="req", dynamic_ncols=True) as progress:
-            return asyncio.run(complete_all(OpenAIEndpoint(endpoint_cfg, who), cache, requests, progress, tally))
-    finally:
-        cache.close()

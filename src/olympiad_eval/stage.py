@@ -1,5 +1,6 @@
-"""What every stage script in `stages/` shares: its cell's names, config checks, and errors that
-end in one clear line. The one module of the package that knows Hydra; it lives in the package
+"""What every stage script in `stages/` shares: its cell's names, the plan, and errors that end in
+one clear line (each stage's own config checks live with its module: `generate.check_model`,
+`judging.check_judge`, `checks`). The one module of the package that knows Hydra; it lives in the package
 (not beside the scripts) so that launchers which pickle a stage (submitit, ray) can import it."""
 
 from __future__ import annotations
@@ -8,7 +9,6 @@ import atexit
 import functools
 import gc
 import logging
-import math
 import os
 import sys
 from collections import Counter
@@ -18,9 +18,7 @@ from pathlib import Path
 import yaml
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from omegaconf import OmegaConf
 
-from olympiad_eval.llm import api_key
 from olympiad_eval.records import WRITE_ERRORS, InputError
 
 log = logging.getLogger("olympiad_eval")
@@ -174,119 +172,3 @@ def check_family(plan: dict, benchmark: str, kind: str, path: str | Path) -> Non
     if family is not None and family != kind:
         raise InputError(f"{path}: pipelines.{family} lists '{benchmark}', a {kind} benchmark "
                          f"(conf/benchmark/{benchmark}.yaml): move it under pipelines.{kind}")
-
-
-# ---------------------------------------------------------------- config checks
-# Hydra takes `model.concurrency=abc` as the string "abc"; checked here, it stops the stage with
-# the config and key before any work, instead of as a traceback deep in a client or a worker.
-
-def number(cfg, key: str, where: str, *, integer: bool = False, minimum: float | None = None,
-           above: float | None = None, maximum: float | None = None) -> None:
-    """`cfg[key]`, where set (null or absent: the code's default), must be a finite number in range."""
-    value = cfg.get(key)
-    if value is None:
-        return
-    kinds = int if integer else (int, float)
-    wrong_type = isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value)  # NaN passes any bound
-    if wrong_type or (minimum is not None and value < minimum) or (above is not None and value <= above) \
-            or (maximum is not None and value > maximum):
-        bounds = " and ".join(f"{sign} {limit:g}" for sign, limit in ((">=", minimum), (">", above), ("<=", maximum))
-                              if limit is not None)
-        wanted = ("an integer" if integer else "a number") + (f" {bounds}" if bounds else "")
-        raise InputError(f"{where}: {key} must be {wanted}, got {value!r}")
-
-
-def check_endpoint(cfg, where: str) -> None:
-    """An OpenAI-compatible endpoint's settings, and its API key present in the environment."""
-    base_url = cfg.get("base_url")
-    if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-        raise InputError(f"{where}: base_url must be an http(s) URL, got {base_url!r}")
-    if not isinstance(cfg.get("model"), str) or not cfg.get("model"):
-        raise InputError(f"{where}: model (the endpoint's model id) must be set, got {cfg.get('model')!r}")
-    number(cfg, "concurrency", where, integer=True, minimum=1)
-    number(cfg, "max_retries", where, integer=True, minimum=0)
-    number(cfg, "timeout", where, above=0)
-    number(cfg, "rpm", where, above=0)
-    number(cfg, "max_image_bytes", where, integer=True, minimum=1)
-    number(cfg, "probe_timeout", where, above=0)
-    number(cfg, "max_consecutive_failures", where, integer=True, minimum=0)
-    number(cfg, "max_rate_limit_wait", where, minimum=0)
-    if cfg.get("probe") is not None and not isinstance(cfg.get("probe"), bool):
-        raise InputError(f"{where}: probe must be true or false, got {cfg.get('probe')!r}")
-    try:
-        api_key(cfg.get("api_key_env"))
-    except InputError as error:
-        raise InputError(f"{where}: {error}") from None
-
-
-def request_settings(cfg, key: str, where: str) -> None:
-    """`cfg[key]`, where set: the settings sent with each request, a mapping; its `seed`, which
-    each sample offsets, an integer."""
-    settings = cfg.get(key)
-    if settings is None:
-        return
-    if not OmegaConf.is_dict(settings):
-        raise InputError(f"{where}: {key} must be a mapping of request settings (temperature: 0, max_tokens: 4096, ...), "
-                         f"got {settings!r}")
-    number(settings, "seed", f"{where}: {key}", integer=True)
-
-
-PRICES = ("input", "output")
-
-
-def check_prices(cfg, where: str) -> None:
-    """`prices`, where set: USD per million input and output tokens (checked before a request is
-    sent: the cost is added up after the replies, when a bad price would end the stage unpaid for)."""
-    prices = cfg.get("prices")
-    if prices is None:
-        return
-    if not OmegaConf.is_dict(prices):
-        raise InputError(f"{where}: prices must map input and output to USD per million tokens (input: 2.5, "
-                         f"output: 10.0), got {prices!r}")
-    for key in prices:
-        if key not in PRICES:
-            raise InputError(f"{where}: prices: '{key}' is not one of {', '.join(PRICES)}")
-        if prices[key] is None:
-            raise InputError(f"{where}: prices: {key} must be a number >= 0, got None")
-        number(prices, key, f"{where}: prices", minimum=0)
-
-
-def check_model(cfg, name: str) -> None:
-    """Everything of a model's config that generate reads, checked before its first request."""
-    where = f"model '{name}' (conf/model/{name}.yaml or an override)"
-    number(cfg, "samples", where, integer=True, minimum=1)
-    request_settings(cfg, "generation", where)
-    check_prices(cfg, where)
-    if cfg.get("provider") == "openai":
-        check_endpoint(cfg, where)
-
-
-# Keys a judge config once had that now belong to the suite it scores (`scoring:` in conf/suite).
-MOVED_TO_SUITES = ("rel_tol", "check_options", "mathvision_protocol", "protocol", "prompts", "process",
-                   "error_types", "figures")
-
-
-def check_judge(cfg, name: str) -> None:
-    where = f"judge '{name}' (conf/judge/{name}.yaml or an override)"
-    moved = [key for key in MOVED_TO_SUITES if key in cfg]
-    if moved:
-        raise InputError(f"{where}: {', '.join(moved)} describe how a benchmark is scored, so they live with its "
-                         "suites now: set them under `scoring:` in conf/suite/<suite>.yaml (a judge config says "
-                         "who grades: kind, judges, settings, workers, re-asks)")
-    number(cfg, "workers", where, integer=True, minimum=1)
-    number(cfg, "check_timeout", where, above=0)
-    number(cfg, "max_reasks", where, integer=True, minimum=0)
-    if cfg.get("kind") != "llm":
-        return
-    request_settings(cfg, "settings", where)
-    judges = cfg.get("judges")
-    if not OmegaConf.is_dict(judges) or not judges:
-        raise InputError(f"{where}: an llm judge needs at least one entry under `judges` (name: endpoint), got {judges!r}")
-    for judge_name, endpoint in judges.items():
-        if not OmegaConf.is_dict(endpoint):
-            raise InputError(f"{where}: judges.{judge_name} must be an endpoint (base_url, model, ...), got {endpoint!r}")
-        check_endpoint(endpoint, f"{where}: judges.{judge_name}")
-
-
-def check_fraction(cfg, key: str, where: str) -> None:
-    number(cfg, key, where, minimum=0, maximum=1)

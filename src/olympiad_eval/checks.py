@@ -1,0 +1,66 @@
+"""Config values checked before any work, each ending in one line that names the config and key.
+Shared by the stage support (`stage`) and the providers, which check their own settings
+(`providers.Provider.check`): a module below both, so that neither imports the other for it.
+
+Hydra takes `model.concurrency=abc` as the string "abc"; checked here, it stops the stage with
+the config and key before any work, instead of as a traceback deep in a client or a worker."""
+
+from __future__ import annotations
+
+import math
+
+from omegaconf import OmegaConf
+
+from olympiad_eval.records import InputError
+
+
+def number(cfg, key: str, where: str, *, integer: bool = False, minimum: float | None = None,
+           above: float | None = None, maximum: float | None = None) -> None:
+    """`cfg[key]`, where set (null or absent: the code's default), must be a finite number in range."""
+    value = cfg.get(key)
+    if value is None:
+        return
+    kinds = int if integer else (int, float)
+    wrong_type = isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value)  # NaN passes any bound
+    if wrong_type or (minimum is not None and value < minimum) or (above is not None and value <= above) \
+            or (maximum is not None and value > maximum):
+        bounds = " and ".join(f"{sign} {limit:g}" for sign, limit in ((">=", minimum), (">", above), ("<=", maximum))
+                              if limit is not None)
+        wanted = ("an integer" if integer else "a number") + (f" {bounds}" if bounds else "")
+        raise InputError(f"{where}: {key} must be {wanted}, got {value!r}")
+
+
+def request_settings(cfg, key: str, where: str) -> None:
+    """`cfg[key]`, where set: the settings sent with each request, a mapping; its `seed`, which
+    each sample offsets, an integer."""
+    settings = cfg.get(key)
+    if settings is None:
+        return
+    if not OmegaConf.is_dict(settings):
+        raise InputError(f"{where}: {key} must be a mapping of request settings (temperature: 0, max_tokens: 4096, ...), "
+                         f"got {settings!r}")
+    number(settings, "seed", f"{where}: {key}", integer=True)
+
+
+PRICES = ("input", "output")
+
+
+def check_prices(cfg, where: str) -> None:
+    """`prices`, where set: USD per million input and output tokens (checked before a request is
+    sent: the cost is added up after the replies, when a bad price would end the stage unpaid for)."""
+    prices = cfg.get("prices")
+    if prices is None:
+        return
+    if not OmegaConf.is_dict(prices):
+        raise InputError(f"{where}: prices must map input and output to USD per million tokens (input: 2.5, "
+                         f"output: 10.0), got {prices!r}")
+    for key in prices:
+        if key not in PRICES:
+            raise InputError(f"{where}: prices: '{key}' is not one of {', '.join(PRICES)}")
+        if prices[key] is None:
+            raise InputError(f"{where}: prices: {key} must be a number >= 0, got None")
+        number(prices, key, f"{where}: prices", minimum=0)
+
+
+def check_fraction(cfg, key: str, where: str) -> None:
+    number(cfg, key, where, minimum=0, maximum=1)
