@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from olympiad_eval.benchmarks import Scoring as BaseScoring, Suite as BaseSuite
 
 PROTOCOL_VERSIONS = {"official": 1}
+PARTS = ()
 
 
 @dataclass
@@ -72,7 +73,7 @@ def test_a_kind_that_names_no_benchmark_lists_the_known_ones(kind):
 
 
 def test_a_helper_module_is_refused_naming_what_it_lacks():
-    with pytest.raises(InputError, match=r"'mathvision_official' .* lacks PROTOCOL_VERSIONS, Suite, combine, "):
+    with pytest.raises(InputError, match=r"'mathvision_official' .* lacks PARTS, PROTOCOL_VERSIONS, Suite, combine, "):
         plugin("mathvision_official")
 
 
