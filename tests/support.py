@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from olympiad_eval.fake_server import FakeOpenAI, judge_reply
+from olympiad_eval.layout import Layout
 from olympiad_eval.stage import read_plan
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,10 +67,11 @@ def render_sample(outputs: Path, suite: str, benchmark: str) -> Path:
     from olympiad_eval.fetch import fetch
     from olympiad_eval.render import render
 
+    layout = Layout(outputs)
     bench_cfg = compose_stage("fetch", [f"benchmark={benchmark}"]).benchmark
-    fetch(benchmark, bench_cfg, outputs / "problems" / benchmark)
+    fetch(benchmark, bench_cfg, layout.problems(benchmark))
     suite_cfg = compose_stage("render", [f"suite={suite}", f"cell.benchmark={benchmark}"]).suite
-    render(suite, suite_cfg, benchmark, outputs / "problems" / benchmark / "problems.jsonl", outputs / "suites" / suite)
+    render(suite, suite_cfg, benchmark, layout.problem_records(benchmark), layout.suite(suite))
     return outputs
 
 
@@ -118,6 +120,7 @@ def lock_files(repo: Path) -> dict[str, bytes]:
 class Repo:
     def __init__(self, path: Path):
         self.path = path
+        self.layout = Layout(path / "outputs")
         self.env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
                     "PYTHONPATH": str(path / "src"), "OE_E2E_KEY": KEY, "HYDRA_FULL_ERROR": "1"}
         self.env.pop("OPENAI_API_KEY", None)
@@ -147,7 +150,7 @@ class Repo:
         (self.path / name).write_text(text, encoding="utf-8")
 
     def metrics(self, benchmark: str) -> dict:
-        return json.loads((self.path / "outputs" / "metrics" / f"{benchmark}.json").read_text(encoding="utf-8"))
+        return json.loads(self.layout.metrics(benchmark).read_text(encoding="utf-8"))
 
 
 # ---------------------------------------------------------------- a judge that obeys injected notes

@@ -11,6 +11,7 @@ import pytest
 import yaml
 from omegaconf import OmegaConf
 
+from olympiad_eval.layout import Layout, family_of_suite
 from olympiad_eval.records import Generation, InputError, read_jsonl
 from olympiad_eval.stage import check_family, check_model, clear_errors, read_plan
 from tests.support import ROOT
@@ -29,7 +30,7 @@ def test_a_submitit_sweep_writes_what_the_dvc_cells_write(render_suite, tmp_path
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     for model in ("reference", "demo"):
-        generations = read_jsonl(outputs / "generations" / "sample_hipho" / f"{model}.jsonl", Generation)
+        generations = read_jsonl(Layout(outputs).generations("hipho", "sample_hipho", model), Generation)
         assert len(generations) == 5 and all(g.error is None and g.response for g in generations)
 
 
@@ -133,6 +134,17 @@ def test_a_benchmark_in_the_pipeline_of_another_kind_is_named(tmp_path):
     with pytest.raises(InputError, match=r"pipelines.hipho lists 'pe', a physelite benchmark \(conf/benchmark/pe.yaml\): "
                                          r"move it under pipelines.physelite"):
         check_family(plan, "pe", "physelite", path)
+
+
+def test_a_cell_of_a_suite_outside_the_plan_has_no_family_and_is_named(tmp_path):
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump({"models": ["m"], "judges": ["rule"], "pipelines": {
+        "hipho": {"benchmarks": ["sample_hipho"], "suites": {"sample_hipho": "sample_hipho"}}}}), encoding="utf-8")
+    plan = read_plan(path)
+    assert family_of_suite(plan, "sample_hipho", path) == "hipho"
+    with pytest.raises(InputError, match=r"params.yaml: suite 'hipho_en' is in no pipeline of the plan: add it under "
+                                         r"pipelines.<its benchmark's kind>.suites \(suite: its benchmark\)$"):
+        family_of_suite(plan, "hipho_en", path)
 
 
 def test_a_stage_that_ends_at_once_has_flushed_its_log_and_written_its_output(tmp_path):
