@@ -121,10 +121,11 @@ def release(exams: list[str] | None, folder: Path) -> Path:
 
 
 def hipho_plan(folder: Path, source: Path, judge: str) -> Path:
-    """A plan of the one suite `hipho`: the stages find where a cell's files go (its family) in the plan."""
+    """A plan of the one suite `hipho`, its release read from `source`: the stages find where a
+    cell's files go (its family) in the plan."""
     plan = folder / "params.yaml"
     plan.write_text(yaml.safe_dump({"models": ["gpt-4o"], "judges": [judge], "pipelines": {
-        "hipho": {"benchmarks": ["hipho"], "suites": {"hipho": "hipho"}}}}), encoding="utf-8")
+        "hipho": {"benchmarks": {"hipho": str(source)}, "suites": {"hipho": "hipho"}}}}), encoding="utf-8")
     return plan
 
 

@@ -95,15 +95,25 @@ def clone(target: Path) -> Path:
     return target
 
 
-def plan_yaml(suites: dict[str, str], models: list[str], judges: list[str], conf: Path = CONF) -> str:
+def plan_yaml(suites: dict[str, str], models: list[str], judges: list[str], conf: Path = CONF,
+              releases: dict[str, str] | None = None) -> str:
     """A params.yaml running these suites (suite: its benchmark), each benchmark in the pipeline of
-    its kind (conf/benchmark/<name>.yaml), and the other pipelines empty."""
-    pipelines = {family: {"benchmarks": [], "suites": {}} for family in read_plan(ROOT / "params.yaml")["families"]}
+    its kind (conf/benchmark/<name>.yaml) with the folder its release is read from (`releases`, or
+    its config's local `source.path`, or for a release on the Hub its config file), and the other
+    pipelines empty."""
+    pipelines = {family: {"benchmarks": {}, "suites": {}} for family in read_plan(ROOT / "params.yaml")["families"]}
     for suite, benchmark in suites.items():
-        part = pipelines[yaml.safe_load((conf / "benchmark" / f"{benchmark}.yaml").read_text(encoding="utf-8"))["kind"]]
-        part["benchmarks"] += [benchmark] if benchmark not in part["benchmarks"] else []
+        config = yaml.safe_load((conf / "benchmark" / f"{benchmark}.yaml").read_text(encoding="utf-8"))
+        part = pipelines[config["kind"]]
+        part["benchmarks"][benchmark] = (releases or {}).get(benchmark) or release_folder(benchmark, config)
         part["suites"][suite] = benchmark
     return yaml.safe_dump({"models": models, "judges": judges, "pipelines": pipelines}, sort_keys=False)
+
+
+def release_folder(benchmark: str, config: dict) -> str:
+    """What the plan names as the folder a benchmark's release is read from."""
+    source = config.get("source") or {}
+    return source["path"] if source.get("type") == "local" else f"conf/benchmark/{benchmark}.yaml"
 
 
 def stage_name(address: str) -> str:

@@ -38,7 +38,7 @@ code       no eval/exec in src/
 plan       a model, judge or benchmark named twice (DVC silently makes one cell of it); a suite or
            any key given twice in one mapping; `models` as text (DVC itself fails on it before any
            stage): refused by the first stage, fetch, and by the stages that read the plan; a
-           suite outside the plan
+           local release outside the folder the plan names for it; a suite outside the plan
 dvc        `dvc repro` on a broken release caches nothing; params.yaml naming a missing conf file;
            `dvc repro` of a plan naming a model twice stops at its first stage
 """
@@ -279,12 +279,29 @@ def test_a_bad_record_stops_the_fetch_stage_on_every_run(tmp_path, case, runs):
     kind, name, damage, (where, record, field), words = RECORDS[case]
     root = release(tmp_path, kind)
     damage(root / name)
-    outputs = tmp_path / "outputs"
+    outputs, plan = tmp_path / "outputs", tmp_path / "params.yaml"
+    plan.write_text((ROOT / "params.yaml").read_text(encoding="utf-8").replace(
+        f"sample_{kind}: data/sample/{kind}\n", f"sample_{kind}: {root}\n"), encoding="utf-8")  # the release's folder
     for _ in range(runs):
-        line = one_clear_error(stage("fetch", f"benchmark=sample_{kind}", f"benchmark.source.path={root}", outputs=outputs))
+        line = one_clear_error(stage("fetch", f"benchmark=sample_{kind}", f"benchmark.source.path={root}",
+                                     f"paths.plan={plan}", outputs=outputs))
         assert line.startswith(f"error: {root / where}: record {record}: field '{field}': "), line
         assert words.replace("conf/benchmark/physelite", "conf/benchmark/sample_physelite") in line
         assert_nothing_written(Layout(outputs).problems(f"sample_{kind}"))
+
+
+def test_a_local_release_outside_the_folder_the_plan_names_stops_the_fetch_stage(tmp_path):
+    """That folder is all the fetch stage depends on in dvc.yaml: a release read from elsewhere
+    could change without DVC rerunning its fetch."""
+    plan, outputs = tmp_path / "params.yaml", tmp_path / "outputs"
+    plan.write_text((ROOT / "params.yaml").read_text(encoding="utf-8").replace(
+        "sample_hipho: data/sample/hipho\n", "sample_hipho: data/sample/mathvision\n"), encoding="utf-8")
+    line = one_clear_error(stage("fetch", "benchmark=sample_hipho", f"paths.plan={plan}", outputs=outputs))
+    assert line == (f"error: {plan}: pipelines.hipho.benchmarks.sample_hipho is 'data/sample/mathvision', but "
+                    "conf/benchmark/sample_hipho.yaml (or an override) reads the release from source.path "
+                    "'data/sample/hipho', outside it: DVC would not rerun the fetch when that release changes; "
+                    "name the folder the release is read from")
+    assert not outputs.exists()
 
 
 def test_a_numeric_answer_is_read_as_its_text(tmp_path):

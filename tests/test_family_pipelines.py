@@ -1,8 +1,9 @@
-"""Each benchmark family's stages depend on that family's files only: real `dvc` in a temporary copy
-of the repository, as a user runs it after `git clone`."""
+"""Each benchmark family's stages depend on that family's files only, and each fetch on its own
+release's folder: real `dvc` in a temporary copy of the repository, as a user runs it after `git clone`."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -42,6 +43,17 @@ def test_adding_a_model_and_running_one_family_runs_that_family_s_stages_only(hi
     repo.write("conf/model/another.yaml", "provider: reference\n")
     edit(repo, "params.yaml", "  - demo\n", "  - demo\n  - another\n")
     assert repo.repro(HIPHO) == ["aggregate@sample_hipho", "generate@sample_hipho-another", "judge@sample_hipho-another-rule"]
+
+
+def test_editing_a_release_makes_only_its_own_fetch_stale(tmp_path):
+    repo = Repo(clone(tmp_path / "repo"))
+    fetches = sorted(address for name, address in repo.addresses().items() if name.startswith("fetch@"))
+    assert len(fetches) == 3
+    repo.dvc("repro", *fetches)
+    exam = repo.path / "data/sample/hipho/data/DemoPhO_2025.json"
+    exam.write_text(exam.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    stale = json.loads(repo.dvc("status", "--json", *fetches))
+    assert stale == {f"{HIPHO}:fetch@sample_hipho": [{"changed deps": {"data/sample/hipho": "modified"}}]}
 
 
 def test_dropping_a_suite_of_one_family_leaves_another_family_s_tables_up_to_date(hipho_run, tmp_path):
