@@ -36,6 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from olympiad_eval.fake_server import FakeOpenAI, Fault, default_responder
+from olympiad_eval.layout import Layout
 from olympiad_eval.records import Problem, Prompt, read_jsonl, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +52,7 @@ def suite_of(size: int, outputs: Path) -> None:
     """The bundled HiPhO sample, rendered, then its prompts repeated to `size`, each with its own marker."""
     os.chdir(ROOT)  # configs name bundled data relative to the repository
     render_sample(outputs, SUITE, "sample_hipho")
-    folder = outputs / "suites" / SUITE
+    folder = Layout(outputs).suite(SUITE)
     prompts, problems = read_jsonl(folder / "prompts.jsonl", Prompt), read_jsonl(folder / "problems.jsonl", Problem)
     problem = {p.id: p for p in problems}
     copies = [(prompts[index % len(prompts)], index) for index in range(size)]

@@ -41,8 +41,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from hipho_end_to_end import release as linked_release  # bench/ is on the path
+from hipho_end_to_end import hipho_plan  # bench/ is on the path
+from hipho_end_to_end import release as linked_release
 from olympiad_eval.fake_server import FakeOpenAI
+from olympiad_eval.layout import Layout
 from olympiad_eval.mathcheck import to_number
 from olympiad_eval.records import Judgment, read_jsonl
 
@@ -257,7 +259,8 @@ def run_stage(script: str, overrides: list[str], log: Path) -> None:
 
 
 def run_ours(server: FakeOpenAI, source: Path, folder: Path) -> tuple[dict, dict]:
-    common = [f"paths.outputs={folder / 'outputs'}", f"paths.request_cache={folder / 'cache.sqlite'}"]
+    common = [f"paths.outputs={folder / 'outputs'}", f"paths.request_cache={folder / 'cache.sqlite'}",
+              f"paths.plan={hipho_plan(folder, source, 'gpt-4o', 'hipho_evalscope')}"]
     endpoint = [f"base_url={server.base_url}", "api_key_env=null", "concurrency=16"]
     run_stage("fetch", ["benchmark=hipho", f"benchmark.source.path={source}", f"benchmark.exams.{SYNTHETIC}.full_marks=null",
                         *common], folder / "fetch.log")
@@ -267,7 +270,7 @@ def run_ours(server: FakeOpenAI, source: Path, folder: Path) -> tuple[dict, dict
     run_stage("judge", ["judge=gpt-4o", "cell.suite=hipho_evalscope", "cell.model=gpt-4o", "min_coverage=0",
                         "judge.check_timeout=120",  # this protocol does not use their verdicts: no timeouts on a busy machine
                         *(f"judge.judges.gpt-4o.{o}" for o in endpoint), *common], folder / "judge.log")
-    judgments = read_jsonl(folder / "outputs" / "judgments" / "hipho_evalscope" / "gpt-4o" / "gpt-4o.jsonl", Judgment)
+    judgments = read_jsonl(Layout(folder / "outputs").judgments("hipho", "hipho_evalscope", "gpt-4o", "gpt-4o"), Judgment)
     return {j.id: (j.score if j.status == "scored" else None) for j in judgments}, {j.id: j.subset for j in judgments}
 
 

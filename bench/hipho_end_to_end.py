@@ -32,7 +32,10 @@ import time
 from pathlib import Path
 
 from olympiad_eval.benchmarks.hipho import reference_answer
+import yaml
+
 from olympiad_eval.fake_server import JUDGE_MARKER, FakeOpenAI, default_responder
+from olympiad_eval.layout import Layout
 from olympiad_eval.mathcheck import to_number
 from olympiad_eval.records import Problem, Prompt, read_jsonl
 
@@ -117,6 +120,15 @@ def release(exams: list[str] | None, folder: Path) -> Path:
     return subset.parent
 
 
+def hipho_plan(folder: Path, source: Path, judge: str, suite: str = "hipho") -> Path:
+    """A plan of one suite of benchmark `hipho`, its release read from `source`: the stages find
+    where a cell's files go (its family) in the plan."""
+    plan = folder / "params.yaml"
+    plan.write_text(yaml.safe_dump({"models": ["gpt-4o"], "judges": [judge], "pipelines": {
+        "hipho": {"benchmarks": {"hipho": str(source)}, "suites": {suite: "hipho"}}}}), encoding="utf-8")
+    return plan
+
+
 def run_stage(script: str, overrides: list[str], log: Path) -> dict:
     """Run a stage as DVC does; its wall time, CPU time (with its workers) and peak RSS."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -185,11 +197,12 @@ def main() -> None:
         print(f"skipped: the HiPhO release is not at {RELEASE}")
         return
     folder = Path(tempfile.mkdtemp(prefix="hipho-e2e-"))
-    common = [f"paths.outputs={folder / 'outputs'}", f"paths.request_cache={folder / 'cache.sqlite'}"]
     source = release(args.exams.split(",") if args.exams else None, folder)
+    common = [f"paths.outputs={folder / 'outputs'}", f"paths.request_cache={folder / 'cache.sqlite'}",
+              f"paths.plan={hipho_plan(folder, source, 'gpt-4o')}"]
     run_stage("fetch", ["benchmark=hipho", f"benchmark.source.path={source}", *common], folder / "fetch.log")
     run_stage("render", ["suite=hipho", "cell.benchmark=hipho", *common], folder / "render.log")
-    suite_dir = folder / "outputs" / "suites" / "hipho"
+    suite_dir = Layout(folder / "outputs").suite("hipho")
     with FakeOpenAI(responder(suite_dir, args.restate), latency=args.latency) as server:
         endpoint = [f"base_url={server.base_url}", "api_key_env=null", f"concurrency={args.concurrency}"]
         stages = {

@@ -38,6 +38,8 @@ import yaml
 from PIL import Image, ImageDraw
 
 from olympiad_eval.fake_server import JUDGE_MARKER, FakeOpenAI, judge_reply
+from olympiad_eval.layout import Layout
+from olympiad_eval.stage import read_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the tests' fresh clone of the repository (tests/support.py), reused as is
@@ -388,17 +390,17 @@ LAYOUTS = "2x3,4x5,6x11"
 def fan_out(repo: Repo, models: list[str], judges: list[str]) -> None:
     """Every cell's outputs, copied from the first cell's with the names rewritten: what `dvc repro`
     would write (the reference models and rule judges are deterministic), without running 300 stages."""
-    out = repo.path / "outputs"
+    out, plan = Layout(repo.path / "outputs"), read_plan(repo.path / "params.yaml")
     model, judge = models[0], judges[0]
     for suite in SAMPLE:
+        family = plan["family"][SAMPLE[suite]]
         for other in models[1:]:
-            copy(out / "generations" / suite / f"{model}.jsonl", out / "generations" / suite / f"{other}.jsonl",
-                 {"model": (model, other)})
-            copy(out / "usage" / suite / f"{model}.json", out / "usage" / suite / f"{other}.json", {})
+            copy(out.generations(family, suite, model), out.generations(family, suite, other), {"model": (model, other)})
+            copy(out.usage(family, suite, model), out.usage(family, suite, other), {})
         for m, j in ((m, j) for m in models for j in judges if (m, j) != (model, judge)):
-            copy(out / "judgments" / suite / model / f"{judge}.jsonl", out / "judgments" / suite / m / f"{j}.jsonl",
+            copy(out.judgments(family, suite, model, judge), out.judgments(family, suite, m, j),
                  {"model": (model, m), "judge": (judge, j)})
-            copy(out / "coverage" / suite / model / f"{judge}.json", out / "coverage" / suite / m / f"{j}.json", {})
+            copy(out.coverage(family, suite, model, judge), out.coverage(family, suite, m, j), {})
 
 
 def copy(source: Path, target: Path, renamed: dict[str, tuple[str, str]]) -> None:

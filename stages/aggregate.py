@@ -1,9 +1,9 @@
-"""DVC stage: one benchmark's tables (outputs/tables/<benchmark>/) and metrics (outputs/metrics/<benchmark>.json)."""
-
-from pathlib import Path
+"""DVC stage: one benchmark's tables (outputs/tables/<benchmark>/, with their index.json) and metrics
+(outputs/metrics/<benchmark>.json)."""
 
 import hydra
 
+from olympiad_eval.layout import Layout, family_of_benchmark
 from olympiad_eval.stage import check_family, chosen, clear_errors, log, read_plan, run, suite_configs
 from olympiad_eval.tables import aggregate
 
@@ -13,11 +13,9 @@ from olympiad_eval.tables import aggregate
 def main(cfg) -> None:
     benchmark = chosen("benchmark")
     plan = read_plan(cfg.paths.plan)
+    family_of_benchmark(plan, benchmark, cfg.paths.plan)  # where its cells are; refused when it has none
     check_family(plan, benchmark, cfg.benchmark.kind, cfg.paths.plan)
-    outputs = Path(cfg.paths.outputs)
-    tables = aggregate(benchmark, cfg.benchmark, plan, outputs, outputs / "tables" / benchmark,
-                       outputs / "metrics" / f"{benchmark}.json", outputs / "plots" / benchmark,
-                       suites=suite_configs(plan, benchmark))
+    tables = aggregate(benchmark, cfg.benchmark, plan, Layout(cfg.paths.outputs), suites=suite_configs(plan, benchmark))
     log.info("%s: wrote %s", benchmark, ", ".join(tables))
 
 

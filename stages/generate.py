@@ -1,4 +1,5 @@
-"""DVC stage: one model's responses to one suite, into outputs/generations/<suite>/<model>.jsonl.
+"""DVC stage: one model's responses to one suite, into outputs/generations/<family>/<suite>/<model>.jsonl
+(and its usage metrics into outputs/usage/<family>/<suite>/<model>.json).
 
 Exits non-zero while too many requests still fail, so that DVC never caches a broken output;
 the rerun sends only the failed requests (the others are in the request cache). An endpoint that
@@ -6,14 +7,13 @@ cannot serve at all (down, unresolvable, refusing the key, not listing the model
 the stage before any request, with one line and exit status 2, writing nothing.
 """
 
-from pathlib import Path
-
 import hydra
 
-from olympiad_eval.records import Generation, InputError, read_jsonl
 from olympiad_eval.checks import check_fraction
 from olympiad_eval.generate import check_model, generate
-from olympiad_eval.stage import chosen, clear_errors, fail, log, most_common, run
+from olympiad_eval.layout import Layout, family_of_suite
+from olympiad_eval.records import Generation, InputError, read_jsonl
+from olympiad_eval.stage import chosen, clear_errors, fail, log, most_common, read_plan, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="generate")
@@ -22,14 +22,14 @@ def main(cfg) -> None:
     suite, model = cfg.cell.suite, chosen("model")
     check_model(cfg.model, model)
     check_fraction(cfg, "max_failed_fraction", "conf/generate.yaml or an override")
-    outputs = Path(cfg.paths.outputs)
-    prompts = outputs / "suites" / suite / "prompts.jsonl"
+    family = family_of_suite(read_plan(cfg.paths.plan), suite, cfg.paths.plan)
+    layout = Layout(cfg.paths.outputs)
+    prompts = layout.prompts(suite)
     if not prompts.is_file():
-        raise InputError(f"suite '{suite}' (cell.suite) has no prompts at {prompts}: is it a suite of the plan, "
-                         f"and has it been rendered (its stage render@{suite} in pipelines/<family>/dvc.yaml)?")
-    out = outputs / "generations" / suite / f"{model}.jsonl"
-    outcome = generate(suite, model, cfg.model, prompts, out, cfg.paths.request_cache,
-                       outputs / "usage" / suite / f"{model}.json")
+        raise InputError(f"suite '{suite}' (cell.suite) has no prompts at {prompts}: has it been rendered "
+                         f"(its stage render@{suite} in pipelines/{family}/dvc.yaml)?")
+    out = layout.generations(family, suite, model)
+    outcome = generate(suite, model, cfg.model, prompts, out, cfg.paths.request_cache, layout.usage(family, suite, model))
     log.info("%s x %s: %s", suite, model, outcome.summary())
     if outcome.errors > cfg.max_failed_fraction * outcome.total:
         endpoint = f" at {cfg.model.base_url}" if cfg.model.get("base_url") else ""

@@ -1,16 +1,16 @@
-"""DVC stage: grade one suite x model cell with one judge, into outputs/judgments/<suite>/<model>/<judge>.jsonl.
+"""DVC stage: grade one suite x model cell with one judge, into
+outputs/judgments/<family>/<suite>/<model>/<judge>.jsonl (its coverage into outputs/coverage/..., alike).
 
 A judge endpoint that cannot serve at all (its probe) stops the stage with one line and exit status 2,
 writing nothing; requests that fail are judge errors, and the stage fails on coverage (exit 1)."""
 
-from pathlib import Path
-
 import hydra
 
-from olympiad_eval.records import InputError, Judgment, read_jsonl, write_json
 from olympiad_eval.checks import check_fraction
 from olympiad_eval.judging import check_judge, judge
-from olympiad_eval.stage import chosen, clear_errors, fail, log, most_common, run
+from olympiad_eval.layout import Layout, family_of_suite
+from olympiad_eval.records import InputError, Judgment, read_jsonl, write_json
+from olympiad_eval.stage import chosen, clear_errors, fail, log, most_common, read_plan, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="judge")
@@ -19,15 +19,16 @@ def main(cfg) -> None:
     suite, model, judge_name = cfg.cell.suite, cfg.cell.model, chosen("judge")
     check_judge(cfg.judge, judge_name)
     check_fraction(cfg, "min_coverage", "conf/judge.yaml or an override")
-    outputs = Path(cfg.paths.outputs)
-    generations = outputs / "generations" / suite / f"{model}.jsonl"
+    family = family_of_suite(read_plan(cfg.paths.plan), suite, cfg.paths.plan)
+    layout = Layout(cfg.paths.outputs)
+    generations = layout.generations(family, suite, model)
     if not generations.is_file():
         raise InputError(f"no generations of model '{model}' (cell.model) for suite '{suite}' (cell.suite) at "
-                         f"{generations}: run its stage generate@{suite}-{model} (in pipelines/<family>/dvc.yaml) first")
-    out = outputs / "judgments" / suite / model / f"{judge_name}.jsonl"
-    outcome = judge(outputs / "suites" / suite, generations, judge_name, cfg.judge, out, cfg.paths.request_cache)
+                         f"{generations}: run its stage generate@{suite}-{model} (in pipelines/{family}/dvc.yaml) first")
+    out = layout.judgments(family, suite, model, judge_name)
+    outcome = judge(layout.suite(suite), generations, judge_name, cfg.judge, out, cfg.paths.request_cache)
     log.info("%s x %s x %s: %s", suite, model, judge_name, outcome.summary())
-    write_json(outputs / "coverage" / suite / model / f"{judge_name}.json", outcome.metrics())
+    write_json(layout.coverage(family, suite, model, judge_name), outcome.metrics())
     judged = outcome.total - outcome.generation_errors
     if judged and outcome.scored / judged < cfg.min_coverage:
         reasons = most_common(j.detail[:300] for j in read_jsonl(out, Judgment) if j.status == "judge_error")

@@ -1,9 +1,8 @@
 """DVC stage: render one suite's prompts into outputs/suites/<suite>/."""
 
-from pathlib import Path
-
 import hydra
 
+from olympiad_eval.layout import Layout
 from olympiad_eval.render import render
 from olympiad_eval.stage import chosen, clear_errors, log, run
 
@@ -12,9 +11,8 @@ from olympiad_eval.stage import chosen, clear_errors, log, run
 @clear_errors
 def main(cfg) -> None:
     suite, benchmark = chosen("suite"), cfg.cell.benchmark
-    outputs = Path(cfg.paths.outputs)
-    prompts = render(suite, cfg.suite, benchmark, outputs / "problems" / benchmark / "problems.jsonl",
-                     outputs / "suites" / suite)
+    layout = Layout(cfg.paths.outputs)
+    prompts = render(suite, cfg.suite, benchmark, layout.problem_records(benchmark), layout.suite(suite))
     log.info("%s: %d prompts", suite, len(prompts))
 
 

@@ -1,9 +1,8 @@
 """DVC stage: the static HTML report of the plan (outputs/report/)."""
 
-from pathlib import Path
-
 import hydra
 
+from olympiad_eval.layout import Layout
 from olympiad_eval.report import write_report
 from olympiad_eval.stage import clear_errors, log, read_plan, run
 
@@ -12,9 +11,9 @@ from olympiad_eval.stage import clear_errors, log, read_plan, run
 @clear_errors
 def main(cfg) -> None:
     plan = read_plan(cfg.paths.plan)
-    outputs = Path(cfg.paths.outputs)
-    write_report(plan, outputs, outputs / "report")
-    log.info("report: wrote %s", outputs / "report" / "index.html")
+    layout = Layout(cfg.paths.outputs)
+    write_report(plan, layout)
+    log.info("report: wrote %s", layout.report() / "index.html")
 
 
 if __name__ == "__main__":

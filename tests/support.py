@@ -18,6 +18,7 @@ import yaml
 from omegaconf import OmegaConf
 
 from olympiad_eval.fake_server import FakeOpenAI, judge_reply
+from olympiad_eval.layout import Layout
 from olympiad_eval.stage import read_plan
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,10 +69,11 @@ def render_sample(outputs: Path, suite: str, benchmark: str, *overrides: str) ->
     from olympiad_eval.fetch import fetch
     from olympiad_eval.render import render
 
+    layout = Layout(outputs)
     bench_cfg = compose_stage("fetch", [f"benchmark={benchmark}"]).benchmark
-    fetch(benchmark, bench_cfg, outputs / "problems" / benchmark)
+    fetch(benchmark, bench_cfg, layout.problems(benchmark))
     suite_cfg = compose_stage("render", [f"suite={suite}", f"cell.benchmark={benchmark}", *overrides]).suite
-    render(suite, suite_cfg, benchmark, outputs / "problems" / benchmark / "problems.jsonl", outputs / "suites" / suite)
+    render(suite, suite_cfg, benchmark, layout.problem_records(benchmark), layout.suite(suite))
     return outputs
 
 
@@ -95,15 +97,25 @@ def clone(target: Path) -> Path:
     return target
 
 
-def plan_yaml(suites: dict[str, str], models: list[str], judges: list[str], conf: Path = CONF) -> str:
+def plan_yaml(suites: dict[str, str], models: list[str], judges: list[str], conf: Path = CONF,
+              releases: dict[str, str] | None = None) -> str:
     """A params.yaml running these suites (suite: its benchmark), each benchmark in the pipeline of
-    its kind (conf/benchmark/<name>.yaml), and the other pipelines empty."""
-    pipelines = {family: {"benchmarks": [], "suites": {}} for family in read_plan(ROOT / "params.yaml")["families"]}
+    its kind (conf/benchmark/<name>.yaml) with the folder its release is read from (`releases`, or
+    its config's local `source.path`, or for a release on the Hub its config file), and the other
+    pipelines empty."""
+    pipelines = {family: {"benchmarks": {}, "suites": {}} for family in read_plan(ROOT / "params.yaml")["families"]}
     for suite, benchmark in suites.items():
-        part = pipelines[yaml.safe_load((conf / "benchmark" / f"{benchmark}.yaml").read_text(encoding="utf-8"))["kind"]]
-        part["benchmarks"] += [benchmark] if benchmark not in part["benchmarks"] else []
+        config = yaml.safe_load((conf / "benchmark" / f"{benchmark}.yaml").read_text(encoding="utf-8"))
+        part = pipelines[config["kind"]]
+        part["benchmarks"][benchmark] = (releases or {}).get(benchmark) or release_folder(benchmark, config)
         part["suites"][suite] = benchmark
     return yaml.safe_dump({"models": models, "judges": judges, "pipelines": pipelines}, sort_keys=False)
+
+
+def release_folder(benchmark: str, config: dict) -> str:
+    """What the plan names as the folder a benchmark's release is read from."""
+    source = config.get("source") or {}
+    return source["path"] if source.get("type") == "local" else f"conf/benchmark/{benchmark}.yaml"
 
 
 def stage_name(address: str) -> str:
@@ -120,6 +132,7 @@ def lock_files(repo: Path) -> dict[str, bytes]:
 class Repo:
     def __init__(self, path: Path):
         self.path = path
+        self.layout = Layout(path / "outputs")
         self.env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
                     "PYTHONPATH": str(path / "src"), "OE_E2E_KEY": KEY, "HYDRA_FULL_ERROR": "1"}
         self.env.pop("OPENAI_API_KEY", None)
@@ -149,7 +162,7 @@ class Repo:
         (self.path / name).write_text(text, encoding="utf-8")
 
     def metrics(self, benchmark: str) -> dict:
-        return json.loads((self.path / "outputs" / "metrics" / f"{benchmark}.json").read_text(encoding="utf-8"))
+        return json.loads(self.layout.metrics(benchmark).read_text(encoding="utf-8"))
 
 
 # ---------------------------------------------------------------- a judge that obeys injected notes

@@ -38,7 +38,8 @@ judging    a 1 MB response; LaTeX that explodes sympy; a response that instructs
 code       no eval/exec in src/
 plan       a model, judge or benchmark named twice (DVC silently makes one cell of it); a suite or
            any key given twice in one mapping; `models` as text (DVC itself fails on it before any
-           stage): refused by the first stage, fetch, and by the stages that read the plan
+           stage): refused by the first stage, fetch, and by the stages that read the plan; a
+           local release outside the folder the plan names for it; a suite outside the plan
 dvc        `dvc repro` on a broken release caches nothing; params.yaml naming a missing conf file;
            `dvc repro` of a plan naming a model twice stops at its first stage
 """
@@ -71,10 +72,11 @@ from olympiad_eval.fake_server import FakeOpenAI, Fault
 from olympiad_eval.fetch import fetch
 from olympiad_eval.generate import generate
 from olympiad_eval.judging import judge
+from olympiad_eval.layout import Layout
 from olympiad_eval.records import (AnswerSlot, Generation, InputError, Judgment, Problem, RecordError, read_jsonl,
                                    write_json, write_jsonl)
 from olympiad_eval.render import render
-from olympiad_eval.tables import counts, judgment_path, load_judgments
+from olympiad_eval.tables import counts, load_judgments
 from tests.support import ROOT, UNSERVABLE, compose_stage, suite_scoring, unservable_endpoint
 from tests.support import INJECTION, gullible
 
@@ -278,12 +280,29 @@ def test_a_bad_record_stops_the_fetch_stage_on_every_run(tmp_path, case, runs):
     kind, name, damage, (where, record, field), words = RECORDS[case]
     root = release(tmp_path, kind)
     damage(root / name)
-    outputs = tmp_path / "outputs"
+    outputs, plan = tmp_path / "outputs", tmp_path / "params.yaml"
+    plan.write_text((ROOT / "params.yaml").read_text(encoding="utf-8").replace(
+        f"sample_{kind}: data/sample/{kind}\n", f"sample_{kind}: {root}\n"), encoding="utf-8")  # the release's folder
     for _ in range(runs):
-        line = one_clear_error(stage("fetch", f"benchmark=sample_{kind}", f"benchmark.source.path={root}", outputs=outputs))
+        line = one_clear_error(stage("fetch", f"benchmark=sample_{kind}", f"benchmark.source.path={root}",
+                                     f"paths.plan={plan}", outputs=outputs))
         assert line.startswith(f"error: {root / where}: record {record}: field '{field}': "), line
         assert words.replace("conf/benchmark/physelite", "conf/benchmark/sample_physelite") in line
-        assert_nothing_written(outputs / "problems" / f"sample_{kind}")
+        assert_nothing_written(Layout(outputs).problems(f"sample_{kind}"))
+
+
+def test_a_local_release_outside_the_folder_the_plan_names_stops_the_fetch_stage(tmp_path):
+    """That folder is all the fetch stage depends on in dvc.yaml: a release read from elsewhere
+    could change without DVC rerunning its fetch."""
+    plan, outputs = tmp_path / "params.yaml", tmp_path / "outputs"
+    plan.write_text((ROOT / "params.yaml").read_text(encoding="utf-8").replace(
+        "sample_hipho: data/sample/hipho\n", "sample_hipho: data/sample/mathvision\n"), encoding="utf-8")
+    line = one_clear_error(stage("fetch", "benchmark=sample_hipho", f"paths.plan={plan}", outputs=outputs))
+    assert line == (f"error: {plan}: pipelines.hipho.benchmarks.sample_hipho is 'data/sample/mathvision', but "
+                    "conf/benchmark/sample_hipho.yaml (or an override) reads the release from source.path "
+                    "'data/sample/hipho', outside it: DVC would not rerun the fetch when that release changes; "
+                    "name the folder the release is read from")
+    assert not outputs.exists()
 
 
 def test_a_numeric_answer_is_read_as_its_text(tmp_path):
@@ -457,7 +476,11 @@ def test_a_template_naming_an_unknown_field(render_suite, tmp_path):
     ("generate", ["model=gpt-4o", "cell.suite=sample_hipho", "model.api_key_env=OE_UNSET_KEY"],
      "the API key is read from the environment variable OE_UNSET_KEY, which is not set"),
     ("generate", ["model=reference", "cell.suite=nosuch"],
-     "error: suite 'nosuch' (cell.suite) has no prompts at"),
+     "error: params.yaml: suite 'nosuch' is in no pipeline of the plan: add it under pipelines.<its benchmark's "
+     "kind>.suites (suite: its benchmark)"),
+    ("judge", ["judge=rule", "cell.suite=nosuch", "cell.model=m"], "error: params.yaml: suite 'nosuch' is in no pipeline"),
+    ("generate", ["model=reference", "cell.suite=sample_mathvision"],
+     "error: suite 'sample_mathvision' (cell.suite) has no prompts at "),
     ("generate", ["model=gpt-4o", "cell.suite=sample_hipho", "model.generation=abc"],
      "error: model 'gpt-4o' (conf/model/gpt-4o.yaml or an override): generation must be a mapping of request settings"),
     ("generate", ["model=gpt-4o", "cell.suite=sample_hipho", "model.prices=cheap"],
@@ -468,7 +491,8 @@ def test_a_template_naming_an_unknown_field(render_suite, tmp_path):
      "error: judge 'gpt-4o' (conf/judge/gpt-4o.yaml or an override): settings must be a mapping of request settings"),
 ], ids=["concurrency-abc", "timeout-0", "judge-rel_tol", "figures-all", "placement-inline", "rel_tol-percent",
         "check_options-unknown", "protocol-unknown", "min_coverage-95", "no-judges",
-        "api-key-unset", "suite-not-rendered", "generation-text", "prices-text", "price-text", "judge-settings-text"])
+        "api-key-unset", "suite-not-in-the-plan", "judged-suite-not-in-the-plan", "suite-not-rendered", "generation-text",
+        "prices-text", "price-text", "judge-settings-text"])
 def test_a_bad_config_value_stops_the_stage_before_any_work(tmp_path, name, overrides, words):
     outputs = tmp_path / "outputs"
     line = one_clear_error(stage(name, *overrides, outputs=outputs))
@@ -557,15 +581,16 @@ def test_an_endpoint_that_fails_every_request_trips_the_breaker(render_suite, tm
     assert line.startswith(f"error: 5 of 5 requests failed (model 'gpt-4o' at {server.base_url}; tolerated: 0%): "
                            "not sent: the batch stopped after 2 requests in a row failed with no success (the last: "
                            "HTTP 404: Error code: 404 - ")
-    generations = read_jsonl(outputs / "generations/sample_hipho/gpt-4o.jsonl", Generation)
+    generations = read_jsonl(Layout(outputs).generations("hipho", "sample_hipho", "gpt-4o"), Generation)
     assert all(g.response is None for g in generations)  # errors, never answers
     assert [g.error[:9] for g in generations] == ["HTTP 404:"] * 2 + ["not sent:"] * 3
 
 
 def test_a_judge_whose_endpoint_is_down_stops_the_stage(render_suite, tmp_path):
     outputs = render_suite("sample_hipho", "sample_hipho")
+    layout = Layout(outputs)
     generate("sample_hipho", "reference", OmegaConf.create({"provider": "reference"}),
-             outputs / "suites/sample_hipho/prompts.jsonl", outputs / "generations/sample_hipho/reference.jsonl",
+             layout.prompts("sample_hipho"), layout.generations("hipho", "sample_hipho", "reference"),
              tmp_path / "cache.sqlite")
     closed = "http://127.0.0.1:9/v1"
     result = stage("judge", "judge=gpt-4o", "cell.suite=sample_hipho", "cell.model=reference",
@@ -597,7 +622,7 @@ def test_a_full_disk_while_writing_an_output(render_suite, tmp_path):
     stands in for it: the file needs more). One line names the file, no traceback, exit 2; neither
     the file nor its temporary sibling is left; and a rerun on the still full disk refuses again."""
     outputs = render_suite("sample_hipho", "sample_hipho")
-    out = outputs / "generations/sample_hipho/reference.jsonl"
+    out = Layout(outputs).generations("hipho", "sample_hipho", "reference")
     for _ in range(2):
         result = stage("generate", "model=reference", "cell.suite=sample_hipho", outputs=outputs, file_size_limit=1000)
         assert one_clear_error(result) == f"error: File too large: {out}"
@@ -624,7 +649,7 @@ def test_a_request_cache_that_is_not_a_database_stops_with_its_path(render_suite
     assert one_clear_error(result) == (f"error: the request cache {cache} is not a readable SQLite database ({reason}): "
                                        "move it aside or delete it, and rerun (replies it held are requested again)")
     assert cache.read_bytes() == before  # left for the user to look at
-    assert_nothing_written(outputs / "generations" / "sample_hipho" / "gpt-4o.jsonl")
+    assert_nothing_written(Layout(outputs).generations("hipho", "sample_hipho", "gpt-4o"))
 
 
 @pytest.mark.parametrize("name", ["cache.sqlite", "shared-cache"])
@@ -640,7 +665,7 @@ def test_a_full_disk_under_the_request_cache_stops_with_its_path(render_suite, t
                            name == "shared-cache" else f"error: cannot write the request cache {cache} (disk I/O error")
     assert line.endswith(": free space there, or set paths.request_cache to a disk with room (the replies stored "
                          "so far are kept), and rerun")
-    assert_nothing_written(outputs / "generations" / "sample_hipho" / "gpt-4o.jsonl")
+    assert_nothing_written(Layout(outputs).generations("hipho", "sample_hipho", "gpt-4o"))
     if name == "shared-cache":  # no temporary file left half-written beside the replies
         assert [path for path in cache.rglob("*") if path.is_file()] == []
 
@@ -744,7 +769,8 @@ TOWER_CHECK = {"check_timeout": 1, "workers": 2}  # the two towers time out side
 def tower_suite(tmp_path: Path) -> Path:
     """A HiPhO suite of two problems, one whose gold answer is a tower and one whose second answer
     a response gives as a tower."""
-    suite = tmp_path / "outputs" / "suites" / "towers"
+    layout = Layout(tmp_path / "outputs")
+    suite = layout.suite("towers")
     write_jsonl(suite / "problems.jsonl", [
         Problem(id="Tower_gold", benchmark="hipho", language="en", subset="X_2025", question="How many?",
                 answers=(AnswerSlot(f"\\boxed{{{TOWER}}}"),)),
@@ -753,8 +779,7 @@ def tower_suite(tmp_path: Path) -> Path:
     ])
     write_json(suite / "suite.json", {"suite": "towers", "benchmark": "hipho", "kind": "hipho",
                                       "scoring": OmegaConf.to_container(suite_scoring("sample_hipho"))})
-    generations = tmp_path / "outputs" / "generations" / "towers" / "m.jsonl"
-    write_jsonl(generations, [
+    write_jsonl(layout.generations("hipho", "towers", "m"), [
         Generation(id="Tower_gold", suite="towers", model="m", sample=0, request_hash="a",
                    response="<answer>[\\boxed{5}]</answer>"),
         Generation(id="Tower_given", suite="towers", model="m", sample=0, request_hash="b",
@@ -765,17 +790,17 @@ def tower_suite(tmp_path: Path) -> Path:
 
 def judge_towers(tmp_path: Path, judge_name: str, cfg) -> tuple:
     """The outcome, the judgments by id, and the judgments' bytes."""
-    outputs = tmp_path / "outputs"
-    out = judgment_path(outputs, "towers", "m", judge_name)
-    outcome = judge(outputs / "suites" / "towers", outputs / "generations/towers/m.jsonl", judge_name, cfg, out,
+    layout = Layout(tmp_path / "outputs")
+    out = layout.judgments("hipho", "towers", "m", judge_name)
+    outcome = judge(layout.suite("towers"), layout.generations("hipho", "towers", "m"), judge_name, cfg, out,
                     tmp_path / "cache.sqlite")
     return outcome, {j.id: j for j in read_jsonl(out, Judgment)}, out.read_bytes()
 
 
 def assert_towers_undecided(tmp_path: Path, judge_name: str, outcome, judged: dict, caplog) -> None:
     assert outcome.scored == outcome.total == 2 and outcome.coverage == 1.0  # the cell succeeds
-    plan = {"suites": {"towers": "hipho"}, "models": ["m"], "judges": [judge_name]}
-    [counted] = counts(load_judgments(tmp_path / "outputs", plan, "hipho"))["undecided"]
+    plan = {"suites": {"towers": "hipho"}, "models": ["m"], "judges": [judge_name], "family": {"hipho": "hipho"}}
+    [counted] = counts(load_judgments(Layout(tmp_path / "outputs"), plan, "hipho"))["undecided"]
     assert outcome.undecided == counted == 2  # ... and its summary table counts both checks
     assert judged["Tower_gold"].undecided == ("slot 1: check timed out after 1 s",)
     assert judged["Tower_given"].undecided == ("slot 2: check timed out after 1 s",)
@@ -874,7 +899,7 @@ def test_dvc_repro_of_a_broken_release_caches_nothing(tmp_path):
                             check=False, cwd=repo.path, env=repo.env, capture_output=True, text=True, timeout=300)
     assert failed.returncode != 0
     assert "error: data/sample/mathvision/data/test.jsonl:2: record 2: field 'answer': missing" in failed.stdout + failed.stderr
-    assert not (repo.path / "outputs/problems/sample_mathvision").exists()
+    assert not repo.layout.problems("sample_mathvision").exists()
     cache = repo.path / ".dvc" / "cache"
     assert not cache.exists() or [p for p in cache.rglob("*") if p.is_file()] == []
     assert lock_files(repo.path) == locks
@@ -888,8 +913,8 @@ def test_dvc_repro_of_a_broken_release_caches_nothing(tmp_path):
     assert missing.returncode != 0
     assert f"failed to reproduce '{cell}': dependency 'conf/model/nosuch.yaml' does not exist" in (
         missing.stdout + missing.stderr)
-    assert (repo.path / "outputs/suites/sample_hipho/prompts.jsonl").is_file()  # the stages before it ran
-    assert not (repo.path / "outputs/generations/sample_hipho").exists()
+    assert repo.layout.prompts("sample_hipho").is_file()  # the stages before it ran
+    assert not repo.layout.generations("hipho", "sample_hipho", "nosuch").exists()
 
     # a plan naming a model twice: DVC makes one cell of it, and the first stage it runs refuses the plan
     repo.write("params.yaml", plan.replace("  - nosuch\n", "  - reference\n"))
@@ -897,4 +922,4 @@ def test_dvc_repro_of_a_broken_release_caches_nothing(tmp_path):
                            check=False, cwd=repo.path, env=repo.env, capture_output=True, text=True, timeout=300)
     assert twice.returncode != 0
     assert "error: params.yaml: models: 'reference' named twice; each name once" in twice.stdout + twice.stderr
-    assert not (repo.path / "outputs/problems/sample_physelite").exists()
+    assert not repo.layout.problems("sample_physelite").exists()

@@ -20,6 +20,7 @@ from omegaconf import OmegaConf
 from olympiad_eval.benchmarks import typed_suite
 from olympiad_eval.generate import check_model
 from olympiad_eval.judging import check_judge
+from olympiad_eval.layout import OUTPUTS, Layout, spelled
 from olympiad_eval.stage import read_plan
 from tests.support import CONF, ROOT, compose_stage
 
@@ -34,12 +35,15 @@ def _cells():
                 stage.cmd,
                 sorted({Path(dep.def_path).as_posix() for dep in stage.params}),
                 sorted({Path(dep.def_path).as_posix() for dep in stage.deps if dep not in stage.params}),
+                Path(stage.dvcfile.relpath).parent.name,  # the family of a pipeline's stage; '' for the report's
+                sorted(Path(out.def_path).as_posix() for out in stage.outs),  # outs, metrics and plots
             )
             for stage in repo.index.stages
         ]
 
 
-CELLS = _cells()
+STAGES = _cells()
+CELLS = [cell[:4] for cell in STAGES]
 
 
 def picked_files(config_name: str, overrides: list[str]) -> set[str]:
@@ -91,6 +95,73 @@ def test_every_cell_tracks_the_files_of_its_own_choices(name, cmd, params, deps)
     assert choices or name == "report"  # the report reads the whole plan, no group of its own
     for group, choice in choices:
         assert f"conf/{group}/{choice}.yaml" in params, (name, group, choice)
+
+
+# ---------------------------------------------------------------- the layout, in dvc.yaml and in the code
+
+def cell_names(cmd: str) -> dict[str, str]:
+    """A cell's names from its command: benchmark, suite, model and judge, as the stage reads them."""
+    return {key.removeprefix("cell."): value for key, value in (word.split("=", 1) for word in shlex.split(cmd)[2:])}
+
+
+def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]:
+    """What `olympiad_eval.layout` says a cell writes, and the outputs it reads (relative paths)."""
+    layout, names = Layout(OUTPUTS), cell_names(cmd)
+    stage = name.split("@")[0]
+    if stage == "report":
+        return {layout.report().as_posix()}, {f"{OUTPUTS}/{spelled(path)}" for path in
+                                              ("problems", "suite", "generations", "judgments", "tables")}
+    if stage in ("fetch", "aggregate"):
+        benchmark = names["benchmark"]
+        family = plan["family"][benchmark]
+        if stage == "fetch":
+            return {layout.problems(benchmark).as_posix()}, set()
+        writes = [layout.tables(benchmark), layout.metrics(benchmark), layout.plot(benchmark, "scores"),
+                  layout.plot(benchmark, "subsets")]
+        return {path.as_posix() for path in writes}, {f"{OUTPUTS}/{spelled(path, family=family)}" for path in
+                                                      ("judgments", "usage")}
+    suite = names["suite"]
+    if stage == "render":
+        return {layout.suite(suite).as_posix()}, {layout.problems(names["benchmark"]).as_posix()}
+    family = plan["family"][plan["suites"][suite]]
+    generations = layout.generations(family, suite, names["model"]).as_posix()
+    if stage == "generate":
+        return {generations, layout.usage(family, suite, names["model"]).as_posix()}, {layout.prompts(suite).as_posix()}
+    writes = [layout.judgments(family, suite, names["model"], names["judge"]),
+              layout.coverage(family, suite, names["model"], names["judge"])]
+    return {path.as_posix() for path in writes}, {layout.suite(suite).as_posix(), generations}
+
+
+@pytest.mark.parametrize("name,cmd,params,deps,family,outs", STAGES, ids=[cell[0] for cell in STAGES])
+def test_every_stage_writes_and_reads_the_paths_the_layout_spells(name, cmd, params, deps, family, outs):
+    """dvc.yaml's paths come from layout.py's markers; the stages ask layout.py for the same: here
+    each DVC stage's outputs and output dependencies are those the code computes for its names."""
+    plan = read_plan(ROOT / "params.yaml")
+    writes, reads = expected_paths(name, cmd, plan)
+    assert set(outs) == writes
+    assert {dep for dep in deps if dep.startswith(f"{OUTPUTS}/")} == reads
+
+
+def test_the_stages_put_their_outputs_where_dvc_yaml_says():
+    assert compose_stage("fetch", ["benchmark=sample_hipho"]).paths.outputs == OUTPUTS
+
+
+def overlaps(a: str, b: str) -> bool:
+    return a == b or a.startswith(b + "/") or b.startswith(a + "/")
+
+
+def test_no_stage_of_a_family_depends_on_another_family_s_outputs():
+    """So that adding a model and running one family's pipeline runs no other family's cells, and
+    dropping one family's suite leaves the other families' tables up to date."""
+    outputs_by_family = {}
+    for _name, _cmd, _params, _deps, family, outs in STAGES:
+        outputs_by_family.setdefault(family, []).extend(outs)
+    for name, _cmd, _params, deps, family, _outs in STAGES:
+        if not family:  # the report: every family's
+            continue
+        foreign = [(dep, out) for dep in deps for other, outs in outputs_by_family.items() if other not in ("", family)
+                   for out in outs if overlaps(dep, out)]
+        assert not foreign, (name, foreign)
 
 
 def api_key_variables(value) -> set[str]:

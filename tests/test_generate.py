@@ -12,6 +12,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from olympiad_eval.generate import generate
+from olympiad_eval.layout import Layout
 from olympiad_eval.records import Generation, InputError, Prompt, read_jsonl
 from tests.support import ROOT
 
@@ -145,7 +146,7 @@ def test_a_permanent_400_fails_the_stage_and_is_never_scored(hipho, tmp_path):
             return Fault(400, {"error": {"message": "maximum context length exceeded"}})
         return default_responder(body)
 
-    out = hipho / "generations/sample_hipho/gpt-4o.jsonl"
+    out = Layout(hipho).generations("hipho", "sample_hipho", "gpt-4o")
     with FakeOpenAI(too_long) as server:
         command = [sys.executable, str(ROOT / "stages/generate.py"), "model=gpt-4o", "cell.suite=sample_hipho",
                    f"paths.outputs={hipho}", f"paths.request_cache={tmp_path / 'cache.sqlite'}",

@@ -10,6 +10,7 @@ import sys
 import time
 
 from olympiad_eval.fake_server import FakeOpenAI
+from olympiad_eval.layout import Layout
 from tests.support import ROOT
 
 SAMPLES = 8  # x 5 problems of the HiPhO sample = 40 requests
@@ -36,7 +37,7 @@ def body_key(body: dict) -> str:
 
 def test_a_killed_run_resumes_without_paying_twice(render_suite, tmp_path):
     outputs = render_suite("sample_hipho", "sample_hipho")
-    out = outputs / "generations" / "sample_hipho" / "gpt-4o.jsonl"
+    out = Layout(outputs).generations("hipho", "sample_hipho", "gpt-4o")
     with FakeOpenAI(by_seed, latency=0.05) as server:
         stage = subprocess.Popen(command(outputs, tmp_path / "cache.sqlite", server.base_url), cwd=ROOT,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

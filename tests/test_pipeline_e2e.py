@@ -26,7 +26,7 @@ def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
     assert ran == sorted(repo.addresses())  # every stage of the plan ran
     assert len(committed_locks) == 4  # the report's, and one per benchmark family
     for benchmark in read_plan(repo.path / "params.yaml")["benchmarks"]:
-        tables = repo.path / "outputs" / "tables" / benchmark
+        tables = repo.layout.tables(benchmark)
         assert (tables / "tables.md").read_text(encoding="utf-8").startswith(f"## {benchmark}")
         assert (tables / "summary.csv").is_file()
         for suite, models in repo.metrics(benchmark).items():
@@ -36,14 +36,14 @@ def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
     assert lock_files(repo.path) == committed_locks, (
         "a dvc.lock differs after `dvc repro` on a fresh copy: either it is stale (run `dvc repro` and commit "
         "it) or an output is not byte-stable")
-    coverage = json.loads((repo.path / "outputs/coverage/sample_hipho/demo/rule.json").read_text(encoding="utf-8"))
+    coverage = json.loads(repo.layout.coverage("hipho", "sample_hipho", "demo", "rule").read_text(encoding="utf-8"))
     assert coverage == {"judgments": 5, "scored": 5, "judge_errors": 0, "failed_generations": 0, "undecided": 0,
                         "coverage": 1.0}
     plots = json.loads(repo.dvc("plots", "show", "--json"))["data"]
-    [score_plot] = plots["outputs/plots/sample_hipho/scores.csv"]
+    [score_plot] = plots[repo.layout.plot("sample_hipho", "scores").relative_to(repo.path).as_posix()]
     assert {row["cell"] for row in score_plot["content"]["data"]["values"]} == {
         "reference / rule / sample_hipho", "demo / rule / sample_hipho"}
-    assert "sample_hipho" in (repo.path / "outputs/report/index.html").read_text(encoding="utf-8")
+    assert "sample_hipho" in (repo.layout.report() / "index.html").read_text(encoding="utf-8")
     shown = repo.dvc("metrics", "show")
     assert "sample_hipho" in shown and "100" in shown
 
@@ -107,13 +107,13 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
         repo.run(sys.executable, "stages/generate.py", "-m", "hydra/launcher=joblib", "model=fake",
                  "cell.suite=sample_hipho,sample_physelite_en")
         assert generation_requests() == 5 + 3  # one per problem of the two suites
-        multirun = (repo.path / "outputs/generations/sample_hipho/fake.jsonl").read_bytes()
+        multirun = repo.layout.generations("hipho", "sample_hipho", "fake").read_bytes()
 
         # ... and `dvc repro` then runs the rest, sending no generation request for them
         ran = repo.repro()
         assert "generate@sample_hipho-fake" in ran and len(ran) == 4 + 8 + 2 + 1  # + the report
         assert generation_requests() == 5 + 3
-        assert (repo.path / "outputs/generations/sample_hipho/fake.jsonl").read_bytes() == multirun
+        assert repo.layout.generations("hipho", "sample_hipho", "fake").read_bytes() == multirun
         first_judging = judge_requests()  # the LLM judge grades both models: criteria, slots, verdicts, steps
         assert first_judging > 2 * (5 + 3)
 
@@ -139,7 +139,7 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
         assert generation_requests() == 16
 
         # a stage rerun on unchanged inputs rewrites the same bytes (and sends nothing: cached)
-        outputs = sorted((repo.path / "outputs").rglob("*.jsonl"))
+        outputs = sorted(repo.layout.root.rglob("*.jsonl"))
         before, sent = {path: path.read_bytes() for path in outputs}, server.count()
         repo.repro("--force", "--single-item", "generate@sample_hipho-fake", "judge@sample_hipho-fake-fakejudge",
                  "fetch@sample_hipho", "render@sample_hipho", "aggregate@sample_hipho")
@@ -175,9 +175,9 @@ def test_machines_share_replies_through_a_shared_cache_and_outputs_through_a_dvc
 
         # A pushes its outputs; B, starting from nothing but A's commit, pulls them and runs nothing
         a.dvc("push")
-        shutil.rmtree(b.path / "outputs")
+        shutil.rmtree(b.layout.root)
         shutil.rmtree(b.path / ".dvc" / "cache")
         b.dvc("pull")
         assert b.repro() == [] and server.count() == 3
-        assert (b.path / "outputs/tables/sample_physelite/summary.csv").read_bytes() == (
-            a.path / "outputs/tables/sample_physelite/summary.csv").read_bytes()
+        assert (b.layout.tables("sample_physelite") / "summary.csv").read_bytes() == (
+            a.layout.tables("sample_physelite") / "summary.csv").read_bytes()

@@ -63,7 +63,7 @@ def test_a_template_edit_or_a_new_family_makes_the_plan_stale_until_it_is_genera
     template = root / "pipelines/templates/family.yaml"
     template.write_text(template.read_text(encoding="utf-8").replace("      - conf/prompt\n", ""), encoding="utf-8")
     params = (root / "params.yaml").read_text(encoding="utf-8")
-    (root / "params.yaml").write_text(params.replace("pipelines:\n", "pipelines:\n  olympiadbench:\n    benchmarks: []\n"
+    (root / "params.yaml").write_text(params.replace("pipelines:\n", "pipelines:\n  olympiadbench:\n    benchmarks: {}\n"
                                                      "    suites: {}\n"), encoding="utf-8")
     assert plan.main(["--check"]) == 1
     said = capsys.readouterr().err

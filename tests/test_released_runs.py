@@ -15,7 +15,8 @@ from olympiad_eval.fetch import fetch
 from olympiad_eval.generate import generate
 from olympiad_eval.judging import judge
 from olympiad_eval.render import render
-from olympiad_eval.tables import aggregate, judgment_path
+from olympiad_eval.layout import Layout
+from olympiad_eval.tables import aggregate
 from tests.support import compose_stage, shared_data
 
 # its module fixtures load a release once: keep its tests on one test worker
@@ -30,34 +31,35 @@ def published(result: dict, key: str) -> float:
 
 @pytest.fixture(scope="module")
 def rescored(tmp_path_factory):
-    root, outputs = shared_data("mathvision"), tmp_path_factory.mktemp("released") / "outputs"
+    root, layout = shared_data("mathvision"), Layout(tmp_path_factory.mktemp("released") / "outputs")
     bench = compose_stage("fetch", ["benchmark=mathvision", f"benchmark.source.path={root}",
                                     "benchmark.require_figures=false"]).benchmark
-    fetch("mathvision", bench, outputs / "problems" / "mathvision")
+    fetch("mathvision", bench, layout.problems("mathvision"))
     suite = compose_stage("render", ["suite=mathvision", "cell.benchmark=mathvision"]).suite
-    render("mathvision", suite, "mathvision", outputs / "problems/mathvision/problems.jsonl", outputs / "suites/mathvision")
+    render("mathvision", suite, "mathvision", layout.problem_records("mathvision"), layout.suite("mathvision"))
     replay = OmegaConf.create({"provider": "replay", "path": str(root / "outputs" / f"{RUN}.jsonl")})
-    generations = outputs / "generations/mathvision" / f"{RUN}.jsonl"
-    generate("mathvision", RUN, replay, outputs / "suites/mathvision/prompts.jsonl", generations, outputs / "cache.sqlite")
+    generations = layout.generations("mathvision", "mathvision", RUN)
+    cache = layout.root / "cache.sqlite"
+    generate("mathvision", RUN, replay, layout.prompts("mathvision"), generations, cache)
     rule = compose_stage("judge", ["judge=rule", "cell.suite=mathvision", f"cell.model={RUN}"]).judge
-    judge(outputs / "suites/mathvision", generations, "rule", rule, judgment_path(outputs, "mathvision", RUN, "rule"),
-          outputs / "cache.sqlite")
-    plan = {"suites": {"mathvision": "mathvision"}, "models": [RUN], "judges": ["rule"]}
-    aggregate("mathvision", bench, plan, outputs, outputs / "tables", outputs / "metrics.json")
+    judge(layout.suite("mathvision"), generations, "rule", rule, layout.judgments("mathvision", "mathvision", RUN, "rule"),
+          cache)
+    plan = {"suites": {"mathvision": "mathvision"}, "models": [RUN], "judges": ["rule"], "family": {"mathvision": "mathvision"}}
+    aggregate("mathvision", bench, plan, layout)
     result = json.loads((root / "outputs" / f"{RUN}_result.json").read_text(encoding="utf-8"))
-    return outputs, result
+    return layout, result
 
 
 def test_the_released_accuracy_is_reproduced_through_the_tables(rescored):
-    outputs, result = rescored
-    score = json.loads((outputs / "metrics.json").read_text())["mathvision"][RUN]["rule"]
+    layout, result = rescored
+    score = json.loads(layout.metrics("mathvision").read_text())["mathvision"][RUN]["rule"]
     assert score["scored"] == score["problems"] == 3040
     assert abs(score["score"] - published(result, "-all")) <= 0.1
 
 
 def test_the_released_accuracy_per_level_is_reproduced(rescored):
-    outputs, result = rescored
-    [row] = list(csv.DictReader(open(outputs / "tables" / "accuracy.csv", encoding="utf-8")))
+    layout, result = rescored
+    [row] = list(csv.DictReader(open(layout.tables("mathvision") / "accuracy.csv", encoding="utf-8")))
     for level in range(1, 6):
         assert abs(float(row[f"level {level}"]) - published(result, f"-level{level}")) <= 0.1, level
 
@@ -68,8 +70,8 @@ def released(result: dict, key: str) -> str:
 
 
 def test_every_released_accuracy_is_printed_digit_for_digit(rescored):
-    outputs, result = rescored
-    tables = outputs / "tables"
+    layout, result = rescored
+    tables = layout.tables("mathvision")
     [overall] = list(csv.DictReader(open(tables / "accuracy.csv", encoding="utf-8")))
     [subjects] = list(csv.DictReader(open(tables / "accuracy_by_subject.csv", encoding="utf-8")))
     crossed = {row["subject"]: row for row in csv.DictReader(open(tables / "accuracy_by_subject_and_level.csv",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -13,6 +14,7 @@ from omegaconf import OmegaConf
 
 from olympiad_eval.generate import generate
 from olympiad_eval.judging import judge
+from olympiad_eval.layout import Layout
 from olympiad_eval.records import Prompt, read_jsonl
 from olympiad_eval.report import write_report
 from olympiad_eval.tables import aggregate
@@ -21,7 +23,8 @@ from tests.support import ROOT, compose_stage
 SUITE = BENCHMARK = "sample_hipho"
 MODELS = {"reference": {"provider": "reference"},
           "demo": {"provider": "replay", "path": str(ROOT / "data/replay/demo/{suite}.jsonl")}}
-PLAN = {"benchmarks": [BENCHMARK], "suites": {SUITE: BENCHMARK}, "models": list(MODELS), "judges": ["rule"]}
+PLAN = {"benchmarks": [BENCHMARK], "suites": {SUITE: BENCHMARK}, "models": list(MODELS), "judges": ["rule"],
+        "family": {BENCHMARK: "hipho"}}
 
 
 class _Images(HTMLParser):
@@ -42,26 +45,23 @@ def images_of(html: str) -> list[str]:
 
 @pytest.fixture
 def run(render_suite):
-    """A real run of one suite with both models and the rule judge; returns the outputs folder."""
-    outputs = render_suite(SUITE, BENCHMARK)
+    """A real run of one suite with both models and the rule judge; returns its layout."""
+    layout = Layout(render_suite(SUITE, BENCHMARK))
     judge_cfg = compose_stage("judge", ["judge=rule", f"cell.suite={SUITE}", "cell.model=x"]).judge
     for model, cfg in MODELS.items():
-        generations = outputs / "generations" / SUITE / f"{model}.jsonl"
-        generate(SUITE, model, OmegaConf.create(cfg), outputs / "suites" / SUITE / "prompts.jsonl", generations,
-                 outputs.parent / "cache.sqlite")
-        judge(outputs / "suites" / SUITE, generations, "rule", judge_cfg,
-              outputs / "judgments" / SUITE / model / "rule.jsonl", outputs.parent / "cache.sqlite")
+        generations = layout.generations("hipho", SUITE, model)
+        generate(SUITE, model, OmegaConf.create(cfg), layout.prompts(SUITE), generations, layout.root.parent / "cache.sqlite")
+        judge(layout.suite(SUITE), generations, "rule", judge_cfg, layout.judgments("hipho", SUITE, model, "rule"),
+              layout.root.parent / "cache.sqlite")
     bench_cfg = compose_stage("aggregate", [f"benchmark={BENCHMARK}"]).benchmark
-    aggregate(BENCHMARK, bench_cfg, PLAN, outputs, outputs / "tables" / BENCHMARK,
-              outputs / "metrics" / f"{BENCHMARK}.json")
-    return outputs
+    aggregate(BENCHMARK, bench_cfg, PLAN, layout)
+    return layout
 
 
 @pytest.fixture
 def report(run):
-    out = run / "report"
-    write_report(PLAN, run, out)
-    return out
+    write_report(PLAN, run)
+    return run.report()
 
 
 def test_the_report_shows_tables_links_problems_responses_and_figures(run, report):
@@ -72,7 +72,7 @@ def test_the_report_shows_tables_links_problems_responses_and_figures(run, repor
         assert f'href="{SUITE}__{model}.html"' in index
         assert (report / f"{SUITE}__{model}.html").is_file()
 
-    ids = [p.id for p in read_jsonl(run / "suites" / SUITE / "prompts.jsonl", Prompt)]
+    ids = [p.id for p in read_jsonl(run.prompts(SUITE), Prompt)]
     demo = (report / f"{SUITE}__demo.html").read_text(encoding="utf-8")
     for problem_id in ids:
         assert f"<h2>{problem_id}</h2>" in demo
@@ -88,12 +88,23 @@ def test_the_report_shows_tables_links_problems_responses_and_figures(run, repor
     assert sorted(p.name for p in (report / "figures").iterdir()) == sorted({Path(s).name for s in sources})
 
 
-def test_the_report_is_byte_stable(run, report, tmp_path):
-    again = tmp_path / "again"
-    write_report(PLAN, run, again)
+def test_the_report_is_byte_stable(run, report):
     first = {p.relative_to(report): p.read_bytes() for p in sorted(report.rglob("*")) if p.is_file()}
-    second = {p.relative_to(again): p.read_bytes() for p in sorted(again.rglob("*")) if p.is_file()}
+    write_report(PLAN, run)
+    second = {p.relative_to(report): p.read_bytes() for p in sorted(report.rglob("*")) if p.is_file()}
     assert first == second
+
+
+def test_the_report_shows_the_tables_its_index_lists_in_that_order(run):
+    """The index that aggregate writes is what the report reads: never tables.md's headings."""
+    index_path = run.table_index(BENCHMARK)
+    index = json.loads(index_path.read_text(encoding="utf-8"))
+    index["tables"] = [{**entry, "title": f"table {entry['name']}"} for entry in reversed(index["tables"][:2])]
+    index_path.write_text(json.dumps(index), encoding="utf-8")
+    (run.tables(BENCHMARK) / index["all"]).unlink()
+    write_report(PLAN, run)
+    headings = re.findall(r"<h3>(.*)</h3>", (run.report() / "index.html").read_text(encoding="utf-8"))
+    assert headings == ["table exam_scores", "table summary", "Responses"]
 
 
 def chromium() -> str:
@@ -128,7 +139,7 @@ def test_the_report_renders_in_a_headless_browser(run, report, tmp_path):
     done = browser(binary, tmp_path / "profile2", "--dump-dom", (report / f"{SUITE}__demo.html").as_uri())
     assert done.returncode == 0, done.stderr[-2000:]
     dom = done.stdout
-    for problem_id in (p.id for p in read_jsonl(run / "suites" / SUITE / "prompts.jsonl", Prompt)):
+    for problem_id in (p.id for p in read_jsonl(run.prompts(SUITE), Prompt)):
         assert problem_id in dom
     sources = images_of(dom)
     assert sources and all((report / src).is_file() for src in sources)
@@ -154,7 +165,7 @@ def test_a_page_pairs_records_by_id_in_natural_order_streaming_each_cell(tmp_pat
     """A page reads the cell's files side by side (all sorted by natural key): a prompt without a
     generation says so, records of ids not in the suite are skipped, "2" comes before "10"."""
     from olympiad_eval.records import Generation, Judgment, write_jsonl
-    from olympiad_eval.report import _model_page
+    from olympiad_eval.report import _model_page, _Suite
 
     prompts = [Prompt(id=i, suite="s", language="en", messages=({"role": "user", "content": f"question {i}"},),
                       prompt_hash=i) for i in ("1", "2", "10")]
@@ -163,11 +174,11 @@ def test_a_page_pairs_records_by_id_in_natural_order_streaming_each_cell(tmp_pat
     judgments = [Judgment(id=g.id, suite="s", model="m", judge="rule", sample=g.sample, language="en", subset="",
                           status="scored", score=1.0, points=1.0, max_points=1.0, detail=f"graded {g.id}/{g.sample}")
                  for g in generations if g.id != "10" or g.sample == 0]
-    outputs = tmp_path / "outputs"
-    write_jsonl(outputs / "suites/s/prompts.jsonl", prompts)
-    write_jsonl(outputs / "generations/s/m.jsonl", generations)
-    write_jsonl(outputs / "judgments/s/m/rule.jsonl", judgments)
-    page = "\n".join(_model_page("s", "b", "m", ["rule"], outputs / "suites/s/prompts.jsonl", outputs, tmp_path, {}))
+    layout = Layout(tmp_path / "outputs")
+    write_jsonl(layout.prompts("s"), prompts)
+    write_jsonl(layout.generations("f", "s", "m"), generations)
+    write_jsonl(layout.judgments("f", "s", "m", "rule"), judgments)
+    page = "\n".join(_model_page(_Suite("s", "b", "f", layout), "m", ["rule"], layout.prompts("s"), tmp_path, {}))
     sections = page.split('<section class="problem"')[1:]
     assert [re.search(r"<h2>(\w+)</h2>", s).group(1) for s in sections] == ["1", "2", "10"]
     assert ["no generation" in section for section in sections] == [True, False, False]

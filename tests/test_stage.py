@@ -11,10 +11,11 @@ import pytest
 import yaml
 from omegaconf import OmegaConf
 
+from olympiad_eval.layout import Layout, family_of_suite
 from olympiad_eval.records import Generation, InputError, read_jsonl
 from olympiad_eval.generate import check_model
 from olympiad_eval.judging import check_judge
-from olympiad_eval.stage import check_family, clear_errors, read_plan
+from olympiad_eval.stage import check_family, check_release_folder, clear_errors, read_plan
 from tests.support import ROOT
 
 
@@ -31,7 +32,7 @@ def test_a_submitit_sweep_writes_what_the_dvc_cells_write(render_suite, tmp_path
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     for model in ("reference", "demo"):
-        generations = read_jsonl(outputs / "generations" / "sample_hipho" / f"{model}.jsonl", Generation)
+        generations = read_jsonl(Layout(outputs).generations("hipho", "sample_hipho", model), Generation)
         assert len(generations) == 5 and all(g.error is None and g.response for g in generations)
 
 
@@ -40,25 +41,34 @@ def test_a_submitit_sweep_writes_what_the_dvc_cells_write(render_suite, tmp_path
 def test_the_plan_joins_its_pipelines(tmp_path):
     path = tmp_path / "params.yaml"
     path.write_text("models: [reference, demo]\njudges: [rule]\npipelines:\n"
-                    "  hipho: {benchmarks: [h], suites: {h: h}}\n"
-                    "  mathvision: {benchmarks: [], suites: {}}\n"
-                    "  physelite: {benchmarks: [p, q], suites: {p_en: p, p_zh: p, q_en: q}}\n", encoding="utf-8")
+                    "  hipho: {benchmarks: {h: data/h}, suites: {h: h}}\n"
+                    "  mathvision: {benchmarks: {}, suites: {}}\n"
+                    "  physelite: {benchmarks: {p: data/p, q: conf/benchmark/q.yaml}, suites: {p_en: p, p_zh: p, q_en: q}}\n",
+                    encoding="utf-8")
     plan = read_plan(path)
     assert plan["benchmarks"] == ["h", "p", "q"]
+    assert plan["releases"] == {"h": "data/h", "p": "data/p", "q": "conf/benchmark/q.yaml"}
     assert plan["suites"] == {"h": "h", "p_en": "p", "p_zh": "p", "q_en": "q"}
     assert plan["family"] == {"h": "hipho", "p": "physelite", "q": "physelite"}
     assert plan["families"] == ["hipho", "mathvision", "physelite"]  # an empty one too: it keeps its pipeline
     assert plan["models"] == ["reference", "demo"] and plan["judges"] == ["rule"]
 
 
-PIPELINE = {"benchmarks": ["pe"], "suites": {"pe_en": "pe"}}
+PIPELINE = {"benchmarks": {"pe": "data/pe"}, "suites": {"pe_en": "pe"}}
 
 
 @pytest.mark.parametrize("plan,message", [
     ({"models": ["m"], "judges": ["rule"]}, "pipelines must map each benchmark family"),
-    ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": ["pe"]}}},
-     "pipelines.physelite must have a list `benchmarks` and a mapping `suites`"),
-    ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": [], "suites": {"pe_en": "pe"}}}},
+    ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": {"pe": "data/pe"}}}},
+     "pipelines.physelite must have a mapping `benchmarks` (benchmark: the folder its release is read from, "
+     "e.g. sample_hipho: data/sample/hipho) and a mapping `suites`"),
+    # the plan's layout before each benchmark named its release's folder
+    ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": ["pe"], "suites": {}}}},
+     "pipelines.physelite must have a mapping `benchmarks` (benchmark: the folder its release is read from"),
+    ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": {"pe": None}, "suites": {}}}},
+     "pipelines.physelite.benchmarks.pe must be the folder its release is read from (the source.path of "
+     "conf/benchmark/pe.yaml, or that file for a release on the Hub), got None"),
+    ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": {}, "suites": {"pe_en": "pe"}}}},
      "pipelines.physelite.suites.pe_en: benchmark 'pe' is not in pipelines.physelite.benchmarks"),
     ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": PIPELINE, "hipho": PIPELINE}},
      "pipelines.hipho: benchmark 'pe' is also in pipelines.physelite"),
@@ -66,8 +76,6 @@ PIPELINE = {"benchmarks": ["pe"], "suites": {"pe_en": "pe"}}
     ({"models": ["m", "gpt-4o", "m"], "judges": ["rule"], "pipelines": {}}, "models: 'm' named twice; each name once"),
     ({"models": ["m"], "judges": ["rule", "gpt-4o", "gpt-4o", "rule"], "pipelines": {}},
      "judges: 'gpt-4o', 'rule' named twice; each name once"),
-    ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": ["pe", "pe"], "suites": {}}}},
-     "pipelines.physelite.benchmarks: 'pe' named twice; each name once"),
     ({"models": "m", "judges": ["rule"], "pipelines": {}}, "models must be a list of names (a list even of one: [m]), got 'm'"),
     ({"models": ["m"], "judges": "rule", "pipelines": {}}, "judges must be a list of names (a list even of one: [rule])"),
 ])
@@ -133,8 +141,10 @@ def test_the_shipped_model_configs_pass_their_checks():
 
 
 @pytest.mark.parametrize("text,line,key", [
-    ("models: [m]\njudges: [rule]\npipelines:\n  physelite:\n    benchmarks: [pe]\n    suites:\n      pe_en: pe\n"
+    ("models: [m]\njudges: [rule]\npipelines:\n  physelite:\n    benchmarks: {pe: data/pe}\n    suites:\n      pe_en: pe\n"
      "      pe_en: pe\n", 8, "pe_en"),
+    ("models: [m]\njudges: [rule]\npipelines:\n  physelite:\n    benchmarks:\n      pe: data/pe\n      pe: data/pe2\n"
+     "    suites: {}\n", 7, "pe"),
     ("models: [m]\njudges: [rule]\npipelines: {}\nmodels: [n]\n", 4, "models"),
 ])
 def test_a_key_given_twice_in_the_plan_is_refused(tmp_path, text, line, key):
@@ -154,6 +164,48 @@ def test_a_benchmark_in_the_pipeline_of_another_kind_is_named(tmp_path):
     with pytest.raises(InputError, match=r"pipelines.hipho lists 'pe', a physelite benchmark \(conf/benchmark/pe.yaml\): "
                                          r"move it under pipelines.physelite"):
         check_family(plan, "pe", "physelite", path)
+
+
+def plan_with(tmp_path, folder: str) -> tuple[dict, object]:
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump({"models": ["m"], "judges": ["rule"], "pipelines": {
+        "hipho": {"benchmarks": {"sample_hipho": folder}, "suites": {"sample_hipho": "sample_hipho"}}}}), encoding="utf-8")
+    return read_plan(path), path
+
+
+@pytest.mark.parametrize("folder", ["data/sample/hipho", "data/sample", "data", "./data/sample/hipho/"])
+def test_a_local_release_is_read_from_its_plan_s_folder_or_inside_it(tmp_path, monkeypatch, folder):
+    monkeypatch.chdir(ROOT)
+    plan, path = plan_with(tmp_path, folder)
+    check_release_folder(plan, "sample_hipho", OmegaConf.create({"type": "local", "path": "data/sample/hipho"}), path)
+
+
+@pytest.mark.parametrize("folder", ["data/sample/mathvision", "data/sample/hipho/data", "data/sample/hip"])
+def test_a_local_release_outside_its_plan_s_folder_is_refused(tmp_path, monkeypatch, folder):
+    """The folder is all that the fetch stage depends on: a release read from elsewhere could
+    change without DVC rerunning its fetch."""
+    monkeypatch.chdir(ROOT)
+    plan, path = plan_with(tmp_path, folder)
+    with pytest.raises(InputError) as error:
+        check_release_folder(plan, "sample_hipho", OmegaConf.create({"type": "local", "path": "data/sample/hipho"}), path)
+    assert str(error.value) == (
+        f"{path}: pipelines.hipho.benchmarks.sample_hipho is '{folder}', but conf/benchmark/sample_hipho.yaml (or an "
+        "override) reads the release from source.path 'data/sample/hipho', outside it: DVC would not rerun the fetch "
+        "when that release changes; name the folder the release is read from")
+
+
+def test_a_release_on_the_hub_or_a_benchmark_outside_the_plan_has_no_folder_to_keep_to(tmp_path):
+    plan, path = plan_with(tmp_path, "conf/benchmark/sample_hipho.yaml")
+    check_release_folder(plan, "sample_hipho", OmegaConf.create({"type": "hub", "repo_id": "a/b"}), path)
+    check_release_folder(plan, "hipho", OmegaConf.create({"type": "local", "path": "/anywhere"}), path)
+
+
+def test_a_cell_of_a_suite_outside_the_plan_has_no_family_and_is_named(tmp_path):
+    plan, path = plan_with(tmp_path, "data/sample/hipho")
+    assert family_of_suite(plan, "sample_hipho", path) == "hipho"
+    with pytest.raises(InputError, match=r"params.yaml: suite 'hipho_en' is in no pipeline of the plan: add it under "
+                                         r"pipelines.<its benchmark's kind>.suites \(suite: its benchmark\)$"):
+        family_of_suite(plan, "hipho_en", path)
 
 
 def test_a_stage_that_ends_at_once_has_flushed_its_log_and_written_its_output(tmp_path):

@@ -10,11 +10,12 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
+from olympiad_eval.layout import TABLE_INDEX, Layout
 from olympiad_eval.records import InputError, Judgment, write_jsonl
-from olympiad_eval.tables import aggregate, judgment_path
+from olympiad_eval.tables import aggregate
 
 REPO = Path(__file__).resolve().parents[1]
-PLAN = {"suites": {"hipho": "olympiad"}, "models": ["alpha", "beta"], "judges": ["rule"]}
+PLAN = {"suites": {"hipho": "olympiad"}, "models": ["alpha", "beta"], "judges": ["rule"], "family": {"olympiad": "hipho"}}
 BENCH = OmegaConf.create({"kind": "hipho", "exams": {"X_2025": {"gold": 3.0, "silver": 2.0, "bronze": 1.0}}})
 
 
@@ -30,23 +31,23 @@ def judged(model: str, pid: str, points: float | None, status: str = "scored", s
                     **MADE_BY, **extra)
 
 
-def write(outputs, rows: dict[str, list[Judgment]]) -> None:
+def write(layout: Layout, rows: dict[str, list[Judgment]]) -> None:
     for model, judgments in rows.items():
-        write_jsonl(judgment_path(outputs, "hipho", model, "rule"), judgments)
+        write_jsonl(layout.judgments("hipho", "hipho", model, "rule"), judgments)
 
 
 def test_hipho_tables_golden(tmp_path):
-    outputs = tmp_path / "outputs"
-    (outputs / "usage" / "hipho").mkdir(parents=True)
-    (outputs / "usage" / "hipho" / "alpha.json").write_text(json.dumps(
+    layout = Layout(tmp_path / "outputs")
+    layout.usage("hipho", "hipho", "alpha").parent.mkdir(parents=True)
+    layout.usage("hipho", "hipho", "alpha").write_text(json.dumps(
         {"prompt_tokens": 1000, "completion_tokens": 200, "cost_usd": 0.004}))
-    write(outputs, {
+    write(layout, {
         "alpha": [judged("alpha", "p1", 2.0),  # its second slot's check ran past the timeout: counted, scored 0
                   judged("alpha", "p2", 1.5, undecided=("slot 2: check timed out after 10 s",))],
         "beta": [judged("beta", "p1", 1.0), judged("beta", "p2", None, status="judge_error")],
     })
-    aggregate("olympiad", BENCH, PLAN, outputs, tmp_path / "tables", tmp_path / "metrics.json")
-    tables = tmp_path / "tables"
+    aggregate("olympiad", BENCH, PLAN, layout)
+    tables = layout.tables("olympiad")
     assert (tables / "exam_scores.md").read_text() == (
         "| suite      | model   | judge   |   X_2025 |\n"
         "|:-----------|:--------|:--------|---------:|\n"
@@ -65,24 +66,42 @@ def test_hipho_tables_golden(tmp_path):
         "score (%),95% CI low,95% CI high,tokens,cost ($),protocol,judge config\n"
         "hipho,alpha,rule,2,1,2,0,1,0,0,0,87.5,75.0,100.0,1200,0.004,hipho official v3 (rules only),rule@0123456789ab\n"
         "hipho,beta,rule,2,1,1,1,0,0,0,0,25.0,0.0,50.0,,,hipho official v3 (rules only),rule@0123456789ab\n")
-    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    metrics = json.loads(layout.metrics("olympiad").read_text())
     assert metrics["hipho"]["alpha"]["rule"]["undecided"] == 1
     assert metrics["hipho"]["beta"]["rule"] == {"score": 25.0, "scored": 1, "problems": 2, "judge_errors": 1,
                                                 "undecided": 0, "failed_generations": 0, "refusals": 0, "truncated": 0,
                                                 "made_by": MADE_BY_NOTE.split("- rule: ", 1)[1].strip()}
 
 
+def test_the_tables_index_lists_each_table_in_order_with_its_title_and_files(tmp_path):
+    """The report reads the index (it never parses tables.md back)."""
+    layout = Layout(tmp_path / "outputs")
+    write(layout, {model: [judged(model, "p1", 2.0)] for model in ("alpha", "beta")})
+    tables = aggregate("olympiad", BENCH, PLAN, layout)
+    index = json.loads(layout.table_index("olympiad").read_text())
+    assert [entry["name"] for entry in index["tables"]] == list(tables) and list(tables)[:2] == ["summary", "exam_scores"]
+    folder, listed = layout.tables("olympiad"), {TABLE_INDEX, index["all"]}
+    headings = [line for line in (folder / index["all"]).read_text().splitlines() if line.startswith("## ")]
+    assert headings == [f"## olympiad: {entry['title']}" for entry in index["tables"]]
+    for entry in index["tables"]:
+        assert entry["title"] == entry["name"].replace("_", " ")
+        assert entry["files"] == {"csv": f"{entry['name']}.csv", "latex": f"{entry['name']}.tex",
+                                  "markdown": f"{entry['name']}.md"}
+        listed |= set(entry["files"].values())
+    assert {path.name for path in folder.iterdir()} == listed
+
+
 def test_samples_give_a_mean_and_a_standard_deviation(tmp_path):
-    outputs = tmp_path / "outputs"
-    write(outputs, {
+    layout = Layout(tmp_path / "outputs")
+    write(layout, {
         "alpha": [judged("alpha", "p1", 2.0, sample=0), judged("alpha", "p1", 1.0, sample=1)],
         "beta": [judged("beta", "p1", 0.0, sample=0), judged("beta", "p1", 0.0, sample=1)],
     })
-    aggregate("olympiad", BENCH, PLAN, outputs, tmp_path / "tables", tmp_path / "metrics.json")
-    assert (tmp_path / "tables" / "exam_scores_std.csv").read_text() == (
+    aggregate("olympiad", BENCH, PLAN, layout)
+    assert (layout.tables("olympiad") / "exam_scores_std.csv").read_text() == (
         "suite,model,judge,X_2025,protocol\nhipho,alpha,rule,0.5,hipho official v3 (rules only)\n"
         "hipho,beta,rule,0.0,hipho official v3 (rules only)\n")
-    assert "| hipho      | alpha   | rule    |     1.50 |" in (tmp_path / "tables" / "exam_scores.md").read_text()
+    assert "| hipho      | alpha   | rule    |     1.50 |" in (layout.tables("olympiad") / "exam_scores.md").read_text()
 
 
 def physelite_judgment(pid, language, subject, level, score, process, details, suite=None, verdict=None):
@@ -129,14 +148,14 @@ def physelite_cells():
 
 
 def physelite_tables(tmp_path, cells=None, suites=None):
-    outputs = tmp_path / "outputs"
+    layout = Layout(tmp_path / "outputs")
     cells = cells or physelite_cells()
     for suite, judgments in cells.items():
-        write_jsonl(judgment_path(outputs, suite, "m", "ens"), judgments)
-    plan = {"suites": {suite: "pe" for suite in cells}, "models": ["m"], "judges": ["ens"]}
-    aggregate("pe", OmegaConf.create(PE_BENCH), plan, outputs, tmp_path / "tables", tmp_path / "m.json",
+        write_jsonl(layout.judgments("physelite", suite, "m", "ens"), judgments)
+    plan = {"suites": {suite: "pe" for suite in cells}, "models": ["m"], "judges": ["ens"], "family": {"pe": "physelite"}}
+    aggregate("pe", OmegaConf.create(PE_BENCH), plan, layout,
               suites={name: OmegaConf.create({"kind": "physelite", **config}) for name, config in (suites or PE_SUITES).items() if name in cells})
-    return tmp_path / "tables"
+    return layout.tables("pe")
 
 
 def test_physelite_tables_golden(tmp_path):
@@ -244,12 +263,12 @@ def test_mathvision_tables_golden(tmp_path):
         return Judgment(id=pid, suite="mv", model="m", judge="rule", sample=0, language="en", subset=subject,
                         subject=subject, level=level, status="scored", score=score, points=score, max_points=1.0)
 
-    outputs = tmp_path / "outputs"
-    write_jsonl(judgment_path(outputs, "mv", "m", "rule"), [
+    layout = Layout(tmp_path / "outputs")
+    write_jsonl(layout.judgments("mathvision", "mv", "m", "rule"), [
         row("1", "algebra", 1, 1.0), row("2", "algebra", 2, 0.0), row("3", "counting", 1, 1.0), row("4", "counting", 1, 0.0)])
-    plan = {"suites": {"mv": "mathv"}, "models": ["m"], "judges": ["rule"]}
-    aggregate("mathv", OmegaConf.create({"kind": "mathvision"}), plan, outputs, tmp_path / "tables", tmp_path / "m.json")
-    tables = tmp_path / "tables"
+    plan = {"suites": {"mv": "mathv"}, "models": ["m"], "judges": ["rule"], "family": {"mathv": "mathvision"}}
+    aggregate("mathv", OmegaConf.create({"kind": "mathvision"}), plan, layout)
+    tables = layout.tables("mathv")
     assert (tables / "accuracy.csv").read_text() == "suite,model,judge,overall,level 1,level 2,protocol\nmv,m,rule,50.0,66.67,0.0,\n"
     assert (tables / "accuracy_by_subject.csv").read_text() == "suite,model,judge,algebra,counting,protocol\nmv,m,rule,50.0,50.0,\n"
     assert (tables / "accuracy_by_subject_and_level.csv").read_text() == (
@@ -283,46 +302,48 @@ def test_judges_prose_is_not_loaded_into_the_tables_frame(tmp_path):
     said = {"judge": "j", "answer": {"verdict": "correct", "reasoning": "long prose"},
             "process": {"steps": [{"step": "prose", "grade": 1.0}], "reasoning": "more prose"}}
     judgment = physelite_judgment("p1", "en", "Optics", 3, 1.0, 1.0, (said,))
-    write_jsonl(judgment_path(tmp_path, "pe_en", "m", "ens"), [judgment])
-    frame = load_judgments(tmp_path, {"suites": {"pe_en": "pe"}, "models": ["m"], "judges": ["ens"]}, "pe")
+    write_jsonl(Layout(tmp_path).judgments("physelite", "pe_en", "m", "ens"), [judgment])
+    frame = load_judgments(Layout(tmp_path), {"suites": {"pe_en": "pe"}, "models": ["m"], "judges": ["ens"],
+                                              "family": {"pe": "physelite"}}, "pe")
     assert frame["details"][0] == ({"judge": "j", "answer": {"verdict": "correct"}, "process": {"steps": ({"grade": 1.0},)}},)
     assert "detail" not in frame.columns and frame["score"][0] == 1.0
 
 
 def test_every_table_says_which_protocol_made_its_numbers(tmp_path):
-    outputs = tmp_path / "outputs"
-    write(outputs, {model: [judged(model, "p1", 2.0)] for model in ("alpha", "beta")})
-    aggregate("olympiad", BENCH, PLAN, outputs, tmp_path / "tables", tmp_path / "metrics.json")
+    layout = Layout(tmp_path / "outputs")
+    write(layout, {model: [judged(model, "p1", 2.0)] for model in ("alpha", "beta")})
+    aggregate("olympiad", BENCH, PLAN, layout)
+    tables = layout.tables("olympiad")
     line = "rule: hipho official v3 (rules only); judge config rule@0123456789ab; olympiad-eval 0.1.0, sympy 1.14.0"
     for name in ("summary", "exam_scores", "medals"):
-        table = pd.read_csv(tmp_path / "tables" / f"{name}.csv")
+        table = pd.read_csv(tables / f"{name}.csv")
         cells = table[table["model"].isin(["alpha", "beta"])]
         assert len(cells) == 2 and set(cells["protocol"]) == {"hipho official v3 (rules only)"}
-        assert (tmp_path / "tables" / f"{name}.md").read_text().endswith(f"\nMade by:\n- {line}\n")
-        assert (tmp_path / "tables" / f"{name}.tex").read_text().startswith(f"% made by {line}\n")
-    assert json.loads((tmp_path / "metrics.json").read_text())["hipho"]["beta"]["rule"]["made_by"] == line.split(": ", 1)[1]
-    assert (tmp_path / "tables" / "tables.md").read_text().endswith(f"|\n\nMade by:\n- {line}\n")
+        assert (tables / f"{name}.md").read_text().endswith(f"\nMade by:\n- {line}\n")
+        assert (tables / f"{name}.tex").read_text().startswith(f"% made by {line}\n")
+    assert json.loads(layout.metrics("olympiad").read_text())["hipho"]["beta"]["rule"]["made_by"] == line.split(": ", 1)[1]
+    assert (tables / "tables.md").read_text().endswith(f"|\n\nMade by:\n- {line}\n")
 
 
 def test_a_cell_whose_judgments_mix_protocols_stops_the_tables(tmp_path):
-    outputs = tmp_path / "outputs"
+    layout = Layout(tmp_path / "outputs")
     older = {**MADE_BY, "protocol": "hipho official v1 (rules only)"}
-    write(outputs, {"alpha": [judged("alpha", "p1", 2.0), dataclasses.replace(judged("alpha", "p2", 2.0), **older)],
+    write(layout, {"alpha": [judged("alpha", "p1", 2.0), dataclasses.replace(judged("alpha", "p2", 2.0), **older)],
                     "beta": [judged("beta", "p1", 1.0)]})
     with pytest.raises(InputError, match=r"alpha/rule\.jsonl: judgments made by 2 different protocols .*v1.*v3"):
-        aggregate("olympiad", BENCH, PLAN, outputs, tmp_path / "tables", tmp_path / "metrics.json")
+        aggregate("olympiad", BENCH, PLAN, layout)
 
 
 def test_refusals_are_counted_beside_the_errors_and_score_nothing(tmp_path):
-    outputs = tmp_path / "outputs"
-    write(outputs, {
+    layout = Layout(tmp_path / "outputs")
+    write(layout, {
         "alpha": [judged("alpha", "p1", 2.0), dataclasses.replace(judged("alpha", "p2", 0.0), refused=True)],
         "beta": [dataclasses.replace(judged("beta", "p1", 0.0), refused=True),
                  dataclasses.replace(judged("beta", "p2", 0.0), refused=True)],
     })
-    tables = aggregate("olympiad", BENCH, PLAN, outputs, tmp_path / "tables", tmp_path / "metrics.json")
+    tables = aggregate("olympiad", BENCH, PLAN, layout)
     summary = tables["summary"].set_index("model")
     assert summary["refusals"].to_dict() == {"alpha": 1, "beta": 2}
     assert summary["scored"].to_dict() == {"alpha": 2, "beta": 2} and summary.loc["beta", "score (%)"] == 0.0
-    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    metrics = json.loads(layout.metrics("olympiad").read_text())
     assert [metrics["hipho"][model]["rule"]["refusals"] for model in ("alpha", "beta")] == [1, 2]

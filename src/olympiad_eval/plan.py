@@ -22,12 +22,15 @@ import re
 import sys
 from pathlib import Path
 
+from olympiad_eval import layout
 from olympiad_eval.stage import read_plan
 
 PACKAGE = "olympiad_eval"
 # Imported by name (`benchmarks.plugin(kind)`), so reaching the package reaches each of its modules.
 BY_NAME = f"{PACKAGE}.benchmarks"
 _CODE = re.compile(r"^(?P<indent>\s*)- <code: (?P<script>\S+)>$", re.M)
+# `<path judgments suite=${item.suite} ...>`: an output path (see `output_path`)
+_PATH = re.compile(r"<path (?P<name>[a-z_]+)(?P<fields>(?: \w+=[^\s>]+)*)>")
 
 
 def module_file(name: str, src: Path) -> Path | None:
@@ -90,9 +93,22 @@ def code_of(script: str, root: Path) -> list[str]:
     return [script, *sorted(files)]
 
 
+def output_path(marker: re.Match, family: str | None) -> str:
+    """A `<path NAME field=value ...>` marker as the path `layout` spells, under the outputs folder;
+    in a family's pipeline the family's name fills the field `family`."""
+    fields = dict(pair.split("=", 1) for pair in marker["fields"].split())
+    if family is not None and "family" in layout.fields_of(marker["name"]):
+        fields.setdefault("family", family)
+    try:
+        return f"{layout.OUTPUTS}/{layout.spelled(marker['name'], **fields)}".rstrip("/")
+    except KeyError as error:
+        raise ValueError(f"{marker[0]}: {error.args[0]}") from None
+
+
 def fill(template: str, root: Path, family: str | None = None) -> str:
-    """A template with its code lines expanded (and `<family>` named)."""
+    """A template with its code lines and output paths expanded (and `<family>` named)."""
     text = _CODE.sub(lambda m: "\n".join(f"{m['indent']}- {path}" for path in code_of(m["script"], root)), template)
+    text = _PATH.sub(lambda m: output_path(m, family), text)
     return text if family is None else text.replace("<family>", family)
 
 

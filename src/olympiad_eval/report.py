@@ -12,12 +12,14 @@ import json
 import os
 import shutil
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
 import pandas as pd
 
+from olympiad_eval.layout import Layout
 from olympiad_eval.records import (
     Generation, InputError, Judgment, Prompt, atomic_dir, file_sha256, iter_json_lines, iter_jsonl, natural_key,
 )
@@ -57,19 +59,20 @@ def page_name(suite: str, model: str) -> str:
     return f"{suite}__{model}.html"
 
 
-def write_report(plan: dict, outputs: str | os.PathLike, out_dir: str | os.PathLike) -> None:
-    """Write index.html and one page per suite x model of the plan into out_dir, atomically."""
-    outputs = Path(outputs)
+def write_report(plan: dict, layout: Layout) -> None:
+    """Write index.html and one page per suite x model of the plan (`stage.read_plan`'s) into the
+    layout's report folder, atomically."""
     suites = dict(plan.get("suites") or {})
     models, judges = list(plan.get("models") or []), list(plan.get("judges") or [])
-    with atomic_dir(out_dir) as staging:
+    with atomic_dir(layout.report()) as staging:
         os.chmod(staging, 0o755)
         figures: dict[str, str] = {}  # sha256 -> relative path in the report
-        _write(staging / "index.html", _page("olympiad-eval report", _index(plan, outputs)))
+        _write(staging / "index.html", _page("olympiad-eval report", _index(plan, layout)))
         for suite in sorted(suites):
-            prompts = _need(outputs / "suites" / suite / "prompts.jsonl", suite)
+            prompts = _need(layout.prompts(suite), suite)
+            of_plan = _Suite(suite, suites[suite], plan["family"][suites[suite]], layout)
             for model in models:
-                chunks = _model_page(suite, suites[suite], model, judges, prompts, outputs, staging, figures)
+                chunks = _model_page(of_plan, model, judges, prompts, staging, figures)
                 _write_page(staging / page_name(suite, model), f"{suite} \u00d7 {model}", chunks)
 
 
@@ -106,14 +109,11 @@ def _lines(chunks: Iterable[str]) -> Iterator[str]:
 # ---- index ---------------------------------------------------------------------------------
 
 
-def _table_names(tables_dir: Path) -> list[str]:
-    """The tables of a benchmark in the aggregate stage's order, read from its tables.md headings."""
-    index = _need(tables_dir / "tables.md", tables_dir.name)
-    names = []
-    for line in index.read_text(encoding="utf-8").splitlines():
-        if line.startswith("## ") and ": " in line:
-            names.append(line.split(": ", 1)[1].strip().replace(" ", "_"))
-    return names
+def _tables(layout: Layout, benchmark: str) -> list[dict]:
+    """The tables of a benchmark in the aggregate stage's order, from the index it writes: each
+    table's name, title and files (`tables.table_index`)."""
+    index = _need(layout.table_index(benchmark), benchmark)
+    return json.loads(index.read_text(encoding="utf-8"))["tables"]
 
 
 def _table_html(csv: Path) -> str:
@@ -121,17 +121,16 @@ def _table_html(csv: Path) -> str:
     return frame.to_html(index=False, na_rep="\u2013", float_format="%.2f", escape=True, border=0)
 
 
-def _index(plan: dict, outputs: Path) -> str:
+def _index(plan: dict, layout: Layout) -> str:
     suites = dict(plan.get("suites") or {})
     parts = ["<h1>olympiad-eval report</h1>",
              "<p>Models: " + escape(", ".join(map(str, plan.get("models") or []))) +
              "; judges: " + escape(", ".join(map(str, plan.get("judges") or []))) + "</p>"]
     for benchmark in plan.get("benchmarks") or []:
-        tables_dir = outputs / "tables" / benchmark
         parts.append(f'<h2 id="{escape(benchmark, quote=True)}">{escape(benchmark)}</h2>')
-        for name in _table_names(tables_dir):
-            parts.append(f"<h3>{escape(name.replace('_', ' '))}</h3>")
-            parts.append(_table_html(_need(tables_dir / f"{name}.csv", benchmark)))
+        for table in _tables(layout, benchmark):
+            parts.append(f"<h3>{escape(table['title'])}</h3>")
+            parts.append(_table_html(_need(layout.tables(benchmark) / table["files"]["csv"], benchmark)))
         links = [
             f'<li><a href="{escape(quote(page_name(suite, model)), quote=True)}">'
             f"{escape(suite)} \u00d7 {escape(model)}</a></li>"
@@ -259,19 +258,30 @@ class _Cursor:
         return taken
 
 
-def _model_page(suite: str, benchmark: str, model: str, judges: list[str], prompts_path: Path,
-                outputs: Path, staging: Path, figures: dict[str, str]) -> Iterator[str]:
-    cell = f"{suite} x {model}"
-    generations = _need(outputs / "generations" / suite / f"{model}.jsonl", cell)
-    judgments = {judge: _need(outputs / "judgments" / suite / model / f"{judge}.jsonl", f"{cell} x {judge}")
+@dataclass(frozen=True)
+class _Suite:
+    """A suite of the plan as its pages read it: its benchmark, and where its cells' files are."""
+
+    name: str
+    benchmark: str
+    family: str
+    layout: Layout
+
+
+def _model_page(suite: _Suite, model: str, judges: list[str], prompts_path: Path, staging: Path,
+                figures: dict[str, str]) -> Iterator[str]:
+    cell = f"{suite.name} x {model}"
+    generations = _need(suite.layout.generations(suite.family, suite.name, model), cell)
+    judgments = {judge: _need(suite.layout.judgments(suite.family, suite.name, model, judge), f"{cell} x {judge}")
                  for judge in judges}
     ids = [str(row.get("id", "")) for _, row in iter_json_lines(prompts_path)]
-    yield from _page_head(suite, benchmark, model, ids)
+    yield from _page_head(suite.name, suite.benchmark, model, ids)
     generated = _Cursor(iter_jsonl(generations, Generation))
     judged = {judge: _Cursor(iter_jsonl(path, Judgment)) for judge, path in judgments.items()}
     for prompt in iter_jsonl(prompts_path, Prompt):
         grades = {judge: {j.sample: j for j in cursor.take(prompt.id)} for judge, cursor in judged.items()}
-        yield from _problem_section(prompt, generated.take(prompt.id), judges, grades, outputs, staging, figures)
+        yield from _problem_section(prompt, generated.take(prompt.id), judges, grades, suite.layout.root, staging,
+                                    figures)
 
 
 def _page_head(suite: str, benchmark: str, model: str, ids: list[str]) -> Iterator[str]:

@@ -107,10 +107,11 @@ class _GivenTwice(Exception):
 
 
 def read_plan(path: str | Path) -> dict:
-    """The run plan (params.yaml) with its pipelines joined: `benchmarks`, `suites` (suite: its
-    benchmark), `models`, `judges`, `family` (benchmark: the pipeline it is in) and `families`
-    (every pipeline, an empty one too). A name given
-    twice is refused: DVC's fan-out would silently drop the second (one cell per name)."""
+    """The run plan (params.yaml) with its pipelines joined: `benchmarks` (every benchmark's name),
+    `releases` (benchmark: the folder its release is read from), `suites` (suite: its benchmark),
+    `models`, `judges`, `family` (benchmark: the pipeline it is in) and `families` (every pipeline,
+    an empty one too). A name given twice is refused: DVC's fan-out would silently drop the second
+    (one cell per name)."""
     try:
         plan = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_PlanLoader)  # noqa: S506 (a SafeLoader)
     except _GivenTwice as error:
@@ -126,26 +127,36 @@ def read_plan(path: str | Path) -> dict:
         _refuse_twice(plan[key], f"{path}: {key}")
     if not isinstance(plan.get("pipelines"), dict):
         raise InputError(f"{path}: pipelines must map each benchmark family to its benchmarks and suites")
-    joined = {"benchmarks": [], "suites": {}, "models": plan["models"], "judges": plan["judges"], "family": {},
-              "families": list(plan["pipelines"])}
+    joined = {"benchmarks": [], "releases": {}, "suites": {}, "models": plan["models"], "judges": plan["judges"],
+              "family": {}, "families": list(plan["pipelines"])}
     for family, part in plan["pipelines"].items():
-        where = f"{path}: pipelines.{family}"
-        if not isinstance(part, dict) or not isinstance(part.get("benchmarks"), list) \
-                or not isinstance(part.get("suites"), dict):
-            raise InputError(f"{where} must have a list `benchmarks` and a mapping `suites` (suite: its benchmark)")
-        _refuse_twice(part["benchmarks"], f"{where}.benchmarks")
-        for benchmark in part["benchmarks"]:
-            if benchmark in joined["family"]:
-                raise InputError(f"{where}: benchmark '{benchmark}' is also in pipelines.{joined['family'][benchmark]}")
-            joined["family"][benchmark] = family
-            joined["benchmarks"].append(benchmark)
-        for suite, benchmark in part["suites"].items():
-            if benchmark not in part["benchmarks"]:
-                raise InputError(f"{where}.suites.{suite}: benchmark '{benchmark}' is not in pipelines.{family}.benchmarks")
-            if suite in joined["suites"]:
-                raise InputError(f"{where}.suites: suite '{suite}' is in another pipeline too")
-            joined["suites"][suite] = benchmark
+        _join_pipeline(joined, family, part, path)
     return joined
+
+
+def _join_pipeline(joined: dict, family: str, part, path: str | Path) -> None:
+    """One family's block of the plan, added to the joined plan (`read_plan`)."""
+    where = f"{path}: pipelines.{family}"
+    if not isinstance(part, dict) or not isinstance(part.get("benchmarks"), dict) \
+            or not isinstance(part.get("suites"), dict):
+        raise InputError(f"{where} must have a mapping `benchmarks` (benchmark: the folder its release is read "
+                         "from, e.g. sample_hipho: data/sample/hipho) and a mapping `suites` (suite: its benchmark)")
+    for benchmark, folder in part["benchmarks"].items():
+        if benchmark in joined["family"]:
+            raise InputError(f"{where}: benchmark '{benchmark}' is also in pipelines.{joined['family'][benchmark]}")
+        if not isinstance(folder, str) or not folder.strip():
+            raise InputError(f"{where}.benchmarks.{benchmark} must be the folder its release is read from (the "
+                             f"source.path of conf/benchmark/{benchmark}.yaml, or that file for a release on the "
+                             f"Hub), got {folder!r}")
+        joined["family"][benchmark] = family
+        joined["benchmarks"].append(benchmark)
+        joined["releases"][benchmark] = folder
+    for suite, benchmark in part["suites"].items():
+        if benchmark not in part["benchmarks"]:
+            raise InputError(f"{where}.suites.{suite}: benchmark '{benchmark}' is not in pipelines.{family}.benchmarks")
+        if suite in joined["suites"]:
+            raise InputError(f"{where}.suites: suite '{suite}' is in another pipeline too")
+        joined["suites"][suite] = benchmark
 
 
 def _refuse_twice(names: list, where: str) -> None:
@@ -172,3 +183,19 @@ def check_family(plan: dict, benchmark: str, kind: str, path: str | Path) -> Non
     if family is not None and family != kind:
         raise InputError(f"{path}: pipelines.{family} lists '{benchmark}', a {kind} benchmark "
                          f"(conf/benchmark/{benchmark}.yaml): move it under pipelines.{kind}")
+
+
+def check_release_folder(plan: dict, benchmark: str, source, path: str | Path) -> None:
+    """A local release is read from the folder the plan names for its benchmark, or from inside it:
+    that folder is all its fetch stage depends on, so a release read from elsewhere could change
+    without DVC rerunning the fetch. A benchmark outside the plan (fetched by hand or in a sweep)
+    has no folder to keep to; nor has a release on the Hub."""
+    folder = plan["releases"].get(benchmark)
+    if folder is None or source.get("type") != "local" or not source.get("path"):
+        return
+    if not Path(source.path).resolve().is_relative_to(Path(folder).resolve()):
+        raise InputError(f"{path}: pipelines.{plan['family'][benchmark]}.benchmarks.{benchmark} is '{folder}', but "
+                         f"conf/benchmark/{benchmark}.yaml (or an override) reads the release from source.path "
+                         f"'{source.path}', outside it: DVC would not rerun the fetch when that release changes; "
+                         "name the folder the release is read from")
+

@@ -1,7 +1,8 @@
 """Aggregate: the judgments of a benchmark's cells in the plan, turned into its tables.
 
 Reads exactly the cells of the plan (never a glob: a cell removed from the plan leaves its files
-behind), writes every table as Markdown and CSV, and a metrics JSON that `dvc metrics show` reads.
+behind), writes every table as Markdown, CSV and LaTeX with an index of them (`index.json`, which the
+report reads), and a metrics JSON that `dvc metrics show` reads.
 Errors are counted next to every score: a failed generation or judgment is never hidden, nor a
 rule check that could not finish (`undecided`: counted as not matched unless a judge decided it),
 nor a refusal (scored 0, counted apart).
@@ -19,13 +20,10 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import plugin, typed_suite
+from olympiad_eval.layout import TABLE_INDEX, Layout
 from olympiad_eval.records import InputError, Judgment, atomic_dir, atomic_file, iter_jsonl, write_json
 
 COUNTS = ["problems", "scored", "judge errors", "undecided", "failed generations", "refusals", "truncated"]
-
-
-def judgment_path(outputs: str | Path, suite: str, model: str, judge: str) -> Path:
-    return Path(outputs) / "judgments" / suite / model / f"{judge}.jsonl"
 
 
 def cells(plan: dict, benchmark: str) -> list[tuple[str, str, str]]:
@@ -33,12 +31,12 @@ def cells(plan: dict, benchmark: str) -> list[tuple[str, str, str]]:
     return [(s, m, j) for s in suites for m in plan["models"] for j in plan["judges"]]
 
 
-def load_judgments(outputs: str | Path, plan: dict, benchmark: str, parts: tuple[str, ...] = ()) -> pd.DataFrame:
+def load_judgments(layout: Layout, plan: dict, benchmark: str, parts: tuple[str, ...] = ()) -> pd.DataFrame:
     """Every judgment of the plan's cells, one row each, with what the tables read (see `_row`), and
     a column for each of the benchmark's `parts` (empty where a judgment has none)."""
     rows = []  # one frame from every row, so that each column's type is inferred from them all
     for suite, model, judge in cells(plan, benchmark):
-        path = judgment_path(outputs, suite, model, judge)
+        path = layout.judgments(plan["family"][benchmark], suite, model, judge)
         if not path.is_file():
             raise InputError(f"{path}: the plan's cell {suite} x {model} x {judge} has no judgments; run its stages first")
         judgments = [_row(judgment, parts) for judgment in iter_jsonl(path, Judgment)]
@@ -141,16 +139,15 @@ def bootstrap_interval(group: pd.DataFrame, resamples: int = BOOTSTRAP_RESAMPLES
     return round(float(low), 2), round(float(high), 2)
 
 
-def with_usage(table: pd.DataFrame, outputs: str | Path) -> pd.DataFrame:
+def with_usage(table: pd.DataFrame, layout: Layout, family: str) -> pd.DataFrame:
     """Each cell's generation tokens and cost, from the generate stage's usage metrics."""
-    usage = [_usage(outputs, suite, model) for suite, model in zip(table["suite"], table["model"])]
+    usage = [_usage(layout.usage(family, suite, model)) for suite, model in zip(table["suite"], table["model"])]
     tokens = [u.get("prompt_tokens", 0) + u.get("completion_tokens", 0) if u else None for u in usage]
     return table.assign(**{"tokens": pd.array(tokens, dtype="Int64"),
                            "cost ($)": [u.get("cost_usd") if u else None for u in usage]})
 
 
-def _usage(outputs: str | Path, suite: str, model: str) -> dict:
-    path = Path(outputs) / "usage" / suite / f"{model}.json"
+def _usage(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
@@ -279,30 +276,44 @@ def with_suites(bench_cfg, suites: dict):
                                                  for name, suite in suites.items()}})
 
 
-def aggregate(benchmark: str, bench_cfg, plan: dict, outputs: str | Path, tables_dir: str | Path,
-              metrics_path: str | Path, plots_dir: str | Path | None = None,
-              suites: dict | None = None) -> dict[str, pd.DataFrame]:
-    """`suites`: the composed config of each of the plan's suites of this benchmark, which its
-    tables read under `suites` in the benchmark's config (which suites are one setting, and so on)."""
+def table_index(benchmark: str, names: list[str]) -> dict:
+    """What the tables folder holds, in the order the tables are printed: each table's name, its
+    title, and its file in each format; the report reads it (`TABLE_INDEX`)."""
+    return {"benchmark": benchmark, "all": "tables.md", "tables": [
+        {"name": name, "title": name.replace("_", " "),
+         "files": {"markdown": f"{name}.md", "csv": f"{name}.csv", "latex": f"{name}.tex"}} for name in names]}
+
+
+def aggregate(benchmark: str, bench_cfg, plan: dict, layout: Layout, suites: dict | None = None) -> dict[str, pd.DataFrame]:
+    """Write a benchmark's tables, their index, its metrics and plots where `layout` puts them.
+    `suites`: the composed config of each of the plan's suites of this benchmark, which its tables
+    read under `suites` in the benchmark's config (which suites are one setting, and so on)."""
     bench = plugin(bench_cfg.kind)
-    frame = load_judgments(outputs, plan, benchmark, bench.PARTS)
+    frame = load_judgments(layout, plan, benchmark, bench.PARTS)
     made = protocol_by_judge(frame)
-    summary = with_usage(counts(frame), outputs).join(
+    summary = with_usage(counts(frame), layout, plan["family"][benchmark]).join(
         made[["protocol", "judge_config"]].rename(columns={"judge_config": "judge config"}), on="judge")
     tables = {"summary": summary, **bench.tables(frame, with_suites(bench_cfg, suites or {}))}
-    notes = made_by_lines(made)
-    with atomic_dir(tables_dir) as staging:
-        sections = []
-        for name, table in tables.items():
-            with_protocol(table, made).to_csv(staging / f"{name}.csv", index=False, lineterminator="\n")
-            (staging / f"{name}.md").write_text(to_markdown(table) + made_by_markdown(notes), encoding="utf-8")
-            (staging / f"{name}.tex").write_text(made_by_latex(notes) + to_latex(table), encoding="utf-8")
-            sections.append(f"## {benchmark}: {name.replace('_', ' ')}\n\n{to_markdown(table)}")
-        sections.append(made_by_markdown(notes).lstrip("\n"))  # no heading: headings name the tables
-        (staging / "tables.md").write_text("\n".join(sections), encoding="utf-8")
-    write_json(metrics_path, headline(summary, made))
-    if plots_dir is not None:
-        for name, table in plot_data(frame, summary).items():
-            with atomic_file(Path(plots_dir) / f"{name}.csv") as handle:
-                table.to_csv(handle, index=False, lineterminator="\n")
+    write_tables(benchmark, tables, made, layout.tables(benchmark))
+    write_json(layout.metrics(benchmark), headline(summary, made))
+    for name, table in plot_data(frame, summary).items():
+        with atomic_file(layout.plot(benchmark, name)) as handle:
+            table.to_csv(handle, index=False, lineterminator="\n")
     return tables
+
+
+def write_tables(benchmark: str, tables: dict[str, pd.DataFrame], made: pd.DataFrame, folder: Path) -> None:
+    """Each table as CSV, Markdown and LaTeX, all of them in tables.md, and their index."""
+    notes = made_by_lines(made)
+    index = table_index(benchmark, list(tables))
+    with atomic_dir(folder) as staging:
+        sections = []
+        for entry in index["tables"]:
+            table, files = tables[entry["name"]], entry["files"]
+            with_protocol(table, made).to_csv(staging / files["csv"], index=False, lineterminator="\n")
+            (staging / files["markdown"]).write_text(to_markdown(table) + made_by_markdown(notes), encoding="utf-8")
+            (staging / files["latex"]).write_text(made_by_latex(notes) + to_latex(table), encoding="utf-8")
+            sections.append(f"## {benchmark}: {entry['title']}\n\n{to_markdown(table)}")
+        sections.append(made_by_markdown(notes).lstrip("\n"))  # no heading: headings name the tables
+        (staging / index["all"]).write_text("\n".join(sections), encoding="utf-8")
+        write_json(staging / TABLE_INDEX, index)

@@ -1,0 +1,52 @@
+"""The output layout: each path spelled once, folders of a name by leaving its last fields out, and the
+files the fetch and render stages write where the layout says."""
+
+from __future__ import annotations
+
+import pytest
+
+from olympiad_eval import layout
+from olympiad_eval.layout import Layout, spelled
+
+
+def test_a_cell_s_files_are_under_its_family_and_the_rest_under_their_benchmark_or_suite(tmp_path):
+    outputs = Layout(tmp_path)
+    assert outputs.generations("hipho", "s", "m") == tmp_path / "generations/hipho/s/m.jsonl"
+    assert outputs.usage("hipho", "s", "m") == tmp_path / "usage/hipho/s/m.json"
+    assert outputs.judgments("hipho", "s", "m", "j") == tmp_path / "judgments/hipho/s/m/j.jsonl"
+    assert outputs.coverage("hipho", "s", "m", "j") == tmp_path / "coverage/hipho/s/m/j.json"
+    # named by their benchmark or suite already: where they were (a prompt names its figures' paths)
+    assert outputs.problems("b") == tmp_path / "problems/b"
+    assert outputs.prompts("s") == tmp_path / "suites/s/prompts.jsonl"
+    assert outputs.table_index("b") == tmp_path / "tables/b/index.json"
+    assert outputs.metrics("b") == tmp_path / "metrics/b.json"
+    assert outputs.plot("b", "scores") == tmp_path / "plots/b/scores.csv"
+    assert outputs.report() == tmp_path / "report"
+
+
+def test_fields_left_out_at_the_end_name_the_folder_of_every_such_path():
+    assert spelled("judgments", family="hipho") == "judgments/hipho"
+    assert spelled("judgments") == "judgments"
+    assert spelled("prompts") == "suites"
+
+
+@pytest.mark.parametrize("name,fields,words", [
+    ("judgments", {"suite": "s"}, "suite given after a field left out"),
+    ("tables", {"suite": "s"}, "has no field suite"),
+    ("tabels", {}, "no output path named 'tabels'"),
+])
+def test_a_path_that_names_nothing_is_refused(name, fields, words):
+    with pytest.raises(KeyError, match=words):
+        spelled(name, **fields)
+
+
+def test_every_path_has_its_method_and_the_method_spells_it(tmp_path):
+    outputs = Layout(tmp_path)
+    for name in layout.PATTERNS:
+        fields = {field: f"<{field}>" for field in layout.fields_of(name)}
+        assert getattr(outputs, name)(**fields) == tmp_path / spelled(name, **fields), name
+
+
+def test_fetch_and_render_write_the_files_the_layout_names(render_suite):
+    outputs = Layout(render_suite("sample_hipho", "sample_hipho"))
+    assert outputs.problem_records("sample_hipho").is_file() and outputs.prompts("sample_hipho").is_file()
