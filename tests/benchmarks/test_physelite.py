@@ -333,7 +333,10 @@ def test_the_fetch_stage_leaves_no_temporary_folder_of_a_parquet_release(tmp_pat
     write_hub_release(tmp_path / "release", hub_rows())
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    result = subprocess.run([sys.executable, "stages/fetch.py", "benchmark=sample_physelite",
+    plan = tmp_path / "params.yaml"  # the release's folder is the plan's, as its fetch checks
+    plan.write_text(json.dumps({"models": [], "judges": [], "pipelines": {"physelite": {
+        "benchmarks": {"sample_physelite": str(tmp_path / "release")}, "suites": {}}}}), encoding="utf-8")
+    result = subprocess.run([sys.executable, "stages/fetch.py", "benchmark=sample_physelite", f"paths.plan={plan}",
                              f"benchmark.source.path={tmp_path / 'release'}", f"paths.outputs={tmp_path / 'outputs'}"],
                             cwd=REPO, env={**os.environ, "TMPDIR": str(scratch)}, capture_output=True, text=True,
                             timeout=120)
