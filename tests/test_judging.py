@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from omegaconf import OmegaConf
@@ -222,7 +223,7 @@ def test_a_task_awaiting_an_identical_request_leaves_its_turn_to_the_next(tmp_pa
     import asyncio
 
     from olympiad_eval.benchmarks import JudgeTask
-    from olympiad_eval.judging import _Asker
+    from olympiad_eval.judging import _Asker, typed_judge
 
     def task(key: str, text: str) -> JudgeTask:
         return JudgeTask(key=key, messages=({"role": "user", "content": text},), parse=lambda reply: {"reply": reply})
@@ -231,7 +232,7 @@ def test_a_task_awaiting_an_identical_request_leaves_its_turn_to_the_next(tmp_pa
         endpoint = OmegaConf.create({"base_url": server.base_url, "model": "judge", "api_key_env": None,
                                      "concurrency": 2})
         cache = RequestCache(tmp_path / "cache.sqlite")
-        asker = _Asker("judge", endpoint, OmegaConf.create({"max_reasks": 0}), cache)
+        asker = _Asker("judge", endpoint, typed_judge(OmegaConf.create({"kind": "llm", "max_reasks": 0}), "j"), cache)
         try:
             return await asyncio.gather(*(asker.grade(t) for t in (task("a", "shared"), task("b", "shared"),
                                                                       task("c", "other"))))
@@ -330,3 +331,32 @@ def test_a_judge_that_refuses_is_reasked_then_a_judge_error_naming_the_refusal(r
         assert server.count() == 3 * 2
     assert outcome.judge_errors == 3 and outcome.refusals == 0
     assert all("refused: I won't grade this." in j.detail for j in judgments.values())
+
+
+@pytest.mark.parametrize("override, message", [
+    ("judge.kind=rules", "judge 'rule' (conf/judge/rule.yaml or an override): kind: Invalid value 'rules', expected one "
+                         "of [rule, llm]"),
+    ("+judge.max_reask=3", "judge 'rule' (conf/judge/rule.yaml or an override): max_reask: Key 'max_reask' not in "
+                           "'JudgeConfig'"),
+    ("judge.workers=two", "workers: Value 'two' of type 'str' could not be converted to Integer"),
+    ("judge.workers=0", "workers must be an integer >= 1, got 0"),
+    ("+judge.rel_tol=0.05", "rel_tol describe how a benchmark is scored, so they live with its suites now"),
+])
+def test_a_judge_config_is_typed_naming_the_key(override, message):
+    """A typo, a kind outside the choices, a value of the wrong type or out of range, a scoring
+    setting where only its suite may set it: one line naming the file and the key."""
+    from olympiad_eval.judging import check_judge
+
+    cfg = compose_stage("judge", ["judge=rule", "cell.suite=x", "cell.model=y", override]).judge
+    with pytest.raises(InputError, match=re.escape(message)):
+        check_judge(cfg, "rule")
+
+
+def test_a_judge_configs_defaults_are_its_schemas():
+    from olympiad_eval.judging import JudgeConfig, typed_judge
+
+    typed = typed_judge(OmegaConf.create({"kind": "llm"}), "j")
+    assert (typed.workers, typed.check_timeout, typed.max_reasks, typed.settings, typed.judges) == (
+        JudgeConfig.workers, JudgeConfig.check_timeout, JudgeConfig.max_reasks, {}, {})
+    with pytest.raises(InputError, match=r"judge 'j' .*: kind must be set"):
+        typed_judge(OmegaConf.create({"workers": 2}), "j")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from olympiad_eval.records import InputError
 
@@ -64,3 +65,20 @@ def check_prices(cfg, where: str) -> None:
 
 def check_fraction(cfg, key: str, where: str) -> None:
     number(cfg, key, where, minimum=0, maximum=1)
+
+
+def typed_config(schema: type, cfg, where: str):
+    """`cfg` checked against the dataclass `schema` (Hydra's structured configs), the schema's
+    defaults filled in, as plain values: a key the schema lacks, a value outside an enum's choices
+    or of the wrong type, or a setting left unset ends in one line naming `where` and the key."""
+    typed = OmegaConf.structured(schema)
+    for key in cfg:  # key by key: a value that cannot merge at all (`hint: true`) is named by its key
+        try:
+            typed = OmegaConf.merge(typed, {key: cfg[key]})
+        except OmegaConfBaseException as error:
+            said = str(error.msg).splitlines()[0].removeprefix("Merge error: ")
+            raise InputError(f"{where}: {error.full_key or key}: {said}") from None
+    missing = sorted(OmegaConf.missing_keys(typed))
+    if missing:
+        raise InputError(f"{where}: {', '.join(missing)} must be set (it has no default)")
+    return OmegaConf.create(OmegaConf.to_container(typed, enum_to_str=True))

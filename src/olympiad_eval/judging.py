@@ -28,16 +28,18 @@ costs that check, never the cell's coverage. The log names the problems.
 from __future__ import annotations
 
 import asyncio
+import enum
 import json
 import logging
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
-from omegaconf import OmegaConf
+from omegaconf import MISSING, OmegaConf
 from tqdm import tqdm
 
 from olympiad_eval.benchmarks import JudgeTask, Provenance, Score, plugin, provenance
-from olympiad_eval.checks import number, request_settings
+from olympiad_eval.checks import number, request_settings, typed_config
 from olympiad_eval.llm import RequestCache, request_key
 from olympiad_eval.mathcheck import CheckPool, Options
 from olympiad_eval.providers import Client, Request, judge_provider_class
@@ -50,7 +52,20 @@ from olympiad_eval.records import (
     write_jsonl,
 )
 
-JUDGES = ("rule", "llm")
+JudgeKind = enum.StrEnum("JudgeKind", {"rule": "rule", "llm": "llm"})
+
+
+@dataclass
+class JudgeConfig:
+    """A judge config's schema (`conf/judge/*.yaml`): who grades and how, never how a benchmark is
+    scored (that is each suite's `scoring`). Its defaults are the only ones."""
+
+    kind: JudgeKind = MISSING  # rule: rules only; llm: the rules, then the suite's protocol with LLM judges
+    workers: int = 2  # warm worker processes for equivalence checks
+    check_timeout: float = 10.0  # seconds per check
+    max_reasks: int = 2  # re-asks of a judge whose reply broke the asked schema
+    settings: dict[str, Any] = field(default_factory=dict)  # sent with every judge request
+    judges: dict[str, Any] = field(default_factory=dict)  # name: endpoint (its provider's settings)
 log = logging.getLogger(__name__)
 
 
@@ -80,8 +95,7 @@ class Outcome:
 
 def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, cfg, out_path: str | Path,
           cache_path: str | Path) -> Outcome:
-    if cfg.kind not in JUDGES:
-        raise InputError(f"judge '{judge_name}': unknown kind '{cfg.kind}'; known: {', '.join(JUDGES)}")
+    made_by_cfg, cfg = cfg, typed_judge(cfg, judge_name)  # provenance hashes the config as composed
     suite_dir = Path(suite_dir)
     suite = json.loads((suite_dir / "suite.json").read_text(encoding="utf-8"))
     if "scoring" not in suite:
@@ -94,8 +108,8 @@ def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, 
     if unknown:
         raise InputError(f"{generations_path}: generations for ids not in the suite: {', '.join(unknown[:5])}")
     answered = [g for g in generations if g.error is None and g.refusal is None]  # a refusal is not judged
-    made_by = provenance(kind, judge_name, cfg, scoring)  # also checks the protocol's name before any work
-    with CheckPool(int(cfg.get("workers", 2)), float(cfg.get("check_timeout", 10)), check_options(scoring)) as pool:
+    made_by = provenance(kind, judge_name, made_by_cfg, scoring)  # also checks the protocol's name before any work
+    with CheckPool(cfg.workers, cfg.check_timeout, check_options(scoring)) as pool:
         if cfg.kind == "rule":
             grades = _by_rules(kind, problems, answered, scoring, pool)
         else:
@@ -245,8 +259,8 @@ class _Asker:
     client for the whole cell) and progress bar."""
 
     def __init__(self, name: str, endpoint, cfg, cache: RequestCache):
-        self.name, self.tries = name, 1 + int(cfg.get("max_reasks", 2))
-        self.settings = OmegaConf.to_container(cfg.settings, resolve=True) if cfg.get("settings") else {}
+        self.name, self.tries = name, 1 + cfg.max_reasks
+        self.settings = OmegaConf.to_container(cfg.settings, resolve=True)
         who = f"judge '{name}'"
         provider = judge_provider_class(endpoint, who)(endpoint, who)
         self.identity = provider.identity()
@@ -307,12 +321,13 @@ def check_judge(cfg, name: str) -> None:
         raise InputError(f"{where}: {', '.join(moved)} describe how a benchmark is scored, so they live with its "
                          "suites now: set them under `scoring:` in conf/suite/<suite>.yaml (a judge config says "
                          "who grades: kind, judges, settings, workers, re-asks)")
+    request_settings(cfg, "settings", where)  # before typing it: this message says what a mapping holds
+    cfg = typed_judge(cfg, name)
     number(cfg, "workers", where, integer=True, minimum=1)
     number(cfg, "check_timeout", where, above=0)
     number(cfg, "max_reasks", where, integer=True, minimum=0)
-    if cfg.get("kind") != "llm":
+    if cfg.kind != "llm":
         return
-    request_settings(cfg, "settings", where)
     judges = cfg.get("judges")
     if not OmegaConf.is_dict(judges) or not judges:
         raise InputError(f"{where}: an llm judge needs at least one entry under `judges` (name: endpoint), got {judges!r}")
@@ -321,3 +336,8 @@ def check_judge(cfg, name: str) -> None:
             raise InputError(f"{where}: judges.{judge_name} must be an endpoint (base_url, model, ...), got {endpoint!r}")
         at = f"{where}: judges.{judge_name}"
         judge_provider_class(endpoint, at).check(endpoint, at)
+
+
+def typed_judge(cfg, name: str):
+    """The judge config checked against `JudgeConfig`, with its defaults."""
+    return typed_config(JudgeConfig, cfg, f"judge '{name}' (conf/judge/{name}.yaml or an override)")

@@ -58,8 +58,8 @@ from importlib import metadata
 from typing import Any, Callable, Optional, Protocol, runtime_checkable
 
 from omegaconf import MISSING, DictConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
 
+from olympiad_eval.checks import typed_config
 from olympiad_eval.mathcheck import Options
 from olympiad_eval.records import InputError, Problem
 
@@ -227,16 +227,7 @@ def typed_suite(name: str, suite) -> DictConfig:
     if suite is None or suite.get("kind") is None:
         raise InputError(f"{where}: `kind` (its benchmark's kind) must be set")
     bench = plugin(suite.kind)
-    typed = OmegaConf.structured(bench.Suite)
-    for key in suite:  # key by key: a value that cannot merge at all (`hint: true`) is named by its key
-        try:
-            typed = OmegaConf.merge(typed, {key: suite[key]})
-        except OmegaConfBaseException as error:
-            said = str(error.msg).splitlines()[0].removeprefix("Merge error: ")
-            raise InputError(f"{where}: {error.full_key or key}: {said}") from None
-    missing = sorted(OmegaConf.missing_keys(typed))
-    if missing:
-        raise InputError(f"{where}: {', '.join(missing)} must be set (the {suite.kind} protocol has no default)")
+    typed = typed_config(bench.Suite, suite, where)
     scoring = typed.scoring
     if scoring.protocol not in bench.PROTOCOL_VERSIONS:
         raise InputError(f"{where}: scoring.protocol: '{scoring.protocol}' is not one of "
@@ -247,7 +238,7 @@ def typed_suite(name: str, suite) -> DictConfig:
         Options.from_mapping(scoring.check_options)
     except ValueError as error:
         raise InputError(f"{where}: scoring.check_options: {error}") from None
-    return OmegaConf.create(OmegaConf.to_container(typed, enum_to_str=True))
+    return typed
 
 
 # The packages whose behaviour decides verdicts (parsing and equivalence of answers), and ours.
