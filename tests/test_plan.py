@@ -35,15 +35,22 @@ def test_code_dependencies_follow_imports_inside_functions_and_benchmarks_import
     assert "src/olympiad_eval/judging.py" not in code and "src/olympiad_eval/tables.py" not in code
 
 
+# What every stage and benchmark shares, not a stage's: the records they read and write, and the
+# checks of config values (a leaf: the test below keeps it one).
+SHARED = {"olympiad_eval", "olympiad_eval.records", "olympiad_eval.checks"}
+
+
 def stage_modules() -> set[str]:
-    """The modules whose function a stage script runs (`records`, which every stage and benchmark
-    reads and writes, is shared, not a stage's)."""
+    """The modules whose function a stage script runs."""
     modules = set().union(*(plan.imported(script, SRC) for script in ROOT.glob("stages/*.py")))
-    return modules - {"olympiad_eval", "olympiad_eval.records"}
+    return modules - SHARED
 
 
 def test_no_import_runs_from_a_benchmark_module_up_to_a_stage_module():
     assert {"olympiad_eval.fetch", "olympiad_eval.render", "olympiad_eval.judging", "olympiad_eval.stage"} <= stage_modules()
+    for shared in SHARED - {"olympiad_eval"}:
+        path = SRC / Path(*shared.split(".")).with_suffix(".py")
+        assert not plan.reached(path, SRC) & stage_modules(), shared
     for path in sorted((SRC / "olympiad_eval" / "benchmarks").glob("*.py")):
         reached = plan.reached(path, SRC)
         assert not reached & stage_modules(), (path.name, sorted(reached & stage_modules()))
