@@ -162,7 +162,16 @@ class Repo:
         (self.path / name).write_text(text, encoding="utf-8")
 
     def metrics(self, benchmark: str) -> dict:
-        return json.loads(self.layout.metrics(benchmark).read_text(encoding="utf-8"))
+        return headline_metrics(self.layout, benchmark)
+
+
+def headline_metrics(layout, benchmark: str) -> dict:
+    """A benchmark's headline metrics (a file per cell) as {suite: {model: {judge: metrics}}}."""
+    metrics: dict = {}
+    for path in sorted(layout.metrics(benchmark).glob("*/*/*.json")):
+        suite, model = path.parent.parent.name, path.parent.name
+        metrics.setdefault(suite, {}).setdefault(model, {})[path.stem] = json.loads(path.read_text(encoding="utf-8"))
+    return metrics
 
 
 # ---------------------------------------------------------------- a judge that obeys injected notes

@@ -47,13 +47,15 @@ CELLS = [cell[:4] for cell in STAGES]
 
 
 def picked_files(config_name: str, overrides: list[str]) -> set[str]:
-    """The files under conf/ that Hydra's defaults list loads for this command."""
+    """The files under conf/ that Hydra's defaults list loads for this command, but Hydra's own
+    settings (conf/hydra/: how a stage logs), which no output depends on."""
     loader = ConfigLoaderImpl(config_search_path=create_config_search_path(str(CONF)))
     defaults = loader.compute_defaults_list(config_name=config_name, overrides=overrides, run_mode=RunMode.RUN)
     return {
         f"conf/{entry.config_path}.yaml"
         for entry in defaults.defaults
         if entry.config_path and (CONF / f"{entry.config_path}.yaml").is_file()
+        and not entry.config_path.startswith("hydra/")
     }
 
 

@@ -19,7 +19,8 @@ def test_a_cell_s_files_are_under_its_family_and_the_rest_under_their_benchmark_
     assert outputs.problems("b") == tmp_path / "problems/b"
     assert outputs.prompts("s") == tmp_path / "suites/s/prompts.jsonl"
     assert outputs.table_index("b") == tmp_path / "tables/b/index.json"
-    assert outputs.metrics("b") == tmp_path / "metrics/b.json"
+    assert outputs.metrics("b") == tmp_path / "metrics/b"  # a file per cell in it:
+    assert outputs.metrics("b", "s", "m", "j") == tmp_path / "metrics/b/s/m/j.json"
     assert outputs.plot("b", "scores") == tmp_path / "plots/b/scores.csv"
     assert outputs.report() == tmp_path / "report"
 

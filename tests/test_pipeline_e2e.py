@@ -10,6 +10,7 @@ import json
 import shutil
 import sys
 
+import pandas as pd
 import pytest
 
 from olympiad_eval.fake_server import JUDGE_MARKER, FakeOpenAI, default_responder
@@ -31,7 +32,7 @@ def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
         assert (tables / "summary.csv").is_file()
         for suite, models in repo.metrics(benchmark).items():
             reference = models["reference"]["rule"]
-            assert reference["score"] == 100.0 and reference["scored"] == reference["problems"], (suite, reference)
+            assert (reference["score"], reference["coverage"]) == (100.0, 1.0), (suite, reference)
     # same inputs, same bytes: the committed locks are reproduced exactly
     assert lock_files(repo.path) == committed_locks, (
         "a dvc.lock differs after `dvc repro` on a fresh copy: either it is stale (run `dvc repro` and commit "
@@ -44,8 +45,18 @@ def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
     assert {row["cell"] for row in score_plot["content"]["data"]["values"]} == {
         "reference / rule / sample_hipho", "demo / rule / sample_hipho"}
     assert "sample_hipho" in (repo.layout.report() / "index.html").read_text(encoding="utf-8")
-    shown = repo.dvc("metrics", "show")
-    assert "sample_hipho" in shown and "100" in shown
+    shown = repo.dvc("metrics", "show").splitlines()  # a row per cell, a few columns
+    assert shown[0].split() == ["Path", "ci_high", "ci_low", "coverage", "protocol", "score"]
+    cells = [judge for benchmark in read_plan(repo.path / "params.yaml")["benchmarks"]
+             for models in repo.metrics(benchmark).values() for judges in models.values() for judge in judges]
+    assert len(shown) == 1 + len(cells) == 9
+    [subsets] = plots[repo.layout.plot("sample_physelite", "subsets").relative_to(repo.path).as_posix()]
+    encoding = subsets["content"]["encoding"]  # a bar per cell in each subset, side by side, never stacked
+    assert encoding["yOffset"]["field"] == "cell" and encoding["x"]["stack"] is None
+    written = pd.read_csv(repo.layout.plot("sample_physelite", "subsets"))
+    shown_values = {(row["cell"], row["subset"]): float(row["score (%)"]) for row in subsets["content"]["data"]["values"]}
+    assert shown_values == dict(zip(zip(written["cell"], written["subset"]), written["score (%)"]))
+    assert max(shown_values.values()) <= 100.0
 
 
 FAKE_MODEL = """\

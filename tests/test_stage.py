@@ -217,6 +217,38 @@ def test_a_stage_that_ends_at_once_has_flushed_its_log_and_written_its_output(tm
     assert len((tmp_path / "problems" / "sample_hipho" / "problems.jsonl").read_text(encoding="utf-8").splitlines()) == 5
 
 
+def test_a_run_logged_to_a_file_has_one_summary_line_per_stage_and_none_per_request(render_suite, fake_openai):
+    """Not a terminal (DVC's log, CI): no progress bar redrawn line after line and no client line per
+    HTTP request; the stage's own summary says what happened."""
+    outputs = render_suite("sample_hipho", "sample_hipho")
+    cache = outputs.parent / "cache.sqlite"
+    common = [f"paths.outputs={outputs}", f"paths.request_cache={cache}"]
+    generate = subprocess.run([sys.executable, "stages/generate.py", "model=gpt-4o", "cell.suite=sample_hipho",
+                               f"model.base_url={fake_openai.base_url}", "model.api_key_env=null", *common],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+    judge = subprocess.run([sys.executable, "stages/judge.py", "judge=rule", "cell.suite=sample_hipho",
+                            "cell.model=gpt-4o", *common], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    for result in (generate, judge):
+        assert result.returncode == 0, result.stderr[-2000:]
+        lines = (result.stdout + result.stderr).splitlines()
+        assert len(lines) == 1 and "\r" not in result.stdout + result.stderr, lines
+    assert generate.stdout.startswith("sample_hipho x gpt-4o: 5 generations, 0 failed") and fake_openai.count() == 5
+    assert judge.stdout.startswith("sample_hipho x gpt-4o x rule: 5 judgments: 5 scored")
+
+
+def test_a_stage_logs_each_http_request_when_asked():
+    from hydra import compose, initialize_config_dir
+
+    from tests.support import CONF
+
+    with initialize_config_dir(config_dir=str(CONF), version_base=None):
+        quiet = compose("generate", ["model=demo", "cell.suite=x"], return_hydra_config=True).hydra.job_logging
+        asked = compose("generate", ["model=demo", "cell.suite=x", "hydra.job_logging.loggers.httpx2.level=INFO"],
+                        return_hydra_config=True).hydra.job_logging
+    assert {quiet.loggers[name].level for name in ("httpx", "httpx2", "httpcore", "httpcore2", "openai")} == {"WARNING"}
+    assert asked.loggers.httpx2.level == "INFO"
+
+
 def test_a_sweep_exits_with_its_launcher_s_workers_shut_down(tmp_path):
     """A sweep leaves the process the usual way: joblib's workers, kept for reuse, would otherwise
     outlive it and hold its output pipes open."""

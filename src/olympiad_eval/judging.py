@@ -191,7 +191,7 @@ def _by_rules(kind: str, problems: dict, answered: list[Generation], scoring, po
     bench = plugin(kind)
     needed = {(g.id, g.sample): bench.rule_checks(problems[g.id], g.response or "", scoring) for g in answered}
     unique = list(dict.fromkeys(check for checks in needed.values() for check in checks))
-    with tqdm(total=len(unique), desc="judge (rules)", unit="check") as progress:
+    with tqdm(total=len(unique), desc="judge (rules)", unit="check", disable=None) as progress:  # a bar on terminals only
         verdicts = dict(zip(unique, pool.check_many(unique, progress)))
     grades: dict = {}
     for generation in answered:
@@ -264,7 +264,7 @@ class _Asker:
         who = f"judge '{name}'"
         provider = judge_provider_class(endpoint, who)(endpoint, who)
         self.identity = provider.identity()
-        self.progress = tqdm(total=0, desc=f"judge {name}", unit="req", dynamic_ncols=True)
+        self.progress = tqdm(total=0, desc=f"judge {name}", unit="req", dynamic_ncols=True, disable=None)
         self.client = Client(provider, cache, self.progress)
         # A task hashes its request only when it may send it: the first requests then go out at
         # once, not after every task of the cell has been hashed and looked up in the cache.

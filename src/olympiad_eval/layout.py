@@ -41,7 +41,7 @@ PATTERNS = {
     "coverage": "coverage/{family}/{suite}/{model}/{judge}.json",
     "tables": "tables/{benchmark}",
     "table_index": f"tables/{{benchmark}}/{TABLE_INDEX}",
-    "metrics": "metrics/{benchmark}.json",
+    "metrics": "metrics/{benchmark}/{suite}/{model}/{judge}.json",
     "plots": "plots/{benchmark}",
     "plot": "plots/{benchmark}/{plot}.csv",
     "report": "report",
@@ -94,8 +94,11 @@ class Layout:
     def table_index(self, benchmark: str) -> Path:
         return self._path("table_index", benchmark=benchmark)
 
-    def metrics(self, benchmark: str) -> Path:
-        return self._path("metrics", benchmark=benchmark)
+    def metrics(self, benchmark: str, suite: str | None = None, model: str | None = None,
+                judge: str | None = None) -> Path:
+        """A cell's headline metrics; with the cell left out, the benchmark's folder of them."""
+        cell = {name: value for name, value in (("suite", suite), ("model", model), ("judge", judge)) if value}
+        return self._path("metrics", benchmark=benchmark, **cell)
 
     def plots(self, benchmark: str) -> Path:
         return self._path("plots", benchmark=benchmark)

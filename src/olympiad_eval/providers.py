@@ -359,7 +359,9 @@ def ask_all(provider: Provider, cache_path: str | Path, requests: list[Request],
         return asyncio.run(complete_all(provider, None, requests, tally=tally))
     cache = RequestCache(cache_path)
     try:
-        with tqdm(total=len(requests), desc=label, unit="req", dynamic_ncols=True) as progress:
+        # disable=None: a bar in a terminal; in a log (not a terminal) none, and the stage's one
+        # summary line says what happened
+        with tqdm(total=len(requests), desc=label, unit="req", dynamic_ncols=True, disable=None) as progress:
             return asyncio.run(complete_all(provider, cache, requests, progress, tally))
     finally:
         cache.close()

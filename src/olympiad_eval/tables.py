@@ -198,17 +198,17 @@ def made_by_latex(lines: list[str]) -> str:
     return "".join(f"% made by {line}\n" for line in lines)
 
 
-def headline(table: pd.DataFrame, made: pd.DataFrame) -> dict:
-    metrics: dict = {}
-    for row in table.to_dict("records"):
-        cell = metrics.setdefault(row["suite"], {}).setdefault(row["model"], {})
-        cell[row["judge"]] = {
-            "score": row["score (%)"], "scored": row["scored"], "problems": row["problems"],
-            "judge_errors": row["judge errors"], "undecided": row["undecided"],
-            "failed_generations": row["failed generations"], "refusals": row["refusals"],
-            "truncated": row["truncated"], "made_by": made_by(made, row["judge"]),
-        }
-    return metrics
+def headline(summary: pd.DataFrame, frame: pd.DataFrame) -> dict[tuple[str, str, str], dict]:
+    """Each cell's headline for `dvc metrics show` and `dvc exp show`, a few columns wide: its
+    score, the score's 95% interval, its coverage (the share of its judgments that were scored, as
+    its judge stage counts it) and the protocol (with its version) that made it; the counts, costs,
+    judge config and package versions are in the summary table."""
+    judgments = frame.groupby(CELL).size()
+    return {(row["suite"], row["model"], row["judge"]): {
+        "score": row["score (%)"], "ci_low": row["95% CI low"], "ci_high": row["95% CI high"],
+        "coverage": round(row["scored"] / judgments[(row["suite"], row["model"], row["judge"])], 6),
+        "protocol": row["protocol"],
+    } for row in summary.to_dict("records")}
 
 
 def to_markdown(table: pd.DataFrame) -> str:
@@ -295,7 +295,9 @@ def aggregate(benchmark: str, bench_cfg, plan: dict, layout: Layout, suites: dic
         made[["protocol", "judge_config"]].rename(columns={"judge_config": "judge config"}), on="judge")
     tables = {"summary": summary, **bench.tables(frame, with_suites(bench_cfg, suites or {}))}
     write_tables(benchmark, tables, made, layout.tables(benchmark))
-    write_json(layout.metrics(benchmark), headline(summary, made))
+    with atomic_dir(layout.metrics(benchmark)) as staging:
+        for (suite, model, judge), metrics in headline(summary, frame).items():
+            write_json(staging / suite / model / f"{judge}.json", metrics)
     for name, table in plot_data(frame, summary).items():
         with atomic_file(layout.plot(benchmark, name)) as handle:
             table.to_csv(handle, index=False, lineterminator="\n")
