@@ -36,6 +36,8 @@ import pandas as pd
 
 from olympiad_eval.layout import OUTPUTS, Layout, family_of_suite, spelled
 from olympiad_eval.records import InputError, Judgment, atomic_dir, natural_key, read_jsonl, write_json
+from olympiad_eval.report import write_comparison_index
+from olympiad_eval.stage import fail, read_plan
 from olympiad_eval.tables import made_by_latex, made_by_markdown, to_latex, to_markdown
 
 RESAMPLES = 10_000
@@ -651,9 +653,6 @@ def natural(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> tuple[Path, str]:
-    from olympiad_eval.report import write_comparison_index
-    from olympiad_eval.stage import read_plan
-
     layout = Layout(args.outputs)
     family = family_of_suite(read_plan(args.plan), args.suite, args.plan)
     read = lambda text: read_cell(layout, family, args.suite, parse_cell(text))  # noqa: E731
@@ -667,8 +666,6 @@ def run(args: argparse.Namespace) -> tuple[Path, str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from olympiad_eval.stage import fail
-
     args = arguments().parse_args(argv)
     try:
         folder, text = run(args)
