@@ -23,6 +23,8 @@ def test_a_cell_s_files_are_under_its_family_and_the_rest_under_their_benchmark_
     assert outputs.metrics("b", "s", "m", "j") == tmp_path / "metrics/b/s/m/j.json"
     assert outputs.plot("b", "scores") == tmp_path / "plots/b/scores.csv"
     assert outputs.report() == tmp_path / "report"
+    assert outputs.comparison("s", "a-vs-b") == tmp_path / "comparisons/s/a-vs-b"
+    assert outputs.comparison_index() == tmp_path / "comparisons/index.html"
 
 
 def test_fields_left_out_at_the_end_name_the_folder_of_every_such_path():

@@ -71,6 +71,8 @@ def test_the_report_shows_tables_links_problems_responses_and_figures(run, repor
     for model in MODELS:
         assert f'href="{SUITE}__{model}.html"' in index
         assert (report / f"{SUITE}__{model}.html").is_file()
+    # comparisons are made on demand, outside the pipeline: the report links the page that lists them
+    assert '<a href="../comparisons/index.html">' in index
 
     ids = [p.id for p in read_jsonl(run.prompts(SUITE), Prompt)]
     demo = (report / f"{SUITE}__demo.html").read_text(encoding="utf-8")

@@ -45,6 +45,10 @@ PATTERNS = {
     "plots": "plots/{benchmark}",
     "plot": "plots/{benchmark}/{plot}.csv",
     "report": "report",
+    # Written on demand by `python -m olympiad_eval.compare`, not by a DVC stage: one folder per
+    # comparison of two cells (or per judge agreement) of a suite, and a page listing them all.
+    "comparison": "comparisons/{suite}/{comparison}",
+    "comparison_index": "comparisons/index.html",
 }
 _FIELD = re.compile(r"\{(\w+)\}")
 
@@ -129,6 +133,13 @@ class Layout:
     # the whole plan
     def report(self) -> Path:
         return self._path("report")
+
+    # on demand (olympiad_eval.compare)
+    def comparison(self, suite: str, comparison: str) -> Path:
+        return self._path("comparison", suite=suite, comparison=comparison)
+
+    def comparison_index(self) -> Path:
+        return self._path("comparison_index")
 
 
 # ---------------------------------------------------------------- a cell's family, from the plan

@@ -21,7 +21,8 @@ import pandas as pd
 
 from olympiad_eval.layout import Layout
 from olympiad_eval.records import (
-    Generation, InputError, Judgment, Prompt, atomic_dir, file_sha256, iter_json_lines, iter_jsonl, natural_key,
+    Generation, InputError, Judgment, Prompt, atomic_dir, atomic_file, file_sha256, iter_json_lines, iter_jsonl,
+    natural_key,
 )
 
 CSS = """
@@ -139,7 +140,64 @@ def _index(plan: dict, layout: Layout) -> str:
         ]
         if links:
             parts.append("<h3>Responses</h3>\n<ul>\n" + "\n".join(links) + "\n</ul>")
+    parts.append(_comparisons_link(layout))
     return "\n".join(parts)
+
+
+# ---- comparisons ---------------------------------------------------------------------------
+# `python -m olympiad_eval.compare` writes comparisons on demand, outside the DVC pipeline, and
+# rewrites their page each time. The report links that page rather than listing the comparisons
+# itself: it is a DVC stage, and what it reads must be its dependencies, so a list read from a
+# folder that no stage makes would change its bytes (and its dvc.lock) with whatever comparisons
+# happen to be on disk, and a new comparison would not show until the report reran.
+
+
+def _relative(target: Path, start: Path) -> str:
+    return quote(Path(os.path.relpath(target, start)).as_posix())
+
+
+def _comparisons_link(layout: Layout) -> str:
+    page = _relative(layout.comparison_index(), layout.report())
+    return ("<h2 id=\"comparisons\">Comparisons</h2>\n"
+            f'<p><a href="{escape(page, quote=True)}">Comparisons of two runs and judges\' agreement</a>: flips, score '
+            "differences with paired intervals and tests, kappas. <code>python -m olympiad_eval.compare runs SUITE "
+            "MODEL/JUDGE MODEL/JUDGE</code> or <code>... judges SUITE CELL...</code> writes one and lists it there "
+            "(no page until the first).</p>")
+
+
+def write_comparison_index(layout: Layout) -> Path:
+    """The page listing every comparison under the comparisons folder, each with its tables."""
+    folder = layout.comparison_index().parent
+    entries = sorted(folder.glob("*/*/index.json"), key=lambda path: (path.parent.parent.name, path.parent.name))
+    back = _relative(layout.report() / "index.html", folder)
+    parts = ["<h1>Comparisons</h1>", f'<p><a href="{escape(back, quote=True)}">back to the report</a></p>']
+    parts += [_comparison_html(index) for index in entries] or ["<p>No comparison yet.</p>"]
+    with atomic_file(layout.comparison_index()) as handle:
+        handle.write(_page("olympiad-eval comparisons", "\n".join(parts)))
+    return layout.comparison_index()
+
+
+def _comparison_html(index_path: Path) -> str:
+    index = json.loads(index_path.read_text(encoding="utf-8"))
+    where = index_path.parent.relative_to(index_path.parent.parent.parent).as_posix()
+    parts = [f'<h2 id="{escape(where, quote=True)}">{escape(index["title"])}</h2>',
+             f'<p><a href="{escape(quote(where + "/" + index["all"]), quote=True)}">{escape(index["all"])}</a> (Markdown); '
+             "each table as .md, .csv, .tex in "
+             f'<a href="{escape(quote(where), quote=True)}/">{escape(where)}/</a></p>']
+    for table in index["tables"]:
+        parts.append(f"<h3>{escape(table['title'])}</h3>")
+        parts.append(_comparison_table_html(index_path.parent / table["files"]["csv"]))
+    parts.append("<ul>\n" + "\n".join(f"<li>{escape(line)}</li>" for line in index["notes"] + index["made_by"])
+                 + "\n</ul>")
+    return "\n".join(parts)
+
+
+def _comparison_table_html(csv: Path) -> str:
+    """A comparison's table; its p-values with three significant digits, not two decimals."""
+    frame = pd.read_csv(csv, keep_default_na=False, na_values=[""])
+    formatters = {"p": lambda p: f"{p:.3g}"} if "p" in frame.columns else None
+    return frame.to_html(index=False, na_rep="\u2013", float_format="%.2f", formatters=formatters, escape=True,
+                         border=0)
 
 
 # ---- suite x model pages -------------------------------------------------------------------

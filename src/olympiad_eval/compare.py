@@ -1,0 +1,683 @@
+"""Compare two runs of one suite, and measure how far judges agree.
+
+    python -m olympiad_eval.compare runs SUITE A B          two cells: sample_hipho reference/rule demo/rule
+    python -m olympiad_eval.compare judges SUITE CELL...    one ensemble cell, or cells of one model
+
+A cell is MODEL/JUDGE, with the samples to take after a colon where a model was sampled more than
+once: `demo/rule:0`, `demo/rule:0-3`, `demo/rule:0,2`. Two cells are two models, two judges, or two
+sample sets of one model (`demo/rule:0-3 demo/rule:4-7`).
+
+`runs` pairs the cells' problems: which flipped (right in A, wrong in B, or back), the difference
+B - A of the score and of the share right with a paired bootstrap interval, and a paired test of
+each (a sign-flip permutation test of the points, McNemar's test of right/wrong). `judges` gives
+Cohen's kappa between two judges and Fleiss' kappa among three or more, on what they judged of the
+same responses. Each writes its tables (Markdown, CSV, LaTeX) into its own folder under
+outputs/comparisons/<suite>/ (`Layout.comparison`), prints them, and rewrites the page that lists
+every comparison (`Layout.comparison_index`, which the report links).
+
+The statistics use numpy and the standard library only (scipy is no dependency). Every test is
+two-sided, and every random draw comes from a generator seeded by the caller (`--seed`), so that a
+comparison rerun on the same judgments gives the same numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from olympiad_eval.layout import OUTPUTS, Layout, family_of_suite, spelled
+from olympiad_eval.records import InputError, Judgment, atomic_dir, natural_key, read_jsonl, write_json
+from olympiad_eval.report import write_comparison_index
+from olympiad_eval.stage import fail, read_plan
+from olympiad_eval.tables import made_by_latex, made_by_markdown, to_latex, to_markdown
+
+RESAMPLES = 10_000
+SEED = 0
+
+# ---------------------------------------------------------------- statistics
+
+# McNemar's exact binomial test below this many discordant pairs, the chi-square approximation
+# (with Edwards' continuity correction) from it on: the usual textbook threshold, below which the
+# chi-square's p-value is too far from the exact one.
+MCNEMAR_EXACT_BELOW = 25
+# A sign-flip test enumerates every flip of up to this many non-zero differences (2^20, about a
+# million sums, in chunks); past it, it draws random flips.
+SIGN_FLIP_EXACT_UP_TO = 20
+_FLIPS_PER_CHUNK = 1 << 16
+_PICKS_PER_CHUNK = 1_000_000  # bootstrap picks held at once: 10,000 x 11,586 would take 900 MB
+# Sums of floats (points such as 0.4 + 0.2) that are equal on paper may differ in the last bits:
+# a resampled statistic this close to the observed one counts as reaching it.
+_TIE = 1e-9
+
+
+def mcnemar(right_to_wrong: int, wrong_to_right: int) -> tuple[float, str]:
+    """McNemar's test on the discordant pairs of a paired right/wrong table (b, c): the p-value and
+    the method. Exact: twice the binomial(b + c, 1/2) tail at min(b, c), at most 1."""
+    b, c = right_to_wrong, wrong_to_right
+    discordant = b + c
+    if discordant == 0:
+        return 1.0, "McNemar, no discordant pairs"
+    if discordant < MCNEMAR_EXACT_BELOW:
+        tail = sum(math.comb(discordant, k) for k in range(min(b, c) + 1))
+        return min(1.0, 2 * tail / 2 ** discordant), "McNemar, exact binomial"
+    statistic = (abs(b - c) - 1) ** 2 / discordant
+    # The chi-square with one degree of freedom is a squared standard normal: P(X > x) = erfc(sqrt(x / 2)).
+    return math.erfc(math.sqrt(statistic / 2)), "McNemar, chi-square with continuity correction"
+
+
+def sign_flip_test(differences: Sequence[float], resamples: int, seed: int) -> tuple[float, str]:
+    """A paired permutation test of sum(differences) = 0: under the null hypothesis each pair's
+    difference is as likely to have the other sign. The p-value is the share of sign flips whose
+    |sum| reaches the observed one: over every flip when there are few non-zero differences, else
+    over `resamples` random flips (counting the observed one, so never 0)."""
+    values = np.asarray(differences, dtype=float)
+    # A pair whose difference is float noise (a mean of samples' points) is a tie, as 0 is.
+    nonzero = values[np.abs(values) > _TIE * max(1.0, float(np.abs(values).max(initial=0)))]
+    if nonzero.size == 0:
+        return 1.0, "sign-flip permutation, no differences"
+    observed = abs(nonzero.sum()) * (1 - _TIE)
+    if nonzero.size <= SIGN_FLIP_EXACT_UP_TO:
+        flips = 1 << nonzero.size
+        reached = sum(int((np.abs(_flipped_sums(nonzero, start, min(flips, start + _FLIPS_PER_CHUNK))) >= observed).sum())
+                      for start in range(0, flips, _FLIPS_PER_CHUNK))
+        return reached / flips, f"sign-flip permutation, exact (all {flips} flips)"
+    rng = np.random.default_rng(seed)
+    reached = 0
+    chunk = max(1, _PICKS_PER_CHUNK // nonzero.size)
+    for start in range(0, resamples, chunk):
+        signs = rng.choice(np.array([-1.0, 1.0]), size=(min(chunk, resamples - start), nonzero.size))
+        reached += int((np.abs(signs @ nonzero) >= observed).sum())
+    return (reached + 1) / (resamples + 1), f"sign-flip permutation, {resamples} random flips, seed {seed}"
+
+
+def _flipped_sums(values: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """The sums of `values` under the sign flips numbered start..stop-1 (bit i of a number flips value i)."""
+    numbers = np.arange(start, stop, dtype=np.int64)[:, None]
+    signs = 1 - 2 * ((numbers >> np.arange(values.size, dtype=np.int64)) & 1)
+    return signs @ values
+
+
+def paired_bootstrap(gained: Sequence[float], available: Sequence[float], resamples: int, seed: int,
+                     level: float = 0.95) -> tuple[float, float]:
+    """The percentile interval of 100 * sum(gained) / sum(available) over problems resampled with
+    replacement, each keeping both of its runs (so the pairing is kept). `gained` is B's points minus
+    A's per problem, `available` the points there were (1 each for a share of problems right)."""
+    gained, available = np.asarray(gained, dtype=float), np.asarray(available, dtype=float)
+    if gained.size == 0 or available.sum() == 0:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    chunk = max(1, _PICKS_PER_CHUNK // gained.size)
+    differences = []
+    for start in range(0, resamples, chunk):
+        picks = rng.integers(0, gained.size, size=(min(chunk, resamples - start), gained.size))
+        possible = available[picks].sum(1)
+        differences.append(100 * gained[picks].sum(1) / np.where(possible > 0, possible, np.nan))
+    tail = 100 * (1 - level) / 2
+    low, high = np.nanpercentile(np.concatenate(differences), [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def cohen_kappa(first: Sequence[str], second: Sequence[str]) -> float:
+    """Cohen's kappa of two raters' labels of the same items: (observed - chance agreement) /
+    (1 - chance agreement), chance from each rater's own label shares. NaN when chance agreement is
+    1 (both gave one and the same label to everything: agreement that says nothing)."""
+    if len(first) != len(second):
+        raise ValueError(f"two raters must label the same items: {len(first)} labels against {len(second)}")
+    if not first:
+        return math.nan
+    items = len(first)
+    observed = sum(a == b for a, b in zip(first, second)) / items
+    shares_first, shares_second = Counter(first), Counter(second)
+    chance = sum(shares_first[label] * shares_second[label] for label in shares_first) / items ** 2
+    return math.nan if math.isclose(chance, 1) else (observed - chance) / (1 - chance)
+
+
+def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
+    """Fleiss' kappa from an items x categories table of how many raters put each item in each
+    category; every item rated by the same number (at least 2) of raters. NaN when every rating
+    falls in one category."""
+    table = np.asarray(counts, dtype=float)
+    if table.size == 0:
+        return math.nan
+    raters = table.sum(1)
+    if raters.min() != raters.max() or raters[0] < 2:
+        raise ValueError("Fleiss' kappa needs every item rated by the same number (at least 2) of raters, "
+                         f"got {sorted(set(raters.astype(int).tolist()))}")
+    n = raters[0]
+    per_item = ((table ** 2).sum(1) - n) / (n * (n - 1))
+    shares = table.sum(0) / table.sum()
+    chance = float((shares ** 2).sum())
+    return math.nan if math.isclose(chance, 1) else (float(per_item.mean()) - chance) / (1 - chance)
+
+
+def category_counts(ratings: Sequence[Sequence[str]]) -> list[list[int]]:
+    """Each item's raters' labels (one list per item) as the counts table `fleiss_kappa` reads."""
+    categories = sorted({label for labels in ratings for label in labels})
+    return [[Counter(labels)[category] for category in categories] for labels in ratings]
+
+
+# ---------------------------------------------------------------- cells
+
+_CELL = re.compile(r"(?P<model>[^/:\s]+)/(?P<judge>[^/:\s]+)(?::(?P<samples>[\d,\-]+))?")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A cell of a suite as the command line names it: its model, judge and samples (() for all)."""
+
+    model: str
+    judge: str
+    samples: tuple[int, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"{self.model}/{self.judge}" + (f":{samples_text(self.samples)}" if self.samples else "")
+
+    @property
+    def slug(self) -> str:
+        """The label as a file name: `demo/rule:0,2` is `demo__rule__s0_2`."""
+        return f"{self.model}__{self.judge}" + (f"__s{samples_text(self.samples).replace(',', '_')}" if self.samples else "")
+
+
+def parse_cell(text: str) -> Cell:
+    match = _CELL.fullmatch(text.strip())
+    if match is None:
+        raise InputError(f"cell '{text}': write it as MODEL/JUDGE or MODEL/JUDGE:SAMPLES (demo/rule, demo/rule:0-3)")
+    samples = parse_samples(match["samples"], text) if match["samples"] else ()
+    return Cell(match["model"], match["judge"], samples)
+
+
+def parse_samples(text: str, cell: str) -> tuple[int, ...]:
+    """`0-3,7` is samples 0, 1, 2, 3 and 7."""
+    chosen: set[int] = set()
+    for part in text.split(","):
+        first, dash, last = part.partition("-")
+        if not first.isdigit() or (dash and not last.isdigit()) or (dash and int(last) < int(first)):
+            raise InputError(f"cell '{cell}': samples '{text}': give sample numbers and ranges, e.g. 0, 0-3, 0,2")
+        chosen.update(range(int(first), int(last if dash else first) + 1))
+    return tuple(sorted(chosen))
+
+
+def samples_text(samples: Sequence[int]) -> str:
+    """Sample numbers with runs written as ranges: 0, 1, 2, 3, 7 is `0-3,7`."""
+    runs: list[list[int]] = []
+    for sample in samples:
+        if runs and sample == runs[-1][-1] + 1:
+            runs[-1].append(sample)
+        else:
+            runs.append([sample])
+    return ",".join(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]) for run in runs)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A cell's judgments of the samples it was asked for, with the file they came from and what made them."""
+
+    cell: Cell
+    path: Path
+    judgments: tuple[Judgment, ...]
+    samples: tuple[int, ...]
+    made_by: tuple[str, str, str]  # protocol, judge config, packages
+
+
+def read_cell(layout: Layout, family: str, suite: str, cell: Cell) -> Judged:
+    path = layout.judgments(family, suite, cell.model, cell.judge)
+    if not path.is_file():
+        raise InputError(f"{path}: no judgments of cell {cell.label} on suite {suite}; "
+                         f"{cells_on_disk(layout, family, suite, cell)}")
+    judgments = read_jsonl(path, Judgment)
+    if not judgments:
+        raise InputError(f"{path}: cell {cell.label} holds no judgments; rerun its judge stage")
+    present = sorted({judgment.sample for judgment in judgments})
+    missing = sorted(set(cell.samples) - set(present))
+    if missing:
+        raise InputError(f"{path}: cell {cell.model}/{cell.judge} has samples {samples_text(present)}, "
+                         f"not {samples_text(missing)}")
+    samples = cell.samples or tuple(present)
+    chosen = tuple(judgment for judgment in judgments if judgment.sample in samples)
+    return Judged(cell, path, chosen, samples, one_provenance(path, chosen))
+
+
+def cells_on_disk(layout: Layout, family: str, suite: str, asked: Cell) -> str:
+    """What a user can compare instead of a cell that is not there: the suite's cells, the closest first."""
+    folder = layout.root / spelled("judgments", family=family, suite=suite)
+    found = sorted(f"{path.parent.name}/{path.stem}" for path in folder.glob("*/*.jsonl"))
+    if not found:
+        return f"suite {suite} has no judgments in {folder}: run its stages first (dvc repro)"
+    closest = difflib.get_close_matches(f"{asked.model}/{asked.judge}", found, n=1, cutoff=0.5)
+    return f"its cells are {', '.join(found)}" + (f" (closest: {closest[0]})" if closest else "")
+
+
+def one_provenance(path: Path, judgments: Sequence[Judgment]) -> tuple[str, str, str]:
+    """What made a cell's judgments: one protocol, judge config and package set (a file that mixes
+    them would mix two protocols' verdicts into one run; the tables refuse it too)."""
+    made = {(j.protocol, j.judge_config, j.packages) for j in judgments}
+    if len(made) > 1:
+        kinds = "; ".join(" | ".join(value or "(none)" for value in one) for one in sorted(made))
+        raise InputError(f"{path}: judgments made by {len(made)} different protocols or setups ({kinds}): "
+                         "rerun its judge stage so that one protocol scores the whole cell")
+    return made.pop()
+
+
+def made_by_line(name: str, judged: Judged) -> str:
+    protocol, config, packages = judged.made_by
+    made = f"{protocol}; judge config {config}; {packages}" if protocol else "not recorded"
+    return f"{name} {judged.cell.label}: {made}"
+
+
+# ---------------------------------------------------------------- two runs, problem by problem
+
+# A problem is right when it earned all its points (score 1); scores are fractions written as
+# floats, so "all" allows for the last bit.
+RIGHT_FROM = 1 - 1e-9
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One problem in one cell, over the cell's chosen samples."""
+
+    subset: str
+    points: float  # mean over the samples; a failed generation or judgment earns 0, as in the tables
+    max_points: float
+    right: bool  # every sample earned all of the problem's points
+    unscored: Counter = field(default_factory=Counter)  # samples not scored, by status
+
+
+def outcomes(judged: Judged) -> dict[str, Outcome]:
+    by_problem: dict[str, list[Judgment]] = {}
+    for judgment in judged.judgments:
+        by_problem.setdefault(judgment.id, []).append(judgment)
+    return {problem: outcome(judged, problem, samples) for problem, samples in by_problem.items()}
+
+
+def outcome(judged: Judged, problem: str, samples: list[Judgment]) -> Outcome:
+    missing = sorted(set(judged.samples) - {judgment.sample for judgment in samples})
+    if missing:
+        raise InputError(f"{judged.path}: record {problem}: no judgment of sample {samples_text(missing)}, "
+                         f"which cell {judged.cell.label} compares; rerun its stages")
+    return Outcome(
+        subset=samples[0].subset,
+        points=sum(j.points or 0.0 for j in samples) / len(samples),
+        max_points=samples[0].max_points,
+        right=all(j.status == "scored" and j.score is not None and j.score >= RIGHT_FROM for j in samples),
+        unscored=Counter(j.status for j in samples if j.status != "scored"),
+    )
+
+
+def paired_problems(a: Judged, b: Judged, first: dict[str, Outcome], second: dict[str, Outcome]) -> list[str]:
+    """The problems of both cells in natural order; cells of different problems (a cell from an
+    older release, a partial run) or problems worth different points are refused, naming them."""
+    only_a, only_b = sorted(set(first) - set(second), key=natural_key), sorted(set(second) - set(first), key=natural_key)
+    if only_a or only_b:
+        sides = [f"only in {cell.label} ({path}): {few(ids)}" for cell, path, ids
+                 in ((a.cell, a.path, only_a), (b.cell, b.path, only_b)) if ids]
+        raise InputError(f"cells {a.cell.label} and {b.cell.label} judged different problems: {'; '.join(sides)}. "
+                         "Compare cells of the same problems (rerun the older cell's stages)")
+    for problem in sorted(first, key=natural_key):
+        if not math.isclose(first[problem].max_points, second[problem].max_points):
+            raise InputError(f"{b.path}: record {problem}: field 'max_points': {second[problem].max_points:g}, but "
+                             f"{first[problem].max_points:g} in {a.path}: the cells judged different versions of it")
+    return sorted(first, key=natural_key)
+
+
+def few(ids: Sequence[str], shown: int = 10) -> str:
+    return ", ".join(ids[:shown]) + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
+
+
+def check_comparable(a: Judged, b: Judged) -> None:
+    """Two cells of one judge must be judged alike: the same protocol version, judge config and
+    packages, else the difference could be the protocol's, not the models'. Two judges differ by
+    design (comparing them is the point); their protocols are printed with the tables."""
+    if a.cell == b.cell or (a.cell.model, a.cell.judge, a.samples) == (b.cell.model, b.cell.judge, b.samples):
+        raise InputError(f"cells {a.cell.label} and {b.cell.label} are the same run: compare two models, two judges "
+                         "or two sample sets of one model (demo/rule:0 demo/rule:1)")
+    if a.cell.judge == b.cell.judge and a.made_by != b.made_by:
+        raise InputError(f"judge '{a.cell.judge}' judged {a.cell.label} ({a.path}) and {b.cell.label} ({b.path}) under "
+                         f"different protocols or setups ({' | '.join(a.made_by)} against {' | '.join(b.made_by)}): "
+                         "rerun the judge stage of the older cell")
+
+
+@dataclass
+class Comparison:
+    """What a comparison writes: its tables in print order, the notes that say how they were made,
+    and what made each cell's judgments."""
+
+    suite: str
+    name: str
+    title: str
+    kind: str  # "runs" or "judges"
+    cells: list[str]
+    tables: dict[str, pd.DataFrame]
+    notes: list[str]
+    made_by: list[str]
+    settings: dict = field(default_factory=dict)  # seed, resamples
+
+
+def compare_runs(suite: str, a: Judged, b: Judged, resamples: int = RESAMPLES, seed: int = SEED) -> Comparison:
+    check_comparable(a, b)
+    first, second = outcomes(a), outcomes(b)
+    problems = paired_problems(a, b, first, second)
+    pairs = [(first[p], second[p]) for p in problems]
+    tables = {"runs": runs_table(a, b, pairs),
+              "difference": difference_table(pairs, resamples, seed),
+              "flips": flips_table(problems, pairs)}
+    return Comparison(suite, f"{a.cell.slug}-vs-{b.cell.slug}", f"{suite}: {a.cell.label} (A) vs {b.cell.label} (B)",
+                      "runs", [a.cell.label, b.cell.label], tables, run_notes(resamples, seed),
+                      [made_by_line("A", a), made_by_line("B", b)], {"resamples": resamples, "seed": seed})
+
+
+def runs_table(a: Judged, b: Judged, pairs: list[tuple[Outcome, Outcome]]) -> pd.DataFrame:
+    def row(name: str, judged: Judged, side: int) -> dict:
+        unscored = sum((pair[side].unscored for pair in pairs), Counter())
+        return {"run": name, "model": judged.cell.model, "judge": judged.cell.judge,
+                "samples": samples_text(judged.samples), "problems": len(pairs),
+                "failed generations": unscored["generation_error"], "judge errors": unscored["judge_error"]}
+
+    return pd.DataFrame([row("A", a, 0), row("B", b, 1)])
+
+
+def difference_table(pairs: list[tuple[Outcome, Outcome]], resamples: int, seed: int) -> pd.DataFrame:
+    """B - A of the score (points) and of the share right, each with its paired bootstrap interval,
+    the problems where each run did better, and its paired test."""
+    points_a, points_b = (np.array([pair[side].points for pair in pairs]) for side in (0, 1))
+    right_a, right_b = (np.array([float(pair[side].right) for pair in pairs]) for side in (0, 1))
+    available = np.array([pair[0].max_points for pair in pairs])
+    rows = []
+    for measure, a, b, possible in (("score (%)", points_a, points_b, available),
+                                    ("right (%)", right_a, right_b, np.ones(len(pairs)))):
+        score_a, score_b = percent(a.sum(), possible.sum()), percent(b.sum(), possible.sum())
+        low, high = paired_bootstrap(b - a, possible, resamples, seed)
+        if measure == "score (%)":
+            p, test = sign_flip_test(b - a, resamples, seed)
+        else:
+            p, test = mcnemar(int((a > b).sum()), int((b > a).sum()))
+        rows.append({"measure": measure, "A": score_a, "B": score_b, "B - A": score_b - score_a,
+                     "95% CI low": low, "95% CI high": high,
+                     "A ahead": int((a > b + _TIE * possible).sum()), "B ahead": int((b > a + _TIE * possible).sum()),
+                     "test": test, "p": float(f"{p:.4g}")})
+    table = pd.DataFrame(rows)
+    return table.round({column: 2 for column in ("A", "B", "B - A", "95% CI low", "95% CI high")})
+
+
+def percent(part: float, whole: float) -> float:
+    return 100 * part / whole if whole else math.nan
+
+
+def flips_table(problems: list[str], pairs: list[tuple[Outcome, Outcome]]) -> pd.DataFrame:
+    """Every problem whose right/wrong flipped between the runs, or whose points changed."""
+    rows = []
+    for problem, (a, b) in zip(problems, pairs):
+        change = ("right → wrong" if a.right and not b.right else "wrong → right" if b.right and not a.right
+                  else "fewer points" if a.points - b.points > _TIE * a.max_points
+                  else "more points" if b.points - a.points > _TIE * a.max_points else None)
+        if change:
+            rows.append({"id": problem, "subset": a.subset, "A points": a.points, "B points": b.points,
+                         "max points": a.max_points, "change": change, "unscored": unscored_text(a, b)})
+    return pd.DataFrame(rows, columns=["id", "subset", "A points", "B points", "max points", "change", "unscored"])
+
+
+def unscored_text(a: Outcome, b: Outcome) -> str:
+    """Why a flip may be no verdict at all: samples a run failed to generate or judge (scored 0)."""
+    said = [f"{side}: {count} {status.replace('_', ' ')}" for side, outcome in (("A", a), ("B", b))
+            for status, count in sorted(outcome.unscored.items())]
+    return "; ".join(said)
+
+
+def run_notes(resamples: int, seed: int) -> list[str]:
+    return [
+        "right: a problem that earned all its points (score 1) in every sample compared; for HiPhO, full "
+        "marks on the problem. `right (%)` is the share of problems right.",
+        "score (%): points earned over points available, as in the tables; a failed generation or judgment "
+        "earns 0 (as in the tables; `unscored` in the flips says where).",
+        f"B - A with its 95% interval: a paired percentile bootstrap over problems (each keeps both runs), "
+        f"{resamples} resamples, seed {seed}.",
+        f"Tests, two-sided: `right (%)` by McNemar's test on the problems right in one run only (exact binomial "
+        f"below {MCNEMAR_EXACT_BELOW} of them, else chi-square with continuity correction); `score (%)` by a "
+        f"paired sign-flip permutation test of the summed point differences (every flip up to "
+        f"{SIGN_FLIP_EXACT_UP_TO} differing problems, else {resamples} random flips, seed {seed}).",
+        "A ahead / B ahead: the problems where that run earned more points, or was right where the other was not.",
+    ]
+
+
+# ---------------------------------------------------------------- judges' agreement
+
+# The category each kind of judge reply holds, read from its field: PhysElite's answer verdict,
+# HiPhO's answer-slot equivalence (evalscope's slot `correct`), the error type of a wrong answer,
+# and a HiPhO criterion's award binarised as some credit or none (awards are points on each
+# criterion's own scale, not categories). Replies with none of these (PhysElite's process grading,
+# whose steps each judge splits its own way) are left out.
+LABELS = {
+    "verdict": str,
+    "equivalent": lambda value: "equivalent" if value else "not equivalent",
+    "correct": lambda value: "correct" if value else "incorrect",
+    "error_type": str,
+    "awarded": lambda value: "some credit" if value > 0 else "no credit",
+}
+_TASK_NUMBER = re.compile(r"\s+[\d.]+$")  # "criterion 0.1" and "slot 2" are kinds of task "criterion", "slot"
+
+
+def reply_label(task: str, reply) -> tuple[str, str] | None:
+    """What a judge's reply to a task decided, as (what was asked, the category); None for a reply
+    that failed (kept as its error text) or holds no category."""
+    if not isinstance(reply, dict):
+        return None
+    for name, read in LABELS.items():
+        if reply.get(name) is not None:
+            asked = _TASK_NUMBER.sub("", task)
+            return (f"{asked} ({name} > 0)" if name == "awarded" else f"{asked} ({name})"), read(reply[name])
+    return None
+
+
+def ensemble_ratings(judged: Judged) -> tuple[list[str], dict[str, list[list[str]]]]:
+    """The judges of an ensemble cell, and per kind of task the labels each gave (one list per
+    item, in the judges' order): every task of every scored response that all of them answered."""
+    judges = sorted({detail["judge"] for judgment in judged.judgments for detail in judgment.details})
+    if len(judges) < 2:
+        raise InputError(f"{judged.path}: cell {judged.cell.label} was judged by "
+                         f"{'rules only' if not judges else 'one judge, ' + judges[0]}: agreement needs several judges of "
+                         "the same responses, an ensemble cell (judge=physelite-ensemble) or two or more cells of one "
+                         "model (demo/rule demo/gpt-4o)")
+    ratings: dict[str, list[list[str]]] = {}
+    for judgment in judged.judgments:
+        replies = {detail["judge"]: detail for detail in judgment.details}
+        if judgment.status != "scored" or sorted(replies) != judges:
+            continue
+        for task in sorted({key for detail in judgment.details for key in detail if key != "judge"}):
+            labels = [reply_label(task, replies[judge].get(task)) for judge in judges]
+            if all(labels) and len({asked for asked, _ in labels}) == 1:
+                ratings.setdefault(labels[0][0], []).append([label for _, label in labels])
+    if not ratings:
+        raise InputError(f"{judged.path}: the judges of cell {judged.cell.label} gave no category to compare "
+                         f"(the fields {', '.join(LABELS)} in their replies)")
+    return judges, ratings
+
+
+def cross_cell_ratings(cells: list[Judged]) -> tuple[list[str], dict[str, list[list[str]]]]:
+    """Cells of one model judged by different judges: per response (problem and sample) each
+    judge's right/wrong, and its verdict where every judgment has one. Responses some judge did not
+    score (a judge error) are left out."""
+    models = sorted({judged.cell.model for judged in cells})
+    if len(models) > 1 or len({judged.samples for judged in cells}) > 1:
+        raise InputError(f"cells {', '.join(judged.cell.label for judged in cells)}: judges agree or not on the same "
+                         "responses: give cells of one model and the same samples")
+    if len({judged.cell.judge for judged in cells}) < len(cells):
+        raise InputError(f"cells {', '.join(judged.cell.label for judged in cells)}: each cell's judge once")
+    keyed = [{(j.id, j.sample): j for j in judged.judgments} for judged in cells]
+    for judged, mine in zip(cells[1:], keyed[1:]):
+        if set(mine) != set(keyed[0]):
+            raise InputError(f"cells {cells[0].cell.label} and {judged.cell.label} judged different responses: "
+                             f"{different_responses(keyed[0], mine, cells[0], judged)}")
+    responses = [key for key in sorted(keyed[0], key=lambda key: (natural_key(key[0]), key[1]))
+                 if all(mine[key].status == "scored" for mine in keyed)]
+    ratings = {"right/wrong (score 1)": [["right" if mine[key].score >= RIGHT_FROM else "wrong" for mine in keyed]
+                                         for key in responses]}
+    if responses and all(mine[key].verdict is not None for mine in keyed for key in responses):
+        ratings["verdict"] = [[mine[key].verdict for mine in keyed] for key in responses]
+    return [judged.cell.judge for judged in cells], ratings
+
+
+def different_responses(first: dict, second: dict, a: Judged, b: Judged) -> str:
+    named = lambda keys: few([f"{problem} (sample {sample})" for problem, sample  # noqa: E731
+                              in sorted(keys, key=lambda key: (natural_key(key[0]), key[1]))])
+    only_a, only_b = set(first) - set(second), set(second) - set(first)
+    return "; ".join(f"only in {judged.cell.label} ({judged.path}): {named(keys)}"
+                     for judged, keys in ((a, only_a), (b, only_b)) if keys)
+
+
+def agreement_table(judges: list[str], ratings: dict[str, list[list[str]]]) -> pd.DataFrame:
+    """A row per kind of task for all the judges (Cohen's kappa for two, Fleiss' for more), and
+    with three or more a row per pair of them (Cohen's), which shows the judge that disagrees."""
+    pairs = [(i, j) for i in range(len(judges)) for j in range(i + 1, len(judges))] if len(judges) > 2 else []
+    rows = []
+    for asked, items in ratings.items():
+        rows.append(agreement_row(asked, " + ".join(judges), items))
+        rows += [agreement_row(asked, f"{judges[i]} vs {judges[j]}", [[item[i], item[j]] for item in items])
+                 for i, j in pairs]
+    return pd.DataFrame(rows).round({"all agree (%)": 2, "kappa": 3})
+
+
+def agreement_row(asked: str, judges: str, items: list[list[str]]) -> dict:
+    raters = len(items[0]) if items else 0
+    if raters == 2:
+        kappa, statistic = cohen_kappa([item[0] for item in items], [item[1] for item in items]), "Cohen's kappa"
+    else:
+        kappa, statistic = fleiss_kappa(category_counts(items)), "Fleiss' kappa"
+    return {"asked": asked, "judges": judges, "items": len(items),
+            "categories": len({label for item in items for label in item}),
+            "all agree (%)": percent(sum(len(set(item)) == 1 for item in items), len(items)),
+            "kappa": kappa, "statistic": statistic}
+
+
+def judge_agreement(suite: str, cells: list[Judged]) -> Comparison:
+    judges, ratings = ensemble_ratings(cells[0]) if len(cells) == 1 else cross_cell_ratings(cells)
+    labels = [judged.cell.label for judged in cells]
+    notes = [
+        "items: each response every judge scored; a reply that failed, or holds no category, is left out with its item.",
+        "kappa: (observed - chance agreement) / (1 - chance agreement); Cohen's for two judges (chance from each "
+        "judge's own label shares), Fleiss' for three or more (chance from the pooled shares); – where every label "
+        "is one category.",
+    ]
+    if len(cells) == 1:
+        notes.append("asked: the kind of task and the reply field read. A HiPhO criterion's award is binarised "
+                     "(some credit, none); PhysElite's process grading is left out (each judge splits the steps "
+                     "its own way).")
+    else:
+        notes.append("right/wrong: a response is right when its judge gave it all the problem's points (score 1).")
+    return Comparison(suite, "judges-" + "-vs-".join(judged.cell.slug for judged in cells),
+                      f"{suite}: judges' agreement, {' vs '.join(labels)}", "judges", labels,
+                      {"agreement": agreement_table(judges, ratings)}, notes,
+                      [made_by_line(f"cell {n + 1}", judged) for n, judged in enumerate(cells)])
+
+
+# ---------------------------------------------------------------- writing
+
+def readable(table: pd.DataFrame) -> pd.DataFrame:
+    """A table as Markdown and LaTeX print it: each p-value in words beside its test (the shared
+    formatters print every number with two decimals, which would make p = 0.0386 read 0.04), and
+    no number ranked (the formatters mark the best of a column, which means nothing across the
+    rows of a comparison: two measures, two runs, problems)."""
+    if "p" in table.columns:
+        table = table.assign(test=[f"{test}: p = {p:.3g}" for test, p in zip(table["test"], table["p"])]).drop(columns="p")
+    return table.astype({column: object for column in table.columns if pd.api.types.is_numeric_dtype(table[column])})
+
+
+def write_comparison(layout: Layout, comparison: Comparison) -> tuple[Path, str]:
+    """Each table as CSV (every number as computed), Markdown and LaTeX, all of them in
+    comparison.md, and index.json listing them (the comparisons page reads it); returns the folder
+    and comparison.md's text."""
+    folder = layout.comparison(comparison.suite, comparison.name)
+    index = {"suite": comparison.suite, "kind": comparison.kind, "title": comparison.title, "cells": comparison.cells,
+             **comparison.settings, "all": "comparison.md", "notes": comparison.notes, "made_by": comparison.made_by,
+             "tables": [{"name": name, "title": name, "files": {"markdown": f"{name}.md", "csv": f"{name}.csv",
+                                                                "latex": f"{name}.tex"}}
+                        for name in comparison.tables]}
+    notes = "".join(f"- {note}\n" for note in comparison.notes)
+    made = made_by_markdown(comparison.made_by)
+    sections = [f"# {comparison.title}\n"]
+    with atomic_dir(folder) as staging:
+        for name, table in comparison.tables.items():
+            shown = to_markdown(readable(table))
+            table.to_csv(staging / f"{name}.csv", index=False, lineterminator="\n")
+            (staging / f"{name}.md").write_text(shown + made, encoding="utf-8")
+            (staging / f"{name}.tex").write_text(made_by_latex(comparison.made_by) + to_latex(readable(table)),
+                                                 encoding="utf-8")
+            sections.append(f"## {name}\n\n{shown}")
+        text = "\n".join(sections) + "\n" + notes + made
+        (staging / "comparison.md").write_text(text, encoding="utf-8")
+        write_json(staging / "index.json", index)
+    return folder, text
+
+
+# ---------------------------------------------------------------- command line
+
+def arguments() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m olympiad_eval.compare", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{runs,judges}")
+    runs = commands.add_parser("runs", help="two cells of a suite: flips, score difference, paired tests")
+    runs.add_argument("suite")
+    runs.add_argument("a", metavar="A", help="the first cell, MODEL/JUDGE[:SAMPLES] (the baseline)")
+    runs.add_argument("b", metavar="B", help="the second cell; differences are B - A")
+    runs.add_argument("--resamples", type=positive, default=RESAMPLES,
+                      help=f"bootstrap resamples and random sign flips (default {RESAMPLES})")
+    runs.add_argument("--seed", type=natural, default=SEED, help=f"their generator's seed (default {SEED})")
+    judges = commands.add_parser("judges", help="Cohen's or Fleiss' kappa between judges of the same responses")
+    judges.add_argument("suite")
+    judges.add_argument("cells", nargs="+", metavar="CELL",
+                        help="one cell judged by an ensemble, or cells of one model with different judges")
+    for command in (runs, judges):
+        command.add_argument("--outputs", default=OUTPUTS, help=f"the outputs folder (default {OUTPUTS})")
+        command.add_argument("--plan", default="params.yaml", help="the run plan, which gives the suite's family")
+    return parser
+
+
+def positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number of at least 1")
+    return int(text)
+
+
+def natural(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number of at least 0")
+    return int(text)
+
+
+def run(args: argparse.Namespace) -> tuple[Path, str]:
+    layout = Layout(args.outputs)
+    family = family_of_suite(read_plan(args.plan), args.suite, args.plan)
+    read = lambda text: read_cell(layout, family, args.suite, parse_cell(text))  # noqa: E731
+    if args.command == "runs":
+        comparison = compare_runs(args.suite, read(args.a), read(args.b), args.resamples, args.seed)
+    else:
+        comparison = judge_agreement(args.suite, [read(text) for text in args.cells])
+    written = write_comparison(layout, comparison)
+    write_comparison_index(layout)
+    return written
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = arguments().parse_args(argv)
+    try:
+        folder, text = run(args)
+    except InputError as error:
+        fail(str(error))
+    except OSError as error:
+        if error.filename is None:
+            raise
+        fail(f"{error.strerror or error}: {error.filename}")
+    print(text, end="")
+    print(f"\nwrote {folder}/ (comparison.md; each table as .md, .csv, .tex)")
+
+
+if __name__ == "__main__":
+    main()
