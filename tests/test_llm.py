@@ -9,6 +9,7 @@ import hashlib
 import io
 import itertools
 import json
+import logging
 import re
 import sqlite3
 import threading
@@ -518,8 +519,10 @@ def test_the_breaker_ends_the_requests_still_waiting_for_a_reply(tmp_path):
 
 
 @pytest.mark.parametrize("header", ["seconds", "milliseconds", "date"])
-def test_a_429_with_retry_after_is_waited_out_and_not_counted_as_a_retry(hipho, header, capsys):
-    """Even with no retries at all: the wait is below the client's retries, and shown in the progress bar."""
+def test_a_429_with_retry_after_is_waited_out_and_not_counted_as_a_retry(hipho, header, caplog):
+    """Even with no retries at all: the wait is below the client's retries, and said: in the progress bar in a
+    terminal, as a log line in a log (here)."""
+    caplog.set_level(logging.INFO, logger="olympiad_eval")
     arrivals: list[float] = []
 
     def rate_limited_once(body: dict):
@@ -535,7 +538,7 @@ def test_a_429_with_retry_after_is_waited_out_and_not_counted_as_a_retry(hipho, 
         assert server.count() == 5 + 1
     assert outcome.errors == 0 and usage["retries"] == 0 and all(g.error is None for g in generations)
     assert arrivals[1] - arrivals[0] >= 0.9  # the date has whole seconds: 1 to 2 s ahead
-    assert "rate-limited, waiting " in capsys.readouterr().err
+    assert ": rate-limited, waiting " in caplog.text
 
 
 def test_a_retry_after_beyond_max_rate_limit_wait_is_not_waited(hipho):

@@ -22,6 +22,7 @@ A model's config names its provider (`provider:`); a judge endpoint may (default
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -35,6 +36,8 @@ from tqdm import tqdm
 from olympiad_eval.checks import number
 from olympiad_eval.llm import OpenAIEndpoint, Reply, RequestCache, Tally, api_key
 from olympiad_eval.records import InputError, Prompt, RecordError, iter_json_lines
+
+log = logging.getLogger("olympiad_eval")
 
 
 @dataclass(frozen=True)
@@ -316,8 +319,11 @@ class Client:
         return reply if reply is not None else await self._send(request)
 
     def _show_wait(self, seconds: float) -> None:
-        if self.progress is not None:
-            self.progress.set_postfix_str(f"rate-limited, waiting {math.ceil(seconds)} s", refresh=True)
+        said = f"rate-limited, waiting {math.ceil(seconds)} s"
+        if self.progress is not None and not self.progress.disable:
+            self.progress.set_postfix_str(said, refresh=True)
+        else:  # no bar (a log, not a terminal): a long silent wait would look like a hang
+            log.info("%s: %s", self.provider.who, said)
 
     async def _send(self, request: Request) -> Reply:
         """Identical requests asked at the same time (HiPhO's alternative marking schemes share
