@@ -130,6 +130,8 @@ def test_what_a_selection_took_is_counted_by_problem_not_by_language():
     assert taken == Selection(options={"ids": ["1", "2", "3", "4", "5", "6"], "limit": 4}, selected=4, of=10)
     assert taken.partial and taken.describe() == "4 of 10 problems (ids 1, 2, 3 and 3 more; limit 4)"
     assert selection(TEN, TEN, typed("hipho")) is None  # a whole suite records no selection
+    assert select(TEN, typed("hipho", sample_seed=3)) == TEN  # a seed without a limit draws nothing: all
+    assert selection(TEN, TEN, typed("hipho", sample_seed=3)) is None
     assert not selection(TEN, TEN, typed("hipho", limit=10)).partial
 
 
@@ -158,7 +160,6 @@ def test_a_value_is_looked_for_among_the_problems_of_the_suite_s_language():
     ({"limit": 0}, r"limit must be an integer >= 1 \(null: every problem\), got 0$"),
     ({"limit": -2}, r"limit must be an integer >= 1 \(null: every problem\), got -2$"),
     ({"limit": "five"}, r"limit: Value 'five' of type 'str' could not be converted to Integer$"),
-    ({"sample_seed": 3}, r"sample_seed 3 draws `limit` problems, but limit is not set$"),
 ])
 def test_a_limit_below_one_is_refused_before_any_work(options, said):
     with pytest.raises(InputError, match=where("test") + said):

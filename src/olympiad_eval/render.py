@@ -122,7 +122,8 @@ def selection_options(suite) -> dict:
     """The options by which a typed suite takes part of its benchmark, as it gives them; empty for
     a suite that asks every problem of its language."""
     options = {option.key: list(option.wanted) for option in suite_filters(suite) if option.wanted}
-    options.update({key: suite[key] for key in ("limit", "sample_seed") if suite[key] is not None})
+    if suite.limit is not None:  # a seed draws only where there is a limit
+        options.update({key: suite[key] for key in ("limit", "sample_seed") if suite[key] is not None})
     return options
 
 

@@ -233,7 +233,8 @@ class Suite:
     # Part of the benchmark (`render.select`), each option narrowing the one before; null: all.
     ids: Optional[list[str]] = None  # only these problems, by id
     limit: Optional[int] = None  # at most this many problems (by id): the first ones, or drawn with sample_seed
-    sample_seed: Optional[int] = None  # null: the first `limit` in id order; a number: `limit` drawn with it
+    # null: the first `limit` in id order; a number: `limit` drawn with it (no limit: every problem, whatever the seed)
+    sample_seed: Optional[int] = None
     figure_placement: Placement = Placement.markers
     scoring: Scoring = field(default_factory=Scoring)
 
@@ -268,11 +269,9 @@ def typed_suite(name: str, suite) -> DictConfig:
 
 
 def _check_limit(suite, where: str) -> None:
-    """A limit takes at least one problem, and a seed draws only where there is a limit to draw."""
+    """A limit takes at least one problem: 0 would be an empty run, never a whole one."""
     if suite.limit is not None and suite.limit < 1:
         raise InputError(f"{where}: limit must be an integer >= 1 (null: every problem), got {suite.limit}")
-    if suite.sample_seed is not None and suite.limit is None:
-        raise InputError(f"{where}: sample_seed {suite.sample_seed} draws `limit` problems, but limit is not set")
 
 
 # The packages whose behaviour decides verdicts (parsing and equivalence of answers), and ours.
