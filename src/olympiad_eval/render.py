@@ -92,7 +92,8 @@ def _kept(chosen: list[Problem], pool: list[Problem], option: Filter, name: str)
         raise InputError(f"{suite_where(name)}: {option.key}: {', '.join(repr(v) for v in missing[:5])} "
                          f"{'selects' if len(missing) == 1 else 'select'} no problem of the suite "
                          f"({_nearest(missing[0], have, option.key)})")
-    return [problem for problem in chosen if set(wanted) & set(option.values_of(problem))]
+    keep = set(wanted)
+    return [problem for problem in chosen if keep.intersection(option.values_of(problem))]
 
 
 def _nearest(value, have: set, key: str) -> str:
