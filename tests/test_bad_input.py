@@ -469,6 +469,9 @@ def test_a_template_naming_an_unknown_field(render_suite, tmp_path):
      "unknown check option 'percents'"),
     ("render", ["suite=sample_mathvision", "cell.benchmark=sample_mathvision", "suite.scoring.protocol=vlmevalkit"],
      "scoring.protocol: 'vlmevalkit' is not one of official, evalscope for mathvision"),
+    ("render", ["suite=sample_hipho", "cell.benchmark=sample_hipho", "suite.limit=0"],
+     "error: suite 'sample_hipho' (conf/suite/sample_hipho.yaml or an override): limit must be an integer >= 1 "
+     "(null: every problem), got 0"),
     ("judge", ["judge=rule", "cell.suite=sample_hipho", "cell.model=m", "min_coverage=95"],
      "error: conf/judge.yaml or an override: min_coverage must be a number >= 0 and <= 1, got 95"),
     ("judge", ["judge=llm_base", "cell.suite=sample_hipho", "cell.model=m"],
@@ -490,7 +493,7 @@ def test_a_template_naming_an_unknown_field(render_suite, tmp_path):
     ("judge", ["judge=gpt-4o", "cell.suite=sample_hipho", "cell.model=m", "judge.settings=abc"],
      "error: judge 'gpt-4o' (conf/judge/gpt-4o.yaml or an override): settings must be a mapping of request settings"),
 ], ids=["concurrency-abc", "timeout-0", "judge-rel_tol", "figures-all", "placement-inline", "rel_tol-percent",
-        "check_options-unknown", "protocol-unknown", "min_coverage-95", "no-judges",
+        "check_options-unknown", "protocol-unknown", "limit-0", "min_coverage-95", "no-judges",
         "api-key-unset", "suite-not-in-the-plan", "judged-suite-not-in-the-plan", "suite-not-rendered", "generation-text",
         "prices-text", "price-text", "judge-settings-text"])
 def test_a_bad_config_value_stops_the_stage_before_any_work(tmp_path, name, overrides, words):
@@ -498,6 +501,18 @@ def test_a_bad_config_value_stops_the_stage_before_any_work(tmp_path, name, over
     line = one_clear_error(stage(name, *overrides, outputs=outputs))
     assert words in line
     assert not outputs.exists() and not (tmp_path / "cache.sqlite").exists()
+
+
+@pytest.mark.parametrize("option, words", [
+    ("suite.exams=[DemoPhO_2025,IPhO_2025]", "exams: 'IPhO_2025' selects no problem of the suite (closest: "),
+    ("suite.ids=[DemoPhO_2025_7]", "ids: 'DemoPhO_2025_7' selects no problem of the suite (closest: "),
+])
+def test_a_selection_that_selects_nothing_stops_render_with_one_line(tmp_path, option, words):
+    outputs = tmp_path / "outputs"
+    assert stage("fetch", "benchmark=sample_hipho", outputs=outputs).returncode == 0
+    line = one_clear_error(stage("render", "suite=sample_hipho", "cell.benchmark=sample_hipho", option, outputs=outputs))
+    assert line.startswith("error: suite 'sample_hipho' (conf/suite/sample_hipho.yaml or an override): " + words)
+    assert not (outputs / "suites").exists()
 
 
 def test_a_bad_price_stops_generate_before_any_request_is_paid_for(render_suite, fake_openai):

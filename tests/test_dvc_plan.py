@@ -121,7 +121,7 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
         writes = [layout.tables(benchmark), layout.metrics(benchmark), layout.plot(benchmark, "scores"),
                   layout.plot(benchmark, "subsets")]
         return {path.as_posix() for path in writes}, {f"{OUTPUTS}/{spelled(path, family=family)}" for path in
-                                                      ("judgments", "usage")}
+                                                      ("judgments", "usage")} | {layout.problems(benchmark).as_posix()}
     suite = names["suite"]
     if stage == "render":
         return {layout.suite(suite).as_posix()}, {layout.problems(names["benchmark"]).as_posix()}

@@ -101,6 +101,17 @@ def test_samples_are_requested_and_cached_one_by_one(hipho, fake_openai, monkeyp
     assert len({g.request_hash for g in generations}) == 15
 
 
+def test_a_suite_tried_on_two_problems_then_run_whole_sends_only_the_other_three(render_suite, fake_openai, monkeypatch):
+    """The README's smoke test: the limited suite's prompts are the whole suite's, so the request
+    cache answers them when the whole suite runs (tests/test_pipeline_e2e.py runs it with DVC)."""
+    monkeypatch.setenv("OE_TEST_KEY", KEY)
+    outcome, generations, _ = run(render_suite("sample_hipho", "sample_hipho", "suite.limit=2"),
+                                  openai_model(fake_openai.base_url))
+    assert outcome.sent == 2 == fake_openai.count() and len(generations) == 2
+    outcome, generations, _ = run(render_suite("sample_hipho", "sample_hipho"), openai_model(fake_openai.base_url))
+    assert outcome.sent == 3 and fake_openai.count() == 5 and len(generations) == 5
+
+
 def test_a_permanent_failure_is_an_error_record_never_an_answer(hipho, monkeypatch):
     from olympiad_eval.fake_server import FakeOpenAI, Fault, default_responder
 

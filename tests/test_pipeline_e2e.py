@@ -164,6 +164,31 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
     assert not leaked, leaked
 
 
+def test_a_new_endpoint_tried_on_two_problems_then_the_full_run_sends_only_the_rest(tmp_path):
+    """The README's smoke-test recipe as written, through `dvc exp run -S` on the suite's file
+    (here the sample's base suite, which the plan's sample_hipho extends)."""
+    repo = Repo(clone(tmp_path / "repo"))
+    repo.env["OLYMPIAD_EVAL_REQUEST_CACHE"] = str(tmp_path / "requests.sqlite")
+    for setting in ("user.name=t", "user.email=t@t"):  # `dvc exp run` commits each experiment
+        repo.run("git", "config", *setting.split("="))
+    with FakeOpenAI() as server:
+        sent = lambda: server.count(lambda body: not is_judge(body))  # noqa: E731
+        repo.write("conf/model/fake.yaml", FAKE_MODEL.format(base_url=server.base_url, model="fake-1"))
+        repo.write("params.yaml", plan_yaml({"sample_hipho": "sample_hipho"}, ["reference"], ["rule"]))
+        repo.run("git", "add", "-A")
+        repo.run("git", "commit", "-qm", "a HiPhO plan and a new endpoint")
+        repo.dvc("exp", "run", "-S", "models=[fake]", "-S", "conf/suite/hipho.yaml:limit=2")
+        assert sent() == 2
+        summary = repo.layout.tables("sample_hipho") / "summary.csv"
+        assert "sample_hipho,fake,rule,2," in summary.read_text() and "2 of 5 problems (limit 2)" in summary.read_text()
+        assert "<b>partial:</b> sample_hipho: 2 of 5 problems (limit 2)" in (repo.layout.report() / "index.html").read_text()
+
+        repo.dvc("exp", "run", "-S", "conf/suite/hipho.yaml:limit=null")
+        assert sent() == 5  # the two tried are answered from the request cache
+        assert "sample_hipho,fake,rule,5," in summary.read_text() and "partial" not in summary.read_text()
+        assert "partial" not in (repo.layout.report() / "index.html").read_text()
+
+
 def test_machines_share_replies_through_a_shared_cache_and_outputs_through_a_dvc_remote(tmp_path):
     shared = tmp_path / "shared"  # storage that every machine mounts
     one_cell = plan_yaml({"sample_physelite_en": "sample_physelite"}, ["fake"], ["rule"])

@@ -12,9 +12,10 @@ from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import hipho
 from olympiad_eval.fetch import fetch
-from olympiad_eval.records import InputError, Problem, Prompt, read_jsonl, without_paths
-from olympiad_eval.render import render, select
+from olympiad_eval.records import InputError, Problem, Prompt, Selection, read_jsonl, without_paths
+from olympiad_eval.render import render, select, selection
 from olympiad_eval.templates import fill
+from tests.support import typed
 
 REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf"
@@ -92,7 +93,96 @@ def problem(pid, language, subset=""):
 )
 def test_select(suite, expected):
     problems = [problem("1", "en", "A"), problem("1", "zh", "A"), problem("2", "en", "B")]
-    assert [p.id for p in select(problems, OmegaConf.create(suite))] == expected
+    assert [p.id for p in select(problems, typed("hipho", **suite))] == expected
+
+
+# ---------------------------------------------------------------- taking part of a benchmark
+
+TEN = [problem(str(n), language, "A" if n <= 5 else "B") for n in range(1, 11) for language in ("en", "zh")]
+
+
+def ids(problems):
+    return sorted({p.id for p in problems}, key=int)
+
+
+def test_a_limit_takes_the_first_problems_by_id_each_in_every_language():
+    chosen = select(TEN, typed("hipho", limit=3))
+    assert [(p.id, p.language) for p in chosen] == [(i, lang) for i in ("1", "2", "3") for lang in ("en", "zh")]
+    assert ids(select(TEN, typed("hipho", limit=3, language="zh"))) == ["1", "2", "3"]
+
+
+def test_a_seeded_limit_draws_the_same_problems_and_a_larger_one_keeps_them():
+    five = ids(select(TEN, typed("hipho", limit=5, sample_seed=7)))
+    assert five == ["2", "3", "4", "5", "7"]  # pinned (sha256 of "7/<id>"): the draw must not change across machines or versions
+    assert ids(select(TEN, typed("hipho", limit=5, sample_seed=7))) == five
+    assert set(five) < set(ids(select(TEN, typed("hipho", limit=8, sample_seed=7))))
+    assert ids(select(TEN, typed("hipho", limit=5, sample_seed=8))) != five
+
+
+def test_options_narrow_one_another_and_the_limit_comes_last():
+    suite = typed("hipho", ids=["2", "4", "6", "8"], subsets=["B"], limit=1)
+    assert ids(select(TEN, suite)) == ["6"]
+
+
+def test_what_a_selection_took_is_counted_by_problem_not_by_language():
+    suite = typed("hipho", limit=4, ids=["1", "2", "3", "4", "5", "6"])
+    taken = selection(TEN, select(TEN, suite), suite)
+    assert taken == Selection(options={"ids": ["1", "2", "3", "4", "5", "6"], "limit": 4}, selected=4, of=10)
+    assert taken.partial and taken.describe() == "4 of 10 problems (ids 1, 2, 3 and 3 more; limit 4)"
+    assert selection(TEN, TEN, typed("hipho")) is None  # a whole suite records no selection
+    assert select(TEN, typed("hipho", sample_seed=3)) == TEN  # a seed without a limit draws nothing: all
+    assert selection(TEN, TEN, typed("hipho", sample_seed=3)) is None
+    assert not selection(TEN, TEN, typed("hipho", limit=10)).partial
+
+
+def where(name: str = "suite") -> str:
+    return rf"^suite '{name}' \(conf/suite/{name}.yaml or an override\): "
+
+
+@pytest.mark.parametrize("options, said", [
+    ({"ids": ["1", "12"]}, r"ids: '12' selects no problem of the suite \(closest: 2, 1\)$"),
+    ({"subsets": ["A", "C", "D"]}, r"subsets: 'C', 'D' select no problem of the suite \(its subsets: A, B\)$"),
+    ({"ids": ["1"], "subsets": ["B"]}, r"subsets, ids: each selects problems, but together none$"),
+])
+def test_a_value_that_selects_nothing_names_the_suite_file_and_the_key(options, said):
+    with pytest.raises(InputError, match=where() + said):
+        select(TEN, typed("hipho", **options))
+
+
+def test_a_value_is_looked_for_among_the_problems_of_the_suite_s_language():
+    zh_only = [*TEN, problem("11", "zh")]
+    assert ids(select(zh_only, typed("hipho", ids=["11"]))) == ["11"]
+    with pytest.raises(InputError, match=where("x") + r"ids: '11' selects no problem"):
+        select(zh_only, typed("hipho", ids=["11"], language="en"), "x")
+
+
+@pytest.mark.parametrize("options, said", [
+    ({"limit": 0}, r"limit must be an integer >= 1 \(null: every problem\), got 0$"),
+    ({"limit": -2}, r"limit must be an integer >= 1 \(null: every problem\), got -2$"),
+    ({"limit": "five"}, r"limit: Value 'five' of type 'str' could not be converted to Integer$"),
+])
+def test_a_limit_below_one_is_refused_before_any_work(options, said):
+    with pytest.raises(InputError, match=where("test") + said):
+        typed("hipho", **options)
+
+
+def test_a_limited_suite_records_what_it_took_beside_its_prompts(fetched, tmp_path):
+    _, whole = run(fetched, tmp_path, "sample_hipho", out="whole")
+    _, limited = run(fetched, tmp_path, "sample_hipho", "suite.limit=2", out="limited")
+    assert sorted(limited) == ["DemoCPhO_2025_1_1", "DemoCPhO_2025_2_1"]  # the first two by id
+    assert all(limited[pid] == whole[pid] for pid in limited)  # the same prompts: the same requests, cached
+    suite = json.loads((tmp_path / "limited" / "suite.json").read_text())
+    assert suite["selection"] == {"options": {"limit": 2}, "selected": 2, "of": 5}
+    assert [p.id for p in read_jsonl(tmp_path / "limited" / "problems.jsonl", Problem)] == sorted(limited)
+    assert "selection" not in json.loads((tmp_path / "whole" / "suite.json").read_text())
+
+
+def test_an_unknown_id_stops_render_and_writes_nothing(fetched, tmp_path):
+    cfg = compose_render("sample_hipho", "suite.ids=[DemoPhO_2025_1_a,DemoPhO_2025_9]")
+    with pytest.raises(InputError, match=r"^suite 'sample_hipho' \(conf/suite/sample_hipho.yaml or an override\): "
+                                         r"ids: 'DemoPhO_2025_9' selects no problem of the suite \(closest: "):
+        render("sample_hipho", cfg.suite, "sample_hipho", fetched["sample_hipho"], tmp_path / "out")
+    assert list(tmp_path.iterdir()) == []
 
 
 # ---------------------------------------------------------------- HiPhO

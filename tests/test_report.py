@@ -43,10 +43,10 @@ def images_of(html: str) -> list[str]:
     return parser.sources
 
 
-@pytest.fixture
-def run(render_suite):
-    """A real run of one suite with both models and the rule judge; returns its layout."""
-    layout = Layout(render_suite(SUITE, BENCHMARK))
+def real_run(render_suite, *overrides: str) -> Layout:
+    """A real run of one suite (with Hydra `overrides` of it) with both models and the rule judge;
+    returns its layout."""
+    layout = Layout(render_suite(SUITE, BENCHMARK, *overrides))
     judge_cfg = compose_stage("judge", ["judge=rule", f"cell.suite={SUITE}", "cell.model=x"]).judge
     for model, cfg in MODELS.items():
         generations = layout.generations("hipho", SUITE, model)
@@ -54,8 +54,14 @@ def run(render_suite):
         judge(layout.suite(SUITE), generations, "rule", judge_cfg, layout.judgments("hipho", SUITE, model, "rule"),
               layout.root.parent / "cache.sqlite")
     bench_cfg = compose_stage("aggregate", [f"benchmark={BENCHMARK}"]).benchmark
-    aggregate(BENCHMARK, bench_cfg, PLAN, layout)
+    suites = {SUITE: compose_stage("render", [f"suite={SUITE}", f"cell.benchmark={BENCHMARK}", *overrides]).suite}
+    aggregate(BENCHMARK, bench_cfg, PLAN, layout, suites=suites)
     return layout
+
+
+@pytest.fixture
+def run(render_suite):
+    return real_run(render_suite)
 
 
 @pytest.fixture
@@ -88,6 +94,22 @@ def test_the_report_shows_tables_links_problems_responses_and_figures(run, repor
         assert re.fullmatch(r"figures/[0-9a-f]{64}\.(png|jpg|jpeg|gif|webp)", src)
         assert (report / src).is_file()
     assert sorted(p.name for p in (report / "figures").iterdir()) == sorted({Path(s).name for s in sources})
+
+
+def test_a_partial_run_says_so_in_the_index_its_tables_and_its_pages(render_suite):
+    layout = real_run(render_suite, "suite.limit=2")
+    write_report(PLAN, layout)
+    index = (layout.report() / "index.html").read_text(encoding="utf-8")
+    note = "sample_hipho: 2 of 5 problems (limit 2)"
+    assert f'<h2 id="{BENCHMARK}">{BENCHMARK}</h2>\n<p class="partial"><b>partial:</b> {note}</p>' in index
+    assert "<th>partial</th>" in index and index.count("<td>2 of 5 problems (limit 2)</td>") >= 2  # the tables' column
+    for model in MODELS:
+        page = (layout.report() / f"{SUITE}__{model}.html").read_text(encoding="utf-8")
+        assert "2 problems</p>\n<p class=\"partial\"><b>partial:</b> 2 of 5 problems (limit 2)</p>" in page
+
+
+def test_a_whole_run_says_nothing_of_parts(report):
+    assert "partial" not in (report / "index.html").read_text(encoding="utf-8")
 
 
 def test_the_report_is_byte_stable(run, report):

@@ -11,7 +11,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from olympiad_eval.layout import TABLE_INDEX, Layout
-from olympiad_eval.records import InputError, Judgment, write_jsonl
+from olympiad_eval.records import InputError, Judgment, Problem, write_jsonl
 from olympiad_eval.tables import aggregate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -322,6 +322,64 @@ def test_every_table_says_which_protocol_made_its_numbers(tmp_path):
     assert json.loads(layout.metrics("olympiad", "hipho", "beta", "rule").read_text())["protocol"] == \
         "hipho official v3 (rules only)"
     assert (tables / "tables.md").read_text().endswith(f"|\n\nMade by:\n- {line}\n")
+
+
+def released(layout: Layout, benchmark: str, ids: list[str], languages=("en",)) -> None:
+    """The benchmark's problems as fetch writes them: what a partial suite took a part of."""
+    write_jsonl(layout.problem_records(benchmark), [Problem(id=pid, benchmark=benchmark, language=language, question="q")
+                                                    for pid in ids for language in languages])
+
+
+PARTIAL_NOTE = "\nPartial, not every problem:\n- partial: hipho: 2 of 3 problems (limit 2)\n"
+
+
+def test_a_partial_suite_is_marked_in_every_table_and_format(tmp_path):
+    layout = Layout(tmp_path / "outputs")
+    released(layout, "olympiad", ["p1", "p2", "p3"])
+    write(layout, {model: [judged(model, "p1", 2.0), judged(model, "p2", 1.0)] for model in ("alpha", "beta")})
+    tables = aggregate("olympiad", BENCH, PLAN, layout, suites={"hipho": OmegaConf.create({"kind": "hipho", "limit": 2})})
+    folder = layout.tables("olympiad")
+    for name in tables:
+        csv = pd.read_csv(folder / f"{name}.csv", keep_default_na=False)
+        cells = csv["suite"] == "hipho"
+        assert set(csv.loc[cells, "partial"]) == {"2 of 3 problems (limit 2)"}
+        assert set(csv.loc[~cells, "partial"]) <= {""}  # the exams' full marks are no cell
+        assert (folder / f"{name}.md").read_text().endswith(PARTIAL_NOTE + MADE_BY_NOTE)
+        assert (folder / f"{name}.tex").read_text().startswith("% partial: hipho: 2 of 3 problems (limit 2)\n% made by ")
+    assert (folder / "tables.md").read_text().count(PARTIAL_NOTE) == len(tables)  # after each table
+    assert json.loads(layout.metrics("olympiad", "hipho", "alpha", "rule").read_text())["partial"] == \
+        "2 of 3 problems (limit 2)"  # and in each cell's headline metrics
+
+
+def test_a_whole_suite_changes_no_table_and_its_problems_are_not_read(tmp_path):
+    """No problems file: a suite without selection options never needs one."""
+    written = {}
+    for name, suites in (("none", None), ("whole", {"hipho": OmegaConf.create({"kind": "hipho"})})):
+        layout = Layout(tmp_path / name / "outputs")
+        write(layout, {model: [judged(model, "p1", 2.0)] for model in ("alpha", "beta")})
+        aggregate("olympiad", BENCH, PLAN, layout, suites=suites)
+        written[name] = {path.name: path.read_bytes() for path in layout.tables("olympiad").iterdir()}
+        assert "partial" not in json.loads(layout.metrics("olympiad", "hipho", "alpha", "rule").read_text())
+    assert written["whole"] == written["none"]
+
+
+def test_a_limit_above_the_suite_s_size_is_no_partial_run(tmp_path):
+    layout = Layout(tmp_path / "outputs")
+    released(layout, "olympiad", ["p1"])
+    write(layout, {model: [judged(model, "p1", 2.0)] for model in ("alpha", "beta")})
+    aggregate("olympiad", BENCH, PLAN, layout, suites={"hipho": OmegaConf.create({"kind": "hipho", "limit": 5})})
+    assert "partial" not in (layout.tables("olympiad") / "summary.csv").read_text()
+
+
+def test_a_table_whose_rows_pool_suites_names_each_partial_one(tmp_path):
+    """PhysElite's tables pool a setting's zh and en suites in one row: every row names pe_en's part."""
+    cells = {suite: judgments for suite, judgments in physelite_cells().items() if "hint" not in suite}
+    released(Layout(tmp_path / "outputs"), "pe", ["p1", "p2", "p3"], languages=("en", "zh"))
+    tables = physelite_tables(tmp_path, cells=cells, suites={**PE_SUITES, "pe_en": {**PE_SUITES["pe_en"], "limit": 2}})
+    accuracy = pd.read_csv(tables / "accuracy.csv", keep_default_na=False)
+    assert list(accuracy["partial"]) == ["pe_en: 2 of 3 problems (limit 2)"]
+    summary = pd.read_csv(tables / "summary.csv", keep_default_na=False)
+    assert dict(zip(summary["suite"], summary["partial"])) == {"pe_en": "2 of 3 problems (limit 2)", "pe_zh": ""}
 
 
 def test_a_cell_whose_judgments_mix_protocols_stops_the_tables(tmp_path):

@@ -127,6 +127,34 @@ class Prompt:
 
 
 @dataclass(frozen=True)
+class Selection:
+    """What a suite's selection options (`limit`, `ids`, HiPhO's `exams`, ...) took of its
+    benchmark: the options as the suite gives them, and how many problems (by id) they kept of
+    the suite's language's. The render stage writes it into `suite.json` (a suite without such
+    options has none); the tables and the report mark a partial suite with `describe()`."""
+
+    options: dict
+    selected: int
+    of: int
+
+    @property
+    def partial(self) -> bool:
+        return self.selected < self.of
+
+    def describe(self) -> str:
+        """`5 of 403 problems (limit 5)`: options in name order, long id lists counted."""
+        said = [f"{key} {_option_text(value)}" for key, value in sorted(self.options.items())]
+        return f"{self.selected} of {self.of} problems ({'; '.join(said)})"
+
+
+def _option_text(value) -> str:
+    if not isinstance(value, (list, tuple)):
+        return str(value)
+    shown = ", ".join(map(str, value[:3]))
+    return shown if len(value) <= 3 else f"{shown} and {len(value) - 3} more"
+
+
+@dataclass(frozen=True)
 class Generation:
     """One sampled response. A failed request is recorded in `error`, never as a response.
 

@@ -21,7 +21,8 @@ import pandas as pd
 
 from olympiad_eval.layout import Layout
 from olympiad_eval.records import (
-    Generation, InputError, Judgment, Prompt, atomic_dir, atomic_file, file_sha256, iter_json_lines, iter_jsonl,
+    Generation, InputError, Judgment, Prompt, Selection, atomic_dir, atomic_file, file_sha256, iter_json_lines,
+    iter_jsonl,
     natural_key,
 )
 
@@ -122,6 +123,21 @@ def _table_html(csv: Path) -> str:
     return frame.to_html(index=False, na_rep="\u2013", float_format="%.2f", escape=True, border=0)
 
 
+def partial(layout: Layout, suite: str) -> str | None:
+    """What a rendered suite that leaves problems out took (`2 of 5 problems (limit 2)`), from
+    the selection its suite.json records; None for a whole suite."""
+    path = layout.suite(suite) / "suite.json"
+    record = json.loads(path.read_text(encoding="utf-8")).get("selection") if path.is_file() else None
+    taken = Selection(**record) if record else None
+    return taken.describe() if taken is not None and taken.partial else None
+
+
+def _partial_html(took: str | None, suite: str | None = None) -> list[str]:
+    if took is None:
+        return []
+    return [f'<p class="partial"><b>partial:</b> {escape(suite) + ": " if suite else ""}{escape(took)}</p>']
+
+
 def _index(plan: dict, layout: Layout) -> str:
     suites = dict(plan.get("suites") or {})
     parts = ["<h1>olympiad-eval report</h1>",
@@ -129,6 +145,8 @@ def _index(plan: dict, layout: Layout) -> str:
              "; judges: " + escape(", ".join(map(str, plan.get("judges") or []))) + "</p>"]
     for benchmark in plan.get("benchmarks") or []:
         parts.append(f'<h2 id="{escape(benchmark, quote=True)}">{escape(benchmark)}</h2>')
+        for suite in sorted(s for s, b in suites.items() if b == benchmark):
+            parts += _partial_html(partial(layout, suite), suite)
         for table in _tables(layout, benchmark):
             parts.append(f"<h3>{escape(table['title'])}</h3>")
             parts.append(_table_html(_need(layout.tables(benchmark) / table["files"]["csv"], benchmark)))
@@ -333,7 +351,7 @@ def _model_page(suite: _Suite, model: str, judges: list[str], prompts_path: Path
     judgments = {judge: _need(suite.layout.judgments(suite.family, suite.name, model, judge), f"{cell} x {judge}")
                  for judge in judges}
     ids = [str(row.get("id", "")) for _, row in iter_json_lines(prompts_path)]
-    yield from _page_head(suite.name, suite.benchmark, model, ids)
+    yield from _page_head(suite.name, suite.benchmark, model, ids, partial(suite.layout, suite.name))
     generated = _Cursor(iter_jsonl(generations, Generation))
     judged = {judge: _Cursor(iter_jsonl(path, Judgment)) for judge, path in judgments.items()}
     for prompt in iter_jsonl(prompts_path, Prompt):
@@ -342,10 +360,11 @@ def _model_page(suite: _Suite, model: str, judges: list[str], prompts_path: Path
                                     figures)
 
 
-def _page_head(suite: str, benchmark: str, model: str, ids: list[str]) -> Iterator[str]:
+def _page_head(suite: str, benchmark: str, model: str, ids: list[str], took: str | None) -> Iterator[str]:
     yield f"<h1>{escape(suite)} \u00d7 {escape(model)}</h1>"
     yield (f'<p><a href="index.html">back to the index</a> &middot; benchmark {escape(benchmark)}; '
            f"{len(ids)} problems</p>")
+    yield from _partial_html(took)
     yield ("<ul class=\"toc\">"
            + "".join(f'<li><a href="#p-{escape(quote(i), quote=True)}">{escape(i)}</a></li>' for i in ids)
            + "</ul>")

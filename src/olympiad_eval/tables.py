@@ -5,7 +5,8 @@ behind), writes every table as Markdown, CSV and LaTeX with an index of them (`i
 report reads), and a metrics JSON that `dvc metrics show` reads.
 Errors are counted next to every score: a failed generation or judgment is never hidden, nor a
 rule check that could not finish (`undecided`: counted as not matched unless a judge decided it),
-nor a refusal (scored 0, counted apart).
+nor a refusal (scored 0, counted apart). Nor is a partial suite (a `limit`, `ids`, an exam, ...):
+every table of its benchmark says what it took.
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import plugin, typed_suite
 from olympiad_eval.layout import TABLE_INDEX, Layout
-from olympiad_eval.records import InputError, Judgment, atomic_dir, atomic_file, iter_jsonl, write_json
+from olympiad_eval.records import (
+    InputError, Judgment, Problem, atomic_dir, atomic_file, iter_jsonl, read_jsonl, write_json,
+)
+from olympiad_eval.render import select, selection, selection_options
 
 COUNTS = ["problems", "scored", "judge errors", "undecided", "failed generations", "refusals", "truncated"]
 
@@ -198,16 +202,55 @@ def made_by_latex(lines: list[str]) -> str:
     return "".join(f"% made by {line}\n" for line in lines)
 
 
-def headline(summary: pd.DataFrame, frame: pd.DataFrame) -> dict[tuple[str, str, str], dict]:
+# ---------------------------------------------------------------- partial suites
+
+def partial_suites(benchmark: str, suites: dict, layout: Layout) -> dict[str, str]:
+    """Each of the plan's suites of the benchmark that leaves problems out, with what it took
+    (`5 of 403 problems (limit 5)`). Worked out as its render stage did, from the same suite
+    config and problems (both dependencies of this stage); the problems are read only when some
+    suite sets a selection option."""
+    typed = {name: typed_suite(name, OmegaConf.create(suite)) for name, suite in suites.items()}
+    selecting = {name: suite for name, suite in typed.items() if selection_options(suite)}
+    if not selecting:
+        return {}
+    problems = read_jsonl(layout.problem_records(benchmark), Problem)
+    taken = {name: selection(problems, select(problems, suite, name), suite) for name, suite in selecting.items()}
+    return {name: took.describe() for name, took in sorted(taken.items()) if took.partial}
+
+
+def with_partial(table: pd.DataFrame, partial: dict[str, str]) -> pd.DataFrame:
+    """A table's CSV where some suite is partial: a `partial` column with what each row's suite
+    took (empty for a whole suite), or, in a table whose rows pool suites, every partial suite."""
+    if not partial:
+        return table
+    pooled = "; ".join(partial_lines(partial))
+    return table.assign(partial=table["suite"].map(partial) if "suite" in table.columns else pooled)
+
+
+def partial_lines(partial: dict[str, str]) -> list[str]:
+    return [f"{suite}: {took}" for suite, took in partial.items()]
+
+
+def partial_markdown(partial: dict[str, str]) -> str:
+    return "\nPartial, not every problem:\n" + "".join(f"- partial: {line}\n" for line in partial_lines(partial)) \
+        if partial else ""
+
+
+def partial_latex(partial: dict[str, str]) -> str:
+    return "".join(f"% partial: {line}\n" for line in partial_lines(partial))
+
+
+def headline(summary: pd.DataFrame, frame: pd.DataFrame, partial: dict[str, str]) -> dict[tuple[str, str, str], dict]:
     """Each cell's headline for `dvc metrics show` and `dvc exp show`, a few columns wide: its
     score, the score's 95% interval, its coverage (the share of its judgments that were scored, as
-    its judge stage counts it) and the protocol (with its version) that made it; the counts, costs,
-    judge config and package versions are in the summary table."""
+    its judge stage counts it), the protocol (with its version) that made it and, for a suite that
+    leaves problems out, what it took; the counts, costs, judge config and package versions are in
+    the summary table."""
     judgments = frame.groupby(CELL).size()
     return {(row["suite"], row["model"], row["judge"]): {
         "score": row["score (%)"], "ci_low": row["95% CI low"], "ci_high": row["95% CI high"],
         "coverage": round(row["scored"] / judgments[(row["suite"], row["model"], row["judge"])], 6),
-        "protocol": row["protocol"],
+        "protocol": row["protocol"], **({"partial": partial[row["suite"]]} if row["suite"] in partial else {}),
     } for row in summary.to_dict("records")}
 
 
@@ -294,9 +337,10 @@ def aggregate(benchmark: str, bench_cfg, plan: dict, layout: Layout, suites: dic
     summary = with_usage(counts(frame), layout, plan["family"][benchmark]).join(
         made[["protocol", "judge_config"]].rename(columns={"judge_config": "judge config"}), on="judge")
     tables = {"summary": summary, **bench.tables(frame, with_suites(bench_cfg, suites or {}))}
-    write_tables(benchmark, tables, made, layout.tables(benchmark))
+    partial = partial_suites(benchmark, suites or {}, layout)
+    write_tables(benchmark, tables, made, layout.tables(benchmark), partial)
     with atomic_dir(layout.metrics(benchmark)) as staging:
-        for (suite, model, judge), metrics in headline(summary, frame).items():
+        for (suite, model, judge), metrics in headline(summary, frame, partial).items():
             write_json(staging / suite / model / f"{judge}.json", metrics)
     for name, table in plot_data(frame, summary).items():
         with atomic_file(layout.plot(benchmark, name)) as handle:
@@ -304,18 +348,23 @@ def aggregate(benchmark: str, bench_cfg, plan: dict, layout: Layout, suites: dic
     return tables
 
 
-def write_tables(benchmark: str, tables: dict[str, pd.DataFrame], made: pd.DataFrame, folder: Path) -> None:
-    """Each table as CSV, Markdown and LaTeX, all of them in tables.md, and their index."""
-    notes = made_by_lines(made)
+def write_tables(benchmark: str, tables: dict[str, pd.DataFrame], made: pd.DataFrame, folder: Path,
+                 partial: dict[str, str] | None = None) -> None:
+    """Each table as CSV, Markdown and LaTeX, all of them in tables.md, and their index; each
+    says which suites are `partial` (suite: what it took; see `partial_suites`)."""
+    notes, partial = made_by_lines(made), partial or {}
     index = table_index(benchmark, list(tables))
     with atomic_dir(folder) as staging:
         sections = []
         for entry in index["tables"]:
             table, files = tables[entry["name"]], entry["files"]
-            with_protocol(table, made).to_csv(staging / files["csv"], index=False, lineterminator="\n")
-            (staging / files["markdown"]).write_text(to_markdown(table) + made_by_markdown(notes), encoding="utf-8")
-            (staging / files["latex"]).write_text(made_by_latex(notes) + to_latex(table), encoding="utf-8")
-            sections.append(f"## {benchmark}: {entry['title']}\n\n{to_markdown(table)}")
+            with_partial(with_protocol(table, made), partial).to_csv(staging / files["csv"], index=False,
+                                                                     lineterminator="\n")
+            (staging / files["markdown"]).write_text(to_markdown(table) + partial_markdown(partial)
+                                                     + made_by_markdown(notes), encoding="utf-8")
+            (staging / files["latex"]).write_text(partial_latex(partial) + made_by_latex(notes) + to_latex(table),
+                                                  encoding="utf-8")
+            sections.append(f"## {benchmark}: {entry['title']}\n\n{to_markdown(table)}{partial_markdown(partial)}")
         sections.append(made_by_markdown(notes).lstrip("\n"))  # no heading: headings name the tables
         (staging / index["all"]).write_text("\n".join(sections), encoding="utf-8")
         write_json(staging / TABLE_INDEX, index)

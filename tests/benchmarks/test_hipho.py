@@ -76,6 +76,16 @@ def test_sample_has_five_problems_in_two_exams(sample):
     assert {p.benchmark for p in sample.values()} == {"sample_hipho"}
 
 
+def test_a_suite_takes_exams_by_name(sample):
+    from olympiad_eval.render import select
+
+    chosen = select(list(sample.values()), typed("hipho", exams=["DemoCPhO_2025"]))
+    assert [p.id for p in chosen] == ["DemoCPhO_2025_1_1", "DemoCPhO_2025_2_1"]
+    with pytest.raises(InputError, match=r"^suite 'test' \(conf/suite/test.yaml or an override\): exams: 'IPhO_2025' "
+                                         r"selects no problem of the suite \(closest: DemoPhO_2025, DemoCPhO_2025\)$"):
+        select(list(sample.values()), typed("hipho", exams=["DemoCPhO_2025", "IPhO_2025"]), "test")
+
+
 @pytest.mark.parametrize("exam, total", [("DemoPhO_2025", 5.0), ("DemoCPhO_2025", 10.0)])
 def test_sample_exam_totals(sample, exam, total):
     assert sum(p.points for p in sample.values() if p.subset == exam) == pytest.approx(total)
@@ -539,6 +549,14 @@ def release_quirk(slot: AnswerSlot) -> str | None:
         if depth < 0:
             break
     return "the release's gold has unbalanced braces: no box can hold it" if depth else None
+
+
+def test_real_exams_are_taken_by_name_and_a_limit_counts_within_them(real):
+    from olympiad_eval.render import select
+
+    ipho = select(real, typed("hipho", exams=["IPhO_2025"]))
+    assert len(ipho) == 39 and {p.subset for p in ipho} == {"IPhO_2025"}
+    assert select(real, typed("hipho", exams=["IPhO_2025"], limit=5)) == ipho[:5]
 
 
 def real_exams() -> list[str]:

@@ -46,6 +46,30 @@ def test_sample_test_split(sample):
     assert {p.benchmark for p in sample.values()} == {"sample_mathvision"}
 
 
+@pytest.mark.parametrize("options, expected", [
+    ({"levels": [1]}, ["1", "3"]),
+    ({"levels": [1, 3]}, ["1", "3", "4"]),
+    ({"subjects": ["arithmetic", "counting"]}, ["2", "3"]),
+    ({"levels": [1], "subjects": ["counting"]}, ["3"]),
+])
+def test_a_suite_takes_levels_and_subjects(sample, options, expected):
+    from olympiad_eval.render import select
+
+    assert [p.id for p in select(list(sample.values()), typed("mathvision", language="en", **options))] == expected
+
+
+@pytest.mark.parametrize("options, said", [
+    ({"levels": [1, 4]}, r"levels: 4 selects no problem of the suite \(its levels: 1, 2, 3\)$"),
+    ({"subjects": ["metric geometry - volume"]},
+     r"subjects: 'metric geometry - volume' selects no problem of the suite \(closest: metric geometry - length, "),
+])
+def test_a_level_or_subject_the_release_lacks_is_refused(sample, options, said):
+    from olympiad_eval.render import select
+
+    with pytest.raises(InputError, match=r"^suite 'test' \(conf/suite/test.yaml or an override\): " + said):
+        select(list(sample.values()), typed("mathvision", language="en", **options), "test")
+
+
 @pytest.mark.parametrize(
     "pid, answer, kind, choices, level, subject",
     [

@@ -39,6 +39,28 @@ def sample():
     return {(p.id, p.language): p for p in physelite.load(SAMPLE, CFG, "sample_physelite")}
 
 
+@pytest.mark.parametrize("options, expected", [
+    ({"subjects": ["Mechanics"]}, ["PE-S-0001", "PE-S-0003"]),  # 0003 is tagged Modern Physics and Mechanics
+    ({"subjects": ["Modern Physics"]}, ["PE-S-0003"]),
+    ({"difficulty": [4, 6]}, ["PE-S-0002", "PE-S-0003"]),
+    ({"subjects": ["Mechanics"], "difficulty": [2, 4]}, ["PE-S-0001"]),
+])
+def test_a_suite_takes_subjects_and_difficulties_in_both_languages_alike(sample, options, expected):
+    from olympiad_eval.render import select
+
+    for language in ("en", "zh"):
+        chosen = select(list(sample.values()), typed("physelite", language=language, **options))
+        assert [p.id for p in chosen] == expected and {p.language for p in chosen} == {language}
+
+
+def test_a_difficulty_the_suite_lacks_is_refused(sample):
+    from olympiad_eval.render import select
+
+    with pytest.raises(InputError, match=r"^suite 'test' \(conf/suite/test.yaml or an override\): difficulty: 7 "
+                                         r"selects no problem of the suite \(its difficulty: 2, 4, 6\)$"):
+        select(list(sample.values()), typed("physelite", language="en", difficulty=[6, 7]), "test")
+
+
 WIDE_SAMPLE = REPO / "data" / "sample" / "physelite_wide"
 WIDE_CFG = OmegaConf.load(REPO / "conf" / "benchmark" / "sample_physelite_wide.yaml")
 

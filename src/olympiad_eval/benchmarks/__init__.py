@@ -32,6 +32,11 @@ config files, its sample data and its tests. What a benchmark module offers:
   score and each judge's parsed replies (`replies[judge][task key]`), or why it cannot score;
 - `tables(frame, cfg) -> dict[str, DataFrame]`: the benchmark's tables from its judgments; `cfg` is
   the benchmark's config with `suites`, the composed config of each of the plan's suites of it.
+- optional, `filters(suite) -> list[Filter]`: the benchmark's own ways to take part of it (HiPhO's
+  `exams`, MATH-Vision's `levels` and `subjects`), options of its `Suite`; each says which values
+  a problem has for it. The render stage applies them with the generic ones (`ids`, `subsets`,
+  then `limit`: `render.select`), and refuses a value that selects nothing. A benchmark without
+  any leaves it out.
 
 `PROTOCOL_VERSIONS`: bump a version with any change that can alter a verdict or a score:
 `tests/test_protocol_versions.py` pins the verdicts of each version, and every judgment, metric
@@ -127,6 +132,17 @@ def json_reply(text: str | None) -> dict | None:
 Check = tuple  # (gold, predicted, rel_tol, unit): one equivalence check of `mathcheck.equivalent`
 
 
+@dataclass(frozen=True)
+class Filter:
+    """One option of a suite that takes part of its benchmark (`exams: [IPhO_2025]`): the problems
+    that have one of the `wanted` values, by the values `values_of(problem)` gives. Unset or empty
+    `wanted` takes every problem."""
+
+    key: str  # the option, as a suite's file spells it
+    wanted: Any  # the suite's values for it (a list), or None
+    values_of: Callable[[Problem], Any]  # the values a problem has for it (a problem may have several)
+
+
 @runtime_checkable
 class Benchmark(Protocol):
     """What a benchmark module offers (the module docstring says what each part does)."""
@@ -214,8 +230,18 @@ class Suite:
     templates: dict[str, Any] = field(default_factory=dict)  # the prompt template(s), from conf/prompt
     system_prompt: Optional[str] = None
     subsets: Optional[list[str]] = None  # only these subsets (exams, subjects); null: all
+    # Part of the benchmark (`render.select`), each option narrowing the one before; null: all.
+    ids: Optional[list[str]] = None  # only these problems, by id
+    limit: Optional[int] = None  # at most this many problems (by id): the first ones, or drawn with sample_seed
+    # null: the first `limit` in id order; a number: `limit` drawn with it (no limit: every problem, whatever the seed)
+    sample_seed: Optional[int] = None
     figure_placement: Placement = Placement.markers
     scoring: Scoring = field(default_factory=Scoring)
+
+
+def suite_where(name: str) -> str:
+    """How an error names a suite: where its settings come from."""
+    return f"suite '{name}' (conf/suite/{name}.yaml or an override)"
 
 
 def typed_suite(name: str, suite) -> DictConfig:
@@ -223,7 +249,7 @@ def typed_suite(name: str, suite) -> DictConfig:
     defaults filled in, as plain values. A key the schema lacks, a value not among an option's
     choices or of the wrong type, or a setting left unset ends in an `InputError` that names the
     suite's file and the key."""
-    where = f"suite '{name}' (conf/suite/{name}.yaml or an override)"
+    where = suite_where(name)
     if suite is None or suite.get("kind") is None:
         raise InputError(f"{where}: `kind` (its benchmark's kind) must be set")
     bench = plugin(suite.kind)
@@ -238,7 +264,14 @@ def typed_suite(name: str, suite) -> DictConfig:
         Options.from_mapping(scoring.check_options)
     except ValueError as error:
         raise InputError(f"{where}: scoring.check_options: {error}") from None
+    _check_limit(typed, where)
     return typed
+
+
+def _check_limit(suite, where: str) -> None:
+    """A limit takes at least one problem: 0 would be an empty run, never a whole one."""
+    if suite.limit is not None and suite.limit < 1:
+        raise InputError(f"{where}: limit must be an integer >= 1 (null: every problem), got {suite.limit}")
 
 
 # The packages whose behaviour decides verdicts (parsing and equivalence of answers), and ours.

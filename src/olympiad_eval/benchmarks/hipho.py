@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Optional
 
 from olympiad_eval import answers
 from olympiad_eval.benchmarks import (
-    JudgeTask, Score, Scoring as BaseScoring, Suite as BaseSuite, choices, delimited, failed_tasks, hipho_evalscope,
-    json_reply,
+    Filter, JudgeTask, Score, Scoring as BaseScoring, Suite as BaseSuite, choices, delimited, failed_tasks,
+    hipho_evalscope, json_reply,
 )
 from olympiad_eval.records import (
     InputError, AnswerSlot, Criterion, Figure, Problem, RecordError, check_no_surrogates, exact,
@@ -61,7 +61,13 @@ class Scoring(BaseScoring):
 class Suite(BaseSuite):
     prompt_language: Optional[str] = None  # null: the problem's language picks the template
     figures: Figures = Figures.all
+    exams: Optional[list[str]] = None  # only these exams (IPhO_2025: the release's data/<EXAM>.json); null: all
     scoring: Scoring = field(default_factory=Scoring)
+
+
+def filters(suite) -> list[Filter]:
+    """HiPhO's own part of the release: `exams`, by the exam a problem is from (its subset)."""
+    return [Filter("exams", suite.exams, lambda problem: (problem.subset,))]
 
 
 # ---------------------------------------------------------------- loading

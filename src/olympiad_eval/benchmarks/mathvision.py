@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 from olympiad_eval import answers, lazy_import
-from olympiad_eval.benchmarks import Score, Scoring as BaseScoring, Suite as BaseSuite, choices, mathvision_official
+from olympiad_eval.benchmarks import (
+    Filter, Score, Scoring as BaseScoring, Suite as BaseSuite, choices, mathvision_official,
+)
 from olympiad_eval.records import InputError, AnswerSlot, Problem, RecordError, iter_json_lines
 from olympiad_eval.release import Fields, as_text, load_figure
 
@@ -38,7 +41,15 @@ class Scoring(BaseScoring):
 @dataclass
 class Suite(BaseSuite):
     figures: Figures = Figures.all
+    levels: Optional[list[int]] = None  # only these levels (1-5); null: all
+    subjects: Optional[list[str]] = None  # only these subjects (`metric geometry - area`, as the release spells them)
     scoring: Scoring = field(default_factory=Scoring)
+
+
+def filters(suite) -> list[Filter]:
+    """MATH-Vision's own parts of the release: `levels` and `subjects`, as its tables report them."""
+    return [Filter("levels", suite.levels, lambda problem: (problem.level,)),
+            Filter("subjects", suite.subjects, lambda problem: (problem.subject,))]
 
 
 def load(root: Path, cfg, benchmark: str) -> list[Problem]:

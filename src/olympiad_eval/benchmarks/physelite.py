@@ -36,8 +36,8 @@ from PIL import Image
 
 from olympiad_eval import answers, lazy_import
 from olympiad_eval.benchmarks import (
-    JudgeTask, Placement, Score, Scoring as BaseScoring, Suite as BaseSuite, choices, delimited, failed_tasks,
-    json_reply,
+    Filter, JudgeTask, Placement, Score, Scoring as BaseScoring, Suite as BaseSuite, choices, delimited,
+    failed_tasks, json_reply,
 )
 from olympiad_eval.mathcheck import numbers_close, to_number
 from olympiad_eval.records import InputError, AnswerSlot, Figure, Problem, RecordError, iter_json_lines
@@ -91,7 +91,16 @@ class Suite(BaseSuite):
     figures: Figures = Figures.schematic
     figure_placement: Placement = Placement.after_text
     hint: Hint = field(default_factory=Hint)
+    subjects: Optional[list[str]] = None  # only problems tagged with one of these subjects; null: all
+    difficulty: Optional[list[int]] = None  # only these difficulties (1-7: [6, 7] is the hard band); null: all
     scoring: Scoring = field(default_factory=Scoring)
+
+
+def filters(suite) -> list[Filter]:
+    """PhysElite's own parts of the release: `subjects` (a problem with several subject tags is
+    in each) and `difficulty`, as its tables report them."""
+    return [Filter("subjects", suite.subjects, lambda problem: subjects_of(problem.subject)),
+            Filter("difficulty", suite.difficulty, lambda problem: (problem.level,))]
 
 
 def load(root: Path, cfg, benchmark: str) -> list[Problem]:
