@@ -17,15 +17,45 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+import platformdirs
 import yaml
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 from hydra.types import RunMode
+from omegaconf import OmegaConf
 
 from olympiad_eval.records import WRITE_ERRORS, InputError
 
 log = logging.getLogger("olympiad_eval")
+
+
+def user_cache(name: str) -> str:
+    """`name` in this user's cache folder for olympiad-eval: `$XDG_CACHE_HOME/olympiad-eval` (or
+    `~/.cache/olympiad-eval`) on Linux, `~/Library/Caches/olympiad-eval` on macOS,
+    `%LOCALAPPDATA%\\olympiad-eval\\Cache` on Windows. One folder for every workspace of the user on
+    the machine (clones, git worktrees, and the copies that `dvc exp run --queue` or `--temp` runs in),
+    so that no sweep pays twice for a reply. conf/common.yaml names it `${olympiad_eval.user_cache:...}`."""
+    return str(Path(platformdirs.user_cache_dir("olympiad-eval", appauthor=False)) / name)
+
+
+# Registered on import: every stage script imports this module before Hydra composes its config,
+# and so does every process a launcher starts for a sweep's job.
+OmegaConf.register_new_resolver("olympiad_eval.user_cache", user_cache, replace=True)
+
+# Where the request cache was before it moved to the user's cache folder, relative to the workspace.
+OLD_REQUEST_CACHE = Path(".cache") / "requests.sqlite"
+
+
+def request_cache(path: str) -> str:
+    """The request cache (`paths.request_cache`); a warning while the workspace still holds one at
+    the old default, whose replies this run would otherwise pay for again without a word."""
+    if OLD_REQUEST_CACHE.is_file() and OLD_REQUEST_CACHE.resolve() != Path(path).resolve():
+        log.warning("%s holds replies of earlier runs, but the request cache is now %s: move the file there if "
+                    "none is there yet (`mv %s* %s`, while no stage runs), or keep using it (`export "
+                    "OLYMPIAD_EVAL_REQUEST_CACHE=%s`); the README's \"Where the request cache is\" says how to merge two",
+                    OLD_REQUEST_CACHE, path, OLD_REQUEST_CACHE, Path(path).parent, OLD_REQUEST_CACHE.resolve())
+    return path
 
 
 def chosen(group: str) -> str:
