@@ -21,6 +21,7 @@ import platformdirs
 import yaml
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import ValueType
 from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import OmegaConf
@@ -157,7 +158,8 @@ def _chosen_names(overrides: list[str]) -> list[tuple[str, str]]:
         if override.is_delete():
             continue
         if override.is_sweep_override():
-            names = list(override.sweep_string_iterator()) if override.value_type.name == "SIMPLE_CHOICE_SWEEP" else []
+            simple = override.value_type == ValueType.SIMPLE_CHOICE_SWEEP  # not a glob or a range
+            names = list(override.sweep_string_iterator()) if simple else []
         else:
             names = [override.value()]
         chosen_names += [(override.key_or_group, name) for name in names if isinstance(name, str)]
