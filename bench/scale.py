@@ -226,8 +226,10 @@ class Repo:
         shim = shims / "python"
         shim.write_text(SHIM.format(python=sys.executable, real=str(BIN / "python"), log=str(self.stage_log)))
         shim.chmod(0o755)
+        # the copy's own request cache, not the user's: every run starts cold and leaves no replies behind
         self.env = {**os.environ, "PATH": f"{shims}{os.pathsep}{BIN}{os.pathsep}{os.environ['PATH']}",
-                    "PYTHONPATH": str(path / "src"), "HYDRA_FULL_ERROR": "1"}
+                    "PYTHONPATH": str(path / "src"), "HYDRA_FULL_ERROR": "1",
+                    "OLYMPIAD_EVAL_REQUEST_CACHE": str(path / ".cache" / "requests.sqlite")}
 
     def write(self, name: str, text: str) -> None:
         (self.path / name).parent.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,7 @@ from olympiad_eval.checks import check_fraction
 from olympiad_eval.generate import check_model, generate
 from olympiad_eval.layout import Layout, family_of_suite
 from olympiad_eval.records import Generation, InputError, read_jsonl
-from olympiad_eval.stage import chosen, clear_errors, fail, log, most_common, read_plan, run
+from olympiad_eval.stage import chosen, clear_errors, fail, log, most_common, read_plan, request_cache, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="generate")
@@ -29,7 +29,8 @@ def main(cfg) -> None:
         raise InputError(f"suite '{suite}' (cell.suite) has no prompts at {prompts}: has it been rendered "
                          f"(its stage render@{suite} in pipelines/{family}/dvc.yaml)?")
     out = layout.generations(family, suite, model)
-    outcome = generate(suite, model, cfg.model, prompts, out, cfg.paths.request_cache, layout.usage(family, suite, model))
+    outcome = generate(suite, model, cfg.model, prompts, out, request_cache(cfg.paths.request_cache),
+                       layout.usage(family, suite, model))
     log.info("%s x %s: %s", suite, model, outcome.summary())
     if outcome.errors > cfg.max_failed_fraction * outcome.total:
         endpoint = f" at {cfg.model.base_url}" if cfg.model.get("base_url") else ""

@@ -10,7 +10,7 @@ from olympiad_eval.checks import check_fraction
 from olympiad_eval.judging import check_judge, judge
 from olympiad_eval.layout import Layout, family_of_suite
 from olympiad_eval.records import InputError, Judgment, read_jsonl, write_json
-from olympiad_eval.stage import chosen, clear_errors, fail, log, most_common, read_plan, run
+from olympiad_eval.stage import chosen, clear_errors, fail, log, most_common, read_plan, request_cache, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="judge")
@@ -26,7 +26,7 @@ def main(cfg) -> None:
         raise InputError(f"no generations of model '{model}' (cell.model) for suite '{suite}' (cell.suite) at "
                          f"{generations}: run its stage generate@{suite}-{model} (in pipelines/{family}/dvc.yaml) first")
     out = layout.judgments(family, suite, model, judge_name)
-    outcome = judge(layout.suite(suite), generations, judge_name, cfg.judge, out, cfg.paths.request_cache)
+    outcome = judge(layout.suite(suite), generations, judge_name, cfg.judge, out, request_cache(cfg.paths.request_cache))
     log.info("%s x %s x %s: %s", suite, model, judge_name, outcome.summary())
     write_json(layout.coverage(family, suite, model, judge_name), outcome.metrics())
     judged = outcome.total - outcome.generation_errors

@@ -4,13 +4,14 @@ import hydra
 
 from olympiad_eval.layout import Layout
 from olympiad_eval.render import render
-from olympiad_eval.stage import chosen, clear_errors, log, run
+from olympiad_eval.stage import check_pairing, chosen, clear_errors, log, read_plan, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="render")
 @clear_errors
 def main(cfg) -> None:
     suite, benchmark = chosen("suite"), cfg.cell.benchmark
+    check_pairing(read_plan(cfg.paths.plan), suite, cfg.suite.kind, benchmark, cfg.paths.plan)
     layout = Layout(cfg.paths.outputs)
     prompts = render(suite, cfg.suite, benchmark, layout.problem_records(benchmark), layout.suite(suite))
     log.info("%s: %d prompts", suite, len(prompts))

@@ -1,12 +1,30 @@
-"""Shared fixtures (a fake OpenAI server, rendered sample suites) and the order tests run in; the
-helpers they use are in tests/support.py."""
+"""Shared fixtures (a private request cache for every test, a fake OpenAI server, rendered sample
+suites) and the order tests run in; the helpers they use are in tests/support.py."""
 
 from __future__ import annotations
 
 import pytest
 
 from olympiad_eval.fake_server import FakeOpenAI
-from tests.support import ROOT, render_sample
+from tests.support import REQUEST_CACHE_VARIABLE, ROOT, render_sample
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_request_cache(tmp_path_factory):
+    """No test writes to the user's own request cache (by default in the user's cache folder):
+    fixtures that outlive a test (a module's clones) see this session's; each test its own (below)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(REQUEST_CACHE_VARIABLE, str(tmp_path_factory.mktemp("request-cache") / "requests.sqlite"))
+        yield
+
+
+@pytest.fixture(autouse=True)
+def private_request_cache(session_request_cache, tmp_path_factory, monkeypatch):
+    """A fresh request cache for each test, so that no test is served another's replies (a fake
+    server's port, which names its model in every request key, can come round again)."""
+    path = tmp_path_factory.mktemp("request-cache") / "requests.sqlite"
+    monkeypatch.setenv(REQUEST_CACHE_VARIABLE, str(path))
+    return path
 
 
 @pytest.fixture

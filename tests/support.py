@@ -24,6 +24,8 @@ from olympiad_eval.stage import read_plan
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf"
 SHARED_DATA = ROOT.parent / "shared" / "data"
+# Where the stages' request cache is (conf/common.yaml); unset, the user's cache folder.
+REQUEST_CACHE_VARIABLE = "OLYMPIAD_EVAL_REQUEST_CACHE"
 
 
 def shared_data(*parts: str) -> Path:
@@ -135,8 +137,14 @@ class Repo:
         self.layout = Layout(path / "outputs")
         self.env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
                     "PYTHONPATH": str(path / "src"), "OE_E2E_KEY": KEY, "HYDRA_FULL_ERROR": "1"}
+        # each clone its own request cache, in its ignored .cache/: tests count the requests each one sends
+        self.env[REQUEST_CACHE_VARIABLE] = str(self.request_cache)
         self.env.pop("OPENAI_API_KEY", None)
         self.logs: list[str] = []
+
+    @property
+    def request_cache(self) -> Path:
+        return self.path / ".cache" / "requests.sqlite"
 
     def dvc(self, *args: str) -> str:
         return self.run(str(BIN / "dvc"), *args)

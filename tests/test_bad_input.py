@@ -24,8 +24,9 @@ config     model.concurrency=abc, timeout<=0, a model's generation (or a judge's
            2.0, true or text), a scoring setting in a judge config, a suite option outside its
            choices (figures, figure_placement, protocol), suite.scoring.rel_tol as text, an unknown check option,
            min_coverage out of range, an llm judge with no judges, unknown model / judge / suite /
-           benchmark names, a suite that was never rendered, an unset API key variable, a template
-           with an unknown field
+           benchmark names (also in a sweep: the closest name and the choices), a suite that was never
+           rendered, an unset API key variable, a template with an unknown field, the `demo` model on
+           a suite it has no recordings for, a stage run outside the repository's root
 runs       an endpoint that is down, unresolvable, refusing the key or not listing the model (the
            probe); one failing every request (the breaker); a judge's endpoint down; an output
            folder that cannot be made; an output that cannot be written (a file-size limit of 0,
@@ -39,7 +40,8 @@ code       no eval/exec in src/
 plan       a model, judge or benchmark named twice (DVC silently makes one cell of it); a suite or
            any key given twice in one mapping; `models` as text (DVC itself fails on it before any
            stage): refused by the first stage, fetch, and by the stages that read the plan; a
-           local release outside the folder the plan names for it; a suite outside the plan
+           local release outside the folder the plan names for it; a suite outside the plan; a suite
+           paired with a misspelt benchmark, or with one of another kind
 dvc        `dvc repro` on a broken release caches nothing; params.yaml naming a missing conf file;
            `dvc repro` of a plan naming a model twice stops at its first stage
 """
@@ -77,7 +79,7 @@ from olympiad_eval.records import (AnswerSlot, Generation, InputError, Judgment,
                                    write_json, write_jsonl)
 from olympiad_eval.render import render
 from olympiad_eval.tables import counts, load_judgments
-from tests.support import ROOT, UNSERVABLE, compose_stage, suite_scoring, unservable_endpoint
+from tests.support import ROOT, UNSERVABLE, compose_stage, plan_yaml, suite_scoring, unservable_endpoint
 from tests.support import INJECTION, gullible
 
 SAMPLE = ROOT / "data" / "sample"
@@ -548,19 +550,76 @@ def test_a_plan_naming_something_twice_stops_the_stage(tmp_path, name, overrides
     assert not outputs.exists()
 
 
-@pytest.mark.parametrize("name,overrides,group", [
-    ("generate", ["model=nosuch", "cell.suite=sample_hipho"], "model"),
-    ("judge", ["judge=nosuch", "cell.suite=sample_hipho", "cell.model=m"], "judge"),
-    ("render", ["suite=nosuch", "cell.benchmark=sample_hipho"], "suite"),
-    ("fetch", ["benchmark=nosuch"], "benchmark"),
-])
-def test_an_unknown_config_name_is_named_with_the_options(tmp_path, name, overrides, group):
-    """Hydra's own message: it names the group and the bad option, and lists the good ones."""
-    result = stage(name, *overrides, outputs=tmp_path / "outputs")
-    assert result.returncode == 1
-    assert f"Could not find '{group}/nosuch'" in result.stderr and f"Available options in '{group}'" in result.stderr
-    assert "Traceback" not in result.stderr
+@pytest.mark.parametrize("name,overrides,group,wrong,closest", [
+    ("generate", ["model=gpt4o", "cell.suite=sample_hipho"], "model", "gpt4o", "gpt-4o"),
+    ("generate", ["-m", "model=reference,demoo", "cell.suite=sample_hipho"], "model", "demoo", "demo"),  # a sweep
+    ("judge", ["judge=rulle", "cell.suite=sample_hipho", "cell.model=m"], "judge", "rulle", "rule"),
+    ("render", ["suite=sample_hipo", "cell.benchmark=sample_hipho"], "suite", "sample_hipo", "sample_hipho"),
+    ("fetch", ["benchmark=nosuch"], "benchmark", "nosuch", None),
+], ids=["model", "model-in-a-sweep", "judge", "suite", "benchmark-with-nothing-close"])
+def test_an_unknown_config_name_is_named_with_the_closest_and_the_choices(tmp_path, name, overrides, group, wrong,
+                                                                         closest):
+    """One line, before Hydra composes anything (its own message is a screen of search paths)."""
+    line = one_clear_error(stage(name, *overrides, outputs=tmp_path / "outputs"))
+    choices = sorted(path.stem for path in (ROOT / "conf" / group).glob("*.yaml"))
+    assert line.startswith(f"error: {group} '{wrong}' ({group}={wrong}, from params.yaml or the command line): "
+                           f"there is no conf/{group}/{wrong}.yaml. ")
+    assert (f"did you mean '{closest}'? " in line) == (closest is not None), line
+    assert line.endswith(f"The {group} configs: {', '.join(choices)}")
     assert not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.parametrize("name,overrides", [
+    ("fetch", ["benchmark=sample_hipho"]),
+    ("render", ["suite=sample_hipho", "cell.benchmark=sample_hipo"]),  # as DVC would run it from this plan
+])
+def test_a_suite_paired_with_a_misspelt_benchmark_names_the_plan_s_key(tmp_path, name, overrides):
+    plan = tmp_path / "params.yaml"
+    plan.write_text((ROOT / "params.yaml").read_text(encoding="utf-8").replace(
+        "      sample_hipho: sample_hipho\n", "      sample_hipho: sample_hipo\n"), encoding="utf-8")
+    line = one_clear_error(stage(name, *overrides, f"paths.plan={plan}", outputs=tmp_path / "outputs"))
+    assert line == (f"error: {plan}: pipelines.hipho.suites.sample_hipho: benchmark 'sample_hipo' is not in "
+                    "pipelines.hipho.benchmarks; did you mean 'sample_hipho'? (it has: sample_hipho)")
+    assert not (tmp_path / "outputs").exists()
+
+
+def test_a_suite_paired_with_a_benchmark_of_another_kind_names_the_plan_s_key(tmp_path):
+    """Rendered, it once failed deep inside: physelite problems read as hipho ones."""
+    plan = tmp_path / "params.yaml"
+    plan.write_text(plan_yaml({"sample_physelite_en": "sample_physelite"}, ["reference"], ["rule"]).replace(
+        "sample_physelite_en: sample_physelite", "sample_physelite_en: sample_physelite\n      sample_hipho: sample_physelite"),
+        encoding="utf-8")
+    line = one_clear_error(stage("render", "suite=sample_hipho", "cell.benchmark=sample_physelite", f"paths.plan={plan}",
+                                 outputs=tmp_path / "outputs"))
+    assert line == (f"error: {plan}: pipelines.physelite.suites.sample_hipho: suite 'sample_hipho' "
+                    "(conf/suite/sample_hipho.yaml) asks hipho problems, and benchmark 'sample_physelite' is a "
+                    "physelite release: pair the suite with a hipho benchmark, under pipelines.hipho")
+
+
+def test_the_demo_model_on_a_real_suite_says_it_has_recordings_for_the_sample_only(render_suite, tmp_path):
+    """`demo` replays data/replay/demo/<suite>.jsonl, which exist for the sample's suites: on the
+    real `hipho` suite (here rendered from the sample's release) it names the suites it can run."""
+    outputs = render_suite("hipho", "sample_hipho")
+    plan = tmp_path / "params.yaml"
+    plan.write_text(plan_yaml({"hipho": "sample_hipho"}, ["demo"], ["rule"]), encoding="utf-8")
+    line = one_clear_error(stage("generate", "model=demo", "cell.suite=hipho", f"paths.plan={plan}", outputs=outputs))
+    recorded = ", ".join(sorted(path.stem for path in (ROOT / "data/replay/demo").glob("*.jsonl")))
+    assert line == ("error: model 'demo' has no recorded responses for suite 'hipho' (data/replay/demo/hipho.jsonl "
+                    f"does not exist): it has them for {recorded} only; run it on those, or leave it out of "
+                    "params.yaml's models for a plan of other suites")
+    assert recorded.startswith("sample_hipho, ") and not (outputs / "generations").exists()
+
+
+def test_a_stage_run_outside_the_repository_root_says_where_to_run_it(tmp_path):
+    """params.yaml, conf/ and the releases are named relative to the root: from elsewhere a stage
+    would read no plan, or another one."""
+    result = subprocess.run([sys.executable, str(ROOT / "stages" / "fetch.py"), "benchmark=sample_hipho"], cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, capture_output=True, text=True,
+                            timeout=120)
+    assert one_clear_error(result) == (f"error: run the stages from the repository's root, {ROOT} (`cd {ROOT}`), not "
+                                       f"from {tmp_path.resolve()}: they read params.yaml, conf/ and the releases, "
+                                       "and write outputs/, relative to it")
+    assert list(tmp_path.iterdir()) == []
 
 
 # ---------------------------------------------------------------- runs that cannot be right

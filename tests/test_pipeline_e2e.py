@@ -7,6 +7,7 @@ so these tests see what a user sees after `git clone`.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 
@@ -15,7 +16,7 @@ import pytest
 
 from olympiad_eval.fake_server import JUDGE_MARKER, FakeOpenAI, default_responder
 from olympiad_eval.stage import read_plan
-from tests.support import KEY, Repo, clone, lock_files, plan_yaml
+from tests.support import KEY, REQUEST_CACHE_VARIABLE, Repo, clone, lock_files, plan_yaml
 
 pytestmark = pytest.mark.e2e
 
@@ -217,3 +218,29 @@ def test_machines_share_replies_through_a_shared_cache_and_outputs_through_a_dvc
         assert b.repro() == [] and server.count() == 3
         assert (b.layout.tables("sample_physelite") / "summary.csv").read_bytes() == (
             a.layout.tables("sample_physelite") / "summary.csv").read_bytes()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="XDG_CACHE_HOME moves the user's cache folder on Linux only")
+def test_a_queued_experiment_over_cached_cells_sends_no_request(tmp_path):
+    """`dvc exp run --queue` runs each experiment in a temporary copy of the workspace, where a
+    request cache named relative to the workspace would be empty: every cell would pay again. The
+    default cache, in the user's cache folder, is the same for every copy."""
+    repo = Repo(clone(tmp_path / "repo"))
+    del repo.env[REQUEST_CACHE_VARIABLE]  # the default, in the user's cache folder ...
+    repo.env["XDG_CACHE_HOME"] = str(tmp_path / "user-cache")  # ... here a temporary one
+    with FakeOpenAI() as server:
+        repo.write("conf/model/fake.yaml", FAKE_MODEL.format(base_url=server.base_url, model="fake-1"))
+        repo.write("params.yaml", plan_yaml({"sample_physelite_en": "sample_physelite"}, ["fake"], ["rule"]))
+        repo.run("git", "add", "-A")  # an experiment runs what git has
+        repo.run("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a fake model")
+        assert len(repo.repro()) == 6 and server.count() == 3
+        assert (tmp_path / "user-cache" / "olympiad-eval" / "requests.sqlite").is_file()
+
+        # the same cells as a queued experiment, forced: DVC's run cache restores none of them, they all run
+        repo.dvc("exp", "run", "--queue", "--force", "--name", "again")
+        repo.dvc("exp", "run", "--run-all")
+        assert re.search(r"\bagain\b.*\bSuccess$", repo.dvc("queue", "status"), re.M)
+        logs = repo.dvc("queue", "logs", "again")
+        assert "Running stage 'pipelines/physelite/dvc.yaml:generate@sample_physelite_en-fake'" in logs
+        assert "3 generations, 0 failed, 0 refused, 0 requests sent" in logs
+        assert server.count() == 3

@@ -78,7 +78,7 @@ def snapshot(repo: Repo) -> dict[str, bytes]:
 
 
 def cached_replies(repo: Repo) -> int:
-    cache = repo.path / ".cache" / "requests.sqlite"
+    cache = repo.request_cache
     if not cache.exists():
         return 0  # killed before its first request
     with sqlite3.connect(cache) as db:

@@ -15,8 +15,8 @@ from olympiad_eval.layout import Layout, family_of_suite
 from olympiad_eval.records import Generation, InputError, read_jsonl
 from olympiad_eval.generate import check_model
 from olympiad_eval.judging import check_judge
-from olympiad_eval.stage import check_family, check_release_folder, clear_errors, read_plan
-from tests.support import ROOT
+from olympiad_eval.stage import check_family, check_release_folder, clear_errors, read_plan, request_cache, user_cache
+from tests.support import REQUEST_CACHE_VARIABLE, ROOT, compose_stage
 
 
 def test_a_submitit_sweep_writes_what_the_dvc_cells_write(render_suite, tmp_path):
@@ -34,6 +34,38 @@ def test_a_submitit_sweep_writes_what_the_dvc_cells_write(render_suite, tmp_path
     for model in ("reference", "demo"):
         generations = read_jsonl(Layout(outputs).generations("hipho", "sample_hipho", model), Generation)
         assert len(generations) == 5 and all(g.error is None and g.response for g in generations)
+
+
+# ---------------------------------------------------------------- the request cache
+
+def test_the_request_cache_is_in_the_user_s_cache_folder_unless_the_variable_moves_it(monkeypatch, tmp_path):
+    """Not relative to the workspace: clones, worktrees and `dvc exp run --queue` copies share it
+    (tests/test_pipeline_e2e.py runs a queued experiment over cached cells)."""
+    monkeypatch.delenv(REQUEST_CACHE_VARIABLE)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache-home"))
+    cell = ["model=reference", "cell.suite=sample_hipho"]
+    default = compose_stage("generate", cell).paths.request_cache
+    assert default == user_cache("requests.sqlite") and os.path.isabs(default)
+    if sys.platform == "linux":
+        assert default == str(tmp_path / "cache-home" / "olympiad-eval" / "requests.sqlite")
+    monkeypatch.setenv(REQUEST_CACHE_VARIABLE, "/mnt/shared/requests")
+    assert compose_stage("generate", cell).paths.request_cache == "/mnt/shared/requests"
+
+
+def test_a_request_cache_left_at_the_old_default_is_named_with_how_to_move_it(monkeypatch, tmp_path, caplog):
+    monkeypatch.chdir(tmp_path)
+    assert request_cache(str(tmp_path / "new" / "requests.sqlite")) == str(tmp_path / "new" / "requests.sqlite")
+    assert not caplog.records  # nothing at the old place: nothing to say
+    (tmp_path / ".cache").mkdir()
+    (tmp_path / ".cache" / "requests.sqlite").write_bytes(b"")
+    request_cache(str(tmp_path / "new" / "requests.sqlite"))
+    [warning] = caplog.records
+    assert warning.getMessage().startswith(f".cache/requests.sqlite holds replies of earlier runs, but the request "
+                                           f"cache is now {tmp_path}/new/requests.sqlite: move the file there if none "
+                                           f"is there yet (`mv .cache/requests.sqlite* {tmp_path}/new`")
+    caplog.clear()
+    request_cache(".cache/requests.sqlite")  # kept in use, by the variable
+    assert not caplog.records
 
 
 # ---------------------------------------------------------------- the plan

@@ -22,6 +22,7 @@ A model's config names its provider (`provider:`); a judge endpoint may (default
 from __future__ import annotations
 
 import asyncio
+import glob
 import logging
 import math
 from abc import ABC, abstractmethod
@@ -167,6 +168,8 @@ class ReplayProvider(Provider):
     def __init__(self, cfg, who: str, suite: str | None = None):
         super().__init__(cfg, who, suite)
         self.path = Path(str(cfg.path) if suite is None else str(cfg.path).replace("{suite}", suite))
+        if not self.path.is_file():
+            raise InputError(_not_recorded(who, self.path, str(cfg.path), suite))
         self.recorded = _recorded(self.path, cfg.get("id_field", "id"), cfg.get("response_field", "response"))
 
     @classmethod
@@ -185,10 +188,25 @@ class ReplayProvider(Provider):
         return Reply(text=self.recorded[wanted], finish_reason="stop", cached=True)
 
 
+def _not_recorded(who: str, path: Path, pattern: str, suite: str | None) -> str:
+    """A missing replay file; where others fill the pattern, the suites they record (the `demo`
+    model's recordings cover the bundled sample's suites only)."""
+    recorded = _suites_recorded(pattern) if suite is not None and "{suite}" in pattern else ""
+    if not recorded:
+        return f"{who}: replay file {path} not found"
+    return (f"{who} has no recorded responses for suite '{suite}' ({path} does not exist): it has them for "
+            f"{recorded} only; run it on those, or leave it out of params.yaml's models for a plan of other suites")
+
+
+def _suites_recorded(pattern: str) -> str:
+    """The suites whose names fill a replay path's `{suite}` with a file that exists."""
+    head, _, tail = pattern.partition("{suite}")
+    files = glob.glob(glob.escape(head) + "*" + glob.escape(tail))
+    return ", ".join(sorted(name[len(head):len(name) - len(tail)] for name in files))
+
+
 def _recorded(path: Path, id_field: str, response_field: str) -> dict[tuple[str, int], str]:
     """The responses of a replay file, by (problem id, sample)."""
-    if not path.is_file():
-        raise InputError(f"replay file {path} not found")
     recorded: dict[tuple[str, int], str] = {}
     for line, row in iter_json_lines(path):
         if id_field not in row or response_field not in row:

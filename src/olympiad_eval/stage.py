@@ -6,8 +6,10 @@ one clear line (each stage's own config checks live with its module: `generate.c
 from __future__ import annotations
 
 import atexit
+import difflib
 import functools
 import gc
+import inspect
 import logging
 import os
 import sys
@@ -15,13 +17,46 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+import platformdirs
 import yaml
 from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import ValueType
+from hydra.errors import HydraException
 from hydra.types import RunMode
+from omegaconf import OmegaConf
 
 from olympiad_eval.records import WRITE_ERRORS, InputError
 
 log = logging.getLogger("olympiad_eval")
+
+
+def user_cache(name: str) -> str:
+    """`name` in this user's cache folder for olympiad-eval: `$XDG_CACHE_HOME/olympiad-eval` (or
+    `~/.cache/olympiad-eval`) on Linux, `~/Library/Caches/olympiad-eval` on macOS,
+    `%LOCALAPPDATA%\\olympiad-eval\\Cache` on Windows. One folder for every workspace of the user on
+    the machine (clones, git worktrees, and the copies that `dvc exp run --queue` or `--temp` runs in),
+    so that no sweep pays twice for a reply. conf/common.yaml names it `${olympiad_eval.user_cache:...}`."""
+    return str(Path(platformdirs.user_cache_dir("olympiad-eval", appauthor=False)) / name)
+
+
+# Registered on import: every stage script imports this module before Hydra composes its config,
+# and so does every process a launcher starts for a sweep's job.
+OmegaConf.register_new_resolver("olympiad_eval.user_cache", user_cache, replace=True)
+
+# Where the request cache was before it moved to the user's cache folder, relative to the workspace.
+OLD_REQUEST_CACHE = Path(".cache") / "requests.sqlite"
+
+
+def request_cache(path: str) -> str:
+    """The request cache (`paths.request_cache`); a warning while the workspace still holds one at
+    the old default, whose replies this run would otherwise pay for again without a word."""
+    if OLD_REQUEST_CACHE.is_file() and OLD_REQUEST_CACHE.resolve() != Path(path).resolve():
+        log.warning("%s holds replies of earlier runs, but the request cache is now %s: move the file there if "
+                    "none is there yet (`mv %s* %s`, while no stage runs), or keep using it (`export "
+                    "OLYMPIAD_EVAL_REQUEST_CACHE=%s`); the README's \"Where the request cache is\" says how to merge two",
+                    OLD_REQUEST_CACHE, path, OLD_REQUEST_CACHE, Path(path).parent, OLD_REQUEST_CACHE.resolve())
+    return path
 
 
 def chosen(group: str) -> str:
@@ -65,7 +100,17 @@ def run(main) -> None:
     does a stage that fails (`sys.exit`).
 
     What the imports made lives as long as the process, so it is frozen first: the garbage
-    collector then stops scanning it again each time Hydra or the requests create objects."""
+    collector then stops scanning it again each time Hydra or the requests create objects.
+
+    Before Hydra composes anything, the stage checks where it runs and the config names its
+    command line chooses: Hydra's own messages for these are a screen long, or come later from
+    deep inside the stage."""
+    root = Path(inspect.unwrap(main).__code__.co_filename).resolve().parents[1]  # stages/<stage>.py is in the root
+    try:
+        check_run_from(root)
+        check_config_names(root / "conf", sys.argv[1:])
+    except InputError as error:
+        fail(str(error))
     gc.freeze()
     main()
     if _finished != [True]:
@@ -74,6 +119,51 @@ def run(main) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def check_run_from(root: Path) -> None:
+    """A stage runs from the repository's root, as DVC runs it (`wdir`): params.yaml, conf/, the
+    bundled releases and outputs/ are named relative to it, so run from anywhere else it would read
+    another plan, or none, and write its outputs there."""
+    here = Path.cwd().resolve()
+    if here != root:
+        raise InputError(f"run the stages from the repository's root, {root} (`cd {root}`), not from {here}: "
+                         "they read params.yaml, conf/ and the releases, and write outputs/, relative to it")
+
+
+def check_config_names(conf: Path, overrides: list[str]) -> None:
+    """Each config name that an override chooses (`model=gpt4o`; each of a sweep's `model=a,b`)
+    is a file of its group in conf/; if not, the closest name and all the group's names are shown."""
+    for group, name in _chosen_names(overrides):
+        folder = conf / group
+        if folder.is_dir() and not (folder / f"{name}.yaml").is_file():
+            choices = sorted(path.relative_to(folder).with_suffix("").as_posix() for path in folder.rglob("*.yaml"))
+            close = difflib.get_close_matches(name, choices, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise InputError(f"{group} '{name}' ({group}={name}, from params.yaml or the command line): there is no "
+                             f"conf/{group}/{name}.yaml. {hint}The {group} configs: {', '.join(choices)}")
+
+
+def _chosen_names(overrides: list[str]) -> list[tuple[str, str]]:
+    """(group, name) for each name an override chooses; an option (`-m`) or a key of a config
+    (`model.timeout=5`) chooses none, and whatever Hydra cannot parse is left for Hydra to report."""
+    parser, chosen_names = OverridesParser.create(), []
+    for text in overrides:
+        if text.startswith("-") or "=" not in text:
+            continue
+        try:
+            [override] = parser.parse_overrides([text])
+        except HydraException:
+            continue
+        if override.is_delete():
+            continue
+        if override.is_sweep_override():
+            simple = override.value_type == ValueType.SIMPLE_CHOICE_SWEEP  # not a glob or a range
+            names = list(override.sweep_string_iterator()) if simple else []
+        else:
+            names = [override.value()]
+        chosen_names += [(override.key_or_group, name) for name in names if isinstance(name, str)]
+    return chosen_names
 
 
 def fail(message: str, status: int = 2):
@@ -153,10 +243,35 @@ def _join_pipeline(joined: dict, family: str, part, path: str | Path) -> None:
         joined["releases"][benchmark] = folder
     for suite, benchmark in part["suites"].items():
         if benchmark not in part["benchmarks"]:
-            raise InputError(f"{where}.suites.{suite}: benchmark '{benchmark}' is not in pipelines.{family}.benchmarks")
+            raise InputError(f"{where}.suites.{suite}: benchmark '{benchmark}' is not in pipelines.{family}.benchmarks"
+                             f"{_closest(str(benchmark), list(part['benchmarks']))}")
         if suite in joined["suites"]:
             raise InputError(f"{where}.suites: suite '{suite}' is in another pipeline too")
         joined["suites"][suite] = benchmark
+
+
+def _closest(name: str, names: list[str]) -> str:
+    """`; did you mean 'x'? (it has: ...)` for a misspelt name among `names`."""
+    if not names:
+        return " (it has none)"
+    close = difflib.get_close_matches(name, names, n=1)
+    return (f"; did you mean '{close[0]}'?" if close else "") + f" (it has: {', '.join(names)})"
+
+
+def check_pairing(plan: dict, suite: str, kind: str, benchmark: str, path: str | Path) -> None:
+    """The render stage reads the benchmark the plan pairs with its suite (`cell.benchmark`); one
+    of another kind has other fields, and rendering it would fail deep inside, or not at all. A
+    suite outside the plan (rendered by hand, or in a sweep) has only its kind to keep to."""
+    paired = plan["suites"].get(suite)
+    if paired is not None and paired != benchmark:
+        raise InputError(f"{path}: pipelines.{plan['family'][paired]}.suites.{suite} pairs suite '{suite}' with "
+                         f"benchmark '{paired}', not '{benchmark}' (cell.benchmark={benchmark})")
+    family = plan["family"].get(benchmark)
+    if family is not None and family != kind:
+        key = f"pipelines.{family}.suites.{suite}" if paired is not None else f"pipelines.{family}.benchmarks.{benchmark}"
+        raise InputError(f"{path}: {key}: suite '{suite}' (conf/suite/{suite}.yaml) asks {kind} problems, and benchmark "
+                         f"'{benchmark}' is a {family} release: pair the suite with a {kind} benchmark, under "
+                         f"pipelines.{kind}")
 
 
 def _refuse_twice(names: list, where: str) -> None:
