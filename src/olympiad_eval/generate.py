@@ -17,8 +17,8 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from olympiad_eval.checks import check_prices, number, request_settings
-from olympiad_eval.llm import Reply, Tally, request_key
+from olympiad_eval.checks import check_costs, number, request_settings
+from olympiad_eval.llm import Tally, request_key, usage_totals
 from olympiad_eval.providers import Request, ask_all, provider_class
 from olympiad_eval.records import Generation, Prompt, read_jsonl, write_json, write_jsonl
 
@@ -65,28 +65,11 @@ def generate(suite: str, model: str, cfg, prompts_path: str | Path, out_path: st
         for request, reply in zip(requests, replies)
     ]
     write_jsonl(out_path, generations)
-    usage = usage_totals(replies, tally)
+    usage = usage_totals(replies, tally.prices)
     if usage_path is not None:
         write_json(usage_path, usage)
     return Outcome(total=len(generations), errors=usage["failed"], sent=tally.sent, usage=usage,
                    refusals=sum(g.refusal is not None for g in generations))
-
-
-def usage_totals(replies: list[Reply], tally: Tally) -> dict:
-    """Totals per cell, from the replies as stored: the same on every rerun."""
-    answered = [reply for reply in replies if reply.error is None]
-    tokens = {name: sum(reply.usage.get(name, 0) for reply in answered)
-              for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens")}
-    cost = Tally(prices=tally.prices, **tokens).cost
-    return {
-        "requests": len(replies),
-        "answered": len(answered),
-        "failed": len(replies) - len(answered),
-        "truncated": sum(reply.finish_reason == "length" for reply in answered),
-        "retries": sum(max(reply.attempts - 1, 0) for reply in answered),
-        **tokens,
-        "cost_usd": round(cost, 6),
-    }
 
 
 def check_model(cfg, name: str) -> None:
@@ -94,5 +77,5 @@ def check_model(cfg, name: str) -> None:
     where = f"model '{name}' (conf/model/{name}.yaml or an override)"
     number(cfg, "samples", where, integer=True, minimum=1)
     request_settings(cfg, "generation", where)
-    check_prices(cfg, where)
+    check_costs(cfg, where)
     provider_class(cfg.get("provider"), where).check(cfg, where)
