@@ -266,6 +266,19 @@ def _with_undecided(grade: Score | str, rules: Score | str) -> Score | str:
     return grade
 
 
+def task_key(identity: dict, settings: dict, task: JudgeTask, attempt: int = 0) -> str:
+    """The request key of a task's `attempt`-th ask (0: the first; each re-ask is a request of its
+    own) to the judge `identity` names, with the judge config's request `settings`."""
+    return request_key(identity, task.messages, settings, attempt)
+
+
+def rule_grades(kind: str, problems: dict, answered: list[Generation], scoring, cfg) -> dict:
+    """Each response's score by the rules, as a judge cell computes it (`cfg`: the typed judge
+    config, for its workers and check timeout): what decides the tasks asked after the rules."""
+    with CheckPool(cfg.workers, cfg.check_timeout, check_options(scoring)) as pool:
+        return _by_rules(kind, problems, answered, scoring, pool)
+
+
 class _Asker:
     """One judge of the ensemble: its provider (`provider` in its endpoint, default openai; one
     client for the whole cell), progress bar (with tokens and cost at its endpoint's `prices`) and
@@ -287,7 +300,7 @@ class _Asker:
         self.turns = asyncio.Semaphore(provider.concurrency)
 
     def key(self, task: JudgeTask, attempt: int) -> str:
-        return request_key(self.identity, task.messages, self.settings, attempt)
+        return task_key(self.identity, self.settings, task, attempt)
 
     async def check_endpoint(self, tasks: list[JudgeTask]) -> None:
         """Probe the endpoint now unless these tasks' first asks are all cached (then only if a
