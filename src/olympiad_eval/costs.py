@@ -246,7 +246,7 @@ def plan_judging(suite: RenderedSuite, model: str, responses: dict, response_tok
     if cfg.kind != "llm":
         return [Row("judge", suite.name, model, judge, "(rules only)")]
     tasks = response_tasks(suite, model, responses, cfg, rules)
-    unknown = sum(not known for _, known in tasks.values())
+    unknown = sum(not asked.known for asked in tasks.values())
     counted = "exact" if not unknown else f"at most ({unknown} of {len(tasks)} responses not generated yet)"
     settings = OmegaConf.to_container(cfg.settings, resolve=True)
     return [judge_row(suite, model, judge, name, endpoint, settings, f"{where}: judges.{name}", tasks, counted,
@@ -262,33 +262,51 @@ def judge_row(suite: RenderedSuite, model: str, judge: str, name: str, cfg, sett
     endpoint = Endpoint(provider, dict(cfg.get("prices") or {}), output, cfg.get("max_image_bytes"))
     identity = provider.identity()
     row = Row("judge", suite.name, model, judge, name, counted)
-    for (problem_id, sample), (cell_tasks, known) in tasks.items():
-        for task in cell_tasks:
+    for (problem_id, sample), asked in tasks.items():
+        for task, after in [(task, False) for task in asked.first] + [(task, True) for task in asked.after]:
             key = task_key(identity, settings, task)
-            cached = known and provider.sends and cache is not None and cache.get(key) is not None
-            estimate = functools.partial(endpoint.estimate, task.messages, 0 if known else response_tokens)
-            # a response not known yet: its requests' keys are not either (each counted apart)
-            row.add(key if known else f"{model}/{problem_id}/{sample}/{key}", cached,
+            cached = asked.known and provider.sends and cache is not None and cache.get(key) is not None
+            estimate = functools.partial(endpoint.estimate, task.messages, 0 if asked.known else response_tokens)
+            row.add(key if asked.known else stand_in_key(model, problem_id, sample, task, key, after), cached,
                     estimate if provider.sends else None)
     return row
 
 
+def stand_in_key(model: str, problem_id: str, sample: int, task: JudgeTask, key: str, after_rules: bool) -> str:
+    """What tells apart the requests about a response not generated yet (their keys are not known
+    either). Tasks that ask the same of it are one request whatever it says (HiPhO's alternative
+    schemes sharing a criterion); tasks after the rules quote its answers, which may differ where
+    the stand-ins' are the same, so each is a request of its own."""
+    return f"{model}/{problem_id}/{sample}/{task.key if after_rules else ''}/{key}"
+
+
+@dataclass(frozen=True)
+class ResponseTasks:
+    """A response's judge tasks: those asked at once and those after the rules (or, for a response
+    not generated yet, the most there could be), and whether the response is known."""
+
+    first: list[JudgeTask]
+    after: list[JudgeTask]
+    known: bool
+
+
 def response_tasks(suite: RenderedSuite, model: str, responses: dict, cfg, rules: dict) -> dict:
-    """Each response's judge tasks, and whether they are exact: a known response's (the rules run
-    on it, for the tasks asked after them), or for one not generated yet the most it could get."""
+    """Each response's judge tasks: a known response's exactly (the rules run on it, for the tasks
+    asked after them), and for one not generated yet the most it could get. A failed generation or
+    a refusal is not judged."""
     bench = plugin(suite.kind)
     answered = {key: reply.text or "" for key, reply in responses.items()
                 if reply is not None and reply.error is None and reply.refusal is None}
     graded = known_rules(suite, model, answered, cfg, rules)
-    tasks: dict[tuple, tuple[list[JudgeTask], bool]] = {}
+    tasks: dict[tuple, ResponseTasks] = {}
     for key, response in answered.items():
         problem = suite.problems[key[0]]
         after = bench.judge_tasks_after_rules(problem, response, graded[key], suite.scoring) if key in graded else []
-        tasks[key] = (bench.judge_tasks(problem, response, suite.scoring) + after, True)
+        tasks[key] = ResponseTasks(bench.judge_tasks(problem, response, suite.scoring), after, True)
     for key in [key for key, reply in responses.items() if reply is None]:
         problem = suite.problems[key[0]]
-        tasks[key] = (bench.judge_tasks(problem, STAND_IN, suite.scoring)
-                      + bench.judge_tasks_after_rules_at_most(problem, STAND_IN, suite.scoring), False)
+        tasks[key] = ResponseTasks(bench.judge_tasks(problem, STAND_IN, suite.scoring),
+                                   bench.judge_tasks_after_rules_at_most(problem, STAND_IN, suite.scoring), False)
     return tasks
 
 
