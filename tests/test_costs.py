@@ -159,3 +159,21 @@ def test_text_tokens_count_four_ascii_characters_or_one_other_character_a_token(
     assert costs.text_tokens("物理竞赛") == 4
     message = {"role": "user", "content": [{"type": "text", "text": "abcd " + costs.STAND_IN}]}
     assert costs.input_tokens([message], None, response_tokens=100) == 3 + 3 + 2 + 100
+
+
+def test_before_a_response_exists_shared_criteria_are_one_request_and_each_answer_slot_its_own():
+    """A criterion that two alternative schemes share asks the same whatever the response says; two
+    slots with the same official answer quote the response's answers, which may differ."""
+    from omegaconf import OmegaConf
+
+    from olympiad_eval.records import AnswerSlot, Criterion, Problem
+    from tests.support import suite_scoring
+
+    criterion = Criterion("Award 1 pt if the speed is found.", 1.0)
+    problem = Problem(id="P", benchmark="b", language="en", question="q", marking=((criterion,), (criterion,)),
+                      answers=(AnswerSlot("\\boxed{2}"), AnswerSlot("\\boxed{2}")))
+    suite = costs.RenderedSuite("s", "hipho", suite_scoring("sample_hipho"), {"P": problem}, [])
+    judge_cfg = OmegaConf.create({"kind": "llm", "judges": {"j": {
+        "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None, "assumed_output_tokens": 10}}})
+    [row] = costs.plan_judging(suite, "model", {("P", 0): None}, 100, "judge", judge_cfg, None, {})
+    assert (row.requests, len(row.to_send), row.counted) == (3, 3, "at most (1 of 1 responses not generated yet)")
