@@ -375,7 +375,7 @@ def markdown(frame: pd.DataFrame) -> str:
     shown["cost ($)"] = [f"{cost:.4f}" for cost in frame["cost ($)"]]
     for column in ("requests", "cached", "to send", "input tokens", "output tokens"):
         shown[column] = [f"{int(count):,}" for count in frame[column]]
-    return shown.to_markdown(index=False, colalign=["left"] * 5 + ["right"] * 6 + ["left"]) + "\n"
+    return shown.to_markdown(index=False, disable_numparse=True, colalign=["left"] * 5 + ["right"] * 6 + ["left"]) + "\n"
 
 
 NOTES = """
