@@ -102,7 +102,8 @@ def test_the_plan_counts_exactly_the_requests_a_run_sends_and_then_finds_them_ca
         again = planned(conf, plan, outputs)
     assert all(row.cached == row.requests and not row.to_send for row in again.values())
     # the fake model boxes one answer: HiPhO's two-slot problem gets one slot judged, not the bound's two
-    assert before[("judge", "sample_hipho", "judge-a")].requests > after_generation[("judge", "sample_hipho", "judge-a")].requests
+    hipho = ("judge", "sample_hipho", "judge-a")
+    assert before[hipho].requests > after_generation[hipho].requests
     assert after_generation[("judge", "sample_physelite_en", "judge-a")].requests == 6  # 3 answers x (verdict, process)
     assert after_generation[("judge", "sample_mathvision", "judge-a")].requests == 0  # scored by rules alone
 
@@ -177,3 +178,27 @@ def test_before_a_response_exists_shared_criteria_are_one_request_and_each_answe
         "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None, "assumed_output_tokens": 10}}})
     [row] = costs.plan_judging(suite, "model", {("P", 0): None}, 100, "judge", judge_cfg, None, {})
     assert (row.requests, len(row.to_send), row.counted) == (3, 3, "at most (1 of 1 responses not generated yet)")
+
+
+def test_a_model_the_conf_lacks_ends_in_one_line(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(ROOT)
+    outputs = render_sample(tmp_path / "outputs", "sample_mathvision", "sample_mathvision")
+    plan = tmp_path / "params.yaml"
+    plan.write_text(plan_yaml({"sample_mathvision": "sample_mathvision"}, ["nosuch"], ["rule"]))
+    assert costs.main([f"paths.plan={plan}", f"paths.outputs={outputs}"]) == 2
+    assert capsys.readouterr().err.startswith("error: In 'generate': Could not find 'model/nosuch'")
+
+
+def test_an_endpoint_that_sends_needs_an_assumed_reply_length_and_says_where():
+    from omegaconf import OmegaConf
+
+    cfg = OmegaConf.create({"provider": "openai", "base_url": "https://api.example.com/v1", "model": "m",
+                            "api_key_env": None, "generation": {"temperature": 0}})
+    suite = costs.RenderedSuite("s", "mathvision", OmegaConf.create({}), {}, [])
+    with pytest.raises(costs.InputError) as error:
+        costs.plan_generation(suite, "m", cfg, None)
+    assert str(error.value) == ("model 'm' (conf/model/m.yaml or an override): set assumed_output_tokens (the tokens a "
+                                "reply is assumed to take) or a max_tokens request setting, so that its cost can be "
+                                "planned")
+    with_limit = OmegaConf.merge(cfg, {"generation": {"max_tokens": 900}})
+    assert costs.plan_generation(suite, "m", with_limit, None)[2] == 900  # the most a reply can be

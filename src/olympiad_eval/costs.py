@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+from hydra.errors import HydraException
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import JudgeTask, plugin
@@ -137,8 +138,12 @@ class Endpoint:
     def estimate(self, messages, response_tokens: int = 0) -> tuple[int, int, float]:
         """(input tokens, output tokens, cost in USD) of one request."""
         tokens = input_tokens(messages, self.max_image_bytes, response_tokens)
-        cost = (tokens * float(self.prices.get("input", 0)) + self.output_tokens * float(self.prices.get("output", 0))) / 1e6
-        return tokens, self.output_tokens, cost
+        price = {kind: float(self.prices.get(kind, 0)) for kind in ("input", "output")}
+        return tokens, self.output_tokens, (tokens * price["input"] + self.output_tokens * price["output"]) / 1e6
+
+    def named(self, name: str) -> str:
+        """Its name in the table, flagged where it would be paid for but has no prices (costed 0)."""
+        return f"{name} (no prices)" if self.provider.sends and not self.prices else name
 
 
 @dataclass
@@ -220,7 +225,7 @@ def plan_generation(suite: RenderedSuite, model: str, cfg, cache: RequestCache |
     output = assumed_output_tokens(cfg, settings, where) if provider.sends else 0
     endpoint = Endpoint(provider, dict(cfg.get("prices") or {}), output, cfg.get("max_image_bytes"))
     replies = known_replies(provider, requests, cache)
-    row = Row("generate", suite.name, model, "", model)
+    row = Row("generate", suite.name, model, "", endpoint.named(model))
     for request, reply in zip(requests, replies):
         row.add(request.key, provider.sends and reply is not None,
                 functools.partial(endpoint.estimate, request.messages) if provider.sends else None)
@@ -261,7 +266,7 @@ def judge_row(suite: RenderedSuite, model: str, judge: str, name: str, cfg, sett
     output = assumed_output_tokens(cfg, settings, where) if provider.sends else 0
     endpoint = Endpoint(provider, dict(cfg.get("prices") or {}), output, cfg.get("max_image_bytes"))
     identity = provider.identity()
-    row = Row("judge", suite.name, model, judge, name, counted)
+    row = Row("judge", suite.name, model, judge, endpoint.named(name), counted)
     for (problem_id, sample), asked in tasks.items():
         for task, after in [(task, False) for task in asked.first] + [(task, True) for task in asked.after]:
             key = task_key(identity, settings, task)
@@ -375,7 +380,8 @@ def markdown(frame: pd.DataFrame) -> str:
     shown["cost ($)"] = [f"{cost:.4f}" for cost in frame["cost ($)"]]
     for column in ("requests", "cached", "to send", "input tokens", "output tokens"):
         shown[column] = [f"{int(count):,}" for count in frame[column]]
-    return shown.to_markdown(index=False, disable_numparse=True, colalign=["left"] * 5 + ["right"] * 6 + ["left"]) + "\n"
+    align = ["left"] * 5 + ["right"] * 6 + ["left"]
+    return shown.to_markdown(index=False, disable_numparse=True, colalign=align) + "\n"  # as formatted here
 
 
 NOTES = """
@@ -403,8 +409,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         frame = table(cost_plan(conf, arguments.overrides))
-    except InputError as error:
-        print(f"error: {error}", file=sys.stderr)
+    except (InputError, HydraException) as error:  # a bad config or override: its message names it
+        print(f"error: {str(error).strip()}", file=sys.stderr)
+        return 2
+    except OSError as error:  # a rendered file gone missing (a figure, the prompts)
+        print(f"error: {error.strerror or error}: {error.filename}; render the suite again", file=sys.stderr)
         return 2
     print(markdown(frame) + NOTES, end="")
     if arguments.csv is not None:
