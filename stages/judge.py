@@ -1,5 +1,6 @@
 """DVC stage: grade one suite x model cell with one judge, into
-outputs/judgments/<family>/<suite>/<model>/<judge>.jsonl (its coverage into outputs/coverage/..., alike).
+outputs/judgments/<family>/<suite>/<model>/<judge>.jsonl (its coverage into outputs/coverage/..., and its
+judges' requests, tokens and cost into outputs/usage/<family>/<suite>/<model>/<judge>.json).
 
 A judge endpoint that cannot serve at all (its probe) stops the stage with one line and exit status 2,
 writing nothing; requests that fail are judge errors, and the stage fails on coverage (exit 1)."""
@@ -29,6 +30,7 @@ def main(cfg) -> None:
     outcome = judge(layout.suite(suite), generations, judge_name, cfg.judge, out, request_cache(cfg.paths.request_cache))
     log.info("%s x %s x %s: %s", suite, model, judge_name, outcome.summary())
     write_json(layout.coverage(family, suite, model, judge_name), outcome.metrics())
+    write_json(layout.judge_usage(family, suite, model, judge_name), outcome.usage)
     judged = outcome.total - outcome.generation_errors
     if judged and outcome.scored / judged < cfg.min_coverage:
         reasons = most_common(j.detail[:300] for j in read_jsonl(out, Judgment) if j.status == "judge_error")

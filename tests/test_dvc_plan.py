@@ -130,7 +130,8 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
     if stage == "generate":
         return {generations, layout.usage(family, suite, names["model"]).as_posix()}, {layout.prompts(suite).as_posix()}
     writes = [layout.judgments(family, suite, names["model"], names["judge"]),
-              layout.coverage(family, suite, names["model"], names["judge"])]
+              layout.coverage(family, suite, names["model"], names["judge"]),
+              layout.judge_usage(family, suite, names["model"], names["judge"])]
     return {path.as_posix() for path in writes}, {layout.suite(suite).as_posix(), generations}
 
 

@@ -123,6 +123,38 @@ def test_the_llm_judge_sees_reference_solution_and_response(render_suite, fake_o
     assert fake_openai.count() == 3
 
 
+def test_a_judge_cell_records_its_tokens_and_cost_at_its_endpoints_prices(render_suite, capfd, monkeypatch):
+    """Each distinct request once (HiPhO's alternative schemes share criteria: asked once, paid
+    once), costed at the judge endpoint's `prices`, shown in the progress bar, and the same from
+    the request cache on a rerun."""
+    from olympiad_eval import judging
+
+    shown = judging.tqdm  # the bars show on a terminal only: here, as if on one
+    monkeypatch.setattr(judging, "tqdm", lambda *args, **kwargs: shown(*args, **{**kwargs, "disable": False}))
+    outputs = render_suite("sample_hipho", "sample_hipho")
+    generations = generate_with(outputs, "sample_hipho", "reference", {"provider": "reference"})
+    prices = {"judges": {"gpt-4o": {"prices": {"input": 2.0, "output": 8.0}}}}
+    with FakeOpenAI() as server:
+        outcome, _ = judge_with(outputs, "sample_hipho", generations, "gpt-4o",
+                                OmegaConf.merge(llm_judge_cfg(server.base_url), prices))
+        usage = outcome.usage
+        assert usage["requests"] == usage["answered"] == server.count() > 0
+        assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
+        expected = (usage["prompt_tokens"] * 2.0 + usage["completion_tokens"] * 8.0) / 1e6
+        assert usage["cost_usd"] == pytest.approx(expected, abs=1e-6)
+        assert f"cost=${expected:.4f}" in capfd.readouterr().err  # the progress bar's last state
+        again, _ = judge_with(outputs, "sample_hipho", generations, "gpt-4o",
+                              OmegaConf.merge(llm_judge_cfg(server.base_url), prices))
+        assert server.count() == usage["requests"] and again.usage == usage
+
+
+def test_a_rule_judge_cell_records_no_usage(render_suite):
+    outputs = render_suite("sample_hipho", "sample_hipho")
+    generations = generate_with(outputs, "sample_hipho", "reference", {"provider": "reference"})
+    outcome, _ = judge_with(outputs, "sample_hipho", generations)
+    assert outcome.usage["requests"] == outcome.usage["prompt_tokens"] == outcome.usage["cost_usd"] == 0
+
+
 def test_an_invalid_judge_reply_is_reasked_then_recorded_as_a_judge_error(render_suite):
     outputs = render_suite("sample_physelite_en", "sample_physelite", NO_PROCESS)
     generations = generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"})

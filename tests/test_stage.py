@@ -135,6 +135,7 @@ GPT = {"provider": "openai", "base_url": "https://api.example.com/v1", "model": 
     ({**GPT, "prices": {"input": float("nan")}}, "prices: input must be a number >= 0, got nan"),
     ({**GPT, "prices": {"input": -1}}, "prices: input must be a number >= 0, got -1"),
     ({**GPT, "prices": {"inputs": 1}}, "prices: 'inputs' is not one of input, output"),
+    ({**GPT, "assumed_output_tokens": "4k"}, "assumed_output_tokens must be an integer >= 0, got '4k'"),
     ({**GPT, "concurrency": 0}, "concurrency must be an integer >= 1, got 0"),
     ({**GPT, "concurrency": 2.0}, "concurrency must be an integer >= 1, got 2.0"),
     ({**GPT, "concurrency": True}, "concurrency must be an integer >= 1, got True"),
@@ -159,6 +160,9 @@ def test_a_model_config_of_the_wrong_type_is_named_with_its_key(cfg, message):
     ({"provider": "reference"}, "judges.j: provider 'reference' answers only a suite's prompts; a judge needs one "
                                 "that answers any request (openai, scripted)"),
     ({"provider": "anthropic"}, "judges.j: provider must be one of openai, reference, replay, scripted, got 'anthropic'"),
+    # judge endpoints take prices like models
+    ({**GPT, "prices": {"input": "2.5"}}, "judges.j: prices: input must be a number >= 0, got '2.5'"),
+    ({**GPT, "assumed_output_tokens": -1}, "judges.j: assumed_output_tokens must be an integer >= 0, got -1"),
 ])
 def test_each_judge_endpoint_is_checked_by_its_provider_openai_unless_named(endpoint, message):
     cfg = OmegaConf.create({"kind": "llm", "judges": {"j": endpoint}})

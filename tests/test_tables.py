@@ -41,6 +41,9 @@ def test_hipho_tables_golden(tmp_path):
     layout.usage("hipho", "hipho", "alpha").parent.mkdir(parents=True)
     layout.usage("hipho", "hipho", "alpha").write_text(json.dumps(
         {"prompt_tokens": 1000, "completion_tokens": 200, "cost_usd": 0.004}))
+    layout.judge_usage("hipho", "hipho", "alpha", "rule").parent.mkdir(parents=True)
+    layout.judge_usage("hipho", "hipho", "alpha", "rule").write_text(json.dumps(  # generation's and the judge's apart
+        {"prompt_tokens": 300, "completion_tokens": 50, "cost_usd": 0.00125}))
     write(layout, {
         "alpha": [judged("alpha", "p1", 2.0),  # its second slot's check ran past the timeout: counted, scored 0
                   judged("alpha", "p2", 1.5, undecided=("slot 2: check timed out after 10 s",))],
@@ -63,9 +66,11 @@ def test_hipho_tables_golden(tmp_path):
         "hipho,beta,rule,bronze,0,0,1,hipho official v3 (rules only)\n")
     assert (tables / "summary.csv").read_text() == (
         "suite,model,judge,problems,samples,scored,judge errors,undecided,failed generations,refusals,truncated,"
-        "score (%),95% CI low,95% CI high,tokens,cost ($),protocol,judge config\n"
-        "hipho,alpha,rule,2,1,2,0,1,0,0,0,87.5,75.0,100.0,1200,0.004,hipho official v3 (rules only),rule@0123456789ab\n"
-        "hipho,beta,rule,2,1,1,1,0,0,0,0,25.0,0.0,50.0,,,hipho official v3 (rules only),rule@0123456789ab\n")
+        "score (%),95% CI low,95% CI high,generation tokens,generation cost ($),judge tokens,judge cost ($),protocol,"
+        "judge config\n"
+        "hipho,alpha,rule,2,1,2,0,1,0,0,0,87.5,75.0,100.0,1200,0.004,350,0.00125,hipho official v3 (rules only),"
+        "rule@0123456789ab\n"
+        "hipho,beta,rule,2,1,1,1,0,0,0,0,25.0,0.0,50.0,,,,,hipho official v3 (rules only),rule@0123456789ab\n")
     # the headline metrics, a file per cell, a few columns: the counts are the summary's
     assert json.loads(layout.metrics("olympiad", "hipho", "beta", "rule").read_text()) == {
         "score": 25.0, "ci_low": 0.0, "ci_high": 50.0, "coverage": 0.5, "protocol": "hipho official v3 (rules only)"}

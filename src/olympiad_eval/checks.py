@@ -63,6 +63,13 @@ def check_prices(cfg, where: str) -> None:
         number(prices, key, f"{where}: prices", minimum=0)
 
 
+def check_costs(cfg, where: str) -> None:
+    """What a model's or judge endpoint's cost is reckoned from: its `prices`, and the length of a
+    reply that the cost plan assumes (`assumed_output_tokens`)."""
+    check_prices(cfg, where)
+    number(cfg, "assumed_output_tokens", where, integer=True, minimum=0)
+
+
 def check_fraction(cfg, key: str, where: str) -> None:
     number(cfg, key, where, minimum=0, maximum=1)
 

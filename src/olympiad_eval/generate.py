@@ -17,9 +17,9 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from olympiad_eval.checks import check_prices, number, request_settings
-from olympiad_eval.llm import Reply, Tally, request_key
-from olympiad_eval.providers import Request, ask_all, provider_class
+from olympiad_eval.checks import check_costs, number, request_settings
+from olympiad_eval.llm import Tally, request_key, usage_totals
+from olympiad_eval.providers import Provider, Request, ask_all, provider_class
 from olympiad_eval.records import Generation, Prompt, read_jsonl, write_json, write_jsonl
 
 
@@ -44,18 +44,21 @@ def sample_settings(settings: dict, sample: int) -> dict:
     return {**settings, "seed": int(settings["seed"]) + sample}
 
 
+def generation_requests(provider: Provider, cfg, prompts: list[Prompt]) -> list[Request]:
+    """Each prompt's request for each of the model's `samples`, keyed by the provider's identity
+    (the cost plan keys them here too, so that it finds what the request cache holds)."""
+    samples = int(cfg.get("samples", 1))
+    settings = OmegaConf.to_container(cfg.generation, resolve=True) if cfg.get("generation") else {}
+    identity = provider.identity()
+    return [Request(request_key(identity, prompt.messages, asked, sample), list(prompt.messages), asked, prompt, sample)
+            for prompt in prompts for sample in range(samples) for asked in [sample_settings(settings, sample)]]
+
+
 def generate(suite: str, model: str, cfg, prompts_path: str | Path, out_path: str | Path, cache_path: str | Path,
              usage_path: str | Path | None = None) -> Outcome:
     where = f"model '{model}'"
-    kind = provider_class(cfg.get("provider"), where)
-    prompts = read_jsonl(prompts_path, Prompt)
-    samples = int(cfg.get("samples", 1))
-    settings = OmegaConf.to_container(cfg.generation, resolve=True) if cfg.get("generation") else {}
-    provider = kind(cfg, where, suite)
-    identity = provider.identity()
-    jobs = [(prompt, sample, sample_settings(settings, sample)) for prompt in prompts for sample in range(samples)]
-    requests = [Request(request_key(identity, prompt.messages, asked, sample), list(prompt.messages), asked, prompt,
-                        sample) for prompt, sample, asked in jobs]
+    provider = provider_class(cfg.get("provider"), where)(cfg, where, suite)
+    requests = generation_requests(provider, cfg, read_jsonl(prompts_path, Prompt))
     tally = Tally(prices=dict(cfg.get("prices") or {}))
     replies = ask_all(provider, cache_path, requests, f"generate {suite} x {model}", tally)
     generations = [
@@ -65,28 +68,11 @@ def generate(suite: str, model: str, cfg, prompts_path: str | Path, out_path: st
         for request, reply in zip(requests, replies)
     ]
     write_jsonl(out_path, generations)
-    usage = usage_totals(replies, tally)
+    usage = usage_totals(replies, tally.prices)
     if usage_path is not None:
         write_json(usage_path, usage)
     return Outcome(total=len(generations), errors=usage["failed"], sent=tally.sent, usage=usage,
                    refusals=sum(g.refusal is not None for g in generations))
-
-
-def usage_totals(replies: list[Reply], tally: Tally) -> dict:
-    """Totals per cell, from the replies as stored: the same on every rerun."""
-    answered = [reply for reply in replies if reply.error is None]
-    tokens = {name: sum(reply.usage.get(name, 0) for reply in answered)
-              for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens")}
-    cost = Tally(prices=tally.prices, **tokens).cost
-    return {
-        "requests": len(replies),
-        "answered": len(answered),
-        "failed": len(replies) - len(answered),
-        "truncated": sum(reply.finish_reason == "length" for reply in answered),
-        "retries": sum(max(reply.attempts - 1, 0) for reply in answered),
-        **tokens,
-        "cost_usd": round(cost, 6),
-    }
 
 
 def check_model(cfg, name: str) -> None:
@@ -94,5 +80,5 @@ def check_model(cfg, name: str) -> None:
     where = f"model '{name}' (conf/model/{name}.yaml or an override)"
     number(cfg, "samples", where, integer=True, minimum=1)
     request_settings(cfg, "generation", where)
-    check_prices(cfg, where)
+    check_costs(cfg, where)
     provider_class(cfg.get("provider"), where).check(cfg, where)

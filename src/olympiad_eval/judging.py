@@ -39,8 +39,8 @@ from omegaconf import MISSING, OmegaConf
 from tqdm import tqdm
 
 from olympiad_eval.benchmarks import JudgeTask, Provenance, Score, plugin, provenance
-from olympiad_eval.checks import number, request_settings, typed_config
-from olympiad_eval.llm import RequestCache, request_key
+from olympiad_eval.checks import check_costs, number, request_settings, typed_config
+from olympiad_eval.llm import Reply, RequestCache, Tally, request_key, usage_totals
 from olympiad_eval.mathcheck import CheckPool, Options
 from olympiad_eval.providers import Client, Request, judge_provider_class
 from olympiad_eval.records import (
@@ -77,6 +77,7 @@ class Outcome:
     generation_errors: int
     undecided: int = 0  # checks that could not finish (scored as not matched, or decided by a judge)
     refusals: int = 0  # scored (0), so not in the coverage's shortfall; counted in the tables
+    usage: dict = field(default_factory=lambda: usage_totals([], {}))  # the judges' requests, tokens and cost
 
     @property
     def coverage(self) -> float:
@@ -111,9 +112,9 @@ def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, 
     made_by = provenance(kind, judge_name, made_by_cfg, scoring)  # also checks the protocol's name before any work
     with CheckPool(cfg.workers, cfg.check_timeout, check_options(scoring)) as pool:
         if cfg.kind == "rule":
-            grades = _by_rules(kind, problems, answered, scoring, pool)
+            grades, usage = _by_rules(kind, problems, answered, scoring, pool), usage_totals([], {})
         else:
-            grades = asyncio.run(_by_llm(kind, problems, answered, scoring, cfg, cache_path, pool))
+            grades, usage = asyncio.run(_by_llm(kind, problems, answered, scoring, cfg, cache_path, pool))
     _check_parts(kind, grades.values())
     judgments = [_judgment(problems[g.id], g, judge_name, grades.get((g.id, g.sample)), made_by) for g in generations]
     write_jsonl(out_path, judgments)
@@ -125,6 +126,7 @@ def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, 
         generation_errors=sum(j.status == "generation_error" for j in judgments),
         undecided=sum(len(j.undecided) for j in judgments),
         refusals=sum(j.refused for j in judgments),
+        usage=usage,
     )
 
 
@@ -203,8 +205,9 @@ def _by_rules(kind: str, problems: dict, answered: list[Generation], scoring, po
 
 
 async def _by_llm(kind: str, problems: dict, answered: list[Generation], scoring, cfg, cache_path,
-                  pool: CheckPool) -> dict:
-    """Every task of every response to every judge, then the protocol's combination."""
+                  pool: CheckPool) -> tuple[dict, dict]:
+    """Every task of every response to every judge, then the protocol's combination; and the
+    judges' usage (requests, tokens, cost)."""
     bench = plugin(kind)
     judges = dict(cfg.judges)
     if not judges:
@@ -242,8 +245,17 @@ async def _by_llm(kind: str, problems: dict, answered: list[Generation], scoring
         cache.close()
     replies = {key: {asker.name: {task.key: results[(asker.name, key, task.key)] for task in cell_tasks}
                      for asker in askers} for key, cell_tasks in tasks.items()}
-    return {key: _with_undecided(bench.combine(problems[key[0]], rules[key], replies[key], scoring), rules[key])
-            for key in tasks}
+    grades = {key: _with_undecided(bench.combine(problems[key[0]], rules[key], replies[key], scoring), rules[key])
+              for key in tasks}
+    return grades, judges_usage([asker.usage() for asker in askers])
+
+
+def judges_usage(usages: list[dict]) -> dict:
+    """An ensemble's usage: the sum of its judges' (each costed at its own prices)."""
+    total = usage_totals([], {})
+    for usage in usages:
+        total = {name: total[name] + usage[name] for name in total}
+    return {**total, "cost_usd": round(total["cost_usd"], 6)}
 
 
 def _with_undecided(grade: Score | str, rules: Score | str) -> Score | str:
@@ -254,9 +266,23 @@ def _with_undecided(grade: Score | str, rules: Score | str) -> Score | str:
     return grade
 
 
+def task_key(identity: dict, settings: dict, task: JudgeTask, attempt: int = 0) -> str:
+    """The request key of a task's `attempt`-th ask (0: the first; each re-ask is a request of its
+    own) to the judge `identity` names, with the judge config's request `settings`."""
+    return request_key(identity, task.messages, settings, attempt)
+
+
+def rule_grades(kind: str, problems: dict, answered: list[Generation], scoring, cfg) -> dict:
+    """Each response's score by the rules, as a judge cell computes it (`cfg`: the typed judge
+    config, for its workers and check timeout): what decides the tasks asked after the rules."""
+    with CheckPool(cfg.workers, cfg.check_timeout, check_options(scoring)) as pool:
+        return _by_rules(kind, problems, answered, scoring, pool)
+
+
 class _Asker:
     """One judge of the ensemble: its provider (`provider` in its endpoint, default openai; one
-    client for the whole cell) and progress bar."""
+    client for the whole cell), progress bar (with tokens and cost at its endpoint's `prices`) and
+    the replies it got."""
 
     def __init__(self, name: str, endpoint, cfg, cache: RequestCache):
         self.name, self.tries = name, 1 + cfg.max_reasks
@@ -265,13 +291,16 @@ class _Asker:
         provider = judge_provider_class(endpoint, who)(endpoint, who)
         self.identity = provider.identity()
         self.progress = tqdm(total=0, desc=f"judge {name}", unit="req", dynamic_ncols=True, disable=None)
-        self.client = Client(provider, cache, self.progress)
+        self.prices = dict(endpoint.get("prices") or {})
+        self.client = Client(provider, cache, self.progress, Tally(prices=self.prices))
+        # Each distinct request's reply: a request that two tasks share is paid for once.
+        self.replies: dict[str, Reply] = {}
         # A task hashes its request only when it may send it: the first requests then go out at
         # once, not after every task of the cell has been hashed and looked up in the cache.
         self.turns = asyncio.Semaphore(provider.concurrency)
 
     def key(self, task: JudgeTask, attempt: int) -> str:
-        return request_key(self.identity, task.messages, self.settings, attempt)
+        return task_key(self.identity, self.settings, task, attempt)
 
     async def check_endpoint(self, tasks: list[JudgeTask]) -> None:
         """Probe the endpoint now unless these tasks' first asks are all cached (then only if a
@@ -293,6 +322,7 @@ class _Asker:
                     reply = await self.client.ask(request)
             if duplicate:  # the same request is on the wire for another task: its reply, without a turn
                 reply = await self.client.ask(request)
+            self.replies[request.key] = reply
             if reply.error is not None:
                 # Re-asks are for replies that arrived and broke the schema. A request that failed
                 # has had its retries: asking again would only repeat them.
@@ -303,6 +333,9 @@ class _Asker:
         # a judge that refuses gives no grade: re-asked like any reply off the schema, then a judge error
         said = f"refused: {reply.refusal}" if reply.refusal is not None else (reply.text or "")[:200]
         return f"judge {self.name}: invalid reply to '{task.key}' after {self.tries} tries: {said!r}"
+
+    def usage(self) -> dict:
+        return usage_totals(list(self.replies.values()), self.prices)
 
     async def close(self) -> None:
         await self.client.aclose()
@@ -336,6 +369,7 @@ def check_judge(cfg, name: str) -> None:
             raise InputError(f"{where}: judges.{judge_name} must be an endpoint (base_url, model, ...), got {endpoint!r}")
         at = f"{where}: judges.{judge_name}"
         judge_provider_class(endpoint, at).check(endpoint, at)
+        check_costs(endpoint, at)
 
 
 def typed_judge(cfg, name: str):

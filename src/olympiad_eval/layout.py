@@ -39,6 +39,8 @@ PATTERNS = {
     "usage": "usage/{family}/{suite}/{model}.json",
     "judgments": "judgments/{family}/{suite}/{model}/{judge}.jsonl",
     "coverage": "coverage/{family}/{suite}/{model}/{judge}.json",
+    # a judge cell's tokens and cost, beside its model's generation usage (`usage/.../<model>.json`)
+    "judge_usage": "usage/{family}/{suite}/{model}/{judge}.json",
     "tables": "tables/{benchmark}",
     "table_index": f"tables/{{benchmark}}/{TABLE_INDEX}",
     "metrics": "metrics/{benchmark}/{suite}/{model}/{judge}.json",
@@ -129,6 +131,9 @@ class Layout:
 
     def coverage(self, family: str, suite: str, model: str, judge: str) -> Path:
         return self._path("coverage", family=family, suite=suite, model=model, judge=judge)
+
+    def judge_usage(self, family: str, suite: str, model: str, judge: str) -> Path:
+        return self._path("judge_usage", family=family, suite=suite, model=model, judge=judge)
 
     # the whole plan
     def report(self) -> Path:

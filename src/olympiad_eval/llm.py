@@ -744,3 +744,21 @@ class Tally:
     def cost(self) -> float:
         return (self.prompt_tokens * float(self.prices.get("input", 0))
                 + self.completion_tokens * float(self.prices.get("output", 0))) / 1e6
+
+
+def usage_totals(replies: list[Reply], prices: dict) -> dict:
+    """A cell's totals (its usage metrics), from the replies as stored: the same on every rerun.
+    Tokens and cost are those of the replies that answered; `prices` in USD per million tokens."""
+    answered = [reply for reply in replies if reply.error is None]
+    tokens = {name: sum(reply.usage.get(name, 0) for reply in answered)
+              for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens")}
+    cost = Tally(prices=prices, **tokens).cost
+    return {
+        "requests": len(replies),
+        "answered": len(answered),
+        "failed": len(replies) - len(answered),
+        "truncated": sum(reply.finish_reason == "length" for reply in answered),
+        "retries": sum(max(reply.attempts - 1, 0) for reply in answered),
+        **tokens,
+        "cost_usd": round(cost, 6),
+    }

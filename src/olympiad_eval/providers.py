@@ -22,6 +22,7 @@ A model's config names its provider (`provider:`); a judge endpoint may (default
 from __future__ import annotations
 
 import asyncio
+import functools
 import glob
 import logging
 import math
@@ -95,10 +96,15 @@ class OpenAIProvider(Provider):
     name = "openai"
     sends = True
 
-    def __init__(self, cfg, who: str, suite: str | None = None):
-        super().__init__(cfg, who, suite)
-        self.endpoint = OpenAIEndpoint(cfg, who)
-        self.concurrency = self.endpoint.concurrency
+    @functools.cached_property
+    def endpoint(self) -> OpenAIEndpoint:
+        """The client, built on first use: `identity()` needs none, so that a cost plan can key the
+        requests of an endpoint whose API key is not in this environment."""
+        return OpenAIEndpoint(self.cfg, self.who)
+
+    @property
+    def concurrency(self) -> int:
+        return self.endpoint.concurrency
 
     @classmethod
     def check(cls, cfg, where: str) -> None:
@@ -140,7 +146,8 @@ class OpenAIProvider(Provider):
         self.endpoint.rate_limits.show = show
 
     async def aclose(self) -> None:
-        await self.endpoint.aclose()
+        if "endpoint" in vars(self):  # never built: nothing to release
+            await self.endpoint.aclose()
 
 
 class ReferenceProvider(Provider):
@@ -304,6 +311,7 @@ class Client:
         self.cache = cache if provider.sends else None
         self.tally = tally if tally is not None else Tally()
         self._sending: dict[str, asyncio.Future] = {}
+        self._tallied: set[str] = set()
         self._probe: asyncio.Future | None = None
         provider.show_waits(self._show_wait)
 
@@ -323,7 +331,9 @@ class Client:
 
     async def ask(self, request: Request) -> Reply:
         reply = await self._reply(request)
-        self.tally.add(reply)
+        if request.key not in self._tallied:  # a request that two tasks share is paid for once
+            self._tallied.add(request.key)
+            self.tally.add(reply)
         if self.progress is not None:
             self.progress.set_postfix(tokens=self.tally.prompt_tokens + self.tally.completion_tokens,
                                       cost=f"${self.tally.cost:.4f}", refresh=False)

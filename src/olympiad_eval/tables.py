@@ -144,11 +144,23 @@ def bootstrap_interval(group: pd.DataFrame, resamples: int = BOOTSTRAP_RESAMPLES
 
 
 def with_usage(table: pd.DataFrame, layout: Layout, family: str) -> pd.DataFrame:
-    """Each cell's generation tokens and cost, from the generate stage's usage metrics."""
-    usage = [_usage(layout.usage(family, suite, model)) for suite, model in zip(table["suite"], table["model"])]
-    tokens = [u.get("prompt_tokens", 0) + u.get("completion_tokens", 0) if u else None for u in usage]
-    return table.assign(**{"tokens": pd.array(tokens, dtype="Int64"),
-                           "cost ($)": [u.get("cost_usd") if u else None for u in usage]})
+    """Each cell's tokens and cost, generation's and its judge's apart, from their usage metrics
+    (the generate stage's, per suite x model; the judge stage's, per judge cell)."""
+    cells = list(zip(table["suite"], table["model"], table["judge"]))
+    generation = [_usage(layout.usage(family, suite, model)) for suite, model, _ in cells]
+    judging = [_usage(layout.judge_usage(family, suite, model, judge)) for suite, model, judge in cells]
+    return table.assign(**{"generation tokens": _tokens(generation), "generation cost ($)": _costs(generation),
+                           "judge tokens": _tokens(judging), "judge cost ($)": _costs(judging)})
+
+
+def _tokens(usages: list[dict]) -> pd.api.extensions.ExtensionArray:
+    """Input and output tokens together; missing where a cell has no usage metrics."""
+    return pd.array([u.get("prompt_tokens", 0) + u.get("completion_tokens", 0) if u else None for u in usages],
+                    dtype="Int64")
+
+
+def _costs(usages: list[dict]) -> list:
+    return [u.get("cost_usd") if u else None for u in usages]
 
 
 def _usage(path: Path) -> dict:
@@ -262,7 +274,8 @@ def to_markdown(table: pd.DataFrame) -> str:
 # Counts, not scores: no "best" among them. A row of reference values ("full marks") is not ranked.
 NOT_RANKED = {"problems", "samples", "scored", "judge errors", "undecided", "failed generations", "refusals",
               "truncated",
-              "95% CI low", "95% CI high", "tokens", "cost ($)", "protocol", "judge config"}
+              "95% CI low", "95% CI high", "generation tokens", "generation cost ($)", "judge tokens",
+              "judge cost ($)", "protocol", "judge config"}
 REFERENCE_ROWS = {"full marks"}
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}

@@ -14,7 +14,7 @@ from omegaconf import OmegaConf
 from olympiad_eval.benchmarks import hipho, typed_suite
 from olympiad_eval.mathcheck import Verdict, equivalent
 from olympiad_eval.records import AnswerSlot, Criterion, InputError, Problem, RecordError, exact
-from tests.support import by_rules, compose_stage, scoring, typed
+from tests.support import by_rules, compose_stage, scoring, suite_scoring, typed
 
 # its module fixtures load a release once: keep its tests on one test worker
 pytestmark = pytest.mark.xdist_group("hipho_release")
@@ -460,6 +460,25 @@ def test_open_ended_slot_is_left_to_judges():
     assert [job[0] for job in seen] == ["2"]
     assert result.points == 1.0
     assert [slot["correct"] for slot in result.slots] == [False, True]
+
+
+WRONG_OR_MISSING = ["<answer>[\\boxed{0}, \\boxed{0}, \\boxed{0}]</answer>", "<answer>[\\boxed{0}]</answer>", "no answer"]
+
+
+@pytest.mark.parametrize("suite", ["sample_hipho", "sample_hipho_evalscope"])
+def test_the_slots_a_judge_may_be_asked_about_are_at_most_those_with_an_official_answer(sample, suite):
+    """The cost plan's bound before a response exists: every slot with an official answer (of a
+    problem without marking schemes, in evalscope's protocol), never fewer than the rules leave."""
+    settings = suite_scoring(suite)
+    for problem in sample.values():
+        bound = [task.key for task in hipho.judge_tasks_after_rules_at_most(problem, "a response", settings)]
+        answered = [index for index, slot in enumerate(problem.answers) if hipho.gold_value(slot)]
+        expected = [] if settings.protocol == "evalscope" and problem.marking else answered
+        assert bound == [f"slot {index}" for index in expected], problem.id
+        for response in [hipho.reference(problem, SUITE), *WRONG_OR_MISSING]:
+            rules = hipho.rule_score(problem, response, settings, check(hipho.rule_checks(problem, response, settings)))
+            asked = [task.key for task in hipho.judge_tasks_after_rules(problem, response, rules, settings)]
+            assert set(asked) <= set(bound), (problem.id, response)
 
 
 def test_undecided_check_is_reported_not_scored(sample):

@@ -40,6 +40,7 @@ def rule_checks(problem, response, scoring): return []
 def rule_score(problem, response, scoring, verdicts): return None
 def judge_tasks(problem, response, scoring): return []
 def judge_tasks_after_rules(problem, response, rules, scoring): return []
+def judge_tasks_after_rules_at_most(problem, response, scoring): return []
 def combine(problem, rules, replies, scoring): return rules
 def tables(frame, cfg): return {}
 """

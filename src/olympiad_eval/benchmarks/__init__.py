@@ -27,7 +27,10 @@ config files, its sample data and its tests. What a benchmark module offers:
   verdicts) -> Score`, the score from their verdicts (in the checks' order);
 - LLM judge tasks, named by what they need: `judge_tasks(problem, response, scoring)`, asked at
   once, and `judge_tasks_after_rules(problem, response, rules, scoring)`, asked once the rules'
-  score is known (HiPhO's answer slots the rules missed); each task is sent to every judge;
+  score is known (HiPhO's answer slots the rules missed); each task is sent to every judge; and
+  `judge_tasks_after_rules_at_most(problem, response, scoring)`, the most that the second could
+  ask of a response (as if the rules matched none of its answers): what a cost plan counts before
+  the response exists (`olympiad_eval.costs`);
 - `combine(problem, rules, replies, scoring) -> Score | str`: the protocol's score from the rules'
   score and each judge's parsed replies (`replies[judge][task key]`), or why it cannot score;
 - `tables(frame, cfg) -> dict[str, DataFrame]`: the benchmark's tables from its judgments; `cfg` is
@@ -160,6 +163,7 @@ class Benchmark(Protocol):
     def judge_tasks(self, problem: Problem, response: str, scoring) -> list[JudgeTask]: ...
     def judge_tasks_after_rules(self, problem: Problem, response: str, rules: "Score | str",
                                 scoring) -> list[JudgeTask]: ...
+    def judge_tasks_after_rules_at_most(self, problem: Problem, response: str, scoring) -> list[JudgeTask]: ...
     def combine(self, problem: Problem, rules: "Score | str", replies: dict, scoring) -> "Score | str": ...
     def tables(self, frame, cfg) -> dict: ...
 

@@ -412,10 +412,25 @@ def judge_tasks_after_rules(problem: Problem, response: str, rules, scoring) -> 
     if not isinstance(rules, Score):
         return []
     ask = _asker(problem, response, scoring)
-    return [JudgeTask(f"slot {index}", ask(scoring.prompts.answer, reference=gold_text(problem.answers[index]),
-                                           given=slot["given"], unit=problem.answers[index].unit or "none"),
-                      parse_equivalent)
+    return [_slot_task(ask, problem, index, slot["given"], scoring)
             for index, slot in enumerate(rules.slots) if not slot["correct"] and slot["given"] and slot["expected"]]
+
+
+def judge_tasks_after_rules_at_most(problem: Problem, response: str, scoring) -> list[JudgeTask]:
+    """Every slot with an official answer, as if the response answered each and the rules matched
+    none (the slot's reference answer stands in for the response's)."""
+    if scoring.protocol == "evalscope":
+        return hipho_evalscope.judge_tasks_after_rules_at_most(problem, response, scoring)
+    ask = _asker(problem, response, scoring)
+    return [_slot_task(ask, problem, index, reference_answer(slot), scoring)
+            for index, slot in enumerate(problem.answers) if gold_value(slot)]
+
+
+def _slot_task(ask, problem: Problem, index: int, given: str, scoring) -> JudgeTask:
+    """Whether the answer `given` for slot `index` is the official one."""
+    slot = problem.answers[index]
+    return JudgeTask(f"slot {index}", ask(scoring.prompts.answer, reference=gold_text(slot), given=given,
+                                          unit=slot.unit or "none"), parse_equivalent)
 
 
 def _asker(problem: Problem, response: str, scoring):

@@ -297,9 +297,22 @@ def judge_tasks_after_rules(problem: Problem, response: str, rules, scoring) -> 
         unmatched = _unmatched_slots(problem, rules)
     except Unscorable:
         return []  # `combine` says why
-    return [JudgeTask(f"slot {index}", _ask(fill(template, {
-                "question": problem.question, "given": given, "reference": official})), parse_correct)
-            for index, given, official in unmatched]
+    return [_slot_task(template, problem, index, given, official) for index, given, official in unmatched]
+
+
+def judge_tasks_after_rules_at_most(problem: Problem, response: str, scoring) -> list[JudgeTask]:
+    """Without marking schemes: every slot with an official answer, as if each were answered and
+    Math-Verify matched none (the official answer stands in for the response's)."""
+    if problem.marking:
+        return []
+    template = _prompt(scoring, "answer")
+    officials = [(index, gold(slot.value)) for index, slot in enumerate(problem.answers)]
+    return [_slot_task(template, problem, index, official, official) for index, official in officials if official]
+
+
+def _slot_task(template: str, problem: Problem, index: int, given: str, official: str) -> JudgeTask:
+    return JudgeTask(f"slot {index}", _ask(fill(template, {"question": problem.question, "given": given,
+                                                           "reference": official})), parse_correct)
 
 
 def _unmatched_slots(problem: Problem, rules: Score) -> list[tuple[int, str, str]]:

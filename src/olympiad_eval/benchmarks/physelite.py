@@ -452,6 +452,10 @@ def judge_tasks_after_rules(problem: Problem, response: str, rules, scoring) -> 
     return []
 
 
+def judge_tasks_after_rules_at_most(problem: Problem, response: str, scoring) -> list[JudgeTask]:
+    return []
+
+
 def combine(problem: Problem, rules, replies: dict, scoring) -> Score | str:
     """Each judge scores on its own; the scores are the mean over judges (the paper's ensemble).
     Answer accuracy is strict: only "correct" counts."""
