@@ -60,9 +60,9 @@ two add up.
 
 sympy can hang on hostile input (`9^{9^9}`), so `CheckPool` runs every check in warm worker
 processes with a hard timeout, counted from when a warm worker takes the check, and replaces a
-worker that overruns it (workers fork from a server that has imported sympy once). Answers longer than `MAX_CHARS` are not compared at all (False unless
-identical) and brackets nested deeper than `MAX_DEPTH` are not parsed, so such input costs
-milliseconds rather than a worker.
+worker that overruns it (workers fork from a server that has imported sympy once). Answers longer
+than `MAX_CHARS` are not compared at all (False unless identical) and brackets nested deeper than
+`MAX_DEPTH` are not parsed, so such input costs milliseconds rather than a worker.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ class Options:
 
     @classmethod
     def from_mapping(cls, mapping) -> "Options":
-        """`{percent: true}` (a judge config's `check_options.<kind>`); raises ValueError naming
+        """`{percent: true}` (a suite's `scoring.check_options`); raises ValueError naming
         an unknown option or a value that is not a boolean."""
         known = {f.name for f in fields(cls)}
         for name, value in dict(mapping or {}).items():
