@@ -38,7 +38,9 @@ from olympiad_eval.layout import OUTPUTS, Layout, family_of_suite, spelled
 from olympiad_eval.records import InputError, Judgment, atomic_dir, natural_key, read_jsonl, write_json
 from olympiad_eval.report import write_comparison_index
 from olympiad_eval.stage import fail, read_plan
-from olympiad_eval.tables import made_by_latex, made_by_markdown, to_latex, to_markdown
+from olympiad_eval.tables import (
+    check_one_provenance, made_by_latex, made_by_markdown, ratio_bootstrap, to_latex, to_markdown,
+)
 
 RESAMPLES = 10_000
 SEED = 0
@@ -53,7 +55,7 @@ MCNEMAR_EXACT_BELOW = 25
 # million sums, in chunks); past it, it draws random flips.
 SIGN_FLIP_EXACT_UP_TO = 20
 _FLIPS_PER_CHUNK = 1 << 16
-_PICKS_PER_CHUNK = 1_000_000  # bootstrap picks held at once: 10,000 x 11,586 would take 900 MB
+_PICKS_PER_CHUNK = 1_000_000  # random sign flips held at once: 10,000 x 11,586 would take 900 MB
 # Sums of floats (points such as 0.4 + 0.2) that are equal on paper may differ in the last bits:
 # a resampled statistic this close to the observed one counts as reaching it.
 _TIE = 1e-9
@@ -111,19 +113,7 @@ def paired_bootstrap(gained: Sequence[float], available: Sequence[float], resamp
     """The percentile interval of 100 * sum(gained) / sum(available) over problems resampled with
     replacement, each keeping both of its runs (so the pairing is kept). `gained` is B's points minus
     A's per problem, `available` the points there were (1 each for a share of problems right)."""
-    gained, available = np.asarray(gained, dtype=float), np.asarray(available, dtype=float)
-    if gained.size == 0 or available.sum() == 0:
-        return math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    chunk = max(1, _PICKS_PER_CHUNK // gained.size)
-    differences = []
-    for start in range(0, resamples, chunk):
-        picks = rng.integers(0, gained.size, size=(min(chunk, resamples - start), gained.size))
-        possible = available[picks].sum(1)
-        differences.append(100 * gained[picks].sum(1) / np.where(possible > 0, possible, np.nan))
-    tail = 100 * (1 - level) / 2
-    low, high = np.nanpercentile(np.concatenate(differences), [tail, 100 - tail])
-    return float(low), float(high)
+    return ratio_bootstrap(gained, available, resamples, seed, level)
 
 
 def cohen_kappa(first: Sequence[str], second: Sequence[str]) -> float:
@@ -258,13 +248,10 @@ def cells_on_disk(layout: Layout, family: str, suite: str, asked: Cell) -> str:
 
 
 def one_provenance(path: Path, judgments: Sequence[Judgment]) -> tuple[str, str, str]:
-    """What made a cell's judgments: one protocol, judge config and package set (a file that mixes
-    them would mix two protocols' verdicts into one run; the tables refuse it too)."""
+    """What made a cell's judgments: one protocol, judge config and package set (the tables refuse
+    a file that mixes them too)."""
     made = {(j.protocol, j.judge_config, j.packages) for j in judgments}
-    if len(made) > 1:
-        kinds = "; ".join(" | ".join(value or "(none)" for value in one) for one in sorted(made))
-        raise InputError(f"{path}: judgments made by {len(made)} different protocols or setups ({kinds}): "
-                         "rerun its judge stage so that one protocol scores the whole cell")
+    check_one_provenance(path, made)
     return made.pop()
 
 

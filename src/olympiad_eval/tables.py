@@ -12,6 +12,7 @@ every table of its benchmark says what it took.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -44,7 +45,7 @@ def load_judgments(layout: Layout, plan: dict, benchmark: str, parts: tuple[str,
         if not path.is_file():
             raise InputError(f"{path}: the plan's cell {suite} x {model} x {judge} has no judgments; run its stages first")
         judgments = [_row(judgment, parts) for judgment in iter_jsonl(path, Judgment)]
-        _check_one_provenance(path, {row[_PROVENANCE] for row in judgments})
+        check_one_provenance(path, {row[_PROVENANCE] for row in judgments})
         rows += judgments
     if not rows:
         raise InputError(f"benchmark '{benchmark}': no suite of the plan belongs to it")
@@ -77,7 +78,7 @@ _PROVENANCE = slice(COLUMNS.index("protocol"), COLUMNS.index("packages") + 1)
 assert COLUMNS[_PROVENANCE] == PROVENANCE
 
 
-def _check_one_provenance(path: Path, seen: set) -> None:
+def check_one_provenance(path: Path, seen: set) -> None:
     """A cell's judgments all come from one protocol version, judge config and package set: a
     file that mixes them (a judgment file pieced together by hand, or appended across versions)
     would average verdicts of different protocols into one number."""
@@ -125,22 +126,29 @@ def bootstrap_interval(group: pd.DataFrame, resamples: int = BOOTSTRAP_RESAMPLES
     """The 95% percentile bootstrap interval of the score, resampling problems (with all their
     samples) with replacement. The generator is seeded so that the tables stay byte-stable."""
     per_problem = group.assign(points=group["points"].fillna(0)).groupby("id")[["points", "max_points"]].sum()
-    if per_problem["max_points"].sum() == 0:
+    low, high = ratio_bootstrap(per_problem["points"].to_numpy(), per_problem["max_points"].to_numpy(), resamples,
+                                seed=0)
+    return (low, high) if math.isnan(low) else (round(low, 2), round(high, 2))
+
+
+def ratio_bootstrap(earned, available, resamples: int, seed: int, level: float = 0.95) -> tuple[float, float]:
+    """The percentile interval of 100 * sum(earned) / sum(available) over items resampled with
+    replacement (problems; a comparison's paired differences keep both runs of each), or NaNs when
+    nothing is available. Resamples are drawn in chunks (the generator gives the same stream):
+    1,000 x 11,586 picks at once would take 300 MB."""
+    earned, available = np.asarray(earned, dtype=float), np.asarray(available, dtype=float)
+    if earned.size == 0 or available.sum() == 0:
         return float("nan"), float("nan")
-    points, available = per_problem["points"].to_numpy(), per_problem["max_points"].to_numpy()
-    rng = np.random.default_rng(0)
-    earned, possible = [], []
-    # Resamples drawn in chunks (the generator gives the same stream): 1,000 x 11,586 picks at once
-    # would take 300 MB.
-    chunk = max(1, BOOTSTRAP_CHUNK // len(per_problem))
+    rng = np.random.default_rng(seed)
+    chunk = max(1, BOOTSTRAP_CHUNK // earned.size)
+    ratios = []
     for start in range(0, resamples, chunk):
-        picks = rng.integers(0, len(per_problem), size=(min(chunk, resamples - start), len(per_problem)))
-        earned.append(points[picks].sum(1))
-        possible.append(available[picks].sum(1))
-    earned, possible = np.concatenate(earned), np.concatenate(possible)
-    scores = 100 * earned / np.where(possible > 0, possible, np.nan)
-    low, high = np.nanpercentile(scores, [2.5, 97.5])
-    return round(float(low), 2), round(float(high), 2)
+        picks = rng.integers(0, earned.size, size=(min(chunk, resamples - start), earned.size))
+        possible = available[picks].sum(1)
+        ratios.append(100 * earned[picks].sum(1) / np.where(possible > 0, possible, np.nan))
+    tail = (100 - 100 * level) / 2
+    low, high = np.nanpercentile(np.concatenate(ratios), [tail, 100 - tail])
+    return float(low), float(high)
 
 
 def with_usage(table: pd.DataFrame, layout: Layout, family: str) -> pd.DataFrame:
