@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from olympiad_eval.answers import answer_block, boxed, boxed_answers, choice_letter, final_answer_line, free_form
+from olympiad_eval.answers import answer_block, boxed, boxed_answers, final_answer_line
 
 
 @pytest.mark.parametrize(
@@ -74,48 +74,3 @@ def test_boxed_answers(text, slots, expected):
 )
 def test_final_answer_line(text, expected):
     assert final_answer_line(text) == expected
-
-
-@pytest.mark.parametrize(
-    "text, expected",
-    [
-        ("reasoning...\nANSWER: C", "C"),
-        ("reasoning...\n**ANSWER:** (B)", "B"),
-        ("ANSWER: c", "C"),
-        ("so the result is \\boxed{B}", "B"),
-        ("so the result is \\boxed{(E)}", "E"),
-        ("Therefore the answer is (D).", "D"),
-        ("The answer is: A", "A"),
-        ("... which gives 26 cm, option C", "C"),  # a lone letter at the very end
-        ("The perimeter is 26 cm.", None),
-        ("ANSWER: F", None),  # not an offered letter
-        ("the answer is 26 cm", None),
-    ],
-)
-def test_choice_letter(text, expected):
-    assert choice_letter(text) == expected
-
-
-def test_choice_letter_respects_the_offered_letters():
-    assert choice_letter("ANSWER: E", letters="ABCD") is None
-    assert choice_letter("ANSWER: D", letters="ABCD") == "D"
-
-
-def test_choice_letter_takes_the_last_statement():
-    text = "At first I thought the answer is B.\nChecking again, it must be C.\nANSWER: C"
-    assert choice_letter(text) == "C"
-
-
-@pytest.mark.parametrize(
-    "text, expected",
-    [
-        ("so \\boxed{1} then \\boxed{\\frac{3}{8}}", "\\frac{3}{8}"),
-        ("Hence the answer is 27.", "27"),
-        ("We get the answer is 3/8\nThe answer is 27.", "27"),
-        ("line one\n\n  last line  \n\n", "last line"),
-        ("", None),
-        ("   \n  ", None),
-    ],
-)
-def test_free_form(text, expected):
-    assert free_form(text) == expected

@@ -375,6 +375,16 @@ def test_mathvision_free_form_uses_the_free_form_template(fetched, tmp_path):
     assert all(len(images_of(p)) == 1 for p in prompts.values())
 
 
+def test_mathvision_evalscope_puts_the_figure_after_the_whole_text(fetched, tmp_path):
+    """evalscope appends the image to the prompt's text (one text part, then the image), the
+    `<image1>` marker staying in the question."""
+    _, prompts = run(fetched, tmp_path, "sample_mathvision_evalscope")
+    for prompt in prompts.values():
+        [user] = [m for m in prompt.messages if m["role"] == "user"]
+        assert [part["type"] for part in user["content"]] == ["text", "image"]
+        assert "<image1>" in user["content"][0]["text"]
+
+
 # ---------------------------------------------------------------- errors
 
 

@@ -283,6 +283,31 @@ def test_mathvision_tables_golden(tmp_path):
         "\nMade by:\n- rule: not recorded (judged before protocols had versions)\n")
 
 
+def test_mathvision_evalscope_tables_say_so_and_leave_out_what_evalscope_excludes(tmp_path):
+    """Numbers of suite `mathvision_evalscope` are labelled as evalscope-protocol numbers in every
+    table and in the cell's metrics; a response evalscope excludes (the rules' judge error there)
+    is out of the accuracy, as out of evalscope's mean, and still counted in the summary."""
+    made_by = {"protocol": "mathvision evalscope v4 (rules only)", "judge_config": "rule@0123456789ab",
+               "packages": "olympiad-eval 0.1.0"}
+
+    def row(pid, level, score, status="scored"):
+        return Judgment(id=pid, suite="mve", model="m", judge="rule", sample=0, language="en", subset="algebra",
+                        subject="algebra", level=level, status=status, score=score, points=score, max_points=1.0,
+                        **made_by)
+
+    layout = Layout(tmp_path / "outputs")
+    write_jsonl(layout.judgments("mathvision", "mve", "m", "rule"), [
+        row("1", 1, 1.0), row("2", 1, 0.0), row("3", 1, None, "judge_error"), row("4", 2, 1.0)])
+    plan = {"suites": {"mve": "mathv"}, "models": ["m"], "judges": ["rule"], "family": {"mathv": "mathvision"}}
+    aggregate("mathv", OmegaConf.create({"kind": "mathvision"}), plan, layout)
+    tables = layout.tables("mathv")
+    assert (tables / "accuracy.csv").read_text() == (
+        "suite,model,judge,overall,level 1,level 2,protocol\nmve,m,rule,66.67,50.0,100.0,mathvision evalscope v4 (rules only)\n")
+    for name in ("accuracy", "accuracy_by_subject", "accuracy_by_subject_and_level", "summary"):
+        assert "mathvision evalscope v4 (rules only)" in (tables / f"{name}.md").read_text(), name
+        assert "mathvision evalscope v4 (rules only)" in (tables / f"{name}.csv").read_text(), name
+
+
 def test_the_bootstrap_is_the_same_drawn_in_chunks(monkeypatch):
     """Resamples are drawn in chunks to bound memory; the seeded stream, so the interval, is unchanged."""
     import numpy as np

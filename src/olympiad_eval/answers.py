@@ -7,9 +7,6 @@ import re
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _ANSWER_BLOCK = re.compile(r"<answer>(.*?)(?:</answer>|$)", re.S | re.I)
 _FINAL_ANSWER = re.compile(r"FINAL ANSWER\s*[:：]\s*(.*)", re.I)
-_ANSWER_LINE = re.compile(r"^\s*\**ANSWER\**\s*[:：]\s*\(?([A-E])\)?\b", re.I | re.M)
-_ANSWER_IS = re.compile(r"answer is\s*[:：]?\s*(.+)", re.I)
-_LONE_LETTER = re.compile(r"(?<![A-Za-z\\])\(?([A-E])\)?(?![A-Za-z])")
 
 
 def boxed(text: str) -> list[str]:
@@ -44,29 +41,3 @@ def final_answer_line(text: str) -> str | None:
     """What follows the last "FINAL ANSWER:" (up to the end of that line)."""
     matches = _FINAL_ANSWER.findall(text)
     return matches[-1].strip() if matches else None
-
-
-def choice_letter(text: str, letters: str = "ABCDE") -> str | None:
-    """The last multiple-choice letter stated: "ANSWER: X", a boxed letter or "the answer is X";
-    failing those, a lone letter at the very end."""
-    candidates = [(m.start(), m.group(1)) for m in _ANSWER_LINE.finditer(text)]
-    candidates += [(m.start(), m.group(1).strip()) for m in _ANSWER_IS.finditer(text)]
-    candidates += [(m.start(), box) for m, box in zip(_BOX.finditer(text), boxed(text))]
-    for _, candidate in sorted(candidates, reverse=True):
-        letter = candidate.strip("() $.").upper()
-        if len(letter) == 1 and letter in letters:
-            return letter
-    lone = [m for m in _LONE_LETTER.findall(text.strip()[-20:]) if m in letters]
-    return lone[-1] if lone else None
-
-
-def free_form(text: str) -> str | None:
-    """A free-form final answer: the last box, else "the answer is ...", else the last line."""
-    boxes = boxed(text)
-    if boxes:
-        return boxes[-1]
-    said = _ANSWER_IS.findall(text)
-    if said:
-        return said[-1].strip().rstrip(".")
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1].strip() if lines else None

@@ -56,7 +56,9 @@ benchmark kind (`check_options` in conf/judge/*.yaml, read by the judge stage in
 `CheckPool(options=...)`, applied to every check of the cell), and a benchmark may switch one on
 for a single check by giving its job a fifth element, `(gold, pred, rel_tol, unit,
 Options(unordered=True))` (e.g. for a problem that says its answers may come in any order); the
-two add up.
+two add up. A benchmark whose protocol compares otherwise sends a check of its own, `(function,
+*args)`: a module-level function giving a `Verdict` (MATH-Vision's evalscope protocol reads and
+compares a free-form answer with Math-Verify so), run by the same workers under the same timeout.
 
 sympy can hang on hostile input (`9^{9^9}`), so `CheckPool` runs every check in warm worker
 processes with a hard timeout, counted from when a warm worker takes the check, and replaces a
@@ -93,10 +95,12 @@ START_TIMEOUT = 600.0  # seconds for the check workers to start: generous, a loa
 
 @dataclass(frozen=True)
 class Verdict:
-    """`correct` is None when the check could not finish (timeout or a crash), with the reason."""
+    """`correct` is None when the check could not finish (timeout or a crash), with the reason;
+    `answer`: what a benchmark's own check read as the answer, where it reads one itself."""
 
     correct: bool | None
     reason: str = ""
+    answer: str = ""
 
 
 @dataclass(frozen=True)
@@ -833,7 +837,12 @@ def _yield_cpu(pid: int) -> None:
 
 def _check(job: tuple, options: Options = Options()) -> Verdict:
     """`job` is (gold, pred, rel_tol, unit) or (gold, pred, rel_tol, unit, Options) for a check
-    with options of its own, added to the cell's."""
+    with options of its own, added to the cell's; or a benchmark's own check, (function, *args):
+    a module-level function (workers receive it by name) that gives a `Verdict` or a bool."""
+    if callable(job[0]):
+        function, *args = job
+        verdict = function(*args)
+        return verdict if isinstance(verdict, Verdict) else Verdict(bool(verdict))
     gold, pred, rel_tol, unit, *own = job
     return Verdict(bool(equivalent(gold, pred, rel_tol, unit, options | own[0] if own else options)))
 
@@ -864,7 +873,8 @@ def _serve(connection) -> None:
 
 
 # What a worker imports before its first check: about a second of CPU in every spawned process.
-_PRELOADED = ["olympiad_eval.mathcheck", "sympy", "latex2sympy2_extended.latex2sympy2"]
+# Math-Verify (evalscope's protocols) where it is installed: the fork server skips what is missing.
+_PRELOADED = ["olympiad_eval.mathcheck", "sympy", "latex2sympy2_extended.latex2sympy2", "math_verify"]
 
 
 @functools.cache

@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from olympiad_eval import answers, lazy_import
+from olympiad_eval import lazy_import
 from olympiad_eval.benchmarks import (
-    Filter, Score, Scoring as BaseScoring, Suite as BaseSuite, choices, mathvision_official,
+    Filter, Score, Scoring as BaseScoring, Suite as BaseSuite, choices, hipho_evalscope, mathvision_evalscope,
+    mathvision_official,
 )
 from olympiad_eval.records import InputError, AnswerSlot, Problem, RecordError, iter_json_lines
 from olympiad_eval.release import Fields, as_text, load_figure
@@ -22,7 +23,7 @@ pd = lazy_import("pandas")  # for the tables only
 REQUIRED = ("id", "question", "answer")
 
 # See `benchmarks/__init__.py`: bump a version with any change that can alter a verdict or a score.
-PROTOCOL_VERSIONS = {"official": 3, "evalscope": 3}
+PROTOCOL_VERSIONS = {"official": 3, "evalscope": 4}
 PARTS = ()  # rules alone: the score is all there is
 LETTERS = "ABCDE"
 LEVELS = range(1, 6)  # the release's difficulty levels; its tables report each
@@ -32,8 +33,8 @@ Figures = choices("Figures", ("all", "none"))
 
 @dataclass
 class Scoring(BaseScoring):
-    """official: MATH-V's own scorer, reproduced (`mathvision_official`); evalscope: its extraction
-    cascade and an equivalence check. Scored by rules alone."""
+    """official: MATH-V's own scorer, reproduced (`mathvision_official`); evalscope: evalscope
+    1.14.1's scoring, reproduced (`mathvision_evalscope`). Scored by rules alone."""
 
     rel_tol: float = 0.0
 
@@ -123,36 +124,29 @@ def reference(problem: Problem, suite) -> str:
 
 
 def rule_checks(problem: Problem, response: str, scoring) -> list[tuple]:
-    """The official scorer decides in this process (`rule_score`); evalscope's protocol checks the
-    extracted answer's equivalence with the gold (for multiple choice given as an option's text,
-    with that option's text)."""
-    if scoring.protocol == "official":
+    """The official scorer and evalscope's multiple choice decide in this process (`rule_score`);
+    evalscope's free form is one check of its own (Math-Verify, in the check workers)."""
+    if scoring.protocol == "official" or problem.choices:
         return []
-    gold = problem.answers[0].value
-    if problem.choices:
-        given = _evalscope_answer(problem, response)
-        if gold in LETTERS and given and given not in LETTERS:  # the option's text instead of its letter
-            return [(problem.choices[LETTERS.index(gold)], given, 0.0, None)]
-        return [(gold, given, 0.0, None)]
-    given = _evalscope_answer(problem, response)
-    return [(gold, given, scoring.rel_tol, None)] if given else []
+    return [(mathvision_evalscope.free_form_check, hipho_evalscope.completion(response), problem.answers[0].value)]
 
 
 def rule_score(problem: Problem, response: str, scoring, verdicts: list) -> Score:
-    """By the official MATH-V scorer (the default), or by evalscope's extraction cascade and the
-    checks' verdicts (a suite's `scoring.protocol: evalscope`)."""
+    """By the official MATH-V scorer (the default), or as evalscope 1.14.1 scores (a suite's
+    `scoring.protocol: evalscope`; see `mathvision_evalscope`): a response evalscope leaves out of
+    its mean is one the rules cannot score; a check that could not finish is not matched (undecided)."""
+    gold = problem.answers[0].value
     if scoring.protocol == "official":
-        given, correct = mathvision_official.verdict(response, problem.answers[0].value, problem.choices)
+        given, correct = mathvision_official.verdict(response, gold, problem.choices)
         return _score(problem, given, correct, ())
-    correct = bool(verdicts and verdicts[0].correct)
-    return _score(problem, _evalscope_answer(problem, response), correct,
-                  tuple(v.reason for v in verdicts if v.correct is None))
-
-
-def _evalscope_answer(problem: Problem, response: str) -> str:
     if problem.choices:
-        return answers.choice_letter(response) or answers.free_form(response) or ""
-    return answers.free_form(response) or ""
+        given = mathvision_evalscope.choice(hipho_evalscope.completion(response), len(problem.choices))
+        return _score(problem, given, bool(given) and given == gold.strip(), ())
+    verdict = verdicts[0]
+    if verdict.correct is None and verdict.reason.startswith(mathvision_evalscope.EXCLUDED):
+        return Score(score=0.0, points=0.0, extracted=(verdict.answer,), unscorable=verdict.reason)
+    # a check that overran the judge's `check_timeout` (evalscope waits 30 s, then excludes) is not matched
+    return _score(problem, verdict.answer, bool(verdict.correct), (verdict.reason,) if verdict.correct is None else ())
 
 
 def _score(problem: Problem, given: str, correct: bool, undecided: tuple) -> Score:
@@ -202,6 +196,10 @@ def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
 def _accuracy(group: pd.DataFrame) -> float:
     """Right over rows in percent, computed and rounded as the official evaluation does
     (`round(right / total * 100, 2)`, Python's rounding, not numpy's): so `17.66`, `12.5`, `0.0`.
-    A response that failed or was not scored counts as wrong."""
+    A response that failed or was not scored counts as wrong; except under evalscope's protocol,
+    whose mean leaves out the responses it excludes (the rules' judge errors there)."""
+    if "protocol" in group and "status" in group:
+        group = group[~(group["protocol"].astype(str).str.startswith("mathvision evalscope ")
+                        & (group["status"] == "judge_error"))]
     right = float(group["score"].fillna(0).sum())
     return round(right / max(len(group), 1) * 100, 2)
