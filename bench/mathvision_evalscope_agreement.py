@@ -144,6 +144,7 @@ def evalscope_verdicts(venv: Path, items: list[dict], cache: Path | None) -> dic
     if cache is not None and cache.is_file():
         head, *lines = cache.read_text(encoding="utf-8").splitlines()
         if json.loads(head).get("items") == digest:
+            print(f"evalscope's verdicts: from {cache} (the same responses; delete it to score them again)")
             return {row["key"]: row for row in map(json.loads, lines)}
     with tempfile.TemporaryDirectory() as folder:
         driver, source, out = Path(folder, "driver.py"), Path(folder, "in.jsonl"), Path(folder, "out.jsonl")

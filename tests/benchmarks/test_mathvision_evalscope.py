@@ -140,3 +140,15 @@ def test_the_free_form_check_runs_in_the_check_workers(sample):
     assert jobs[0][0] is mathvision_evalscope.free_form_check
     with CheckPool(workers=1, timeout=60) as pool:
         assert pool.check_many(jobs) == [Verdict(True, "", "27"), Verdict(False, "", "0.37")]
+
+
+def test_free_form_without_math_verify_is_refused_with_what_to_install(sample, monkeypatch):
+    import importlib.util
+
+    from olympiad_eval.records import InputError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "math_verify" else real(name, *a))
+    with pytest.raises(InputError, match=r"pip install 'olympiad-eval\[evalscope\]'"):
+        mathvision.rule_checks(sample["2"], "\\boxed{27}", result_scoring())
+    assert mathvision.rule_checks(sample["1"], "ANSWER: C", result_scoring()) == []  # multiple choice needs none

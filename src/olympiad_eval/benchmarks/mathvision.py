@@ -128,6 +128,7 @@ def rule_checks(problem: Problem, response: str, scoring) -> list[tuple]:
     evalscope's free form is one check of its own (Math-Verify, in the check workers)."""
     if scoring.protocol == "official" or problem.choices:
         return []
+    mathvision_evalscope.require_math_verify()
     return [(mathvision_evalscope.free_form_check, hipho_evalscope.completion(response), problem.answers[0].value)]
 
 

@@ -11,24 +11,25 @@ What evalscope's `math_vision` benchmark does (evalscope/benchmarks/math_vision/
   `$`, `\\(`, `\\boxed{`, `\\text{`... a bracketed label (`(B)`, `[B]`, `（B）`, `【B】`) or a plain
   one; of that, the leading run of words that are labels (a word of several labels, `AB`, counts;
   "and"/"or" between two labels are stepped over), and that run must be exactly one allowed letter
-  ("ANSWER: B, not C" reads B; "ANSWER: A and B" or "ANSWER: AB" reads nothing, and no fallback
-  then). Without any labelled marker, the last capital letter of the whole text if it is an allowed
-  letter, else nothing (so a trailing "ANSWER: D" beats an earlier `\\boxed{A}`, `\\boxed{A}` alone
-  reads A, "答案：B" reads B by the last capital, and "... (B) by Euler" reads nothing: `E` is
-  allowed but the last capital is... whatever it is). No Math-Verify, no option texts: the option's
-  text in place of its letter is wrong.
+  ("ANSWER: B, not C" reads B; "ANSWER: A and B" or "ANSWER: AB" reads nothing, with no fallback).
+  Without any labelled marker: the last capital letter of the whole response, when it is an
+  allowed letter, else nothing. So a trailing "ANSWER: D" beats an earlier `\\boxed{A}`,
+  `\\boxed{A}` alone reads A, "答案：B" reads B (its last capital), "answer: b" reads nothing, and
+  the option's text in place of its letter is wrong. No Math-Verify here.
 - Free form: the answer is Math-Verify's display of the whole response (`extract_answer`,
   evalscope/metrics/math/parser.py: `_parse(response, 'output')`: its LaTeX, then plain-expression
   extraction, the first match; a lone percentage keeps its `%`); then `compare_answers(answer,
   gold)` with the metric's defaults (`acc` with `numeric: True`): both parsed as fragments, any
   parsed gold equal to any parsed answer by Math-Verify's strict `verify` (6-digit float rounding,
-  no tolerance of its own). A gold Math-Verify cannot parse, or any error or overrun of either
-  call, leaves the response out of evalscope's mean (`ScoreStatus.EXCLUDED`): here the rules
-  cannot score it (a judge error of the rule judge), and the tables' evalscope accuracy leaves it
-  out too.
+  no tolerance of its own). A gold Math-Verify cannot parse, or an error of either call, leaves
+  the response out of evalscope's mean (`ScoreStatus.EXCLUDED`): here the rules cannot score it
+  (a judge error of the rule judge), and the tables' evalscope accuracy leaves it out too.
 
 Each free-form response is one check (`free_form_check`), run by `mathcheck.CheckPool` in its
-warm workers with the judge's hard `check_timeout` (evalscope: 30 s per call), never in the stage.
+warm workers with the judge's hard `check_timeout`, never in the stage. One difference is kept on
+purpose: evalscope waits 30 s per call and then excludes the response, where a check past
+`check_timeout` (10 s) is not matched and on record, as under every protocol. Where this project's
+antlr 4.9.3 parser fails on percentages, evalscope's 4.13.2 does not: `_percent_atoms` bridges it.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import re
 import string
 
 from olympiad_eval.mathcheck import Verdict
+from olympiad_eval.records import InputError
 
 # evalscope/utils/multi_choices.py, verbatim: the marker, a bracketed label, the math typesetting
 # before a label, a plain label, a label's words (`_ANSWER_MARKER_RE`, `_BRACKETED_LABEL_RE`,
@@ -175,6 +177,15 @@ def verify(gold, prediction) -> bool:
 
     return math_verify([gold], [prediction], strict=True, float_rounding=6, numeric_precision=15,
                        allow_set_relation_comp=False, timeout_seconds=None, raise_on_error=True)
+
+
+def require_math_verify() -> None:
+    """Refuse to score free form without Math-Verify, rather than read every answer as an error."""
+    import importlib.util
+
+    if importlib.util.find_spec("math_verify") is None:
+        raise InputError("MATH-Vision's evalscope protocol reads and compares free-form answers with Math-Verify, "
+                         "as evalscope does: pip install 'olympiad-eval[evalscope]'")
 
 
 def free_form_check(completion: str, gold: str) -> Verdict:
