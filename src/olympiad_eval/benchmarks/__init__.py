@@ -50,7 +50,9 @@ benchmark's protocols:
     physics rules (Greek variants, degrees, unordered sets), and provenance itself;
   - v3: a rule check that cannot finish is undecided (scored as not matched, or decided by the
     protocol's LLM judge) where it failed the judgment; a refusal scores 0 unjudged, and a reply
-    with no content is a failed generation, where both were judged as an empty answer.
+    with no content is a failed generation, where both were judged as an empty answer;
+  - v4 (MATH-Vision's evalscope protocol only): evalscope 1.14.1's own scoring reproduced
+    (`mathvision_evalscope`), where v3 read answers by an approximate cascade of our own.
 """
 
 from __future__ import annotations
