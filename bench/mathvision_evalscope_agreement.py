@@ -74,8 +74,10 @@ def load_jsonl(path: Path) -> list[dict]:
 
 # ---------------------------------------------------------------- the adversarial responses
 
-def adversarial(rows: list[dict]) -> list[tuple[str, str]]:
-    """(problem id, response): tricky readings of the first multiple-choice and free-form problems."""
+def adversarial(rows: list[dict]) -> list[tuple[dict, str]]:
+    """(release row, response): tricky readings of the first multiple-choice and free-form problems,
+    then a free-form problem given golds that Math-Verify cannot parse or compare (evalscope
+    excludes its responses), or reads oddly."""
     choice_rows = [row for row in rows if row["options"]][:8]
     numeric_rows = [row for row in rows if not row["options"] and _number(row["answer"]) is not None][:8]
     other_rows = [row for row in rows if not row["options"] and _number(row["answer"]) is None][:8]
@@ -102,7 +104,7 @@ def adversarial(rows: list[dict]) -> list[tuple[str, str]]:
             f"<think>ANSWER: {other}</think>\nANSWER: {gold}", f"<think>so {gold}</think>", "No letter at all here.",
             "ANSWER: F", f"ANSWER: {gold}\nΔ", f"ANSWER:\n{gold}", f"ANSWER: 1\nso {gold}", "",
         ):
-            out.append((row["id"], response))
+            out.append((row, response))
     for n, row in enumerate(numeric_rows):
         gold = row["answer"]
         value = _number(gold)
@@ -118,13 +120,24 @@ def adversarial(rows: list[dict]) -> list[tuple[str, str]]:
             *(f"\\boxed{{{number!r}}}" for number in near),
             *(f"\\boxed{{{number:.7f}}}" for number in near[:3]),
         ):
-            out.append((row["id"], response))
+            out.append((row, response))
     for row in other_rows:
         gold = row["answer"]
         for response in (f"\\boxed{{{gold}}}", f"${gold}$", f"The answer is {gold}", f"\\boxed{{{gold}}} or \\boxed{{0}}",
                          f"\\boxed{{{gold.replace(' ', '')}}}", "\\boxed{}", f"\\fbox{{{gold}}}"):
-            out.append((row["id"], response))
+            out.append((row, response))
+    base = other_rows[0] if other_rows else numeric_rows[0]
+    for n, gold in enumerate(ODD_GOLDS):
+        row = {**base, "id": f"{base['id']}-gold{n}", "answer": gold}
+        for response in ("\\boxed{1}", f"\\boxed{{{gold}}}", "no answer"):
+            out.append((row, response))
     return out
+
+
+# Golds evalscope excludes (no parse: `?`, `\\`, `[`, `\\sqrt{`, a `\\x` escape; 1/0 fails
+# Math-Verify's comparison) or reads as text, a symbol, a set.
+ODD_GOLDS = ("\\x0crac{1}{2}", "?", "\\text{none}", "A or B", "{}", "\\", "[", "\\sqrt{", "x", "\\infty",
+             "1,2,3", "\\frac{1}{0}")
 
 
 def _number(text: str) -> float | None:
@@ -158,8 +171,11 @@ def evalscope_verdicts(venv: Path, items: list[dict], cache: Path | None) -> dic
         return {row["key"]: row for row in load_jsonl(out)}
 
 
-def our_verdicts(problems: dict, items: list[dict]) -> dict[str, dict]:
+def our_verdicts(release: Path, items: list[dict]) -> dict[str, dict]:
+    """Each item scored as the judge stage scores it, the problem read from its row as `mathvision.load` reads it."""
     scoring = OmegaConf.create({"protocol": "evalscope", "rel_tol": 0.0, "check_options": {}, "prompts": {}})
+    problems = {item["record"]["id"]: mathvision._problem(item["record"], release / "data" / "test.jsonl", 0, release,
+                                                          "mathvision", False) for item in items}
     needed = {item["key"]: mathvision.rule_checks(problems[item["record"]["id"]], item["response"], scoring)
               for item in items}
     unique = list(dict.fromkeys(check for checks in needed.values() for check in checks))
@@ -194,20 +210,18 @@ def main() -> None:
         print(f"installed evalscope 1.14.1 into {args.venv} in {installed:.0f} s")
     rows = [mathvision._repair(row) for row in load_jsonl(args.release / "data" / "test.jsonl")]
     records = {row["id"]: row for row in rows}
-    problems = {p.id: p for p in mathvision.load(args.release, OmegaConf.create({"split": "test", "require_figures": False}),
-                                                 "mathvision")}
     wanted = [name for name in args.runs.split(",") if name]
-    runs = {path.stem: [(row["id"], row["response"]) for row in load_jsonl(path)]
+    runs = {path.stem: [(records[row["id"]], row["response"]) for row in load_jsonl(path)]
             for path in sorted((args.release / "outputs").glob("*.jsonl")) if not wanted or path.stem in wanted}
     runs[ADVERSARIAL] = adversarial(rows)
-    items = [{"key": f"{run}#{n}", "record": records[pid], "response": response}
-             for run, responses in runs.items() for n, (pid, response) in enumerate(responses)]
+    items = [{"key": f"{run}#{n}", "record": record, "response": response}
+             for run, responses in runs.items() for n, (record, response) in enumerate(responses)]
 
     start = time.perf_counter()
     theirs = evalscope_verdicts(args.venv, items, Path(args.cache) if args.cache else None)
     their_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    ours = our_verdicts(problems, items)
+    ours = our_verdicts(args.release, items)
     our_seconds = time.perf_counter() - start
 
     print(f"{'run':24} {'n':>6} {'agree':>6} {'agree %':>8} {'evalscope %':>11} {'ours %':>7} "
