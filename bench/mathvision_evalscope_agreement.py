@@ -13,7 +13,8 @@ The responses: the five released runs (<release>/outputs/*.jsonl, 15,200 respons
 data/test.jsonl) and an adversarial set written here (`adversarial`, deterministic): several boxes,
 a box and an "ANSWER:" line that disagree, markers revised or echoed, bold, brackets, LaTeX around
 letters, Chinese answer phrases, a think block, numbers just inside and outside Math-Verify's
-6-digit rounding, percentages, E notation, units, unclosed boxes. Both tools read the release's
+6-digit rounding, percentages, E notation, units, unclosed boxes; and golds that evalscope
+excludes or reads oddly (`ODD_GOLDS`). Both tools read the release's
 rows with the form feed of `\\frac` repaired (`mathvision._repair`: one gold, id 2830).
 
 Printed per run: responses, verdicts that agree (an excluded response agrees only with an
