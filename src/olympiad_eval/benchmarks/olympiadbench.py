@@ -291,9 +291,19 @@ def figures(problem: Problem, suite) -> list:
     return list(problem.figures)
 
 
+_MATH = re.compile(r"\$([^$]*)\$")
+_BETWEEN_ANSWERS = re.compile(r"[\s\u3000,，、]*")
+
+
 def gold_text(problem: Problem) -> str:
-    """The official gold answer (`final_answer[0]`, as the official judge reads it) without its `$`."""
-    return problem.answers[0].value.replace("$", "").strip()
+    """The official gold answer (`final_answer[0]`, as the official judge reads it) without its `$`;
+    several answers, each in its own `$...$` with only spaces or commas between them, joined by
+    commas, as the prompt asks for multiple answers."""
+    gold = problem.answers[0].value.strip()
+    pieces = _MATH.findall(gold)
+    if len(pieces) > 1 and all(_BETWEEN_ANSWERS.fullmatch(rest) for rest in _MATH.split(gold)[::2]):
+        return ", ".join(piece.strip() for piece in pieces)
+    return gold.replace("$", "").strip()
 
 
 def reference(problem: Problem, suite) -> str:
@@ -314,7 +324,7 @@ NOT_AUTO = ("the official protocol leaves this problem to human evaluation (theo
 
 
 def extracted(problem: Problem, response: str) -> str:
-    return olympiadbench_official.extract_answer(response, problem.language == "zh")
+    return olympiadbench_official.extract_answer(response, problem.language)
 
 
 def rule_checks(problem: Problem, response: str, scoring) -> list[tuple]:
@@ -325,8 +335,9 @@ def rule_checks(problem: Problem, response: str, scoring) -> list[tuple]:
     answer = extracted(problem, response)
     if scoring.protocol == "rules":
         return [(gold_text(problem), _boxed(answer), scoring.rel_tol, problem.answers[0].unit)]
-    tolerance = olympiadbench_official.precision(problem.attributes["error"], problem.attributes["final_answers"])
-    return [olympiadbench_official.check(problem.answers[0].value, answer, tolerance)]
+    attributes = problem.attributes
+    tolerance = olympiadbench_official.precision(attributes["error"], attributes["final_answers"], attributes["answer_type"])
+    return [olympiadbench_official.check(attributes["final_answers"], answer, tolerance)]
 
 
 _BOXED = re.compile(r"\\boxed\s*\{")
