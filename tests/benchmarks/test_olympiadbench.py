@@ -351,7 +351,7 @@ def release_verdicts() -> dict[str, bool | None]:
     problems = [p for p in olympiadbench.load(root, FIRST, "olympiadbench") if olympiadbench.auto_scored(p)]
     scoring = OmegaConf.structured(olympiadbench.Scoring)
     jobs = {p.id: olympiadbench.rule_checks(p, olympiadbench.reference(p, None), scoring) for p in problems}
-    assert all(len(checks) == 1 for checks in jobs.values())
+    assert all(len(checks) == 1 and hash(checks[0]) for checks in jobs.values())  # the judge runs each distinct one once
     with CheckPool(2, 20.0) as pool:
         verdicts = pool.check_many([checks[0] for checks in jobs.values()])
     return {pid: verdict.correct for pid, verdict in zip(jobs, verdicts)}

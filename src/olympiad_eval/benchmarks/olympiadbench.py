@@ -337,7 +337,9 @@ def rule_checks(problem: Problem, response: str, scoring) -> list[tuple]:
         return [(gold_text(problem), _boxed(answer), scoring.rel_tol, problem.answers[0].unit)]
     attributes = problem.attributes
     tolerance = olympiadbench_official.precision(attributes["error"], attributes["final_answers"], attributes["answer_type"])
-    return [olympiadbench_official.check(attributes["final_answers"], answer, tolerance)]
+    check = olympiadbench_official.check(attributes["final_answers"], answer, tolerance)
+    # hashable: the judge runs each distinct check once (a list of tolerances reads the same as a tuple)
+    return [tuple(tuple(part) if isinstance(part, list) else part for part in check)]
 
 
 _BOXED = re.compile(r"\\boxed\s*\{")
