@@ -234,6 +234,13 @@ def test_the_open_ended_prompt_is_the_official_one(first, language, subject, ans
     assert text == expected + "\n" + p.question
 
 
+def test_an_answer_type_the_prompt_cannot_name_is_refused_with_its_record(first):
+    p = problem_with(first["202"], answer_type="Proof", support_auto_scoring=False)
+    with pytest.raises(InputError, match=r"^data/English_Olympiad_Mathematics.json: record 202: field 'answer_type': "
+                                         r"'Proof' is none of Numerical, Expression, Equation, Interval"):
+        prompt_for(p, "s", suite())
+
+
 @pytest.mark.parametrize("language, subject, expected", [
     ("en", "maths", "The following is a theorem proving problem from an International Math competition. Please use "
      "logical reasoning and common theorems to prove the proposition in the problem according to the given "

@@ -261,8 +261,11 @@ def _answer_wording(problem: Problem, template) -> dict:
     if problem.answers[0].unit:
         answer_format += template["unit_format"]
         unit_text = template["unit_text"]
-    return {"answer_type_text": answer_type_text(problem.attributes["answer_type"], multiple, template),
-            "answer_format": answer_format, "unit_text": unit_text}
+    try:
+        types = answer_type_text(problem.attributes["answer_type"], multiple, template)
+    except ValueError as error:  # the official code stops there too (`exit`)
+        raise InputError(f"{problem.origin}: record {problem.id}: field 'answer_type': {error}") from None
+    return {"answer_type_text": types, "answer_format": answer_format, "unit_text": unit_text}
 
 
 def answer_type_text(answer_type: str, multiple: bool, template) -> str:
@@ -284,7 +287,7 @@ def _type_name(answer_type: str, template) -> str:
     for name, wording in template["answer_types"].items():
         if name in answer_type:
             return wording
-    raise InputError(f"answer type '{answer_type}' is none of {', '.join(template['answer_types'])}")
+    raise ValueError(f"'{answer_type}' is none of {', '.join(template['answer_types'])}: the prompt cannot name it")
 
 
 def figures(problem: Problem, suite) -> list:
