@@ -153,20 +153,21 @@ def test_problems_whose_figure_the_release_lacks_are_counted_and_left_out(tmp_pa
         good(id=3, question="In the diagram below, find $x$."),  # no marker, but it needs a figure
         good(id=4, question="如图，求 $x$。"),
         good(id=5),
+        good(id=6, question="Find $x$.\n![](https://cdn.example/cropped/a.jpg?height=80)"),
     ])
     (tmp_path / "images").mkdir()
     Image.new("RGB", (8, 8), "white").save(tmp_path / "images" / "img_1.jpg", format="JPEG")
     with caplog.at_level(logging.WARNING):
         problems = olympiadbench.load(tmp_path, CURRENT, "b")
-    assert "benchmark 'b': 3 of 5 problems refer to a figure the release does not hold" in caplog.text
+    assert "benchmark 'b': 4 of 6 problems refer to a figure the release does not hold" in caplog.text
     missing = {p.id: p.attributes["missing_figures"] for p in problems if p.attributes["figure_missing"]}
-    assert missing == {"2": ["images/img_2.jpg"], "3": [], "4": []}
+    assert missing == {"2": ["images/img_2.jpg"], "3": [], "4": [], "6": ["https://cdn.example/cropped/a.jpg?height=80"]}
     asked = select(problems, suite(), "s")
     assert [p.id for p in asked] == ["1", "5"]
     taken = selection(problems, asked, suite())
-    assert taken.describe() == "2 of 5 problems (figure_status complete; scoring_modes auto)"
+    assert taken.describe() == "2 of 6 problems (figure_status complete; scoring_modes auto)"
     # asked for on purpose, they are sent (their markers as the release wrote them)
-    assert [p.id for p in select(problems, suite(figure_status=None))] == ["1", "2", "3", "4", "5"]
+    assert [p.id for p in select(problems, suite(figure_status=None))] == ["1", "2", "3", "4", "5", "6"]
 
 
 def test_the_first_release_holds_no_figure_and_its_figure_problems_are_left_out(first):

@@ -9,7 +9,8 @@ Two release layouts, chosen by the benchmark config's `layout`:
   CEE), with `context` and figures in `images/img_<N>.jpg`, named in the text by `<img_N>` markers.
 
 A problem whose text refers to a figure the release does not hold (every one of the first release's
-"如图" / "as shown in the figure"; a marker whose image is absent) is kept, marked, counted in a
+"如图" / "as shown in the figure" and its Markdown links to images it does not hold; a marker whose
+image is absent) is kept, marked, counted in a
 log line, and left out of the suites that take only `figure_status: [complete]` (all of ours):
 never sent without its figure unless a suite asks for it. Problems the official protocol does not
 score automatically (theorem proving, `support_auto_scoring: false`) are left out the same way
@@ -52,6 +53,9 @@ FIRST_RELEASE_FILE = re.compile(r"(?:(?P<lang>English|Chinese)_Olympiad|(?P<cee>
 CURRENT_FILE = re.compile(r"(?P<type>OE|TP)_(?P<modality>MM|TO)_(?P<subject>maths|physics)_(?P<lang>en|zh)_(?P<source>COMP|CEE)")
 MARKER = re.compile(r"<img_(\d+)>")
 FIGURE_SUFFIXES = (".jpg", ".png")  # the official code reads .jpg; a PNG is taken too
+# A Markdown image (`![](https://cdn.mathpix.com/...)`): the first release links its figures so, to
+# files it does not hold.
+MARKDOWN_IMAGE = re.compile(r"!\[[^\]]*\]\(\s*([^)\s]*)")
 # Words by which a text refers to a figure ("如图所示", "图甲", "as shown in the figure", "diagram below").
 FIGURE_REFERENCE = re.compile(
     r"如图|图中|图示|见图|下图|上图|右图|左图|图[甲乙丙丁]|图\s*[（(]?\s*[0-9a-d]"
@@ -155,8 +159,10 @@ def _problem(item: dict, path: Path, root: Path, meta: dict, benchmark: str) -> 
         raise RecordError(path, fields.record, "final_answer", "empty: the official scorer compares responses with it")
     if auto and not answer_type.strip():
         raise RecordError(path, fields.record, "answer_type", "missing: the prompt states the answer type")
-    figures, absent = _figures(context + "\n" + question, root, path, fields.record)
-    refers = bool(FIGURE_REFERENCE.search(question) or FIGURE_REFERENCE.search(context))
+    text = context + "\n" + question
+    figures, absent = _figures(text, root, path, fields.record)
+    absent += [link or "(an image link without a target)" for link in MARKDOWN_IMAGE.findall(text)]
+    refers = bool(FIGURE_REFERENCE.search(text))
     figure_missing = bool(absent) or (refers and not figures)
     modality = meta.get("modality") or ("MM" if figure_missing else "TO")
     attributes = {
