@@ -88,6 +88,7 @@ Where this module differs on purpose:
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -355,17 +356,60 @@ def _parse(text: str):
     """The sympy form of `text`, read as close to sympy's `parse_latex` as latex2sympy2_extended
     lets us (see the module docstring); raises ValueError where it gives no plain value."""
     import sympy
-    from latex2sympy2_extended.latex2sympy2 import ConversionConfig, latex2sympy
 
     if _depth(text) > MAX_DEPTH:  # antlr slows down with the square of the depth
         raise ValueError("nested too deep")
-    config = ConversionConfig(interpret_as_mixed_fractions=False, interpret_simple_eq_as_assignment=False,
-                              interpret_contains_as_eq=False, lowercase_symbols=False)
-    expression = latex2sympy(text, normalization_config=None, conversion_config=config)
+    text = _COMMAND_SUBSCRIPT.sub(r"_{\1\2}", text)
+    expression = _converter().parse(_COMMAND.sub(_as_symbol_command, text))
     if not isinstance(expression, (sympy.Expr, sympy.core.relational.Relational)) or isinstance(
             expression, (sympy.Tuple, sympy.MatrixBase)):
         raise ValueError(f"no value: {text[:80]!r}")  # sympy's parser reads no list, set or tuple
     return _as_sympy_parser(expression)
+
+
+# Commands sympy's LaTeX grammar gives a meaning (functions, operators, spacing), and Greek letters
+# (a symbol in both parsers). Any other command is a symbol to sympy's lexer (`\vec{v}` is vec*v,
+# `\text{m}` text*m, `\odot` odot): such a command is given to latex2sympy2_extended as `\mathit{...}`.
+_KEPT_COMMANDS = frozenset('''
+    frac dfrac tfrac binom dbinom tbinom sqrt int sum prod lim log ln lg exp sin cos tan cot sec csc
+    arcsin arccos arctan arccot arcsec arccsc sinh cosh tanh coth sech csch times cdot div infty
+    left right mathit overline lfloor rfloor lceil rceil to leq geq le ge neq ne lt gt quad qquad
+    alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi
+    omicron pi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta Theta
+    Lambda Xi Pi Sigma Upsilon Phi Psi Omega hbar
+'''.split())
+_COMMAND = re.compile(r"\\([A-Za-z]+)")
+# A command alone in a subscript: sympy names the symbol by its letters (`n_{\gamma}` is n_{gamma},
+# also before parentheses, a function), where latex2sympy2_extended fails on `n_{\gamma}(\nu)`.
+_COMMAND_SUBSCRIPT = re.compile(r"_(?:\{\s*\\([A-Za-z]+)\s*\}|\\([A-Za-z]+))")
+
+
+def _as_symbol_command(match: re.Match) -> str:
+    name = match.group(1)
+    return match.group(0) if name in _KEPT_COMMANDS else f"\\mathit{{{name}}}"
+
+
+@functools.cache
+def _converter():
+    """latex2sympy2_extended's converter where juxtaposition always multiplies, as in sympy's
+    parser: its own reads an integer before a positive rational as a mixed number whatever its
+    config says (`2(1)` would be 3, `2 \\frac{1}{2}` 5/2)."""
+    import sympy
+    from latex2sympy2_extended.latex2sympy2 import ConversionConfig, _Latex2Sympy
+
+    class SympyLike(_Latex2Sympy):
+        def convert_postfix_list(self, arr, i=0):
+            factors = [self.convert_postfix(item) for item in arr[i:]]
+            if all(isinstance(factor, (sympy.Expr, sympy.MatrixBase)) for factor in factors):
+                product = factors[-1]
+                for factor in reversed(factors[:-1]):
+                    product = (self.mat_mul_flat if factor.is_Matrix or product.is_Matrix else self.mul_flat)(factor, product)
+                return product
+            return super().convert_postfix_list(arr, i)  # a derivative's `d/dx`: the converter's own reading
+
+    config = ConversionConfig(interpret_as_mixed_fractions=False, interpret_simple_eq_as_assignment=False,
+                              interpret_contains_as_eq=False, lowercase_symbols=False)
+    return SympyLike(None, None, False, config=config)
 
 
 def _as_sympy_parser(expression):
