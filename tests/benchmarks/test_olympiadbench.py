@@ -412,3 +412,24 @@ def test_tables_count_what_rules_could_not_score_apart_from_the_accuracy():
     overall = olympiadbench.tables(data, OmegaConf.create({"suites": {}}))["accuracy"].iloc[0]
     # the proof is left out (not scored); the failed generation counts, as wrong
     assert (overall["problems"], overall["not scored"], overall["accuracy (%)"]) == (2, 1, 50.0)
+
+
+# ---------------------------------------------------------------- configs and records
+
+
+def test_the_configs_read_each_layout_and_the_hub_one_is_pinned_and_marked_unchecked():
+    first_release = compose_stage("fetch", ["benchmark=olympiadbench"]).benchmark
+    hub = compose_stage("fetch", ["benchmark=olympiadbench_hub"]).benchmark
+    assert (first_release.kind, first_release.layout, first_release.source.type) == ("olympiadbench", "first_release", "local")
+    assert (hub.layout, hub.source.type, hub.source.repo_id) == ("current", "hub", "Hothan/OlympiadBench")
+    assert hub.source.revision  # fetch refuses a remote release without one
+    assert "NOT YET CHECKED against the real Hub" in (ROOT / "conf/benchmark/olympiadbench_hub.yaml").read_text(encoding="utf-8")
+
+
+def test_attributes_are_written_only_where_a_benchmark_has_some(first):
+    from olympiad_eval.records import Problem, dumps, from_dict
+
+    plain = Problem(id="1", benchmark="b", language="en", question="q")
+    assert "attributes" not in json.loads(dumps(plain))  # every other benchmark's records keep their bytes
+    read_back = from_dict(Problem, json.loads(dumps(first["102"])))
+    assert read_back == first["102"] and read_back.attributes["is_multiple_answer"] is True
