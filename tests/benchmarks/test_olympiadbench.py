@@ -123,6 +123,7 @@ def good(**changes) -> dict:
     ({"answer_type": None, "support_auto_scoring": True}, "answer_type", "missing: the prompt states the answer type"),
     ({"is_multiple_answer": "yes"}, "is_multiple_answer", "expected true, false or null"),
     ({"id": None}, "id", "missing"),
+    ({"error": "1e-1x"}, "error", "is not a tolerance"),
 ])
 def test_a_bad_record_names_file_record_and_field(tmp_path, changes, field, said):
     path = write_release(tmp_path, "OE_TO_maths_en_COMP.json", [good(), good(**{"id": 8, **changes})])

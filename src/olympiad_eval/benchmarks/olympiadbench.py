@@ -159,16 +159,18 @@ def _problem(item: dict, path: Path, root: Path, meta: dict, benchmark: str) -> 
         raise RecordError(path, fields.record, "final_answer", "empty: the official scorer compares responses with it")
     if auto and not answer_type.strip():
         raise RecordError(path, fields.record, "answer_type", "missing: the prompt states the answer type")
-    text = context + "\n" + question
-    figures, absent = _figures(text, root, path, fields.record)
-    absent += [link or "(an image link without a target)" for link in MARKDOWN_IMAGE.findall(text)]
-    refers = bool(FIGURE_REFERENCE.search(text))
-    figure_missing = bool(absent) or (refers and not figures)
+    error = fields.text("error", required=False)
+    try:
+        olympiadbench_official.precision(error, finals, answer_type)  # read when judged: refused now
+    except ValueError as problem:
+        raise RecordError(path, fields.record, "error", str(problem)) from None
+    figures, absent = _figures(context + "\n" + question, root, path, fields.record)
+    figure_missing = bool(absent) or (bool(FIGURE_REFERENCE.search(context + "\n" + question)) and not figures)
     modality = meta.get("modality") or ("MM" if figure_missing else "TO")
     attributes = {
         "type": kind, "modality": modality, "subject": meta["subject"], "source": meta["source"],
         "subfield": fields.text("subfield", required=False), "answer_type": answer_type,
-        "error": fields.text("error", required=False), "is_multiple_answer": _flag(fields, "is_multiple_answer"),
+        "error": error, "is_multiple_answer": _flag(fields, "is_multiple_answer"),
         "support_auto_scoring": auto, "label": fields.text("label", required=False),
         "competition": fields.text("source", required=False), "final_answers": finals,
         "figure_missing": figure_missing, "missing_figures": absent,
@@ -214,8 +216,9 @@ def _auto_scored(fields: Fields, kind: str, answer_type: str) -> bool:
 
 
 def _figures(text: str, root: Path, path: Path, record: str) -> tuple[tuple[Figure, ...], list[str]]:
-    """The figures the markers name, in order of first mention, and the markers whose image the
-    release does not hold (`images/img_<N>.jpg`, as the official inference code reads them, or `.png`)."""
+    """The figures the markers name, in order of first mention, and those the release does not hold:
+    markers without their image (`images/img_<N>.jpg`, as the official inference code reads them, or
+    `.png`), and Markdown image links (the first release's, to a CDN)."""
     held, absent = [], []
     for number in dict.fromkeys(MARKER.findall(text)):
         names = [f"images/img_{number}{suffix}" for suffix in FIGURE_SUFFIXES]
@@ -225,6 +228,7 @@ def _figures(text: str, root: Path, path: Path, record: str) -> tuple[tuple[Figu
             absent.append(names[0])
         else:
             held.append(load_figure(found[1], release_file=path, record=record, field_name="question", name=found[0]))
+    absent += [link or "(an image link without a target)" for link in MARKDOWN_IMAGE.findall(text)]
     return tuple(held), absent
 
 
