@@ -313,13 +313,13 @@ def test_the_bootstrap_is_the_same_drawn_in_chunks(monkeypatch):
     import numpy as np
     import pandas as pd
 
-    from olympiad_eval import tables
+    from olympiad_eval import stats, tables
 
     rng = np.random.default_rng(1)
     group = pd.DataFrame({"id": [f"p{i}" for i in range(37)], "points": rng.integers(0, 2, 37).astype(float),
                           "max_points": 1.0})
     whole = tables.bootstrap_interval(group)
-    monkeypatch.setattr(tables, "BOOTSTRAP_CHUNK", 37 * 3)  # three resamples per chunk: 334 chunks
+    monkeypatch.setattr(stats, "BOOTSTRAP_CHUNK", 37 * 3)  # three resamples per chunk: 334 chunks
     assert tables.bootstrap_interval(group) == whole
 
 

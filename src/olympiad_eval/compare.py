@@ -39,8 +39,9 @@ from olympiad_eval.records import InputError, Judgment, atomic_dir, natural_key,
 from olympiad_eval.report import write_comparison_index
 from olympiad_eval.stage import fail, read_plan
 from olympiad_eval.tables import (
-    check_one_provenance, made_by_latex, made_by_markdown, ratio_bootstrap, to_latex, to_markdown,
+    check_one_provenance, made_by_latex, made_by_markdown, to_latex, to_markdown,
 )
+from olympiad_eval.stats import ratio_bootstrap
 
 RESAMPLES = 10_000
 SEED = 0

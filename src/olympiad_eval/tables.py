@@ -27,6 +27,7 @@ from olympiad_eval.records import (
     InputError, Judgment, Problem, atomic_dir, atomic_file, iter_jsonl, read_jsonl, write_json,
 )
 from olympiad_eval.render import select, selection, selection_options
+from olympiad_eval.stats import BOOTSTRAP_RESAMPLES, ratio_bootstrap
 
 COUNTS = ["problems", "scored", "judge errors", "undecided", "failed generations", "refusals", "truncated"]
 
@@ -118,10 +119,6 @@ def counts(frame: pd.DataFrame) -> pd.DataFrame:
     return table.reset_index()
 
 
-BOOTSTRAP_RESAMPLES = 1000
-BOOTSTRAP_CHUNK = 1_000_000  # picks per chunk
-
-
 def bootstrap_interval(group: pd.DataFrame, resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float]:
     """The 95% percentile bootstrap interval of the score, resampling problems (with all their
     samples) with replacement. The generator is seeded so that the tables stay byte-stable."""
@@ -129,26 +126,6 @@ def bootstrap_interval(group: pd.DataFrame, resamples: int = BOOTSTRAP_RESAMPLES
     low, high = ratio_bootstrap(per_problem["points"].to_numpy(), per_problem["max_points"].to_numpy(), resamples,
                                 seed=0)
     return (low, high) if math.isnan(low) else (round(low, 2), round(high, 2))
-
-
-def ratio_bootstrap(earned, available, resamples: int, seed: int, level: float = 0.95) -> tuple[float, float]:
-    """The percentile interval of 100 * sum(earned) / sum(available) over items resampled with
-    replacement (problems; a comparison's paired differences keep both runs of each), or NaNs when
-    nothing is available. Resamples are drawn in chunks (the generator gives the same stream):
-    1,000 x 11,586 picks at once would take 300 MB."""
-    earned, available = np.asarray(earned, dtype=float), np.asarray(available, dtype=float)
-    if earned.size == 0 or available.sum() == 0:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    chunk = max(1, BOOTSTRAP_CHUNK // earned.size)
-    ratios = []
-    for start in range(0, resamples, chunk):
-        picks = rng.integers(0, earned.size, size=(min(chunk, resamples - start), earned.size))
-        possible = available[picks].sum(1)
-        ratios.append(100 * earned[picks].sum(1) / np.where(possible > 0, possible, np.nan))
-    tail = (100 - 100 * level) / 2
-    low, high = np.nanpercentile(np.concatenate(ratios), [tail, 100 - tail])
-    return float(low), float(high)
 
 
 def with_usage(table: pd.DataFrame, layout: Layout, family: str) -> pd.DataFrame:

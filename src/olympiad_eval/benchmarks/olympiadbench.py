@@ -39,6 +39,7 @@ from olympiad_eval import lazy_import
 from olympiad_eval.benchmarks import Filter, Score, Scoring as BaseScoring, Suite as BaseSuite, olympiadbench_official
 from olympiad_eval.records import AnswerSlot, Figure, InputError, Problem, RecordError
 from olympiad_eval.release import Fields, as_text, load_figure, release_path
+from olympiad_eval.stats import ratio_bootstrap
 from olympiad_eval.templates import fill
 
 np, pd = lazy_import("numpy"), lazy_import("pandas")  # for the tables only
@@ -408,7 +409,6 @@ def combine(problem: Problem, rules, replies: dict, scoring):
 CELL = ["suite", "model", "judge"]
 BREAKDOWNS = {"subject": "subject", "language": "language", "source": "source", "modality": "modality",
               "subfield": "subfield"}
-BOOTSTRAP_RESAMPLES = 1000
 
 
 def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
@@ -431,21 +431,14 @@ def _accuracy(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     for keys, group in frame.groupby([*CELL, *by], sort=True):
         scored = group[group["status"] != "judge_error"]
         per_problem = scored.assign(score=scored["score"].fillna(0)).groupby("id")["score"].mean().to_numpy()
-        low, high = bootstrap(per_problem)
+        low, high = interval(per_problem)
         rows.append((*keys, len(per_problem), int(group["id"][group["status"] == "judge_error"].nunique()),
                      round(100 * per_problem.mean(), 2) if per_problem.size else float("nan"), low, high))
     columns = [*CELL, *by, "problems", "not scored", "accuracy (%)", "95% CI low", "95% CI high"]
     return pd.DataFrame(rows, columns=columns)
 
 
-def bootstrap(scores, resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float]:
-    """The 95% percentile interval of the mean score (in %) over problems resampled with replacement;
-    seeded, so that the tables stay byte-stable."""
-    scores = np.asarray(scores, dtype=float)
-    if scores.size == 0:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng(0)
-    means = np.concatenate([scores[rng.integers(0, scores.size, size=(min(100, resamples - start), scores.size))].mean(1)
-                            for start in range(0, resamples, 100)])
-    low, high = np.percentile(100 * means, [2.5, 97.5])
-    return round(float(low), 2), round(float(high), 2)
+def interval(scores) -> tuple[float, float]:
+    """The 95% bootstrap interval of the accuracy (%) over problems resampled with replacement."""
+    low, high = ratio_bootstrap(scores, np.ones(len(scores)), seed=0)
+    return (low, high) if np.isnan(low) else (round(low, 2), round(high, 2))
