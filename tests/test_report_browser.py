@@ -165,6 +165,324 @@ def report(run) -> Path:
     return run.report()
 
 
-def test_smoke(report, browse):
-    page = browse(report / "index.html")
-    assert page.title()
+
+# ---------------------------------------------------------------- reading pages
+
+def cell_links(page) -> list[str]:
+    return page.eval_on_selector_all("a.cell-link", "links => [...new Set(links.map(a => a.href))]")
+
+
+def path_of(url: str) -> Path:
+    return Path(unquote(urlparse(url).path))
+
+
+def cell_index(browse, report: Path, suite: str, model: str):
+    """A cell's index page, opened by following the report index's link to it."""
+    index = browse(report / "index.html")
+    links = [url for url in cell_links(index) if suite in unquote(url) and model in unquote(url)
+             and not any(other != suite and other.startswith(suite) and other in unquote(url) for other in SUITES)]
+    assert len(links) == 1, f"the index links {suite} x {model} {len(links)} times: {cell_links(index)}"
+    page = browse(path_of(links[0]))
+    page.wait_for_selector(ROW, state="attached")
+    return page
+
+
+def rows(page) -> list[dict]:
+    """Every problem row: its data attributes, and whether it is shown."""
+    return page.eval_on_selector_all(ROW, """rows => rows.map(r => ({...r.dataset, shown: !r.hidden,
+        visible: r.offsetParent !== null, text: r.textContent}))""")
+
+
+def shown(page) -> list[str]:
+    return [row["id"] for row in rows(page) if row["shown"]]
+
+
+def shown_count(page) -> int:
+    return int("".join(ch for ch in page.text_content("#shown-count") if ch.isdigit()) or -1)
+
+
+def problem_page(browse, report: Path, suite: str, model: str, pick=lambda row: True):
+    """The page of the first problem of a cell whose row `pick` accepts, followed from its row's link."""
+    index = cell_index(browse, report, suite, model)
+    [target] = [row["id"] for row in rows(index) if pick(row)][:1] or [None]
+    assert target is not None, f"{suite} x {model}: no problem row as asked"
+    href = index.eval_on_selector(f'{ROW}[data-id="{target}"] a[href]', "a => a.href")
+    page = browse(path_of(href))
+    page.wait_for_selector("section.question", state="attached")
+    return target, page
+
+
+def typeset(page) -> int:
+    """Rendered maths nodes, once the typesetter is done (MathJax typesets after load)."""
+    page.wait_for_selector(MATH, state="attached", timeout=15_000)
+    page.wait_for_function("() => !window.MathJax || !MathJax.startup || !MathJax.startup.promise"
+                           " || MathJax.startup.promise.then(() => true)")
+    return page.eval_on_selector_all(MATH, "nodes => nodes.length")
+
+
+def images_loaded(page) -> list[tuple[str, int]]:
+    """Every img of the page, scrolled into view (so lazy ones load), with its natural width."""
+    for handle in page.query_selector_all("img"):
+        handle.scroll_into_view_if_needed()
+    page.wait_for_function("() => [...document.images].every(i => i.complete)")
+    return page.eval_on_selector_all("img", "imgs => imgs.map(i => [i.getAttribute('src'), i.naturalWidth])")
+
+
+# ---------------------------------------------------------------- the index
+
+def test_the_index_has_charts_and_a_link_to_every_cell(report, browse, artefacts):
+    index = browse(report / "index.html")
+    assert index.eval_on_selector_all("svg.chart", "charts => charts.length") >= len(FAMILY)
+    links = cell_links(index)
+    for suite in SUITES:
+        for model in MODELS:
+            assert any(suite in unquote(url) and model in unquote(url) for url in links), (suite, model, links)
+    for url in links:
+        assert url.startswith(report.resolve().as_uri()) and path_of(url).is_file(), url
+    print(f"index: {screenshot(index, artefacts, 'index')}")
+
+
+# ---------------------------------------------------------------- a cell's index: filters, search, sorting
+
+DEMO_CELLS = [(suite, "demo") for suite in SUITES]
+
+
+@pytest.mark.parametrize(("suite", "model"), DEMO_CELLS)
+def test_the_status_filter_shows_exactly_the_rows_of_that_status(report, browse, suite, model):
+    page = cell_index(browse, report, suite, model)
+    every = rows(page)
+    assert every and all(row["shown"] for row in every) and shown_count(page) == len(every)
+    wanted = {"all": lambda row: True, "wrong": lambda row: row["status"] == "wrong",
+              "judge-error": lambda row: row["status"] == "judge-error",
+              "truncated": lambda row: row.get("truncated") == "1", "undecided": lambda row: row.get("undecided") == "1"}
+    options = page.eval_on_selector_all("select#status-filter option", "options => options.map(o => o.value)")
+    assert set(wanted) <= set(options), options
+    for value in [*wanted, "all"]:
+        page.select_option("select#status-filter", value)
+        expected = [row["id"] for row in every if wanted[value](row)]
+        assert shown(page) == expected, value
+        assert shown_count(page) == len(expected), value
+        assert all(row["visible"] == row["shown"] for row in rows(page)), "a hidden row still takes space"
+
+
+def test_the_demo_is_wrong_somewhere_so_the_wrong_filter_hides_rows(report, browse):
+    page = cell_index(browse, report, "sample_hipho", "demo")
+    page.select_option("select#status-filter", "wrong")
+    assert 0 < len(shown(page)) < len(rows(page))
+
+
+@pytest.mark.parametrize(("suite", "model"), DEMO_CELLS[:2])
+def test_search_narrows_the_rows_and_clearing_it_brings_them_back(report, browse, suite, model):
+    page = cell_index(browse, report, suite, model)
+    every = [row["id"] for row in rows(page)]
+    target = every[-1]
+    page.fill("input#search", target)
+    narrowed = shown(page)
+    assert target in narrowed and len(narrowed) < len(every)
+    assert all(target.lower() in row["text"].lower() for row in rows(page) if row["shown"])
+    assert shown_count(page) == len(narrowed)
+    page.fill("input#search", "no problem is called this")
+    assert shown(page) == [] and shown_count(page) == 0
+    page.fill("input#search", "")
+    assert shown(page) == every and shown_count(page) == len(every)
+
+
+@pytest.mark.parametrize(("suite", "model"), DEMO_CELLS)
+def test_the_group_filter_shows_one_group_and_the_groups_cover_the_cell(report, browse, suite, model):
+    page = cell_index(browse, report, suite, model)
+    every = rows(page)
+    groups = [v for v in page.eval_on_selector_all("select#group-filter option", "os => os.map(o => o.value)")
+              if v != "all"]
+    assert sorted(groups) == sorted({row["group"] for row in every})
+    seen = []
+    for group in groups:
+        page.select_option("select#group-filter", group)
+        ids = shown(page)
+        assert ids == [row["id"] for row in every if row["group"] == group] and shown_count(page) == len(ids)
+        seen += ids
+    assert sorted(seen) == sorted(row["id"] for row in every)
+    page.select_option("select#group-filter", "all")
+    assert len(shown(page)) == len(every)
+
+
+def test_filters_combine(report, browse):
+    page = cell_index(browse, report, "sample_hipho", "demo")
+    every = rows(page)
+    wrong = [row for row in every if row["status"] == "wrong"]
+    group = wrong[0]["group"]
+    page.select_option("select#status-filter", "wrong")
+    page.select_option("select#group-filter", group)
+    assert shown(page) == [row["id"] for row in wrong if row["group"] == group]
+
+
+@pytest.mark.parametrize(("suite", "model"), [("sample_physelite_en", "demo"), ("sample_hipho", "demo")])
+def test_sorting_by_a_column_reorders_the_rows_both_ways(report, browse, suite, model):
+    page = cell_index(browse, report, suite, model)
+    before = [row["id"] for row in rows(page)]
+    headers = page.eval_on_selector_all("th[data-sort]", "ths => ths.map(th => th.dataset.sort)")
+    assert headers, "no sortable column"
+    reordered = False
+    for key in headers:
+        header = page.locator(f'th[data-sort="{key}"]').first
+        header.click()
+        once = [row["id"] for row in rows(page)]
+        header.click()
+        twice = [row["id"] for row in rows(page)]
+        assert sorted(once) == sorted(before) == sorted(twice), key
+        values = page.eval_on_selector_all(ROW, "rs => rs.map(r => r.dataset.id)")
+        assert values == twice
+        if once != twice:
+            reordered = True
+    assert reordered, f"no column of {headers} reorders the rows when clicked again"
+
+
+def test_sorting_by_score_orders_by_the_score(report, browse):
+    page = cell_index(browse, report, "sample_hipho", "demo")
+    keys = page.eval_on_selector_all("th[data-sort]", "ths => ths.map(th => th.dataset.sort)")
+    assert "score" in keys, keys
+    header = page.locator('th[data-sort="score"]').first
+    header.click()
+    first = [float(row["score"]) for row in rows(page)]
+    header.click()
+    second = [float(row["score"]) for row in rows(page)]
+    assert {tuple(first), tuple(second)} == {tuple(sorted(first)), tuple(sorted(first, reverse=True))}
+    assert first != second
+
+
+def test_a_filter_still_applies_after_sorting(report, browse):
+    page = cell_index(browse, report, "sample_hipho", "demo")
+    page.select_option("select#status-filter", "wrong")
+    wrong = set(shown(page))
+    page.locator("th[data-sort]").first.click()
+    assert set(shown(page)) == wrong and shown_count(page) == len(wrong)
+
+
+# ---------------------------------------------------------------- maths, raw text, figures
+
+@pytest.mark.parametrize("suite", list(SUITES))
+def test_maths_is_typeset_and_its_raw_text_is_one_click_away(report, browse, suite):
+    _, page = problem_page(browse, report, suite, "demo")
+    assert typeset(page) > 0
+    assert page.locator(".math-text").count() > 0
+    # the first raw text with LaTeX in it: hidden until its control (button.show-raw or details.raw) is clicked
+    holders = page.locator("details.raw, button.show-raw")
+    assert holders.count() >= page.locator(".math-text").count()
+    index = page.evaluate("""() => [...document.querySelectorAll('details.raw, button.show-raw')].findIndex(h =>
+        /[\\\\$^_]/.test(h.matches('details') ? h.querySelector('pre, code, div').textContent
+                                              : (h.dataset.raw || h.nextElementSibling.textContent)))""")
+    assert index >= 0, "no raw text with LaTeX on the page"
+    holder = holders.nth(index)
+    raw = holder.evaluate("h => h.matches('details') ? h.querySelector('pre, code, div').textContent"
+                          " : (h.dataset.raw || h.nextElementSibling.textContent)")
+    snippet = raw.strip().splitlines()[0][:40]
+    assert snippet not in page.inner_text("body"), "the raw text shows before it is asked for"
+    (holder.locator("summary") if holder.evaluate("h => h.matches('details')") else holder).click()
+    assert snippet in page.inner_text("body")
+
+
+def test_latex_in_the_sample_is_typeset_not_left_raw(report, browse):
+    """The HiPhO sample's questions are full of $...$: none is left on the page as text to read."""
+    _, page = problem_page(browse, report, "sample_hipho", "reference")
+    typeset(page)
+    question = page.locator("section.question")
+    rendered = question.evaluate("""q => { const c = q.cloneNode(true);
+        c.querySelectorAll('mjx-container, .katex, pre, code, .raw, script, button').forEach(n => n.remove());
+        return c.textContent; }""")
+    assert question.locator(MATH).count() > 0
+    assert "\\frac" not in rendered and "$" not in rendered, rendered[:2000]
+
+
+@pytest.mark.parametrize("suite", ["sample_hipho", "sample_mathvision", "sample_physelite_en"])
+def test_every_figure_of_a_cell_loads(report, browse, suite):
+    index = cell_index(browse, report, suite, "demo")
+    hrefs = index.eval_on_selector_all(f"{ROW} a[href]", "links => [...new Set(links.map(a => a.href))]")
+    figures = 0
+    for href in hrefs:
+        if "#" in href and path_of(href) == path_of(index.url):
+            continue
+        page = browse(path_of(href))
+        for src, width in images_loaded(page):
+            assert width > 0, f"{page.url}: {src} did not load"
+            figures += 1
+        page.close()
+    assert figures, f"{suite}: no figure on any problem page (the sample has some)"
+
+
+# ---------------------------------------------------------------- problem pages
+
+def test_a_hipho_problem_page_shows_every_criterion_with_points_award_and_reason(report, browse, artefacts):
+    target, page = problem_page(browse, report, "sample_hipho", "demo", lambda row: row["status"] != "correct")
+    criteria = page.locator("section.criteria table.criteria")
+    assert criteria.count() > 0
+    table = criteria.first
+    heads = [h.lower() for h in table.locator("th").all_text_contents()]
+    for column in ("points", "award", "reason"):
+        assert any(column in head for head in heads), heads
+    body = table.locator("tbody tr")
+    assert body.count() > 0
+    cells = body.first.locator("td").all_text_contents()
+    assert len(cells) >= 4 and any(c.strip() for c in cells)
+    assert "Scripted" in page.locator("section.criteria").text_content()  # the scripted judge's reason
+    for section in ("question", "sample", "answers", "rules", "metadata"):
+        assert page.locator(f"section.{section}").count() > 0, section
+    page.wait_for_timeout(200)
+    typeset(page)
+    print(f"HiPhO {target}: {screenshot(page, artefacts, 'hipho-problem')}")
+    page.locator("section.criteria").first.scroll_into_view_if_needed()
+    screenshot(page, artefacts, "hipho-criteria")
+
+
+@pytest.mark.parametrize("suite", ["sample_physelite_en", "sample_physelite_zh"])
+def test_a_physelite_problem_page_shows_verdicts_per_judge_and_a_steps_table(report, browse, artefacts, suite):
+    target, page = problem_page(browse, report, suite, "demo")
+    verdicts = page.locator("section.verdicts")
+    assert verdicts.count() > 0
+    assert "scripted" in verdicts.first.text_content()
+    steps = page.locator("table.steps")
+    assert steps.count() > 0 and steps.first.locator("tbody tr").count() > 0
+    assert any("grade" in head.lower() for head in steps.first.locator("th").all_text_contents())
+    assert "Scripted step." in steps.first.text_content()
+    typeset(page)
+    print(f"PhysElite {target}: {screenshot(page, artefacts, f'{suite}-problem')}")
+    page.locator("table.steps").first.scroll_into_view_if_needed()
+    screenshot(page, artefacts, f"{suite}-steps")
+
+
+def test_chinese_text_is_on_the_page_as_text(report, browse):
+    _, page = problem_page(browse, report, "sample_physelite_zh", "demo")
+    question = page.locator("section.question").text_content()
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in question)
+    assert page.evaluate("document.documentElement.lang").startswith("zh")
+
+
+def test_the_side_by_side_page_puts_every_model_of_the_plan_in_one_table(report, browse):
+    _, page = problem_page(browse, report, "sample_hipho", "demo")
+    link = page.locator("a", has_text="side by side")
+    assert link.count() > 0, "no link to the side-by-side page"
+    other = browse(path_of(link.first.evaluate("a => a.href")))
+    table = other.locator("table.side-by-side")
+    assert table.count() > 0
+    text = table.first.text_content()
+    assert all(model in text for model in MODELS) and all(judge in text for judge in JUDGES), text[:1000]
+
+
+# ---------------------------------------------------------------- the whole report, offline
+
+def test_every_page_opens_from_disk_with_no_error_and_no_request_off_disk(report, browse_all):
+    pages = sorted(report.rglob("*.html"))
+    assert len(pages) > len(SUITES) * len(MODELS)
+    for path in pages:
+        browse_all(path)
+
+
+@pytest.fixture
+def browse_all(browser_context, report):
+    """As `browse`, but each page checked and closed at once: the whole report is many pages."""
+    def open_page(path: Path) -> None:
+        watched = Watched(browser_context, report)
+        watched.open(path)
+        watched.page.wait_for_load_state("load")
+        watched.page.close()
+        watched.check()
+
+    return open_page
