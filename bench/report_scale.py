@@ -267,20 +267,24 @@ def run(problems: int, graded: int, keep: Path | None) -> dict:
     run_models(workdir, layout, [ADDED], problems, graded)
     result["with_added"] = write_report_measured(layout, [*MODELS, ADDED])
     after = files_of(layout.report())
-    result.update(changes(before, after))
+    result.update(changes(before, after, layout))
     (workdir / "results.json").write_text(json.dumps(result, indent=2))
     if not keep:
         shutil.rmtree(workdir, ignore_errors=True)
     return result
 
 
-def changes(before: dict[str, str], after: dict[str, str]) -> dict:
-    """What writing the report again with one more model did to the files already there: a cell's
-    file is one whose path names the cell's model; the rest are shared (index, assets, figures)."""
+def changes(before: dict[str, str], after: dict[str, str], layout: Layout) -> dict:
+    """What writing the report again with one more model did to the files already there. The other
+    cells' files are those in the folders of the cells that were there before (Layout.report_cell);
+    the rest are the root's (index, assets, side-by-side pages), which name every model."""
+    report = layout.report()
+    cells = [layout.report_cell(suite, model).relative_to(report).as_posix() + "/" for suite in SUITES for model in MODELS]
     changed = sorted(name for name in before if name in after and before[name] != after[name])
     removed = sorted(set(before) - set(after))
-    of_cells = [name for name in changed + removed if any(model in name for model in MODELS)]
+    of_cells = [name for name in changed + removed if name.startswith(tuple(cells))]
     return {"added_files": len(set(after) - set(before)), "changed_files": changed, "removed_files": removed,
+            "other_cells_files": sum(name.startswith(tuple(cells)) for name in before),
             "other_cells_changed": len(of_cells)}
 
 
@@ -299,8 +303,8 @@ def report(result: dict) -> None:
     print(f"with {ADDED} added: report written in {added['report_s']:.1f} s, peak RSS {added['report_rss_mb']:.0f} MB; "
           f"{result['added_files']} files added, {len(result['changed_files'])} changed "
           f"({', '.join(result['changed_files'][:8])}{' ...' if len(result['changed_files']) > 8 else ''}), "
-          f"{len(result['removed_files'])} removed; files of the other cells changed: "
-          f"{result['other_cells_changed']} (target 0)")
+          f"{len(result['removed_files'])} removed; of the other cells' {result['other_cells_files']} files, "
+          f"{result['other_cells_changed']} changed (target 0)")
 
 
 def main() -> None:
