@@ -152,12 +152,13 @@ def aggregate_all(workdir: Path, layout: Layout, models: list[str]) -> None:
     aggregate(BENCHMARK, bench_config(workdir), plan(models), layout, suites={s: suite_config(s) for s in SUITES})
 
 
-def run_models(workdir: Path, layout: Layout, models: list[str], problems: int, graded: int) -> None:
-    with FakeOpenAI(scale.Responder(), latency=0, record=False) as server:
-        for model in models:
-            for suite in SUITES:
-                write_generations(layout, suite, model, problems)
-                judge_cell(workdir, layout, suite, model, problems, graded, server.base_url)
+def run_models(workdir: Path, layout: Layout, models: list[str], problems: int, graded: int, base_url: str) -> None:
+    """Generations and judgments of `models`, then the tables of every model run so far. The judges'
+    endpoint is the same for every model (it is part of the judge's config, which all cells share)."""
+    for model in models:
+        for suite in SUITES:
+            write_generations(layout, suite, model, problems)
+            judge_cell(workdir, layout, suite, model, problems, graded, base_url)
     aggregate_all(workdir, layout, sorted(set(models) | set(known_models(layout))))
 
 
@@ -170,22 +171,42 @@ def known_models(layout: Layout) -> list[str]:
 WRITE = """
 import json, resource, sys
 from olympiad_eval.layout import Layout
-from olympiad_eval.report import write_report
-write_report(json.loads(sys.argv[1]), Layout(sys.argv[2]))
+from olympiad_eval.report import write_cell, write_report
+plan, layout, cell = json.loads(sys.argv[1]), Layout(sys.argv[2]), json.loads(sys.argv[3])
+if cell:
+    write_cell(plan, layout, cell["suite"], cell["model"], cell["settings"])
+else:
+    write_report(plan, layout)
 peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
 print(json.dumps({"peak_kb": peak}))
 """
 
 
-def write_report_measured(layout: Layout, models: list[str]) -> dict:
-    """The report written by a child process, as the report stage writes it: its wall time and
-    peak RSS (its own, or its largest child's)."""
+def model_settings(model: str) -> dict:
+    """What a cell's pages show of its model: its config, as bench/scale.py writes it."""
+    return {"provider": "openai", **scale.endpoint("http://127.0.0.1:1/v1", model, 64),
+            "generation": {"temperature": 0, "max_tokens": 4096}}
+
+
+def stage_measured(layout: Layout, models: list[str], cell: dict | None) -> dict:
+    """One report stage (a cell's, or the root's) in a child process, as DVC runs it: its wall time
+    and peak RSS (its own, or its largest child's)."""
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", WRITE, json.dumps(plan(models)), str(layout.root)], check=True,
-                          cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", WRITE, json.dumps(plan(models)), str(layout.root), json.dumps(cell)],
+                          check=True, cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - start
-    peak_kb = json.loads(done.stdout.strip().splitlines()[-1])["peak_kb"]
-    return {"report_s": wall, "report_rss_mb": peak_kb / 1024}
+    return {"stage": f"report@{cell['suite']}-{cell['model']}" if cell else "report (root)", "s": wall,
+            "rss_mb": json.loads(done.stdout.strip().splitlines()[-1])["peak_kb"] / 1024}
+
+
+def write_report_measured(layout: Layout, models: list[str], cells: list[str]) -> dict:
+    """The report stages that `dvc repro` runs after `cells`' models were run: each of their cells,
+    then the root."""
+    stages = [stage_measured(layout, models, {"suite": suite, "model": model, "settings": model_settings(model)})
+              for model in cells for suite in SUITES]
+    stages.append(stage_measured(layout, models, None))
+    return {"stages": stages, "report_s": sum(stage["s"] for stage in stages),
+            "report_rss_mb": max(stage["rss_mb"] for stage in stages)}
 
 
 def files_of(folder: Path) -> dict[str, str]:
@@ -252,22 +273,22 @@ def run(problems: int, graded: int, keep: Path | None) -> dict:
     workdir = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="oe-report-scale-"))
     workdir.mkdir(parents=True, exist_ok=True)
     layout = Layout(workdir / "outputs")
-    start = time.perf_counter()
-    fetch_and_render(workdir, layout, problems)
-    run_models(workdir, layout, MODELS, problems, graded)
-    result: dict = {"problems": problems, "graded": graded, "inputs_s": time.perf_counter() - start}
-    result.update(write_report_measured(layout, MODELS))
-    result.update(sizes(layout.report()))
-    page = cell_index(layout.report(), SUITES[0], MODELS[0])
-    result["cell_index"] = page.relative_to(layout.report().resolve()).as_posix()
-    result["cell_index_mb"] = page.stat().st_size / 2**20
-    result["interactive_runs_s"] = [interactive_seconds(page, workdir / f"profile-{n}") for n in range(3)]
-    result["interactive_s"] = statistics.median(result["interactive_runs_s"])
-    before = files_of(layout.report())
-    run_models(workdir, layout, [ADDED], problems, graded)
-    result["with_added"] = write_report_measured(layout, [*MODELS, ADDED])
-    after = files_of(layout.report())
-    result.update(changes(before, after, layout))
+    with FakeOpenAI(scale.Responder(), latency=0, record=False) as server:
+        start = time.perf_counter()
+        fetch_and_render(workdir, layout, problems)
+        run_models(workdir, layout, MODELS, problems, graded, server.base_url)
+        result: dict = {"problems": problems, "graded": graded, "inputs_s": time.perf_counter() - start}
+        result.update(write_report_measured(layout, MODELS, MODELS))
+        result.update(sizes(layout.report()))
+        page = cell_index(layout.report(), SUITES[0], MODELS[0])
+        result["cell_index"] = page.relative_to(layout.report().resolve()).as_posix()
+        result["cell_index_mb"] = page.stat().st_size / 2**20
+        result["interactive_runs_s"] = [interactive_seconds(page, workdir / f"profile-{n}") for n in range(3)]
+        result["interactive_s"] = statistics.median(result["interactive_runs_s"])
+        before = files_of(layout.report())
+        run_models(workdir, layout, [ADDED], problems, graded, server.base_url)
+        result["with_added"] = write_report_measured(layout, [*MODELS, ADDED], [ADDED])
+        result.update(changes(before, files_of(layout.report()), layout))
     (workdir / "results.json").write_text(json.dumps(result, indent=2))
     if not keep:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -292,7 +313,9 @@ def report(result: dict) -> None:
     print(f"{result['problems']} problems x zh + en, models {', '.join(MODELS)}, judge {JUDGE} (3 judges; "
           f"{result['graded']} problems a cell graded by the real judge, the rest replicated); "
           f"inputs built in {result['inputs_s']:.0f} s")
-    print(f"report written in {result['report_s']:.1f} s (target < {TARGETS['report_s']:.0f} s), "
+    for stage in result["stages"]:
+        print(f"  {stage['stage']:<40}{stage['s']:>8.1f} s{stage['rss_mb']:>8.0f} MB peak RSS")
+    print(f"report written in {result['report_s']:.1f} s in all (target < {TARGETS['report_s']:.0f} s), "
           f"peak RSS {result['report_rss_mb']:.0f} MB (target < {TARGETS['report_rss_mb']:.0f} MB)")
     print(f"{result['files']} files, {result['total_mb']:.0f} MB in all; largest {result['largest']} "
           f"{result['largest_mb']:.2f} MB (target < {TARGETS['largest_mb']:.0f} MB)")
