@@ -269,10 +269,12 @@ def test_the_status_filter_shows_exactly_the_rows_of_that_status(report, browse,
         assert all(row["visible"] == row["shown"] for row in rows(page)), "a hidden row still takes space"
 
 
-def test_the_demo_is_wrong_somewhere_so_the_wrong_filter_hides_rows(report, browse):
+def test_the_demo_is_wrong_somewhere_so_the_wrong_filter_hides_rows(report, browse, artefacts):
     page = cell_index(browse, report, "sample_hipho", "demo")
+    print(f"cell index: {screenshot(page, artefacts, 'cell-index')}")
     page.select_option("select#status-filter", "wrong")
     assert 0 < len(shown(page)) < len(rows(page))
+    screenshot(page, artefacts, "cell-index-wrong")
 
 
 @pytest.mark.parametrize(("suite", "model"), DEMO_CELLS[:2])
