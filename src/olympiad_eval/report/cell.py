@@ -246,11 +246,11 @@ class _Pages:
         judges = "".join(f"<td>{_points_text(graded[judge])}</td>" for judge in self.cell.judges)
         flags = " ".join(flag for flag, on in (("truncated", truncated), ("undecided", undecided)) if on)
         data = (f'data-id="{attr(problem_id)}" data-status="{status}" data-group="{attr(group)}" '
-                f'data-score="{score:.4f}"' + (' data-truncated="1"' if truncated else "")
+                f'data-score="{score:.4g}"' + (' data-truncated="1"' if truncated else "")
                 + (' data-undecided="1"' if undecided else ""))
         return (f'<tr class="problem-row" {data}><td><a href="problems/{attr(slug)}.html">{text(problem_id)}</a></td>'
                 f"<td>{text(group)}</td><td>{MARKS[status]}</td><td>{score:.2f}</td>{judges}"
-                f"<td><code>{text('; '.join(extracted))[:200]}</code></td><td>{flags}</td></tr>")
+                f"<td><code>{text(_short('; '.join(extracted)))}</code></td><td>{flags}</td></tr>")
 
     def _page(self, prompt, problem, samples, graded, status, group, where: Path) -> Iterator[str]:
         layout = self.cell.layout
@@ -330,6 +330,11 @@ class _Pages:
             return
         yield from judgment_html(judgment, self.hook, problem)
         yield "</div>"
+
+
+def _short(value: str, most: int = 80) -> str:
+    """An index row's extracted answers, cut so that a row stays small (the page has them whole)."""
+    return value if len(value) <= most else value[:most - 1] + "\u2026"
 
 
 def _points_text(by_sample: dict[int, Judgment]) -> str:
