@@ -135,7 +135,7 @@ def test_a_cell_index_has_a_row_per_problem_with_its_status_and_the_controls(run
         assert control in index
     options = re.findall(r'<option value="([^"]*)"', index.split('id="status-filter"')[1].split("</select>")[0])
     assert options == ["all", "wrong", "judge-error", "truncated", "undecided"]
-    assert [th["data-sort"] for th in tags(index, "th") if "data-sort" in th] == ["id", "group", "status", "score"]
+    assert [th["data-sort"] for th in tags(index, "th") if "data-sort" in th] == ["id", "group", "level", "status", "score"]
     reference = (report / "cells" / SUITE / "reference" / "index.html").read_text(encoding="utf-8")
     assert reference.count('data-status="correct"') == len(ids)
 
