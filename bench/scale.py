@@ -263,13 +263,13 @@ class Repo:
 
 
 ORDER = {"fetch": ["benchmark"], "render": ["suite"], "generate": ["cell.suite", "model"],
-         "judge": ["cell.suite", "cell.model", "judge"], "aggregate": ["benchmark"], "report": []}
+         "judge": ["cell.suite", "cell.model", "judge"], "aggregate": ["benchmark"], "report": ["cell.suite", "model"]}
 
 
 def shim_stage_name(argv: list[str]) -> str:
     stage = Path(argv[0]).stem
     overrides = dict(arg.split("=", 1) for arg in argv[1:] if "=" in arg)
-    keys = ORDER.get(stage, [])
+    keys = ORDER.get(stage, []) if "cell.suite" in overrides or stage != "report" else []  # the report's root has no cell
     return f"{stage}@{'-'.join(overrides.get(key, '?') for key in keys)}" if keys else stage
 
 

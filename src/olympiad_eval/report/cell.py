@@ -179,7 +179,7 @@ def _usage_text(usage: dict) -> str:
 
 # ---------------------------------------------------------------- the index of a cell
 
-SORTS = (("id", "problem"), ("group", "group"), ("status", "status"), ("score", "score"))
+SORTS = (("id", "problem"), ("group", "group"), ("level", "level"), ("status", "status"), ("score", "score"))
 STATUS_FILTERS = (("all", "every problem"), ("wrong", "wrong"), ("judge-error", "judge errors"),
                   ("truncated", "truncated"), ("undecided", "undecided rule checks"))
 
@@ -206,7 +206,7 @@ def _index(cell: Cell, rows: list[tuple[str, str, str]], meta: list) -> Iterator
     yield "</div>"
     judges = "".join(f"<th>{text(judge)}</th>" for judge in cell.judges)
     sorts = "".join(f'<th data-sort="{key}">{label}</th>' for key, label in SORTS)
-    yield (f'<table class="problems">\n<thead><tr>{sorts}{judges}<th>extracted</th><th>flags</th></tr></thead>\n'
+    yield (f'<table class="problems">\n<thead><tr>{sorts}{judges}<th>extracted</th></tr></thead>\n'
            "<tbody>")
     yield from (row for _, _, row in rows)
     yield "</tbody>\n</table>"
@@ -236,21 +236,22 @@ class _Pages:
         html.write_page(page, f"{prompt.id} \u00b7 {self.cell.name}", relative(layout.report_assets(), where),
                         self._page(prompt, problem, samples, graded, status, group, where), maths=True,
                         lang=prompt.language or "en")
-        return group, status, self._row(prompt.id, slug, group, status, graded, truncated, undecided)
+        level = problem.level if problem is not None else None
+        return group, status, self._row(prompt.id, slug, group, level, status, graded, truncated, undecided)
 
-    def _row(self, problem_id: str, slug: str, group: str, status: str, graded: dict, truncated: bool,
-             undecided: bool) -> str:
+    def _row(self, problem_id: str, slug: str, group: str, level: int | None, status: str, graded: dict,
+             truncated: bool, undecided: bool) -> str:
         scores = [j.score or 0.0 for by_sample in graded.values() for j in by_sample.values()]
         score = sum(scores) / len(scores) if scores else 0.0
         extracted = next((j.extracted for by_sample in graded.values() for j in by_sample.values()), ())
         judges = "".join(f"<td>{_points_text(graded[judge])}</td>" for judge in self.cell.judges)
         flags = " ".join(flag for flag, on in (("truncated", truncated), ("undecided", undecided)) if on)
         data = (f'data-id="{attr(problem_id)}" data-status="{status}" data-group="{attr(group)}" '
-                f'data-score="{score:.4f}"' + (' data-truncated="1"' if truncated else "")
+                f'data-score="{score:.4g}"' + ("" if level is None else f' data-level="{level}"') + (' data-truncated="1"' if truncated else "")
                 + (' data-undecided="1"' if undecided else ""))
         return (f'<tr class="problem-row" {data}><td><a href="problems/{attr(slug)}.html">{text(problem_id)}</a></td>'
-                f"<td>{text(group)}</td><td>{MARKS[status]}</td><td>{score:.2f}</td>{judges}"
-                f"<td><code>{text('; '.join(extracted))[:200]}</code></td><td>{flags}</td></tr>")
+                f"<td>{text(group)}</td><td>{number(level)}</td><td>{MARKS[status]}{' ' + flags if flags else ''}</td><td>{score:.2f}</td>{judges}"
+                f"<td><code>{text(_short('; '.join(extracted)))}</code></td></tr>")
 
     def _page(self, prompt, problem, samples, graded, status, group, where: Path) -> Iterator[str]:
         layout = self.cell.layout
@@ -330,6 +331,11 @@ class _Pages:
             return
         yield from judgment_html(judgment, self.hook, problem)
         yield "</div>"
+
+
+def _short(value: str, most: int = 48) -> str:
+    """An index row's extracted answers, cut so that a row stays small (the page has them whole)."""
+    return value if len(value) <= most else value[:most - 1] + "\u2026"
 
 
 def _points_text(by_sample: dict[int, Judgment]) -> str:

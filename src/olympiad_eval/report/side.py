@@ -133,4 +133,8 @@ def _write_flips(compare, layout: Layout, suite: str, judge: str, first: str, se
         f"A is {text(first)}, B is {text(second)}), as <code>python -m olympiad_eval.compare runs</code> counts them.</p>",
         '<table class="flips">\n<thead><tr><th>problem</th><th>subset</th><th>A points</th><th>B points</th>'
         "<th>max points</th><th>change</th><th>unscored</th></tr></thead>\n<tbody>",
-        rows, "</tbody>\n</table>"])
+        rows, "</tbody>\n</table>",
+        html.metadata([("A", f"{first}, judge {judge}"), ("B", f"{second}, judge {judge}"),
+                       *((f"{model} / {judge}", "; ".join(seen.made_by.get((suite, model, judge), ("not recorded",))))
+                         for model in (first, second)),
+                       ("git commit, dates", "not read by the report (see dvc.lock)")])])

@@ -65,6 +65,7 @@ window.MathJax = {
     var sortKeys = {
       id: function (row) { return naturalKey(row.dataset.id); },
       group: function (row) { return naturalKey(row.dataset.group) + " " + naturalKey(row.dataset.id); },
+      level: function (row) { return row.dataset.level === undefined ? -1 : parseInt(row.dataset.level, 10); },
       status: function (row) { return STATUS_ORDER[row.dataset.status]; },
       score: function (row) { return parseFloat(row.dataset.score); },
     };
