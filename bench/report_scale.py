@@ -177,8 +177,9 @@ if cell:
     write_cell(plan, layout, cell["suite"], cell["model"], cell["settings"])
 else:
     write_report(plan, layout)
-peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-print(json.dumps({"peak_kb": peak}))
+# the peak of this process's own memory since it started: VmHWM (ru_maxrss would count the parent's at fork)
+own = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print(json.dumps({"peak_kb": max(own, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)}))
 """
 
 
@@ -190,7 +191,7 @@ def model_settings(model: str) -> dict:
 
 def stage_measured(layout: Layout, models: list[str], cell: dict | None) -> dict:
     """One report stage (a cell's, or the root's) in a child process, as DVC runs it: its wall time
-    and peak RSS (its own, or its largest child's)."""
+    and peak RSS (its own high-water mark, or its largest child's)."""
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", WRITE, json.dumps(plan(models)), str(layout.root), json.dumps(cell)],
                           check=True, cwd=ROOT, capture_output=True, text=True)

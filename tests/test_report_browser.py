@@ -428,37 +428,50 @@ def shots(page, artefacts: Path, name: str, section: str) -> None:
         page.locator(section).first.screenshot(path=str(artefacts / f"{name}-{section.split('.')[-1]}.png"))
 
 
+def judgment_of(page, judge_name: str):
+    """What one judge of the plan made of the page's (first) sample: its `div.judgment`."""
+    judgments = page.locator(f'section.sample div.judgment[data-judge="{judge_name}"]')
+    assert judgments.count() > 0, f"no judgment by {judge_name} on {page.url}"
+    return judgments.first
+
+
+def judge_section(page, css: str, judge_name: str):
+    section = judgment_of(page, judge_name).locator(f"section.{css}")
+    assert section.count() == 1, f"{section.count()} section.{css} for judge {judge_name}"
+    return section.first
+
+
 def test_a_hipho_problem_page_shows_every_criterion_with_points_award_and_reason(report, browse, artefacts):
     _, page = problem_page(browse, report, "sample_hipho", "demo", lambda row: row["status"] != "correct")
     shots(page, artefacts, "hipho-problem", "section.criteria")
     for section in ("question", "sample", "answers", "rules", "metadata"):
         assert page.locator(f"section.{section}").count() > 0, section
-    criteria = page.locator("section.criteria table.criteria")
-    assert criteria.count() > 0
-    table = criteria.first
+    section = judge_section(page, "criteria", "scripted")
+    table = section.locator("table.criteria").first
     heads = [h.lower() for h in table.locator("thead th").all_text_contents()]
-    for column in ("points", "award", "reason"):
+    for column in ("criterion", "points", "award", "reason"):
         assert any(column in head for head in heads), heads
     body = table.locator("tbody tr")
     assert body.count() > 0
     cells = body.first.locator("td").all_text_contents()
     assert len(cells) >= 4 and all(c.strip() for c in cells[:2])
-    section = page.locator("section.criteria").first.text_content()
-    assert "Scripted" in section  # the scripted judge's reason
-    assert "scheme" in section.lower()  # the scheme totals and the one that won
+    text = section.text_content()
+    assert "Scripted: the criterion is not met." in text  # the scripted judge's reason
+    assert "scheme" in text and "answer level" in text and "step level" in text
+    section.screenshot(path=str(artefacts / "hipho-criteria-scripted.png"))
 
 
 @pytest.mark.parametrize("suite", ["sample_physelite_en", "sample_physelite_zh"])
 def test_a_physelite_problem_page_shows_verdicts_per_judge_and_a_steps_table(report, browse, artefacts, suite):
     _, page = problem_page(browse, report, suite, "demo")
     shots(page, artefacts, f"{suite}-problem", "section.verdicts")
-    verdicts = page.locator("section.verdicts")
-    assert verdicts.count() > 0
-    assert "scripted" in verdicts.first.text_content()
-    steps = page.locator("table.steps")
+    section = judge_section(page, "verdicts", "scripted")
+    assert "Scripted: matches the reference." in section.text_content() or "Scripted." in section.text_content()
+    steps = judgment_of(page, "scripted").locator("table.steps")
     assert steps.count() > 0 and steps.first.locator("tbody tr").count() > 0
     assert any("grade" in head.lower() for head in steps.first.locator("thead th").all_text_contents())
     assert "Scripted step." in steps.first.text_content()
+    section.screenshot(path=str(artefacts / f"{suite}-verdicts-scripted.png"))
 
 
 def test_chinese_text_is_on_the_page_as_text(report, browse):
