@@ -30,8 +30,7 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in t
 SUITES = {"sample_hipho": "sample_hipho", "sample_physelite_en": "sample_physelite",
           "sample_physelite_zh": "sample_physelite", "sample_mathvision": "sample_mathvision"}
 FAMILY = {"sample_hipho": "hipho", "sample_physelite": "physelite", "sample_mathvision": "mathvision"}
-MODELS = {"reference": {"provider": "reference"},
-          "demo": {"provider": "replay", "path": str(ROOT / "data/replay/demo/{suite}.jsonl")}}
+MODELS = ["reference", "demo"]  # conf/model/
 JUDGES = ["rule", "scripted"]
 PLAN = {"benchmarks": sorted(FAMILY), "suites": SUITES, "models": list(MODELS), "judges": JUDGES, "family": FAMILY,
         "families": sorted(set(FAMILY.values()))}
@@ -131,15 +130,20 @@ def screenshot(page, artefacts: Path, name: str) -> Path:
 
 # ---------------------------------------------------------------- the run and its report
 
+def model_config(model: str):
+    """conf/model/<model>.yaml, as the stages compose it."""
+    return compose_stage("report", [f"model={model}"]).model
+
+
 def real_run(outputs: Path) -> Layout:
     """Fetch, render, generate, judge and aggregate every suite of the plan, as the stages do."""
     layout = Layout(outputs)
     for suite, benchmark in SUITES.items():
         render_sample(outputs, suite, benchmark)
         family = FAMILY[benchmark]
-        for model, cfg in MODELS.items():
+        for model in MODELS:
             generations = layout.generations(family, suite, model)
-            generate(suite, model, OmegaConf.create(cfg), layout.prompts(suite), generations, outputs.parent / "cache.sqlite")
+            generate(suite, model, model_config(model), layout.prompts(suite), generations, outputs.parent / "cache.sqlite")
             for judge_name in JUDGES:
                 judge_cfg = compose_stage("judge", [f"judge={judge_name}", f"cell.suite={suite}", f"cell.model={model}"]).judge
                 judge(layout.suite(suite), generations, judge_name, judge_cfg,
@@ -163,8 +167,8 @@ def run(tmp_path_factory) -> Layout:
 def report(run) -> Path:
     """The report as its stages write it: each cell's folder, then the root."""
     for suite in SUITES:
-        for model, settings in MODELS.items():
-            write_cell(PLAN, run, suite, model, settings)
+        for model in MODELS:
+            write_cell(PLAN, run, suite, model, OmegaConf.to_container(model_config(model), resolve=True))
     write_report(PLAN, run)
     return run.report()
 
