@@ -35,7 +35,10 @@ JUDGES = ["rule", "scripted"]
 PLAN = {"benchmarks": sorted(FAMILY), "suites": SUITES, "models": list(MODELS), "judges": JUDGES, "family": FAMILY,
         "families": sorted(set(FAMILY.values()))}
 
-# Chromium as the brief of the report's tests asks: headless, and none of its own connections
+# One worker runs the module: one sample run, one report, one browser.
+pytestmark = pytest.mark.xdist_group("report_browser")
+
+# Chromium headless, and none of its own connections
 # (component updates, sync, field trials), which would fail offline and are not the report's.
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -126,6 +129,26 @@ def screenshot(page, artefacts: Path, name: str) -> Path:
     path = artefacts / f"{name}.png"
     page.screenshot(path=str(path), full_page=False)
     return path
+
+
+def test_a_watched_page_catches_requests_off_disk_console_errors_and_exceptions(browser_context, tmp_path):
+    """What every test below relies on: a page that reaches outside its folder, logs an error or
+    throws is caught (and its outside requests never sent)."""
+    folder = tmp_path / "report"
+    folder.mkdir()
+    (tmp_path / "beside.css").write_text("body {}", encoding="utf-8")
+    (folder / "page.html").write_text(
+        '<!DOCTYPE html><html><head><link rel="stylesheet" href="../beside.css"></head><body>'
+        '<img src="https://cdn.example.org/x.png"><script>console.error("boom"); undefinedCall();</script>'
+        "</body></html>", encoding="utf-8")
+    watched = Watched(browser_context, folder)
+    watched.open(folder / "page.html")
+    watched.page.close()
+    assert sorted(watched.outside) == sorted(["https://cdn.example.org/x.png", (tmp_path / "beside.css").as_uri()])
+    assert any("boom" in error for error in watched.errors)
+    assert any("undefinedCall" in error for error in watched.errors)
+    with pytest.raises(AssertionError, match="leave the report folder"):
+        watched.check()
 
 
 # ---------------------------------------------------------------- the run and its report
