@@ -58,8 +58,9 @@ def chromium_binary() -> str:
 
 
 @pytest.fixture(scope="module")
-def browser_context(tmp_path_factory):
-    """One headless Chromium for the module, with a fresh profile."""
+def browser_context(tmp_path_factory, report):
+    """One headless Chromium for the module, with a fresh profile. Started after the report is
+    written: the run's judge runs its own event loop, which Playwright's, once running, forbids."""
     binary = chromium_binary()
     with sync_api.sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
