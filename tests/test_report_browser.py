@@ -8,6 +8,7 @@ $OLYMPIAD_EVAL_ARTEFACTS, or a folder under pytest's temporary directory; its pa
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -22,7 +23,8 @@ from olympiad_eval.report import write_cell, write_report
 from olympiad_eval.tables import aggregate
 from tests.support import ROOT, compose_stage, render_sample
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extra: pip install -e '.[test]'")
+sync_api = pytest.importorskip("playwright.sync_api",
+                               reason="playwright is in the test extra: pip install -e '.[test]'")
 
 # The run: HiPhO (marking criteria), PhysElite in both languages (verdicts, process steps, Chinese
 # text) and MATH-Vision (figures in choices), each by the reference and the demo model, judged by
@@ -167,11 +169,11 @@ def real_run(outputs: Path) -> Layout:
         family = FAMILY[benchmark]
         for model in MODELS:
             generations = layout.generations(family, suite, model)
-            generate(suite, model, model_config(model), layout.prompts(suite), generations, outputs.parent / "cache.sqlite")
-            for judge_name in JUDGES:
-                judge_cfg = compose_stage("judge", [f"judge={judge_name}", f"cell.suite={suite}", f"cell.model={model}"]).judge
-                judge(layout.suite(suite), generations, judge_name, judge_cfg,
-                      layout.judgments(family, suite, model, judge_name), outputs.parent / "cache.sqlite")
+            cache = outputs.parent / "cache.sqlite"
+            generate(suite, model, model_config(model), layout.prompts(suite), generations, cache)
+            for name in JUDGES:
+                cfg = compose_stage("judge", [f"judge={name}", f"cell.suite={suite}", f"cell.model={model}"]).judge
+                judge(layout.suite(suite), generations, name, cfg, layout.judgments(family, suite, model, name), cache)
     for benchmark in FAMILY:
         bench_cfg = compose_stage("aggregate", [f"benchmark={benchmark}"]).benchmark
         suites = {suite: compose_stage("render", [f"suite={suite}", f"cell.benchmark={benchmark}"]).suite
@@ -195,7 +197,6 @@ def report(run) -> Path:
             write_cell(PLAN, run, suite, model, OmegaConf.to_container(model_config(model), resolve=True))
     write_report(PLAN, run)
     return run.report()
-
 
 
 # ---------------------------------------------------------------- reading pages
@@ -230,7 +231,10 @@ def shown(page) -> list[str]:
 
 
 def shown_count(page) -> int:
-    return int("".join(ch for ch in page.text_content("#shown-count") if ch.isdigit()) or -1)
+    """The live count's number (the first in it: "5", or "5 of 12")."""
+    found = re.search(r"\d+", page.text_content("#shown-count") or "")
+    assert found, f"no count in #shown-count: {page.text_content('#shown-count')!r}"
+    return int(found.group())
 
 
 def problem_page(browse, report: Path, suite: str, model: str, pick=lambda row: True):
@@ -286,7 +290,8 @@ def test_the_status_filter_shows_exactly_the_rows_of_that_status(report, browse,
     assert every and all(row["shown"] for row in every) and shown_count(page) == len(every)
     wanted = {"all": lambda row: True, "wrong": lambda row: row["status"] == "wrong",
               "judge-error": lambda row: row["status"] == "judge-error",
-              "truncated": lambda row: row.get("truncated") == "1", "undecided": lambda row: row.get("undecided") == "1"}
+              "truncated": lambda row: row.get("truncated") == "1",
+              "undecided": lambda row: row.get("undecided") == "1"}
     options = page.eval_on_selector_all("select#status-filter option", "options => options.map(o => o.value)")
     assert set(wanted) <= set(options), options
     for value in [*wanted, "all"]:
