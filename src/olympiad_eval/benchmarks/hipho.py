@@ -599,6 +599,7 @@ def report_sections(problem: Problem, judgment) -> list[ReportSection]:
             for c, criterion in enumerate(scheme):
                 reply = entry.get(f"criterion {s}.{c}")
                 award = reply.get("awarded") if isinstance(reply, dict) else None
+                award = award if isinstance(award, (int, float)) and not isinstance(award, bool) else None
                 awarded.append(None if award is None else min(float(award), criterion.points))
                 rows.append((f"{s + 1}.{c + 1}", criterion.text, criterion.points, award,
                              reply.get("reasoning", "") if isinstance(reply, dict) else "not judged (rules only)"))
