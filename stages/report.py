@@ -20,7 +20,8 @@ def main(cfg) -> None:
         log.info("report: wrote %s", layout.report_index())
         return
     model = chosen("model")
-    folder = write_cell(plan, layout, cfg.cell.suite, model, OmegaConf.to_container(cfg.model, resolve=True))
+    folder = write_cell(plan, layout, cfg.cell.suite, model, OmegaConf.to_container(cfg.model, resolve=True),
+                        cfg.paths.plan)
     log.info("report: wrote %s", folder)
 
 

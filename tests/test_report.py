@@ -241,8 +241,8 @@ def test_hipho_criteria_show_text_points_award_reason_scheme_totals_and_the_winn
     assert "Award 1 pt for $F = ma$" in page and "Award 1 pt for &lt;the&gt; result" in page
     assert "uses &lt;b&gt;F=ma&lt;/b&gt;" in page and "<b>F=ma" not in page and "a&lt;b" in page
     assert "<dt>scheme 1</dt><dd>1 of 2 points</dd>" in page and "<dt>scheme 2</dt><dd>0.5 of 2 points</dd>" in page
-    assert "<dt>winning scheme</dt><dd>scheme 1" in page
-    assert "<dt>answer level</dt><dd>0 of 2 points</dd>" in page and "<dt>step level</dt><dd>1 of 2 points</dd>" in page
+    assert "<dt>winning scheme</dt><dd>scheme 1: this judge's step level, 1 points</dd>" in page
+    assert "<dt>answer level</dt><dd>0 of 2 points (mean" in page and "<dt>step level</dt><dd>1 of 2 points (mean" in page
     assert '<table class="slot-judgments">' in page
 
 

@@ -599,6 +599,7 @@ def report_sections(problem: Problem, judgment) -> list[ReportSection]:
             for c, criterion in enumerate(scheme):
                 reply = entry.get(f"criterion {s}.{c}")
                 award = reply.get("awarded") if isinstance(reply, dict) else None
+                award = award if isinstance(award, (int, float)) and not isinstance(award, bool) else None
                 awarded.append(None if award is None else min(float(award), criterion.points))
                 rows.append((f"{s + 1}.{c + 1}", criterion.text, criterion.points, award,
                              reply.get("reasoning", "") if isinstance(reply, dict) else "not judged (rules only)"))
@@ -608,16 +609,17 @@ def report_sections(problem: Problem, judgment) -> list[ReportSection]:
                  for s, (got, most) in enumerate(totals)]
         scored = [(got, s) for s, (got, _) in enumerate(totals) if got is not None]
         if scored:
-            facts.append(("winning scheme", f"scheme {max(scored)[1] + 1} (the best scheme counts)"))
+            best, winner = max(scored)
+            facts.append(("winning scheme", f"scheme {winner + 1}: this judge's step level, {best:g} points"))
         parts = judgment.parts or {}
         # a rules-only judgment has no parts: its points are the answer level
         answer = parts.get("answer_points", judgment.points if not judgment.details else None)
-        facts += [("answer level", _points(answer, problem.points)),
-                  ("step level", _points(parts.get("step_points"), problem.points)),
-                  ("the protocol's score", "the larger of the two levels, mean over the judges")]
+        facts += [("answer level", _points(answer, problem.points) + " (mean over the judges)"),
+                  ("step level", _points(parts.get("step_points"), problem.points) + " (mean over the judges)"),
+                  ("the protocol's score", "the larger of the two levels, of each judge, averaged")]
         tables = [ReportTable("criteria", ("criterion", "text", "points", "awarded", "reason"), tuple(rows),
                               math=("text", "reason"))] if rows else []
-        slots = [(key.removeprefix("slot "), reply.get("equivalent"), reply.get("reasoning", ""))
+        slots = [(_slot_number(key), reply.get("equivalent"), reply.get("reasoning", ""))
                  for key, reply in sorted(entry.items()) if key.startswith("slot ") and isinstance(reply, dict)]
         if slots:
             tables.append(ReportTable("slot-judgments", ("answer slot", "equivalent", "reason"), tuple(slots),
@@ -628,6 +630,12 @@ def report_sections(problem: Problem, judgment) -> list[ReportSection]:
             tables.append(ReportTable("replies", ("task", "reply"), tuple(other), math=("reply",)))
         sections.append(ReportSection("criteria", f"Marking scheme: judge {judge}", tuple(facts), tuple(tables)))
     return sections
+
+
+def _slot_number(key: str) -> str:
+    """`slot 0` is the first answer, numbered from 1 as the page numbers them."""
+    index = key.removeprefix("slot ")
+    return str(int(index) + 1) if index.isdigit() else index
 
 
 def _points(value, most: float) -> str:

@@ -25,7 +25,7 @@ from urllib.parse import quote
 
 import pandas as pd
 
-from olympiad_eval.layout import Layout
+from olympiad_eval.layout import Layout, family_of_suite
 from olympiad_eval.records import (
     InputError, Judgment, Prompt, Selection, atomic_dir, atomic_file, iter_jsonl, natural_key,
 )
@@ -35,13 +35,16 @@ from olympiad_eval.report.html import attr, maths, relative, text
 __all__ = ["write_report", "write_cell", "write_comparison_index", "partial", "partial_html"]
 
 
-def write_cell(plan: dict, layout: Layout, suite: str, model: str, settings: dict) -> Path:
-    """The folder of one suite x model of the plan (`stage.read_plan`'s)."""
+def write_cell(plan: dict, layout: Layout, suite: str, model: str, settings: dict,
+               plan_path: str | Path = "params.yaml") -> Path:
+    """The folder of one suite x model of the plan (`stage.read_plan`'s, read from `plan_path`)."""
     from olympiad_eval.report.cell import Cell, write_cell as write
 
-    benchmark = plan["suites"][suite]
-    return write(Cell(suite, benchmark, plan["family"][benchmark], model, tuple(plan.get("judges") or ()), layout),
-                 settings)
+    family = family_of_suite(plan, suite, plan_path)
+    if model not in (plan.get("models") or []):
+        raise InputError(f"{plan_path}: model '{model}' is not among the plan's models: add it under `models`")
+    cell = Cell(suite, plan["suites"][suite], family, model, tuple(plan.get("judges") or ()), layout)
+    return write(cell, settings)
 
 
 def write_report(plan: dict, layout: Layout) -> None:
