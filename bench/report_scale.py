@@ -336,6 +336,8 @@ def report(result: dict) -> None:
         print(f"  parsed {run['parsed_s']:.2f} s, loaded {run['loaded_s']:.2f} s, first filter applied {run['s']:.2f} s;"
               f" the next change painted in {run['next_change_s']:.2f} s")
     added = result["with_added"]
+    for stage in added["stages"]:
+        print(f"  {stage['stage']:<40}{stage['s']:>8.1f} s{stage['rss_mb']:>8.0f} MB peak RSS")
     print(f"with {ADDED} added: report written in {added['report_s']:.1f} s, peak RSS {added['report_rss_mb']:.0f} MB; "
           f"{result['added_files']} files added, {len(result['changed_files'])} changed "
           f"({', '.join(result['changed_files'][:8])}{' ...' if len(result['changed_files']) > 8 else ''}), "
