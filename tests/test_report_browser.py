@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -19,6 +20,7 @@ from omegaconf import OmegaConf
 from olympiad_eval.generate import generate
 from olympiad_eval.judging import judge
 from olympiad_eval.layout import Layout
+from olympiad_eval.records import Generation, read_jsonl, write_jsonl
 from olympiad_eval.report import write_cell, write_report
 from olympiad_eval.tables import aggregate
 from tests.support import ROOT, compose_stage, render_sample
@@ -156,6 +158,16 @@ def test_a_watched_page_catches_requests_off_disk_console_errors_and_exceptions(
 
 # ---------------------------------------------------------------- the run and its report
 
+# One response of the run is cut as a model cut at max_tokens records it, so that the `truncated`
+# filter has a row to show.
+CUT = ("sample_physelite_en", "demo")
+
+
+def cut_first_response(path: Path) -> None:
+    generations = read_jsonl(path, Generation)
+    write_jsonl(path, [replace(generations[0], finish_reason="length"), *generations[1:]])
+
+
 def model_config(model: str):
     """conf/model/<model>.yaml, as the stages compose it."""
     return compose_stage("report", [f"model={model}"]).model
@@ -171,6 +183,8 @@ def real_run(outputs: Path) -> Layout:
             generations = layout.generations(family, suite, model)
             cache = outputs.parent / "cache.sqlite"
             generate(suite, model, model_config(model), layout.prompts(suite), generations, cache)
+            if (suite, model) == CUT:
+                cut_first_response(generations)
             for name in JUDGES:
                 cfg = compose_stage("judge", [f"judge={name}", f"cell.suite={suite}", f"cell.model={model}"]).judge
                 judge(layout.suite(suite), generations, name, cfg, layout.judgments(family, suite, model, name), cache)
@@ -300,6 +314,13 @@ def test_the_status_filter_shows_exactly_the_rows_of_that_status(report, browse,
         assert shown(page) == expected, value
         assert shown_count(page) == len(expected), value
         assert all(row["visible"] == row["shown"] for row in rows(page)), "a hidden row still takes space"
+
+
+def test_the_truncated_filter_shows_the_cut_response(report, browse):
+    page = cell_index(browse, report, *CUT)
+    page.select_option("select#status-filter", "truncated")
+    [cut] = shown(page)
+    assert cut == rows(page)[0]["id"] and shown_count(page) == 1
 
 
 def test_the_demo_is_wrong_somewhere_so_the_wrong_filter_hides_rows(report, browse, artefacts):
