@@ -21,7 +21,7 @@ from olympiad_eval.layout import Layout
 from olympiad_eval.records import (
     Generation, InputError, Judgment, Problem, Prompt, atomic_dir, file_sha256, iter_jsonl, natural_key,
 )
-from olympiad_eval.report import html
+from olympiad_eval.report import html, partial_html
 from olympiad_eval.report.html import attr, facts, maths, number, relative, text
 
 # A problem is right when it earned all its points (score 1), as the comparison command counts it.
@@ -190,8 +190,6 @@ def _index(cell: Cell, rows: list[tuple[str, str, str]], meta: list) -> Iterator
     yield f"<h1>{text(cell.name)}</h1>"
     yield (f'<p class="nav"><a href="{attr(relative(layout.report_index(), cell.folder))}">the report</a> &middot; '
            f"benchmark {text(cell.benchmark)}; {len(rows)} problems; judges {text(', '.join(cell.judges))}</p>")
-    from olympiad_eval.report import partial_html  # the package's, shared with the root index
-
     yield from partial_html(layout, cell.suite)
     counts = {status: sum(1 for _, s, _ in rows if s == status) for status in MARKS}
     yield facts(((f"{MARKS[s]} {s}", n) for s, n in counts.items() if n), css="counts")
