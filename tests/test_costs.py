@@ -126,13 +126,14 @@ def test_the_sample_plan_asks_offline_models_only_and_sends_nothing(capsys, monk
     """`python -m olympiad_eval.costs` on the bundled plan (reference and demo, the rule judge)."""
     monkeypatch.chdir(ROOT)
     outputs = tmp_path / "outputs"
-    for suite, benchmark in {**SUITES, "sample_physelite_zh": "sample_physelite"}.items():
+    for suite, benchmark in {**SUITES, "sample_physelite_zh": "sample_physelite", "sample_olympiadbench": "sample_olympiadbench",
+                             "sample_olympiadbench_current": "sample_olympiadbench_current"}.items():
         render_sample(outputs, suite, benchmark)
     assert costs.main([f"paths.outputs={outputs}", "--csv", str(tmp_path / "costs.csv")]) == 0
     printed = capsys.readouterr().out
     assert "| total    |" in printed and "counted: exact where every response is known" in printed
     total = (tmp_path / "costs.csv").read_text().splitlines()[-1]
-    assert total == "total,,,,,30,0,0,0,0,0.0,exact"  # 15 prompts x 2 models, answered offline
+    assert total == "total,,,,,52,0,0,0,0,0.0,exact"  # 26 prompts x 2 models, answered offline
 
 
 def test_a_suite_not_rendered_is_named_with_the_stage_that_renders_it(capsys, monkeypatch, tmp_path):

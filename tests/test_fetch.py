@@ -236,7 +236,7 @@ def test_source_path_that_is_not_a_directory(tmp_path):
 def test_unknown_benchmark_kind(tmp_path):
     cfg = config("hipho", SAMPLE / "hipho")
     cfg.kind = "gsm8k"
-    with pytest.raises(InputError, match="unknown benchmark kind 'gsm8k'.*hipho, mathvision, physelite"):
+    with pytest.raises(InputError, match="unknown benchmark kind 'gsm8k'.*hipho, mathvision, olympiadbench, physelite"):
         fetch("x", cfg, tmp_path / "out")
 
 

@@ -26,7 +26,7 @@ def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
     committed_locks = lock_files(repo.path)
     ran = repo.repro()
     assert ran == sorted(repo.addresses())  # every stage of the plan ran
-    assert len(committed_locks) == 4  # the report's, and one per benchmark family
+    assert len(committed_locks) == 5  # the report's, and one per benchmark family
     for benchmark in read_plan(repo.path / "params.yaml")["benchmarks"]:
         tables = repo.layout.tables(benchmark)
         assert (tables / "tables.md").read_text(encoding="utf-8").startswith(f"## {benchmark}")
@@ -50,7 +50,7 @@ def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
     assert shown[0].split() == ["Path", "ci_high", "ci_low", "coverage", "protocol", "score"]
     cells = [judge for benchmark in read_plan(repo.path / "params.yaml")["benchmarks"]
              for models in repo.metrics(benchmark).values() for judges in models.values() for judge in judges]
-    assert len(shown) == 1 + len(cells) == 9
+    assert len(shown) == 1 + len(cells) == 13
     [subsets] = plots[repo.layout.plot("sample_physelite", "subsets").relative_to(repo.path).as_posix()]
     encoding = subsets["content"]["encoding"]  # a bar per cell in each subset, side by side, never stacked
     assert encoding["yOffset"]["field"] == "cell" and encoding["x"]["stack"] is None

@@ -70,16 +70,16 @@ def test_a_template_edit_or_a_new_family_makes_the_plan_stale_until_it_is_genera
     template = root / "pipelines/templates/family.yaml"
     template.write_text(template.read_text(encoding="utf-8").replace("      - conf/prompt\n", ""), encoding="utf-8")
     params = (root / "params.yaml").read_text(encoding="utf-8")
-    (root / "params.yaml").write_text(params.replace("pipelines:\n", "pipelines:\n  olympiadbench:\n    benchmarks: {}\n"
+    (root / "params.yaml").write_text(params.replace("pipelines:\n", "pipelines:\n  newbench:\n    benchmarks: {}\n"
                                                      "    suites: {}\n"), encoding="utf-8")
     assert plan.main(["--check"]) == 1
     said = capsys.readouterr().err
-    for family in ("hipho", "mathvision", "physelite", "olympiadbench"):
+    for family in ("hipho", "mathvision", "olympiadbench", "physelite", "newbench"):
         assert f"pipelines/{family}/dvc.yaml differs from the generated one: run `python -m olympiad_eval.plan`" in said
     assert not [line for line in said.splitlines() if line.startswith("dvc.yaml")]  # the report's is unchanged
 
     assert plan.main([]) == 0 and plan.main(["--check"]) == 0
-    assert "conf/prompt" not in (root / "pipelines/olympiadbench/dvc.yaml").read_text(encoding="utf-8")
+    assert "conf/prompt" not in (root / "pipelines/newbench/dvc.yaml").read_text(encoding="utf-8")
 
 
 def test_a_pipeline_of_a_family_the_plan_no_longer_has_is_named(tmp_path):

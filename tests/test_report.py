@@ -150,6 +150,7 @@ def test_a_problem_page_shows_question_figures_samples_answers_rules_criteria_an
     assert "&lt;answer&gt;" in page and "<answer>" not in page and "<think>" not in page
     assert page.count('class="math-text"') == page.count('<details class="raw">')  # raw text one click away
     assert '<html lang="zh">' in page
+    assert '<a rel="next" href="DemoCPhO_2025_2_1.html">' in page and 'rel="prev"' not in page  # the first problem
     assert "model settings" in page and "replay" in page and "olympiad-eval 0.1.0" in page
     figures = [img["src"] for p in sorted((cell / "problems").iterdir())
                for img in tags(p.read_text(encoding="utf-8"), "img")]

@@ -90,6 +90,9 @@ class Problem:
     level: int | None = None  # MATH-Vision level or PhysElite difficulty
     group: str = ""  # the same problem in other languages shares it
     origin: str = ""  # where in the release it was read: "data/IPhO_2025.json", "data/test.jsonl:17"
+    # A benchmark's own metadata that no field above holds (OlympiadBench's source, modality, answer
+    # types, tolerance, ...), read back by its own module only; written only when there is some.
+    attributes: dict = field(default_factory=dict, metadata=OMITTED_WHEN_DEFAULT)
 
     @property
     def exact_points(self) -> Fraction:

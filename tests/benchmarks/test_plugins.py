@@ -60,7 +60,7 @@ def outside(tmp_path, monkeypatch):
 
 
 def test_the_packages_benchmarks_meet_the_contract_and_its_helpers_are_not_benchmarks():
-    assert known_kinds() == ["hipho", "mathvision", "physelite"]  # not hipho_evalscope, mathvision_official
+    assert known_kinds() == ["hipho", "mathvision", "olympiadbench", "physelite"]  # not hipho_evalscope, mathvision_official
     for kind in known_kinds():
         assert isinstance(plugin(kind), Benchmark)
         assert all(hasattr(plugin(kind), part) for part in PARTS)
@@ -68,7 +68,7 @@ def test_the_packages_benchmarks_meet_the_contract_and_its_helpers_are_not_bench
 
 @pytest.mark.parametrize("kind", ["hypho", "../etc/passwd", "hipho_evalscope"])
 def test_a_kind_that_names_no_benchmark_lists_the_known_ones(kind):
-    with pytest.raises(InputError, match=r"kind .*; known kinds: hipho, mathvision, physelite$|"
+    with pytest.raises(InputError, match=r"kind .*; known kinds: hipho, mathvision, olympiadbench, physelite$|"
                                          r"is not a benchmark module: it lacks "):
         plugin(kind)
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
@@ -26,11 +25,9 @@ from urllib.parse import quote
 import pandas as pd
 
 from olympiad_eval.layout import Layout, family_of_suite
-from olympiad_eval.records import (
-    InputError, Judgment, Prompt, Selection, atomic_dir, atomic_file, iter_jsonl, natural_key,
-)
+from olympiad_eval.records import InputError, Selection, atomic_dir, atomic_file, natural_key
 from olympiad_eval.report import html
-from olympiad_eval.report.html import attr, maths, relative, text
+from olympiad_eval.report.html import attr, relative, text
 
 __all__ = ["write_report", "write_cell", "write_comparison_index", "partial", "partial_html"]
 

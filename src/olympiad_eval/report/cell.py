@@ -19,9 +19,9 @@ from pathlib import Path
 from olympiad_eval.benchmarks import ReportSection, plugin
 from olympiad_eval.layout import Layout
 from olympiad_eval.records import (
-    Generation, InputError, Judgment, Problem, Prompt, atomic_dir, file_sha256, iter_jsonl, natural_key,
+    Generation, InputError, Judgment, Problem, Prompt, atomic_dir, file_sha256, iter_json_lines, iter_jsonl, natural_key,
 )
-from olympiad_eval.report import html
+from olympiad_eval.report import html, partial_html
 from olympiad_eval.report.html import attr, facts, maths, number, relative, text
 
 # A problem is right when it earned all its points (score 1), as the comparison command counts it.
@@ -124,12 +124,14 @@ def write_cell(cell: Cell, settings: dict) -> Path:
         problems = Cursor(iter_jsonl(need(layout.suite(cell.suite) / "problems.jsonl", cell.name), Problem))
         generated = Cursor(iter_jsonl(generations, Generation))
         judged = {judge: Cursor(iter_jsonl(path, Judgment)) for judge, path in judgments.items()}
+        ids = [str(row.get("id", "")) for _, row in iter_json_lines(prompts)]  # for each page's previous and next
         rows = []
-        for prompt in iter_jsonl(prompts, Prompt):
+        for number, prompt in enumerate(iter_jsonl(prompts, Prompt)):
             problem = next(iter(problems.take(prompt.id)), None)
             samples = sorted(generated.take(prompt.id), key=lambda g: g.sample)
             graded = {judge: {j.sample: j for j in cursor.take(prompt.id)} for judge, cursor in judged.items()}
-            rows.append(pages.problem(prompt, problem, samples, graded))
+            neighbours = (ids[number - 1] if number else None, ids[number + 1] if number + 1 < len(ids) else None)
+            rows.append(pages.problem(prompt, problem, samples, graded, neighbours))
         html.write_page(staging / "index.html", cell.name, relative(layout.report_assets(), cell.folder),
                         _index(cell, rows, meta))
     return cell.folder
@@ -190,8 +192,6 @@ def _index(cell: Cell, rows: list[tuple[str, str, str]], meta: list) -> Iterator
     yield f"<h1>{text(cell.name)}</h1>"
     yield (f'<p class="nav"><a href="{attr(relative(layout.report_index(), cell.folder))}">the report</a> &middot; '
            f"benchmark {text(cell.benchmark)}; {len(rows)} problems; judges {text(', '.join(cell.judges))}</p>")
-    from olympiad_eval.report import partial_html  # the package's, shared with the root index
-
     yield from partial_html(layout, cell.suite)
     counts = {status: sum(1 for _, s, _ in rows if s == status) for status in MARKS}
     yield facts(((f"{MARKS[s]} {s}", n) for s, n in counts.items() if n), css="counts")
@@ -222,8 +222,9 @@ class _Pages:
         self.figures: dict[str, str] = {}  # sha256 -> path in the cell's folder
 
     def problem(self, prompt: Prompt, problem: Problem | None, samples: list[Generation],
-                graded: dict[str, dict[int, Judgment]]) -> tuple[str, str, str]:
-        """Write the problem's page; its index row (group, status, html)."""
+                graded: dict[str, dict[int, Judgment]], neighbours: tuple) -> tuple[str, str, str]:
+        """Write the problem's page (linking the previous and next problem's); its index row (group,
+        status, html)."""
         slug = html.page_slug(prompt.id)
         first = next((j for by_sample in graded.values() for j in by_sample.values()), None)
         group, status = group_of(problem, first), status_of(len(samples), any(g.error is not None for g in samples), graded)
@@ -234,7 +235,7 @@ class _Pages:
         layout = self.cell.layout
         where = self.cell.folder / "problems"
         html.write_page(page, f"{prompt.id} \u00b7 {self.cell.name}", relative(layout.report_assets(), where),
-                        self._page(prompt, problem, samples, graded, status, group, where), maths=True,
+                        self._page(prompt, problem, samples, graded, status, group, where, neighbours), maths=True,
                         lang=prompt.language or "en")
         level = problem.level if problem is not None else None
         return group, status, self._row(prompt.id, slug, group, level, status, graded, truncated, undecided)
@@ -246,20 +247,24 @@ class _Pages:
         extracted = next((j.extracted for by_sample in graded.values() for j in by_sample.values()), ())
         judges = "".join(f"<td>{_points_text(graded[judge])}</td>" for judge in self.cell.judges)
         flags = " ".join(flag for flag, on in (("truncated", truncated), ("undecided", undecided)) if on)
-        data = (f'data-id="{attr(problem_id)}" data-status="{status}" data-group="{attr(group)}" '
-                f'data-score="{score:.4g}"' + ("" if level is None else f' data-level="{level}"') + (' data-truncated="1"' if truncated else "")
+        data = (f'data-id="{attr(problem_id)}" data-status="{status}" data-group="{attr(group)}" data-score="{score:.4g}"'
+                + ("" if level is None else f' data-level="{level}"') + (' data-truncated="1"' if truncated else "")
                 + (' data-undecided="1"' if undecided else ""))
+        mark = MARKS[status] + (f" {flags}" if flags else "")
         return (f'<tr class="problem-row" {data}><td><a href="problems/{attr(slug)}.html">{text(problem_id)}</a></td>'
-                f"<td>{text(group)}</td><td>{number(level)}</td><td>{MARKS[status]}{' ' + flags if flags else ''}</td><td>{score:.2f}</td>{judges}"
+                f"<td>{text(group)}</td><td>{number(level)}</td><td>{mark}</td><td>{score:.2f}</td>{judges}"
                 f"<td><code>{text(_short('; '.join(extracted)))}</code></td></tr>")
 
-    def _page(self, prompt, problem, samples, graded, status, group, where: Path) -> Iterator[str]:
+    def _page(self, prompt, problem, samples, graded, status, group, where: Path, neighbours) -> Iterator[str]:
         layout = self.cell.layout
         compare = layout.report_compare(self.cell.suite) / f"{html.page_slug(prompt.id)}.html"
+        steps = [f'<a rel="{rel}" href="{attr(html.page_slug(other))}.html">{label} {text(other)}</a>'
+                 for rel, label, other in (("prev", "\u2190", neighbours[0]), ("next", "\u2192", neighbours[1])) if other]
         yield f"<h1>{text(prompt.id)}</h1>"
         yield (f'<p class="nav"><a href="../index.html">{text(self.cell.name)}</a> &middot; '
                f'<a href="{attr(relative(compare, where))}">side by side: every model and judge</a> &middot; '
-               f'<a href="{attr(relative(layout.report_index(), where))}">the report</a></p>')
+               f'<a href="{attr(relative(layout.report_index(), where))}">the report</a>'
+               + "".join(f" &middot; {step}" for step in steps) + "</p>")
         yield facts([("status", f"{MARKS[status]} {status}"), ("group", group), ("language", prompt.language)]
                     + ([("level", str(problem.level))] if problem is not None and problem.level is not None else []))
         yield from self._question(prompt, problem)

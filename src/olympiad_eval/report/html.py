@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from hashlib import sha256
 from html import escape
 from pathlib import Path
@@ -126,6 +126,3 @@ def page_slug(problem_id: str) -> str:
     plain = re.sub(r"[^A-Za-z0-9_.-]+", "_", problem_id)[:60].strip("._") or "problem"
     return f"{plain}-{sha256(problem_id.encode()).hexdigest()[:10]}"
 
-
-def lines(chunks: Iterable[str]) -> Iterator[str]:
-    yield from (chunk for chunk in chunks if chunk)
