@@ -218,8 +218,8 @@ def files_of(folder: Path) -> dict[str, str]:
 def sizes(folder: Path) -> dict:
     files = [path for path in folder.rglob("*") if path.is_file()]
     largest = max(files, key=lambda path: path.stat().st_size)
-    return {"files": len(files), "total_mb": sum(p.stat().st_size for p in files) / 2**20,
-            "largest": largest.relative_to(folder).as_posix(), "largest_mb": largest.stat().st_size / 2**20}
+    return {"files": len(files), "total_mb": sum(p.stat().st_size for p in files) / 1e6,
+            "largest": largest.relative_to(folder).as_posix(), "largest_mb": largest.stat().st_size / 1e6}
 
 
 def cell_index(report: Path, suite: str, model: str) -> Path:
@@ -291,7 +291,7 @@ def run(problems: int, graded: int, keep: Path | None) -> dict:
         result.update(sizes(layout.report()))
         page = cell_index(layout.report(), SUITES[0], MODELS[0])
         result["cell_index"] = page.relative_to(layout.report().resolve()).as_posix()
-        result["cell_index_mb"] = page.stat().st_size / 2**20
+        result["cell_index_mb"] = page.stat().st_size / 1e6
         runs = [interactive_seconds(page, workdir / f"profile-{n}") for n in range(3)]
         result["interactive_runs"] = runs
         result["interactive_s"] = statistics.median(run["s"] for run in runs)
