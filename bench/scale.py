@@ -263,13 +263,13 @@ class Repo:
 
 
 ORDER = {"fetch": ["benchmark"], "render": ["suite"], "generate": ["cell.suite", "model"],
-         "judge": ["cell.suite", "cell.model", "judge"], "aggregate": ["benchmark"], "report": []}
+         "judge": ["cell.suite", "cell.model", "judge"], "aggregate": ["benchmark"], "report": ["cell.suite", "model"]}
 
 
 def shim_stage_name(argv: list[str]) -> str:
     stage = Path(argv[0]).stem
     overrides = dict(arg.split("=", 1) for arg in argv[1:] if "=" in arg)
-    keys = ORDER.get(stage, [])
+    keys = ORDER.get(stage, []) if "cell.suite" in overrides or stage != "report" else []  # the report's root has no cell
     return f"{stage}@{'-'.join(overrides.get(key, '?') for key in keys)}" if keys else stage
 
 
@@ -277,13 +277,17 @@ def release_fields(repo: Path) -> dict:
     return yaml.safe_load((repo / "conf/benchmark/physelite.yaml").read_text(encoding="utf-8"))["fields"]
 
 
+def benchmark_config(conf: Path, release: Path) -> dict:
+    """A benchmark config like the Hub one in `conf`, but reading the synthetic release at `release`."""
+    hub = yaml.safe_load((conf / "benchmark/physelite.yaml").read_text(encoding="utf-8"))
+    return {"kind": "physelite", "source": {"type": "local", "path": release.as_posix()}, "split": "test",
+            "fields": hub["fields"], "languages": hub["languages"], "difficulty_bands": hub["difficulty_bands"]}
+
+
 def write_benchmark(repo: Repo, problems: int) -> None:
     """The release in the copy, and a benchmark config like the Hub one but with a local source."""
-    fields = release_fields(repo.path)
-    write_release(repo.path / RELEASE, problems, fields)
-    hub = yaml.safe_load((repo.path / "conf/benchmark/physelite.yaml").read_text(encoding="utf-8"))
-    config = {"kind": "physelite", "source": {"type": "local", "path": RELEASE.as_posix()}, "split": "test",
-              "fields": fields, "languages": hub["languages"], "difficulty_bands": hub["difficulty_bands"]}
+    write_release(repo.path / RELEASE, problems, release_fields(repo.path))
+    config = benchmark_config(repo.path / "conf", RELEASE)
     repo.write(f"conf/benchmark/{BENCHMARK}.yaml", "# A synthetic PhysElite-sized release (bench/scale.py).\n"
                + yaml.safe_dump(config, sort_keys=False))
 

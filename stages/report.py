@@ -1,10 +1,13 @@
-"""DVC stage: the static HTML report of the plan (outputs/report/)."""
+"""DVC stage: the static HTML report (outputs/report/). With a cell (`model=M cell.suite=S`, a stage
+per suite x model in each family's pipeline) it writes that cell's pages; without, the root: the
+index of the whole plan, the side-by-side pages and the shared assets."""
 
 import hydra
+from omegaconf import OmegaConf
 
 from olympiad_eval.layout import Layout
-from olympiad_eval.report import write_report
-from olympiad_eval.stage import clear_errors, log, read_plan, run
+from olympiad_eval.report import write_cell, write_report
+from olympiad_eval.stage import chosen, clear_errors, log, read_plan, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="report")
@@ -12,8 +15,14 @@ from olympiad_eval.stage import clear_errors, log, read_plan, run
 def main(cfg) -> None:
     plan = read_plan(cfg.paths.plan)
     layout = Layout(cfg.paths.outputs)
-    write_report(plan, layout)
-    log.info("report: wrote %s", layout.report() / "index.html")
+    if cfg.cell.suite is None:
+        write_report(plan, layout)
+        log.info("report: wrote %s", layout.report_index())
+        return
+    model = chosen("model")
+    folder = write_cell(plan, layout, cfg.cell.suite, model, OmegaConf.to_container(cfg.model, resolve=True),
+                        cfg.paths.plan)
+    log.info("report: wrote %s", folder)
 
 
 if __name__ == "__main__":

@@ -110,9 +110,10 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
     """What `olympiad_eval.layout` says a cell writes, and the outputs it reads (relative paths)."""
     layout, names = Layout(OUTPUTS), cell_names(cmd)
     stage = name.split("@")[0]
-    if stage == "report":
-        return {layout.report().as_posix()}, {f"{OUTPUTS}/{spelled(path)}" for path in
-                                              ("problems", "suite", "generations", "judgments", "tables")}
+    if stage == "report" and "suite" not in names:  # the root: index, assets, side by side; it links every cell
+        return ({path.as_posix() for path in (layout.report_index(), layout.report_assets(), layout.report_compare())},
+                {f"{OUTPUTS}/{spelled(path)}" for path in ("suite", "judgments", "tables", "metrics", "plots",
+                                                          "report_cell")})
     if stage in ("fetch", "aggregate"):
         benchmark = names["benchmark"]
         family = plan["family"][benchmark]
@@ -127,6 +128,11 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
         return {layout.suite(suite).as_posix()}, {layout.problems(names["benchmark"]).as_posix()}
     family = plan["family"][plan["suites"][suite]]
     generations = layout.generations(family, suite, names["model"]).as_posix()
+    if stage == "report":  # a cell's pages: every judge's judgments and usage of it
+        cell = {"family": family, "suite": suite, "model": names["model"]}
+        return {layout.report_cell(suite, names["model"]).as_posix()}, {
+            layout.suite(suite).as_posix(), generations, layout.usage(family, suite, names["model"]).as_posix(),
+            f"{OUTPUTS}/{spelled('judgments', **cell)}", f"{OUTPUTS}/{spelled('judge_usage', **cell)}"}
     if stage == "generate":
         return {generations, layout.usage(family, suite, names["model"]).as_posix()}, {layout.prompts(suite).as_posix()}
     writes = [layout.judgments(family, suite, names["model"], names["judge"]),

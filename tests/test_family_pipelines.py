@@ -42,7 +42,9 @@ def test_adding_a_model_and_running_one_family_runs_that_family_s_stages_only(hi
     repo = copy_of(first, tmp_path / "repo")
     repo.write("conf/model/another.yaml", "provider: reference\n")
     edit(repo, "params.yaml", "  - demo\n", "  - demo\n  - another\n")
-    assert repo.repro(HIPHO) == ["aggregate@sample_hipho", "generate@sample_hipho-another", "judge@sample_hipho-another-rule"]
+    # and of the report, the new model's own cell only: no other cell's pages are rewritten
+    assert repo.repro(HIPHO) == ["aggregate@sample_hipho", "generate@sample_hipho-another", "judge@sample_hipho-another-rule",
+                                 "report@sample_hipho-another"]
 
 
 def test_editing_a_release_makes_only_its_own_fetch_stale(tmp_path):

@@ -123,7 +123,7 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
 
         # ... and `dvc repro` then runs the rest, sending no generation request for them
         ran = repo.repro()
-        assert "generate@sample_hipho-fake" in ran and len(ran) == 4 + 8 + 2 + 1  # + the report
+        assert "generate@sample_hipho-fake" in ran and len(ran) == 4 + 8 + 2 + 4 + 1  # + the report's cells and root
         assert generation_requests() == 5 + 3
         assert repo.layout.generations("hipho", "sample_hipho", "fake").read_bytes() == multirun
         first_judging = judge_requests()  # the LLM judge grades both models: criteria, slots, verdicts, steps
@@ -133,20 +133,23 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
         assert repo.repro() == []
         assert server.count() == 8 + first_judging
 
-        # editing one judge's file reruns that judge's cells and the aggregates, and no generation
+        # editing one judge's file reruns that judge's cells, the aggregates and the report (each cell's pages
+        # show every judge), and no generation
         repo.write("conf/judge/fakejudge.yaml", FAKE_JUDGE.format(base_url=server.base_url, temperature=0.1))
         ran = repo.repro()
-        assert ran == sorted([f"judge@{s}-{m}-fakejudge" for s in ("sample_hipho", "sample_physelite_en")
-                              for m in ("reference", "fake")] + ["aggregate@sample_hipho", "aggregate@sample_physelite", "report"])
+        assert ran == sorted([f"{stage}@{s}-{m}{j}" for s in ("sample_hipho", "sample_physelite_en")
+                              for m in ("reference", "fake") for stage, j in (("judge", "-fakejudge"), ("report", ""))]
+                             + ["aggregate@sample_hipho", "aggregate@sample_physelite", "report"])
         assert generation_requests() == 8 and judge_requests() == 2 * first_judging
         assert repo.metrics("sample_physelite")["sample_physelite_en"]["fake"]["fakejudge"]["score"] == 0.0
 
-        # adding a model runs only its cells and the aggregates
+        # adding a model runs only its cells (its report cells among them: no other cell's pages) and the aggregates
         repo.write("conf/model/fake2.yaml", FAKE_MODEL.format(base_url=server.base_url, model="fake-2"))
         repo.write("params.yaml", plan(["reference", "fake", "fake2"]))
         ran = repo.repro()
         assert ran == sorted([f"{stage}@{s}-fake2{j}" for s in ("sample_hipho", "sample_physelite_en")
-                              for stage, j in (("generate", ""), ("judge", "-rule"), ("judge", "-fakejudge"))]
+                              for stage, j in (("generate", ""), ("judge", "-rule"), ("judge", "-fakejudge"),
+                                               ("report", ""))]
                              + ["aggregate@sample_hipho", "aggregate@sample_physelite", "report"])
         assert generation_requests() == 16
 
@@ -205,8 +208,8 @@ def test_machines_share_replies_through_a_shared_cache_and_outputs_through_a_dvc
         a, b = machines
 
         # machine A runs the plan; machine B runs it too, and every reply comes from the shared cache
-        assert len(a.repro()) == 6 and server.count() == 3
-        assert len(b.repro()) == 6 and server.count() == 3
+        assert len(a.repro()) == 7 and server.count() == 3  # fetch, render, generate, judge, aggregate, report x 2
+        assert len(b.repro()) == 7 and server.count() == 3
         assert lock_files(b.path) == lock_files(a.path)
         assert len(list((shared / "requests").rglob("*.json"))) == 3
 
@@ -233,7 +236,7 @@ def test_a_queued_experiment_over_cached_cells_sends_no_request(tmp_path):
         repo.write("params.yaml", plan_yaml({"sample_physelite_en": "sample_physelite"}, ["fake"], ["rule"]))
         repo.run("git", "add", "-A")  # an experiment runs what git has
         repo.run("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a fake model")
-        assert len(repo.repro()) == 6 and server.count() == 3
+        assert len(repo.repro()) == 7 and server.count() == 3  # the report: its cell, and its root
         assert (tmp_path / "user-cache" / "olympiad-eval" / "requests.sqlite").is_file()
 
         # the same cells as a queued experiment, forced: DVC's run cache restores none of them, they all run

@@ -1,22 +1,23 @@
-"""The static HTML report: built from a real small run, checked as text and in a headless browser."""
+"""The report: built from a real small run and checked as text (the pages in a real browser are
+tests/test_report_browser.py's)."""
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
 
+from olympiad_eval.benchmarks import hipho, physelite
 from olympiad_eval.generate import generate
 from olympiad_eval.judging import judge
 from olympiad_eval.layout import Layout
-from olympiad_eval.records import Prompt, read_jsonl
-from olympiad_eval.report import write_report
+from olympiad_eval.records import AnswerSlot, Criterion, Generation, Judgment, Problem, Prompt, read_jsonl, write_jsonl
+from olympiad_eval.report import write_cell, write_report
+from olympiad_eval.report.cell import judgment_html
 from olympiad_eval.tables import aggregate
 from tests.support import ROOT, compose_stage
 
@@ -25,22 +26,24 @@ MODELS = {"reference": {"provider": "reference"},
           "demo": {"provider": "replay", "path": str(ROOT / "data/replay/demo/{suite}.jsonl")}}
 PLAN = {"benchmarks": [BENCHMARK], "suites": {SUITE: BENCHMARK}, "models": list(MODELS), "judges": ["rule"],
         "family": {BENCHMARK: "hipho"}}
+MB = 1 << 20
 
 
-class _Images(HTMLParser):
+class _Tags(HTMLParser):
+    """Every start tag with its attributes, in order."""
+
     def __init__(self):
         super().__init__()
-        self.sources: list[str] = []
+        self.tags: list[tuple[str, dict]] = []
 
     def handle_starttag(self, tag, attrs):
-        if tag == "img":
-            self.sources.append(dict(attrs)["src"])
+        self.tags.append((tag, dict(attrs)))
 
 
-def images_of(html: str) -> list[str]:
-    parser = _Images()
+def tags(html: str, name: str | None = None) -> list[dict]:
+    parser = _Tags()
     parser.feed(html)
-    return parser.sources
+    return [attrs for tag, attrs in parser.tags if name is None or tag == name]
 
 
 def real_run(render_suite, *overrides: str) -> Layout:
@@ -59,6 +62,14 @@ def real_run(render_suite, *overrides: str) -> Layout:
     return layout
 
 
+def write_all(plan: dict, layout: Layout) -> None:
+    """What `dvc repro` runs: every cell's stage, then the root's."""
+    for suite in plan["suites"]:
+        for model in plan["models"]:
+            write_cell(plan, layout, suite, model, MODELS.get(model, {}))
+    write_report(plan, layout)
+
+
 @pytest.fixture
 def run(render_suite):
     return real_run(render_suite)
@@ -66,46 +77,109 @@ def run(render_suite):
 
 @pytest.fixture
 def report(run):
-    write_report(PLAN, run)
+    write_all(PLAN, run)
     return run.report()
 
 
-def test_the_report_shows_tables_links_problems_responses_and_figures(run, report):
+def files_of(folder: Path) -> dict[Path, bytes]:
+    return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+# ---------------------------------------------------------------- the root index
+
+def test_the_index_shows_metadata_charts_tables_and_a_link_per_cell(run, report):
     index = (report / "index.html").read_text(encoding="utf-8")
     assert "<table" in index and "exam scores" in index and "DemoCPhO_2025" in index
     assert "100.00" in index  # the reference model's score, formatted
-    for model in MODELS:
-        assert f'href="{SUITE}__{model}.html"' in index
-        assert (report / f"{SUITE}__{model}.html").is_file()
+    assert '<section class="metadata">' in index and "hipho official v3 (rules only)" in index
+    assert index.count('<svg class="chart"') == 3  # score per model, per subset, and HiPhO's medals
+    assert "score per model, with its 95% interval" in index and "medals" in index
+    links = [a["href"] for a in tags(index, "a") if a.get("class") == "cell-link"]
+    assert links == [f"cells/{SUITE}/{model}/index.html" for model in MODELS]
+    assert all((report / link).is_file() for link in links)
     # comparisons are made on demand, outside the pipeline: the report links the page that lists them
     assert '<a href="../comparisons/index.html">' in index
+    # the flips between the plan's first model and the others, as the comparison command finds them
+    flips = [a["href"] for a in tags(index, "a") if a.get("class") == "flips-link"]
+    assert flips == [f"compare/{SUITE}/flips__reference__vs__demo__rule.html"]
+    page = (report / flips[0]).read_text(encoding="utf-8")
+    assert "2 of 5 problems changed" in page and "DemoCPhO_2025_1_1" in page and "right → wrong" in page
 
+
+def test_no_page_loads_anything_from_outside_the_report(report):
+    for path in report.rglob("*.html"):
+        page = path.read_text(encoding="utf-8")
+        for attrs in tags(page):
+            for name in ("src", "href"):
+                link = attrs.get(name)
+                if link and not link.startswith("#"):
+                    assert "://" not in link and not link.startswith("//"), (path, link)
+                    target = (path.parent / link.split("#")[0]).resolve()
+                    inside = target.is_relative_to(report.resolve()) or link == "../comparisons/index.html"
+                    assert inside and (target.exists() or link == "../comparisons/index.html"), (path, link)
+    assert (report / "assets" / "mathjax" / "tex-svg-full.js").stat().st_size > 1 * MB  # copied from its package
+
+
+# ---------------------------------------------------------------- a cell's index and pages
+
+def test_a_cell_index_has_a_row_per_problem_with_its_status_and_the_controls(run, report):
     ids = [p.id for p in read_jsonl(run.prompts(SUITE), Prompt)]
-    demo = (report / f"{SUITE}__demo.html").read_text(encoding="utf-8")
-    for problem_id in ids:
-        assert f"<h2>{problem_id}</h2>" in demo
-    assert "180" in demo  # the demo's (wrong) answer to DemoCPhO_2025_1_1
-    assert "&lt;answer&gt;" in demo and "<answer>" not in demo and "<think>" not in demo
-    assert "status: scored" in demo and "<th>expected</th>" in demo
+    index = (report / "cells" / SUITE / "demo" / "index.html").read_text(encoding="utf-8")
+    rows = [attrs for attrs in tags(index, "tr") if attrs.get("class") == "problem-row"]
+    assert [row["data-id"] for row in rows] == ids
+    statuses = {row["data-id"]: row["data-status"] for row in rows}
+    assert statuses["DemoCPhO_2025_1_1"] == "wrong" and statuses["DemoCPhO_2025_2_1"] == "correct"
+    assert {row["data-group"] for row in rows} == {"DemoCPhO_2025", "DemoPhO_2025"}
+    for control in ('<input id="search"', '<select id="status-filter"', '<select id="group-filter"',
+                    '<span id="shown-count">5</span>'):
+        assert control in index
+    options = re.findall(r'<option value="([^"]*)"', index.split('id="status-filter"')[1].split("</select>")[0])
+    assert options == ["all", "wrong", "judge-error", "truncated", "undecided"]
+    assert [th["data-sort"] for th in tags(index, "th") if "data-sort" in th] == ["id", "group", "level", "status", "score"]
+    reference = (report / "cells" / SUITE / "reference" / "index.html").read_text(encoding="utf-8")
+    assert reference.count('data-status="correct"') == len(ids)
 
-    sources = images_of(demo)
-    assert sources, "the sample has figures"
-    for src in sources:
-        assert re.fullmatch(r"figures/[0-9a-f]{64}\.(png|jpg|jpeg|gif|webp)", src)
-        assert (report / src).is_file()
-    assert sorted(p.name for p in (report / "figures").iterdir()) == sorted({Path(s).name for s in sources})
+
+def test_a_problem_page_shows_question_figures_samples_answers_rules_criteria_and_metadata(run, report):
+    cell = report / "cells" / SUITE / "demo"
+    page = (cell / "problems" / "DemoCPhO_2025_1_1.html").read_text(encoding="utf-8")
+    for section in ("question", "sample", "answers", "rules", "criteria", "metadata"):
+        assert f'<section class="{section}"' in page, section
+    assert '<table class="criteria">' in page and "则得 2 分" in page  # every criterion's text, in Chinese
+    assert "180" in page  # the demo's (wrong) answer
+    assert "&lt;answer&gt;" in page and "<answer>" not in page and "<think>" not in page
+    assert page.count('class="math-text"') == page.count('<details class="raw">')  # raw text one click away
+    assert '<html lang="zh">' in page
+    assert '<a rel="next" href="DemoCPhO_2025_2_1.html">' in page and 'rel="prev"' not in page  # the first problem
+    assert "model settings" in page and "replay" in page and "olympiad-eval 0.1.0" in page
+    figures = [img["src"] for p in sorted((cell / "problems").iterdir())
+               for img in tags(p.read_text(encoding="utf-8"), "img")]
+    assert figures, "the sample has figures"
+    for src in figures:
+        assert re.fullmatch(r"\.\./figures/[0-9a-f]{64}\.(png|jpg|jpeg|gif|webp)", src)
+        assert (cell / "problems" / src).is_file()
+    assert sorted(p.name for p in (cell / "figures").iterdir()) == sorted({Path(s).name for s in figures})
+
+
+def test_a_side_by_side_page_per_problem_holds_every_model_and_judge(run, report):
+    page = (report / "compare" / SUITE / "DemoCPhO_2025_1_1.html").read_text(encoding="utf-8")
+    assert '<table class="side-by-side">' in page
+    rows = [attrs for attrs in tags(page, "tr") if "data-model" in attrs]
+    assert [(r["data-model"], r["data-judge"], r["data-status"]) for r in rows] == [
+        ("reference", "rule", "correct"), ("demo", "rule", "wrong")]
+    assert '<a href="../../cells/sample_hipho/demo/problems/DemoCPhO_2025_1_1.html">' in page
 
 
 def test_a_partial_run_says_so_in_the_index_its_tables_and_its_pages(render_suite):
     layout = real_run(render_suite, "suite.limit=2")
-    write_report(PLAN, layout)
+    write_all(PLAN, layout)
     index = (layout.report() / "index.html").read_text(encoding="utf-8")
     note = "sample_hipho: 2 of 5 problems (limit 2)"
     assert f'<h2 id="{BENCHMARK}">{BENCHMARK}</h2>\n<p class="partial"><b>partial:</b> {note}</p>' in index
     assert "<th>partial</th>" in index and index.count("<td>2 of 5 problems (limit 2)</td>") >= 2  # the tables' column
     for model in MODELS:
-        page = (layout.report() / f"{SUITE}__{model}.html").read_text(encoding="utf-8")
-        assert "2 problems</p>\n<p class=\"partial\"><b>partial:</b> 2 of 5 problems (limit 2)</p>" in page
+        page = (layout.report_cell(SUITE, model) / "index.html").read_text(encoding="utf-8")
+        assert "2 problems; judges rule</p>\n<p class=\"partial\"><b>partial:</b> 2 of 5 problems (limit 2)</p>" in page
 
 
 def test_a_whole_run_says_nothing_of_parts(report):
@@ -113,10 +187,21 @@ def test_a_whole_run_says_nothing_of_parts(report):
 
 
 def test_the_report_is_byte_stable(run, report):
-    first = {p.relative_to(report): p.read_bytes() for p in sorted(report.rglob("*")) if p.is_file()}
-    write_report(PLAN, run)
-    second = {p.relative_to(report): p.read_bytes() for p in sorted(report.rglob("*")) if p.is_file()}
-    assert first == second
+    first = files_of(report)
+    write_all(PLAN, run)
+    assert files_of(report) == first
+
+
+def test_a_new_model_writes_its_own_cell_and_rewrites_no_other_cell_s_file(run):
+    alone = {**PLAN, "models": ["reference"]}
+    write_all(alone, run)
+    before = {path: (path.stat().st_mtime_ns, path.read_bytes()) for path in run.report_cell(SUITE, "reference").rglob("*")
+              if path.is_file()}
+    write_cell(PLAN, run, SUITE, "demo", MODELS["demo"])  # the new model's own stage
+    assert (run.report_cell(SUITE, "demo") / "index.html").is_file()
+    after = {path: (path.stat().st_mtime_ns, path.read_bytes()) for path in run.report_cell(SUITE, "reference").rglob("*")
+             if path.is_file()}
+    assert after == before
 
 
 def test_the_report_shows_the_tables_its_index_lists_in_that_order(run):
@@ -128,84 +213,134 @@ def test_the_report_shows_the_tables_its_index_lists_in_that_order(run):
     (run.tables(BENCHMARK) / index["all"]).unlink()
     write_report(PLAN, run)
     headings = re.findall(r"<h3>(.*)</h3>", (run.report() / "index.html").read_text(encoding="utf-8"))
-    assert headings == ["table exam_scores", "table summary", "Responses"]
+    assert headings == ["table exam_scores", "table summary", "Cells: every problem, its responses and judgments",
+                        "Flips between the plan's models"]
 
 
-def chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.skip("no chromium binary found (install the Debian package `chromium`) for the headless browser check")
+# ---------------------------------------------------------------- the benchmarks' sections, escaped
+
+def judgment(**fields) -> Judgment:
+    common = dict(id="P1", suite="s", model="m", judge="gpt-4o", sample=0, language="en", subset="", status="scored",
+                  score=0.5, points=1.0, max_points=2.0)
+    return Judgment(**{**common, **fields})
 
 
-def browser(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={profile}", *args],
-        capture_output=True, text=True, timeout=60, check=False)
+HIPHO_PROBLEM = Problem(id="P1", benchmark="b", language="en", question="q", answers=(AnswerSlot("F", points=2.0),), marking=(
+    (Criterion("Award 1 pt for $F = ma$", 1.0), Criterion("Award 1 pt for <the> result", 1.0)),
+    (Criterion("Award 2 pt for another way", 2.0),)))
 
 
-def test_the_report_renders_in_a_headless_browser(run, report, tmp_path):
-    from PIL import Image
-
-    binary = chromium()
-    shot = tmp_path / "index.png"
-    done = browser(binary, tmp_path / "profile", f"--screenshot={shot}", "--window-size=1280,900",
-                   (report / "index.html").as_uri())
-    assert shot.is_file(), f"no screenshot: rc {done.returncode}\n{done.stderr[-2000:]}"
-    with Image.open(shot) as image:
-        assert image.size == (1280, 900)
-        colours = image.convert("RGB").getcolors(maxcolors=1 << 20)
-        assert colours is None or len(colours) > 10, "the screenshot is blank"
-
-    done = browser(binary, tmp_path / "profile2", "--dump-dom", (report / f"{SUITE}__demo.html").as_uri())
-    assert done.returncode == 0, done.stderr[-2000:]
-    dom = done.stdout
-    for problem_id in (p.id for p in read_jsonl(run.prompts(SUITE), Prompt)):
-        assert problem_id in dom
-    sources = images_of(dom)
-    assert sources and all((report / src).is_file() for src in sources)
+def test_hipho_criteria_show_text_points_award_reason_scheme_totals_and_the_winner():
+    record = judgment(parts={"answer_points": 0.0, "step_points": 1.0}, details=(
+        {"judge": "gpt-4o", "criterion 0.0": {"awarded": 1.0, "reasoning": "uses <b>F=ma</b>"},
+         "criterion 0.1": {"awarded": 0.0, "reasoning": "no result"},
+         "criterion 1.0": {"awarded": 0.5, "reasoning": "half"}, "slot 0": {"equivalent": False, "reasoning": "a<b"}},))
+    page = "\n".join(judgment_html(record, hipho.report_sections, HIPHO_PROBLEM))
+    assert '<section class="criteria">' in page and '<table class="criteria">' in page
+    rows = re.findall(r"<tr><td>(\d\.\d)</td>.*?</tr>", page)
+    assert rows == ["1.1", "1.2", "2.1"]
+    assert "Award 1 pt for $F = ma$" in page and "Award 1 pt for &lt;the&gt; result" in page
+    assert "uses &lt;b&gt;F=ma&lt;/b&gt;" in page and "<b>F=ma" not in page and "a&lt;b" in page
+    assert "<dt>scheme 1</dt><dd>1 of 2 points</dd>" in page and "<dt>scheme 2</dt><dd>0.5 of 2 points</dd>" in page
+    assert "<dt>winning scheme</dt><dd>scheme 1: this judge's step level, 1 points</dd>" in page
+    assert "<dt>answer level</dt><dd>0 of 2 points (mean" in page and "<dt>step level</dt><dd>1 of 2 points (mean" in page
+    assert '<table class="slot-judgments">' in page
 
 
-def test_judge_details_are_rendered_escaped():
-    from olympiad_eval.records import Judgment
-    from olympiad_eval.report import _judgment_html
+def test_physelite_shows_each_judge_s_verdict_and_the_steps_graded():
+    problem = Problem(id="P1", benchmark="b", language="zh", question="q")
+    record = judgment(verdict="split", parts={"process": 0.75}, details=(
+        {"judge": "a", "answer": {"verdict": "correct", "reasoning": "对 <ok>"},
+         "process": {"steps": [{"step": "$x<y$", "grade": 1}, {"step": "二", "grade": 0.5}]}},
+        {"judge": "b", "answer": {"verdict": "incorrect", "reasoning": "no"},
+         "error_type": {"error_type": "calculation", "reasoning": "sign"}}))
+    page = "\n".join(judgment_html(record, physelite.report_sections, problem))
+    assert '<section class="verdicts">' in page and '<table class="steps">' in page
+    assert "<td>a</td><td>correct</td>" in page and "<td>b</td><td>incorrect</td>" in page
+    assert "对 &lt;ok&gt;" in page and "$x&lt;y$" in page and "calculation" in page
+    assert "<dt>process score</dt><dd>0.75" in page
 
-    judgment = Judgment(
-        id="P1", suite="s", model="m", judge="gpt-4o", sample=0, language="en", subset="", status="scored",
-        score=0.5, points=1.0, max_points=2.0, verdict="correct", parts={"answer_points": 0.5, "step_points": None},
-        details=({"judge": "gpt-4o", "criterion 0.0": {"awarded": 1.0, "reasoning": "uses <b>F=ma</b>"},
-                  "process": {"steps": [{"grade": 1, "step": "a<b"}]}},))
-    html = _judgment_html("gpt-4o", judgment)
-    assert "criterion 0.0" in html and "awarded" in html and "uses &lt;b&gt;F=ma&lt;/b&gt;" in html
-    assert "<b>F=ma" not in html and "a&lt;b" in html and "verdict: correct" in html
-    assert "points: 1 of 2" in html
-    assert "<li>answer points: 0.5</li>" in html and "step points" not in html  # a part it lacks is not shown
+
+def test_a_benchmark_without_a_hook_gets_the_generic_view_with_every_reply():
+    record = judgment(verdict="correct", details=({"judge": "gpt-4o", "task": {"awarded": 1.0, "why": "<i>x</i>"}},))
+    page = "\n".join(judgment_html(record, None, HIPHO_PROBLEM))
+    for section in ("answers", "rules", "replies"):
+        assert f'<section class="{section}">' in page
+    assert "criteria" not in page and "&lt;i&gt;x&lt;/i&gt;" in page and "<i>x" not in page
+    assert "<dt>verdict</dt><dd>correct</dd>" in page and "<dt>points</dt><dd>1 of 2</dd>" in page
+
+
+def test_a_benchmark_module_without_the_hook_makes_a_whole_report(run, monkeypatch):
+    """A new benchmark (a module with only the contract's parts) gets the generic pages."""
+    monkeypatch.delattr(hipho, "report_sections")
+    monkeypatch.delattr(hipho, "report_charts")
+    write_all(PLAN, run)
+    page = (run.report_cell(SUITE, "demo") / "problems" / "DemoCPhO_2025_1_1.html").read_text(encoding="utf-8")
+    assert '<section class="answers">' in page and '<section class="criteria">' not in page
+    assert (run.report() / "index.html").read_text(encoding="utf-8").count('<svg class="chart"') == 2
+
+
+# ---------------------------------------------------------------- streaming and size
+
+def synthetic_cell(tmp_path: Path, ids: list[str], samples: int = 1, text: str = "") -> Layout:
+    """A suite of plain prompts, a model's responses and a judge's judgments, as the stages write them."""
+    layout = Layout(tmp_path / "outputs")
+    write_jsonl(layout.prompts("s"), [Prompt(id=i, suite="s", language="en", prompt_hash=i,
+                                             messages=({"role": "user", "content": f"question {i} {text}"},))
+                                      for i in ids])
+    write_jsonl(layout.suite("s") / "problems.jsonl", [Problem(id=i, benchmark="b", language="en", question="q",
+                                                               subset=f"group {int(i) % 7}") for i in ids if i.isdigit()])
+    (layout.suite("s") / "suite.json").write_text('{"kind": "physelite"}', encoding="utf-8")
+    generations = [Generation(id=i, suite="s", model="m", sample=n, response=f"answer {i}/{n} {text}", request_hash="h")
+                   for i in ids for n in range(samples)]
+    write_jsonl(layout.generations("physelite", "s", "m"), generations)
+    return layout
 
 
 def test_a_page_pairs_records_by_id_in_natural_order_streaming_each_cell(tmp_path):
-    """A page reads the cell's files side by side (all sorted by natural key): a prompt without a
+    """A cell reads its files side by side (all sorted by natural key): a prompt without a
     generation says so, records of ids not in the suite are skipped, "2" comes before "10"."""
-    from olympiad_eval.records import Generation, Judgment, write_jsonl
-    from olympiad_eval.report import _model_page, _Suite
+    layout = synthetic_cell(tmp_path, ["1", "2", "10"], samples=2)
+    generations = [g for g in read_jsonl(layout.generations("physelite", "s", "m"), Generation) if g.id != "1"]
+    generations += [Generation(id="7", suite="s", model="m", sample=0, response="answer 7", request_hash="h")]
+    write_jsonl(layout.generations("physelite", "s", "m"), generations)
+    judgments = [judgment(id=g.id, suite="s", model="m", judge="rule", sample=g.sample, score=1.0, max_points=1.0,
+                          detail=f"graded {g.id}/{g.sample}") for g in generations if g.id != "10" or g.sample == 0]
+    write_jsonl(layout.judgments("physelite", "s", "m", "rule"), judgments)
+    plan = {"suites": {"s": "b"}, "family": {"b": "physelite"}, "models": ["m"], "judges": ["rule"]}
+    folder = write_cell(plan, layout, "s", "m", {})
+    index = (folder / "index.html").read_text(encoding="utf-8")
+    rows = [attrs for attrs in tags(index, "tr") if attrs.get("class") == "problem-row"]
+    assert [(r["data-id"], r["data-status"]) for r in rows] == [("1", "failed"), ("2", "correct"), ("10", "judge-error")]
+    pages = {i: (folder / "problems" / f"{i}.html").read_text(encoding="utf-8") for i in ("1", "2", "10")}
+    assert "no generation" in pages["1"] and "no generation" not in pages["2"]
+    assert not (folder / "problems" / "7.html").exists() and "graded 7" not in index
+    assert pages["2"].count("<dt>detail</dt><dd>graded 2/") == 2 and "graded 10/0" in pages["10"]
+    assert pages["10"].count("no judgment") == 1  # sample 1 of problem 10 was not judged
 
-    prompts = [Prompt(id=i, suite="s", language="en", messages=({"role": "user", "content": f"question {i}"},),
-                      prompt_hash=i) for i in ("1", "2", "10")]
-    generations = [Generation(id=i, suite="s", model="m", sample=n, response=f"answer {i}/{n}", request_hash="h")
-                   for i in ("2", "7", "10") for n in (0, 1)]
-    judgments = [Judgment(id=g.id, suite="s", model="m", judge="rule", sample=g.sample, language="en", subset="",
-                          status="scored", score=1.0, points=1.0, max_points=1.0, detail=f"graded {g.id}/{g.sample}")
-                 for g in generations if g.id != "10" or g.sample == 0]
-    layout = Layout(tmp_path / "outputs")
-    write_jsonl(layout.prompts("s"), prompts)
-    write_jsonl(layout.generations("f", "s", "m"), generations)
-    write_jsonl(layout.judgments("f", "s", "m", "rule"), judgments)
-    page = "\n".join(_model_page(_Suite("s", "b", "f", layout), "m", ["rule"], layout.prompts("s"), tmp_path, {}))
-    sections = page.split('<section class="problem"')[1:]
-    assert [re.search(r"<h2>(\w+)</h2>", s).group(1) for s in sections] == ["1", "2", "10"]
-    assert ["no generation" in section for section in sections] == [True, False, False]
-    assert "answer 7" not in page and "graded 7" not in page
-    assert sections[1].count("graded 2/") == 2 and "graded 10/0" in sections[2]
-    assert sections[2].count("no judgment") == 1  # sample 1 of problem 10 was not judged
+
+def test_a_physelite_sized_cell_keeps_every_file_under_5_mb(tmp_path):
+    """2,000 problems with 2 KB responses and three judges: the index grows by a row per problem,
+    below 5 MB at 11,586 problems with a margin; each problem has its own page."""
+    ids = [str(n) for n in range(100_001, 102_001)]
+    layout = synthetic_cell(tmp_path, ids, text="x" * 2000)
+    judges = ["rule", "gpt-4o", "physelite-ensemble"]
+    for name in judges:
+        write_jsonl(layout.judgments("physelite", "s", "m", name), [
+            judgment(id=i, suite="s", model="m", judge=name, score=0.0, points=0.0, max_points=1.0, verdict="incorrect",
+                     extracted=("12.5 \\mathrm{m}", "x" * 200), subset=f"group {int(i) % 7}") for i in ids])
+    plan = {"suites": {"s": "b"}, "family": {"b": "physelite"}, "models": ["m"], "judges": judges}
+    folder = write_cell(plan, layout, "s", "m", {})
+    index = (folder / "index.html").stat().st_size
+    assert index * 11_586 / 2_000 < 0.8 * 5 * MB, index
+    pages = list((folder / "problems").iterdir())
+    assert len(pages) == 2000 and max(p.stat().st_size for p in pages) < 5 * MB
+
+
+def test_ids_that_are_not_file_names_get_their_own_pages(tmp_path):
+    from olympiad_eval.report.html import page_slug
+
+    assert page_slug("PE-S-0001") == "PE-S-0001"
+    odd = ["a/b", "a b", "../x", "日本", "a_b"]
+    assert len({page_slug(i) for i in odd}) == len(odd)
+    assert all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", page_slug(i)) for i in odd)

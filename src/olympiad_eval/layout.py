@@ -46,7 +46,14 @@ PATTERNS = {
     "metrics": "metrics/{benchmark}/{suite}/{model}/{judge}.json",
     "plots": "plots/{benchmark}",
     "plot": "plots/{benchmark}/{plot}.csv",
+    # The report: the root stage writes its index, assets and side-by-side pages; each suite x model
+    # cell's own stage (in its family's pipeline) writes that cell's folder, so that adding a model
+    # rewrites no other cell's file.
     "report": "report",
+    "report_index": "report/index.html",
+    "report_assets": "report/assets",
+    "report_compare": "report/compare/{suite}",
+    "report_cell": "report/cells/{suite}/{model}",
     # Written on demand by `python -m olympiad_eval.compare`, not by a DVC stage: one folder per
     # comparison of two cells (or per judge agreement) of a suite, and a page listing them all.
     "comparison": "comparisons/{suite}/{comparison}",
@@ -135,9 +142,22 @@ class Layout:
     def judge_usage(self, family: str, suite: str, model: str, judge: str) -> Path:
         return self._path("judge_usage", family=family, suite=suite, model=model, judge=judge)
 
-    # the whole plan
+    # the report
     def report(self) -> Path:
         return self._path("report")
+
+    def report_index(self) -> Path:
+        return self._path("report_index")
+
+    def report_assets(self) -> Path:
+        return self._path("report_assets")
+
+    def report_compare(self, suite: str | None = None) -> Path:
+        """A suite's side-by-side pages; with no suite, the folder of every suite's."""
+        return self._path("report_compare", **({"suite": suite} if suite else {}))
+
+    def report_cell(self, suite: str, model: str) -> Path:
+        return self._path("report_cell", suite=suite, model=model)
 
     # on demand (olympiad_eval.compare)
     def comparison(self, suite: str, comparison: str) -> Path:

@@ -778,3 +778,26 @@ def test_the_mean_over_samples_is_exact():
     tables = hipho.tables(frame, OmegaConf.create({"exams": {"X": {"gold": 0.35}}}))
     assert tables["medals"]["X"].tolist() == ["gold"]
     assert tables["exam_scores_std"]["X"].tolist() == [0.05]
+
+
+def test_the_report_shows_every_criterion_with_its_award_and_the_scheme_totals():
+    from olympiad_eval.records import AnswerSlot, Criterion, Judgment, Problem
+
+    problem = Problem(id="1", benchmark="b", language="en", question="q", answers=(AnswerSlot("x", points=3.0),),
+                      marking=((Criterion("A", 1.0), Criterion("B", 2.0)), (Criterion("C", 3.0),)))
+    common = dict(id="1", suite="s", model="m", sample=0, language="en", subset="", status="scored", score=1.0,
+                  points=3.0, max_points=3.0)
+    judged = Judgment(**common, judge="gpt-4o", parts={"answer_points": 0.0, "step_points": 3.0}, details=(
+        {"judge": "gpt-4o", "criterion 0.0": {"awarded": 1.0, "reasoning": "yes"},
+         "criterion 0.1": {"awarded": 2.0, "reasoning": "yes too"}, "criterion 1.0": {"awarded": 1.0, "reasoning": "part"}},))
+    [section] = hipho.report_sections(problem, judged)
+    assert section.css == "criteria"
+    assert section.tables[0].rows == (("1.1", "A", 1.0, 1.0, "yes"), ("1.2", "B", 2.0, 2.0, "yes too"),
+                                      ("2.1", "C", 3.0, 1.0, "part"))
+    facts = dict(section.facts)
+    assert facts["scheme 1"] == "3 of 3 points" and facts["scheme 2"] == "1 of 3 points"
+    assert facts["winning scheme"].startswith("scheme 1") and facts["step level"].startswith("3 of 3 points")
+    # rules only: the criteria unawarded, the rules' points as the answer level
+    [rules] = hipho.report_sections(problem, Judgment(**common, judge="rule"))
+    assert [row[3] for row in rules.tables[0].rows] == [None, None, None]
+    assert dict(rules.facts)["answer level"].startswith("3 of 3 points")

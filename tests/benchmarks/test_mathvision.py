@@ -249,3 +249,17 @@ def test_the_official_protocol_is_the_default_and_reads_the_official_way(sample)
     assert by_rules(mathvision, sample["1"], "Reasoning.\nANSWER: C", check).score == 0.0
     with pytest.raises(InputError, match="scoring.protocol: 'vibes' is not one of official, evalscope"):
         typed("mathvision", scoring={"protocol": "vibes"})
+
+
+def test_the_report_shows_a_choice_problem_s_options_with_the_gold_and_the_chosen_one():
+    from olympiad_eval.records import AnswerSlot, Judgment, Problem
+
+    problem = Problem(id="1", benchmark="b", language="en", question="q", choices=("13 cm", "$26$ cm", "40 cm"),
+                      answers=(AnswerSlot("B"),), level=2, subject="metric geometry")
+    judgment = Judgment(id="1", suite="s", model="m", judge="rule", sample=0, language="en", subset="", status="scored",
+                        score=0.0, points=0.0, max_points=1.0, extracted=("C",))
+    [section] = mathvision.report_sections(problem, judgment)
+    assert section.css == "choices" and ("level", "2") in section.facts
+    [table] = section.tables
+    assert table.rows == (("A", "13 cm", False, False), ("B", "$26$ cm", True, False), ("C", "40 cm", False, True))
+    assert mathvision.report_sections(Problem(id="2", benchmark="b", language="en", question="q"), judgment) == []

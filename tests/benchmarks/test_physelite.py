@@ -634,3 +634,20 @@ def test_a_subject_with_the_separator_in_it_is_refused(tmp_path):
     with pytest.raises(RecordError, match="separates subjects") as caught:
         physelite.load(tmp_path, CFG, "p")
     assert (caught.value.path, caught.value.field) == (f"{path}:3", "subject")
+
+
+def test_the_report_shows_each_judge_s_verdict_and_graded_steps_and_the_rules_verdict_without_judges():
+    from olympiad_eval.records import Judgment, Problem
+
+    problem = Problem(id="1", benchmark="b", language="zh", question="q")
+    common = dict(id="1", suite="s", model="m", sample=0, language="zh", subset="", status="scored", score=1.0,
+                  points=1.0, max_points=1.0, verdict="correct")
+    judged = Judgment(**common, judge="ensemble", parts={"process": 0.5}, details=(
+        {"judge": "a", "answer": {"verdict": "correct", "reasoning": "ok"},
+         "process": {"steps": [{"step": "s1", "grade": 1}, {"step": "s2", "grade": 0}]}},))
+    verdicts, steps = physelite.report_sections(problem, judged)
+    assert verdicts.css == "verdicts" and verdicts.tables[0].rows == (("a", "correct", "ok", "", ""),)
+    assert ("process score", "0.5 (mean over the judges)") in verdicts.facts
+    assert steps.tables[0].css == "steps" and steps.tables[0].rows == (("a", 1, "s1", 1), ("a", 2, "s2", 0))
+    [rules] = physelite.report_sections(problem, Judgment(**common, judge="rule", detail=""))
+    assert rules.tables[0].rows[0][:2] == ("rule", "correct")

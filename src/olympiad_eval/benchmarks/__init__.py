@@ -40,6 +40,15 @@ config files, its sample data and its tests. What a benchmark module offers:
   a problem has for it. The render stage applies them with the generic ones (`ids`, `subsets`,
   then `limit`: `render.select`), and refuses a value that selects nothing. A benchmark without
   any leaves it out.
+- optional, `report_sections(problem, judgment) -> list[ReportSection]`: what the report shows of
+  one judgment beyond the generic view (which every benchmark gets: the status, score and points,
+  the extracted answers against the gold, the rule checks and each judge's raw replies): plain data,
+  tables of text and numbers (HiPhO's criteria with their awards and reasons, PhysElite's verdicts
+  per judge and graded steps, MATH-Vision's choices), which the report escapes and lays out. Where
+  it is given, its sections stand in for the raw replies.
+- optional, `report_charts(tables) -> list[ReportChart]`: bar charts of the benchmark's own tables
+  (`tables` by name, as `tables` made them; HiPhO's medals), drawn by the report beside its generic
+  ones (score per cell with its interval, score per subset).
 
 `PROTOCOL_VERSIONS`: bump a version with any change that can alter a verdict or a score:
 `tests/test_protocol_versions.py` pins the verdicts of each version, and every judgment, metric
@@ -146,6 +155,40 @@ class Filter:
     key: str  # the option, as a suite's file spells it
     wanted: Any  # the suite's values for it (a list), or None
     values_of: Callable[[Problem], Any]  # the values a problem has for it (a problem may have several)
+
+
+@dataclass(frozen=True)
+class ReportTable:
+    """A table of a report section: its column names and rows of plain values (text, numbers,
+    None for none), escaped by the report; the columns in `math` hold text that may carry LaTeX,
+    typeset in the browser with its raw text beside it."""
+
+    css: str  # the table's class in the page: "criteria", "steps"
+    columns: tuple[str, ...]
+    rows: tuple[tuple, ...]
+    math: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """A part of a problem page that a benchmark's `report_sections` adds: facts as (label, value)
+    lines (scheme totals, the scheme that won), then tables."""
+
+    css: str  # the section's class in the page: "criteria", "verdicts", "choices"
+    title: str
+    facts: tuple[tuple[str, str], ...] = ()
+    tables: tuple[ReportTable, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReportChart:
+    """A bar chart of `report_charts`: one bar per (label, series) with its value; series stack
+    when `stacked` (medal counts), else stand side by side."""
+
+    title: str
+    unit: str  # what a value counts: "%", "medals"
+    bars: tuple[tuple[str, str, float], ...]  # (label, series, value)
+    stacked: bool = False
 
 
 @runtime_checkable

@@ -12,8 +12,8 @@ from typing import Optional
 
 from olympiad_eval import lazy_import
 from olympiad_eval.benchmarks import (
-    Filter, Score, Scoring as BaseScoring, Suite as BaseSuite, choices, hipho_evalscope, mathvision_evalscope,
-    mathvision_official,
+    Filter, ReportSection, ReportTable, Score, Scoring as BaseScoring, Suite as BaseSuite, choices, hipho_evalscope,
+    mathvision_evalscope, mathvision_official,
 )
 from olympiad_eval.records import InputError, AnswerSlot, Problem, RecordError, iter_json_lines
 from olympiad_eval.release import Fields, as_text, load_figure
@@ -204,3 +204,19 @@ def _accuracy(group: pd.DataFrame) -> float:
                         & (group["status"] == "judge_error"))]
     right = float(group["score"].fillna(0).sum())
     return round(right / max(len(group), 1) * 100, 2)
+
+
+# ---------------------------------------------------------------- the report
+
+def report_sections(problem: Problem, judgment) -> list[ReportSection]:
+    """A multiple-choice problem's options, with the gold one and the one the response chose."""
+    if not problem.choices:
+        return []
+    gold = problem.answers[0].value.strip() if problem.answers else ""
+    chosen = {str(e).strip() for e in judgment.extracted}
+    letters = [chr(ord("A") + index) for index in range(len(problem.choices))]
+    rows = tuple((letter, choice, letter == gold or choice.strip() == gold,
+                  letter in chosen or choice.strip() in chosen) for letter, choice in zip(letters, problem.choices))
+    return [ReportSection("choices", "Choices", (("level", "–" if problem.level is None else str(problem.level)),
+                                                  ("subject", problem.subject or "–")),
+                          (ReportTable("choices", ("option", "text", "gold", "chosen"), rows, math=("text",)),))]

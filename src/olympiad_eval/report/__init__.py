@@ -1,0 +1,209 @@
+"""The report: a static folder (`outputs/report/`) that opens from disk, with no server and no
+network, for auditing a run problem by problem.
+
+- `write_cell` (a stage per suite x model, in its family's pipeline): the cell's index, a row per
+  problem to sort and filter, and a page per problem (`cell.py`);
+- `write_report` (the root stage): the index of the whole plan (run metadata, every benchmark's
+  tables and charts, a link per cell, the flips between the plan's models), a side-by-side page per
+  problem of a suite across the plan's models and judges, and the shared assets: the viewer's own
+  script and style (`assets/`, package data) and MathJax, copied from its installed package.
+
+Everything that comes from a dataset or a model is escaped (`html.py`). The output is a function of
+the stage's DVC dependencies alone (sorted, no timestamps, no git state), so a rerun on the same
+inputs writes the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+from urllib.parse import quote
+
+import pandas as pd
+
+from olympiad_eval.layout import Layout, family_of_suite
+from olympiad_eval.records import InputError, Selection, atomic_dir, atomic_file, natural_key
+from olympiad_eval.report import html
+from olympiad_eval.report.html import attr, relative, text
+
+__all__ = ["write_report", "write_cell", "write_comparison_index", "partial", "partial_html"]
+
+
+def write_cell(plan: dict, layout: Layout, suite: str, model: str, settings: dict,
+               plan_path: str | Path = "params.yaml") -> Path:
+    """The folder of one suite x model of the plan (`stage.read_plan`'s, read from `plan_path`)."""
+    from olympiad_eval.report.cell import Cell, write_cell as write
+
+    family = family_of_suite(plan, suite, plan_path)
+    if model not in (plan.get("models") or []):
+        raise InputError(f"{plan_path}: model '{model}' is not among the plan's models: add it under `models`")
+    cell = Cell(suite, plan["suites"][suite], family, model, tuple(plan.get("judges") or ()), layout)
+    return write(cell, settings)
+
+
+def write_report(plan: dict, layout: Layout) -> None:
+    """The root of the report: assets, side-by-side pages, then the index."""
+    write_assets(layout.report_assets())
+    seen = write_side_by_side(plan, layout)
+    layout.report_index().parent.mkdir(parents=True, exist_ok=True)
+    with atomic_file(layout.report_index()) as handle:
+        handle.write(html.head("olympiad-eval report", relative(layout.report_assets(), layout.report()), maths=False))
+        for chunk in _index(plan, layout, seen):
+            handle.write(chunk + "\n")
+        handle.write(html.PAGE_TAIL)
+
+
+# ---------------------------------------------------------------- assets
+
+def write_assets(folder: Path) -> None:
+    """The viewer's script and style, and MathJax's SVG build (one file with every TeX extension and
+    its fonts as paths, so that nothing more is loaded) with its licence."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_dir(folder) as staging:
+        os.chmod(staging, 0o755)
+        own = resources.files("olympiad_eval.report") / "assets"
+        for name in (html.STYLE, html.SCRIPT):
+            (staging / name).write_bytes((own / name).read_bytes())
+        mathjax = resources.files("mathjax") / "static" / "mathjax"
+        (staging / "mathjax").mkdir()
+        for source, target in (("es5/tex-svg-full.js", html.MATHJAX), ("LICENSE", "mathjax/LICENSE")):
+            (staging / target).write_bytes((mathjax / source).read_bytes())
+        for path in staging.rglob("*"):
+            os.chmod(path, 0o755 if path.is_dir() else 0o644)
+
+
+# ---------------------------------------------------------------- side by side and flips
+
+def write_side_by_side(plan: dict, layout: Layout):
+    """A page per problem of each suite with every model x judge of the plan, and a page of the flips
+    between the plan's first model and each other (per judge). Returns what the index shows of
+    them (`side.Seen`)."""
+    from olympiad_eval.report.side import Seen, write_suite
+
+    seen = Seen()
+    root = layout.report_compare()
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_dir(root) as staging:
+        os.chmod(staging, 0o755)
+        for suite in sorted(plan.get("suites") or {}):
+            write_suite(plan, layout, suite, staging / suite, seen)
+    return seen
+
+
+# ---------------------------------------------------------------- the index
+
+def _tables(layout: Layout, benchmark: str) -> list[dict]:
+    """The tables of a benchmark in the aggregate stage's order, from the index it writes."""
+    index = _need(layout.table_index(benchmark), benchmark)
+    return json.loads(index.read_text(encoding="utf-8"))["tables"]
+
+
+def _need(path: Path, cell: str) -> Path:
+    if not path.is_file():
+        raise InputError(f"{path}: the plan's cell {cell} has no such file; run its stages first")
+    return path
+
+
+def _table_html(csv: Path) -> str:
+    frame = pd.read_csv(csv, keep_default_na=False, na_values=[""])
+    return frame.to_html(index=False, na_rep="\u2013", float_format="%.2f", escape=True, border=0)
+
+
+def partial(layout: Layout, suite: str) -> str | None:
+    """What a rendered suite that leaves problems out took (`2 of 5 problems (limit 2)`), from
+    the selection its suite.json records; None for a whole suite."""
+    path = layout.suite(suite) / "suite.json"
+    record = json.loads(path.read_text(encoding="utf-8")).get("selection") if path.is_file() else None
+    taken = Selection(**record) if record else None
+    return taken.describe() if taken is not None and taken.partial else None
+
+
+def partial_html(layout: Layout, suite: str, named: bool = False) -> list[str]:
+    took = partial(layout, suite)
+    if took is None:
+        return []
+    return [f'<p class="partial"><b>partial:</b> {text(suite) + ": " if named else ""}{text(took)}</p>']
+
+
+def _index(plan: dict, layout: Layout, seen) -> Iterator[str]:
+    from olympiad_eval.report.overview import benchmark_charts, cell_links, flips_links, run_metadata
+
+    suites = dict(plan.get("suites") or {})
+    yield "<h1>olympiad-eval report</h1>"
+    yield ("<p>Models: " + text(", ".join(map(str, plan.get("models") or []))) + "; judges: "
+           + text(", ".join(map(str, plan.get("judges") or []))) + "</p>")
+    yield run_metadata(plan, seen)
+    for benchmark in plan.get("benchmarks") or []:
+        own = sorted((s for s, b in suites.items() if b == benchmark), key=natural_key)
+        yield f'<h2 id="{attr(benchmark)}">{text(benchmark)}</h2>'
+        for suite in own:
+            yield from partial_html(layout, suite, named=True)
+        tables = _tables(layout, benchmark)
+        yield from benchmark_charts(plan, layout, benchmark, own, tables)
+        for table in tables:
+            yield f"<h3>{text(table['title'])}</h3>"
+            yield _table_html(_need(layout.tables(benchmark) / table["files"]["csv"], benchmark))
+        yield from cell_links(plan, layout, own, seen)
+        yield from flips_links(layout, own, seen)
+    yield _comparisons_link(layout)
+
+
+# ---- comparisons ---------------------------------------------------------------------------
+# `python -m olympiad_eval.compare` writes comparisons on demand, outside the DVC pipeline, and
+# rewrites their page each time. The report links that page rather than listing the comparisons
+# itself: it is a DVC stage, and what it reads must be its dependencies, so a list read from a
+# folder that no stage makes would change its bytes (and its dvc.lock) with whatever comparisons
+# happen to be on disk, and a new comparison would not show until the report reran. The flips the
+# report shows itself are those between the plan's own cells (`side.py`).
+
+
+def _relative(target: Path, start: Path) -> str:
+    return quote(Path(os.path.relpath(target, start)).as_posix())
+
+
+def _comparisons_link(layout: Layout) -> str:
+    page = _relative(layout.comparison_index(), layout.report())
+    return ("<h2 id=\"comparisons\">Comparisons</h2>\n"
+            f'<p><a href="{attr(page)}">Comparisons of two runs and judges\' agreement</a>: flips, score '
+            "differences with paired intervals and tests, kappas. <code>python -m olympiad_eval.compare runs SUITE "
+            "MODEL/JUDGE MODEL/JUDGE</code> or <code>... judges SUITE CELL...</code> writes one and lists it there "
+            "(no page until the first).</p>")
+
+
+def write_comparison_index(layout: Layout) -> Path:
+    """The page listing every comparison under the comparisons folder, each with its tables."""
+    folder = layout.comparison_index().parent
+    entries = sorted(folder.glob("*/*/index.json"), key=lambda path: (path.parent.parent.name, path.parent.name))
+    back = _relative(layout.report_index(), folder)
+    parts = ["<h1>Comparisons</h1>", f'<p><a href="{attr(back)}">back to the report</a></p>']
+    parts += [_comparison_html(index) for index in entries] or ["<p>No comparison yet.</p>"]
+    with atomic_file(layout.comparison_index()) as handle:
+        handle.write(html.head("olympiad-eval comparisons", relative(layout.report_assets(), folder), maths=False))
+        handle.write("\n".join(parts) + "\n" + html.PAGE_TAIL)
+    return layout.comparison_index()
+
+
+def _comparison_html(index_path: Path) -> str:
+    index = json.loads(index_path.read_text(encoding="utf-8"))
+    where = index_path.parent.relative_to(index_path.parent.parent.parent).as_posix()
+    parts = [f'<h2 id="{attr(where)}">{text(index["title"])}</h2>',
+             f'<p><a href="{attr(quote(where + "/" + index["all"]))}">{text(index["all"])}</a> (Markdown); '
+             "each table as .md, .csv, .tex in "
+             f'<a href="{attr(quote(where))}/">{text(where)}/</a></p>']
+    for table in index["tables"]:
+        parts.append(f"<h3>{text(table['title'])}</h3>")
+        parts.append(_comparison_table_html(index_path.parent / table["files"]["csv"]))
+    parts.append("<ul>\n" + "\n".join(f"<li>{text(line)}</li>" for line in index["notes"] + index["made_by"])
+                 + "\n</ul>")
+    return "\n".join(parts)
+
+
+def _comparison_table_html(csv: Path) -> str:
+    """A comparison's table; its p-values with three significant digits, not two decimals."""
+    frame = pd.read_csv(csv, keep_default_na=False, na_values=[""])
+    formatters = {"p": lambda p: f"{p:.3g}"} if "p" in frame.columns else None
+    return frame.to_html(index=False, na_rep="\u2013", float_format="%.2f", formatters=formatters, escape=True,
+                         border=0)
