@@ -50,7 +50,7 @@ def test_adding_a_model_and_running_one_family_runs_that_family_s_stages_only(hi
 def test_editing_a_release_makes_only_its_own_fetch_stale(tmp_path):
     repo = Repo(clone(tmp_path / "repo"))
     fetches = sorted(address for name, address in repo.addresses().items() if name.startswith("fetch@"))
-    assert len(fetches) == 3
+    assert len(fetches) == 5
     repo.dvc("repro", *fetches)
     exam = repo.path / "data/sample/hipho/data/DemoPhO_2025.json"
     exam.write_text(exam.read_text(encoding="utf-8") + "\n", encoding="utf-8")
