@@ -138,9 +138,12 @@ def adversarial(problems: list[dict]) -> list[dict]:
             add("equation right side", boxed(rhs.strip(), lang))
         if language(problem) == "zh":
             add("chinese around", f"解：……\n所以最终答案是\\boxed{{{gold}}}。答：{gold}米")
-        if rng.random() < 0.05:
+        draw = rng.random()
+        if draw < 0.05:
             add("garbage", boxed(rng.choice(["", "?", "\\frac{1}{", "x)", "}}{", "N/A", "\\sqrt{-1}"]), lang))
+        if draw < 0.01:  # rare: against a symbolic gold each costs both sides the whole timeout
             add("hostile power", boxed("10^{10^{10^{10}}}", lang))
+            add("hostile power", boxed(f"10^{{10^{{10^{{10}}}}}} {gold}", lang))
     return pairs
 
 
@@ -165,10 +168,11 @@ def main() -> None:
     parser.add_argument("--judge", type=Path, required=True, help="the official eval/auto_scoring_judge.py")
     parser.add_argument("--python", default="/tmp/ob-venv/bin/python", help="an interpreter with sympy 1.12, antlr 4.11")
     parser.add_argument("--release", type=Path, default=RELEASE, help="the OlympiadBench release (data/*.json)")
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per check, both sides")
+    parser.add_argument("--timeout", type=float, default=5.0, help="seconds per check, both sides")
     parser.add_argument("--workers", type=int, default=1, help="our check workers")
     parser.add_argument("--show", type=int, default=5, help="examples printed per disagreement class")
     parser.add_argument("--limit", type=int, default=0, help="only the first N problems (0: all)")
+    parser.add_argument("--save", type=Path, help="write every pair with both verdicts to this JSON file")
     args = parser.parse_args()
 
     problems = load(args.release)[: args.limit or None]
@@ -181,6 +185,9 @@ def main() -> None:
     end = time.perf_counter()
     print(f"{len(problems)} auto-scorable problems, {len(pairs)} pairs; official {middle - start:.0f} s, "
           f"ours {end - middle:.0f} s")
+    if args.save:
+        args.save.write_text(json.dumps([{**item, "ours": mine, "official": their} for item, mine, their
+                                         in zip(pairs, ours, theirs)], ensure_ascii=False, indent=0), encoding="utf-8")
     report(pairs, ours, theirs, args.show)
 
 
@@ -198,6 +205,10 @@ def report(pairs: list[dict], ours: list, theirs: list, show: int) -> None:
         print(f"{kind:12} {total:6d} {agree:6d} {100 * agree / total:8.2f}")
     total, agree = sum(t for t, _ in by_set.values()), sum(a for _, a in by_set.values())
     print(f"{'all':12} {total:6d} {agree:6d} {100 * agree / total:8.2f}")
+    rejected = [item for item, their in zip(pairs, theirs) if item["set"] == "reference" and their is not True]
+    print(f"\nreference answers the official judge rejects (release quirks): {len(rejected)}")
+    for item in rejected:
+        print(f"      id {item['id']}: answer {item['answer']!r} gold {item['gold']!r}")
     print("\ndisagreements (pairs' set, ours, official):")
     for (kind, mine, their), items in sorted(classes.items(), key=lambda kv: -len(kv[1])):
         print(f"  {kind}: ours {mine}, official {their}: {len(items)}")

@@ -203,12 +203,20 @@ def test_a_hostile_answer_ends_by_the_timeout_through_the_check_pool():
                         Verdict(False, "", "10^{10}")]
 
 
-def test_the_shared_release_reference_answers_all_pass():
-    """Every auto-scorable problem of the first release, its gold boxed as a model would write it."""
+# Golds of the first release that the official judge rejects even when answered by themselves
+# (bench/olympiadbench_official_agreement.py lists them): scored so by both, on purpose.
+RELEASE_QUIRKS = {
+    7613: "gold '$0.1$ $8 m$': two $...$ with no comma between them, read as two answers",
+}
+
+
+def test_the_shared_release_reference_answers_pass_but_its_quirks():
+    """Auto-scorable problems of the first release, each gold boxed as a model would write it: a
+    spread sample and every quirk; only the quirks fail, as under the official judge."""
     rows = []
     for path in sorted(shared_data("olympiadbench", "data").glob("*.json")):
         rows += [row for row in json.loads(path.read_text(encoding="utf-8")) if row["support_auto_scoring"]]
-    rows = rows[::25]  # a spread sample; the bench runs all 6,197 against the official judge
+    rows = [row for index, row in enumerate(rows) if index % 25 == 0 or row["id"] in RELEASE_QUIRKS]
     jobs = []
     for row in rows:
         language = "zh" if row["classification"].startswith(("Chinese", "Gaokao")) else "en"
@@ -218,4 +226,4 @@ def test_the_shared_release_reference_answers_all_pass():
         jobs.append(official.check(row["final_answer"], official.extract_answer(response, language), tolerance))
     with CheckPool(workers=2, timeout=30) as pool:
         verdicts = pool.check_many(jobs)
-    assert [row["id"] for row, verdict in zip(rows, verdicts) if not verdict.correct] == []
+    assert {row["id"] for row, verdict in zip(rows, verdicts) if not verdict.correct} == set(RELEASE_QUIRKS)
