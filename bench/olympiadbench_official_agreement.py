@@ -20,7 +20,10 @@ The pairs, all built from the release's auto-scorable problems (6,197 in the fir
 - an adversarial set written here (`adversarial`, deterministic): numbers perturbed inside and
   outside the tolerance, several answers reversed, percentages, intervals with other brackets,
   equations rearranged (sides swapped, scaled), units appended, a gold in the last line's `$...$`
-  instead of a box, garbage, Chinese text around the answer, and hostile powers.
+  instead of a box, garbage, Chinese text around the answer, and a hostile power (a tower
+  against the gold; a tower times a symbolic gold is left out: the official judge then computes
+  the tower as a Python integer, one C call that no alarm interrupts, and never returns, where our
+  check ends at the pool's timeout: `tests/benchmarks/test_olympiadbench_official.py` shows it).
 
 Printed: per set, n, agreeing verdicts and agree %, then each disagreement class (set, ours,
 official) with its count and first examples.
@@ -141,9 +144,8 @@ def adversarial(problems: list[dict]) -> list[dict]:
         draw = rng.random()
         if draw < 0.05:
             add("garbage", boxed(rng.choice(["", "?", "\\frac{1}{", "x)", "}}{", "N/A", "\\sqrt{-1}"]), lang))
-        if draw < 0.01:  # rare: against a symbolic gold each costs both sides the whole timeout
-            add("hostile power", boxed("10^{10^{10^{10}}}", lang))
-            add("hostile power", boxed(f"10^{{10^{{10^{{10}}}}}} {gold}", lang))
+        if draw < 0.01:  # a tower times a symbolic gold is left out: it hangs the official judge in
+            add("hostile power", boxed("10^{10^{10^{10}}}", lang))  # one C call no alarm can stop
     return pairs
 
 

@@ -383,12 +383,61 @@ def _parse(text: str):
 
 
 def _as_sympy_tokens(text: str) -> str:
-    """The text rewritten so that latex2sympy2_extended reads its symbols as sympy's lexer does."""
+    """The text rewritten so that latex2sympy2_extended reads it as sympy's parser does."""
+    text = _unbraced(_before_bare_root(_braced_fraction_digits(text.strip())))
     text = _COMMAND_SUBSCRIPT.sub(r"_{\1\2}", text)
     # e, E and I are symbols to sympy; to latex2sympy2_extended Euler's number, a letter it refuses
     # before a subscript (`E_{p}`), the imaginary unit; so also `1e5` is 1*e*5, as in sympy
     text = _LETTERS.sub(r"\\mathit{\1}", text.replace("_e", "_{e}").replace("_E", "_{E}").replace("_I", "_{I}"))
     return _COMMAND.sub(_as_symbol_command, text)
+
+
+def _braced_fraction_digits(text: str) -> str:
+    """`\\frac32`, `\\frac{\\pi} 6`: sympy's grammar takes a lone digit as a fraction's argument,
+    latex2sympy2_extended only a braced one."""
+    out, index = [], 0
+    for match in _FRACTION.finditer(text):
+        if match.start() < index:
+            continue
+        out.append(text[index:match.end()])
+        index = match.end()
+        for _ in range(2):
+            rest = len(text) - len(text[index:].lstrip())
+            if rest < len(text) and text[rest] == "{":
+                end = _group_end(text, rest)
+                if end is None:
+                    break
+                out.append(text[index:end])
+                index = end
+            elif rest < len(text) and text[rest].isdigit():
+                out.append(f"{{{text[rest]}}}")
+                index = rest + 1
+            else:
+                break
+    return "".join(out) + text[index:]
+
+
+def _group_end(text: str, start: int) -> int | None:
+    depth = 0
+    for index in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[index], 0)
+        if depth == 0:
+            return index + 1
+    return None
+
+
+def _before_bare_root(text: str) -> str:
+    """sympy's grammar wants `\\sqrt{...}`: before an unbraced `\\sqrt 2` its parser stops, with the
+    operator before it (`x+\\sqrt 2` is x, `2\\sqrt 2x` is 2)."""
+    bare = _BARE_ROOT.search(text)
+    return text[:bare.start()].rstrip() if bare and bare.start() > 0 else text
+
+
+def _unbraced(text: str) -> str:
+    """`{a_5}` is a_5 to sympy, a set to latex2sympy2_extended."""
+    while text.startswith("{") and _group_end(text, 0) == len(text):
+        text = text[1:-1].strip()
+    return text
 
 
 def _leading_expression(text: str, retries: int = 3):
@@ -410,13 +459,16 @@ def _error_column(error: Exception) -> int | None:
     return len(last) - 1 if re.fullmatch(r"~*\^", last) else None
 
 
-_STOPS = (")", "]", "}", ",", ".", ";", "\\}")  # tokens before which sympy's parser stops cleanly
+_STOPS = (")", "]", "}", ",", ".", ";", "_", "\\}")  # tokens before which sympy's parser stops cleanly
+_FRACTION = re.compile(r"\\[dt]?frac(?![A-Za-z])")
+_BARE_ROOT = re.compile(r"[-+]?\s*\\sqrt(?![A-Za-z])(?!\s*[\[{])")
 _LETTERS = re.compile(r"(?<![A-Za-z\\_])(?<!_\{)([eEI])(?![A-Za-z])")  # not a subscript's letter (`m_e`)
 
 
 # Commands sympy's LaTeX grammar gives a meaning (functions, operators, spacing), and Greek letters
-# (a symbol in both parsers; not `\\gamma`, `\\Gamma`: the gamma function to latex2sympy2_extended). Any other command is a symbol to sympy's lexer (`\vec{v}` is vec*v,
-# `\text{m}` text*m, `\odot` odot): such a command is given to latex2sympy2_extended as `\mathit{...}`.
+# (a symbol in both parsers; not `\gamma`, `\Gamma`, the gamma function to latex2sympy2_extended).
+# Any other command is a symbol to sympy's lexer (`\vec{v}` is vec*v, `\text{m}` text*m, `\odot`
+# odot): such a command is given to latex2sympy2_extended as `\mathit{...}`.
 _KEPT_COMMANDS = frozenset('''
     frac dfrac tfrac binom dbinom tbinom sqrt int sum prod lim log ln lg exp sin cos tan cot sec csc
     arcsin arccos arctan arccot arcsec arccsc sinh cosh tanh coth sech csch times cdot div infty
@@ -450,7 +502,8 @@ def _converter():
             if all(isinstance(factor, (sympy.Expr, sympy.MatrixBase)) for factor in factors):
                 product = factors[-1]
                 for factor in reversed(factors[:-1]):
-                    product = (self.mat_mul_flat if factor.is_Matrix or product.is_Matrix else self.mul_flat)(factor, product)
+                    matrices = factor.is_Matrix or product.is_Matrix
+                    product = (self.mat_mul_flat if matrices else self.mul_flat)(factor, product)
                 return product
             return super().convert_postfix_list(arr, i)  # a derivative's `d/dx`: the converter's own reading
 
