@@ -80,20 +80,27 @@ Where this module differs on purpose:
 
 - Parsing. The official code calls sympy's `parse_latex` (antlr 4.11); this project pins antlr
   4.9.3 (hydra) and parses with `latex2sympy2_extended` (its own grammar), adjusted towards
-  sympy's reading (`_parse`): case kept; juxtaposition always multiplies (latex2sympy2_extended
-  reads an integer before a positive rational as a mixed number whatever its config says, so
-  `2(1)` would be 3; here, as in sympy, `2\\frac{1}{2}` is 1); pi and e are plain symbols, as
-  sympy's parser makes them (`e^{2}` holds a symbol, so no number equals it; pi is replaced by
-  its value); a command sympy's grammar does not know is a symbol, as its lexer makes it
-  (`\\text{m}` is text times m, `\\vec{v}` vec times v, `\\odot` a symbol), and a command
-  alone in a subscript names the symbol (`n_{\\gamma}(\\nu)`, which latex2sympy2_extended
-  refuses); a list, set or tuple is no value (sympy's parser refuses `(1,2)`).
-  What still reads differently (`bench/olympiadbench_official_agreement.py` counts it): sympy's
-  parser ignores trailing text it cannot read (`3x)` is 3x, `1, 2` is 1) where ours refuses it,
-  drops a subscript after a superscript (`v^2_0` is v^2, so `v^2_0` and `v_0^2` differ there),
-  and applies a subscripted letter before parentheses as a function (`a_{1}(x+1)`), which ours
-  multiplies. Both sides of a comparison are read by the same parser, so these matter only where
-  a gold and an answer write one thing in two such ways.
+  sympy's reading (`_parse`, `_as_sympy_tokens`), since what decides a verdict is how each parser
+  reads the same text:
+  case is kept; juxtaposition always multiplies (latex2sympy2_extended reads an integer before a
+  positive rational as a mixed number whatever its config says: `2(1)` would be 3; here, as in
+  sympy, `2\\frac{1}{2}` is 1); pi, e, E and I are plain symbols, as sympy's lexer makes them
+  (`e^{2}` holds a symbol, so no number equals it; `1e5` is 1*e*5; pi is replaced by its value);
+  `\\ln` keeps Euler's number; a command sympy's grammar does not know is a symbol (`\\text{m}`
+  is text times m, `\\vec{v}` vec times v, `\\odot`, `\\gamma` symbols), and a command alone in a
+  subscript names the symbol (`n_{\\gamma}(\\nu)`, which latex2sympy2_extended refuses); a lone
+  digit is a fraction's argument (`\\frac32`); a braced whole is a group (`{a_5}`, a set to
+  latex2sympy2_extended); a list, set or tuple is no value (sympy's parser refuses `(1,2)`). And
+  sympy's parser has no end-of-input anchor: it reads the leading expression and stops before a
+  token that cannot continue it (`3x)` is 3x, `1, 2` is 1, `x}.` is x, `\\vec{E}_{A}` is vec*E,
+  and before an unbraced `\\sqrt 2`, with the operator before it): where latex2sympy2_extended fails
+  before such a token, the text before it is read.
+  What still reads differently (`bench/olympiadbench_official_agreement.py` counts it, 0.3% of
+  its adversarial pairs, none of the release's golds): sympy stops before other tokens too
+  (`2^(x+1)` is 2), drops a subscript after a superscript (`v^2_0` is v^2, so `v^2_0` and
+  `v_0^2` differ there), and applies a subscripted letter before parentheses as a function
+  (`a_{1}(x+1)`), which ours multiplies. Both sides of a comparison are read by the same parser,
+  so these matter only where a gold and an answer write one thing in two such ways.
 - Safety. No `eval` anywhere (the official code has none either: Python `float()` and sympy's
   parser read the text); sympy runs only in the check workers, so a hostile answer
   (`10^{10^{10^{10}}}` against a symbolic gold) ends at the pool's timeout as an undecided check
