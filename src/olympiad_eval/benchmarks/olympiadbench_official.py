@@ -382,6 +382,8 @@ def _parse(text: str):
 
     if _depth(text) > MAX_DEPTH:  # antlr slows down with the square of the depth
         raise ValueError("nested too deep")
+    if _REFUSED.search(text):  # sympy's lexer has no token for `2.` (a dot after a number) nor `\\langle`
+        raise ValueError(f"not read by sympy's parser: {text[:80]!r}")
     expression = _leading_expression(_as_sympy_tokens(text))
     if not isinstance(expression, (sympy.Expr, sympy.core.relational.Relational)) or isinstance(
             expression, (sympy.Tuple, sympy.MatrixBase)):
@@ -468,6 +470,7 @@ def _error_column(error: Exception) -> int | None:
 
 _STOPS = (")", "]", "}", ",", ".", ";", "_", "\\}")  # tokens before which sympy's parser stops cleanly
 _FRACTION = re.compile(r"\\[dt]?frac(?![A-Za-z])")
+_REFUSED = re.compile(r"\d\.(?!\d)|\\[lr]angle(?![A-Za-z])")
 _BARE_ROOT = re.compile(r"[-+]?\s*\\sqrt(?![A-Za-z])(?!\s*[\[{])")
 _LETTERS = re.compile(r"(?<![A-Za-z\\_])(?<!_\{)([eEI])(?![A-Za-z])")  # not a subscript's letter (`m_e`)
 
