@@ -16,14 +16,26 @@ the judge stage does: `olympiadbench_official.check` run by a `CheckPool` (its h
 
 The pairs, all built from the release's auto-scorable problems (6,197 in the first release):
 - `reference`: every problem's gold written as a model would, "So the final answer is
-  \\boxed{...}." (its `$` dropped), read back by `extract_answer` (zh or en);
+  \\boxed{...}." or "所以最终答案是\\boxed{...}。" (its `$` dropped), read back by `extract_answer`;
 - an adversarial set written here (`adversarial`, deterministic): numbers perturbed inside and
   outside the tolerance, several answers reversed, percentages, intervals with other brackets,
   equations rearranged (sides swapped, scaled), units appended, a gold in the last line's `$...$`
-  instead of a box, garbage, Chinese text around the answer, and hostile powers.
+  instead of a box, garbage, Chinese text around the answer, and a hostile power (a tower
+  against the gold; a tower times a symbolic gold is left out: the official judge then computes
+  the tower as a Python integer, one C call that no alarm interrupts, and never returns, where our
+  check ends at the pool's timeout: `tests/benchmarks/test_olympiadbench_official.py` shows it).
 
-Printed: per set, n, agreeing verdicts and agree %, then each disagreement class (set, ours,
-official) with its count and first examples.
+Printed: per set, n, agreeing verdicts and agree %; the reference answers the official judge
+rejects (golds of the release it cannot match even with themselves); each disagreement class
+(pairs' set, ours, official) with its count and first examples. `--save` keeps every verdict.
+
+Measured on the first release (`--workers 2`, on a 2-core machine shared with other work; official
+352 s, ours 314 s): reference 6,197 pairs, 100.00% agree; adversarial 16,489, 99.93%; all 22,686,
+99.95%. The official judge rejects 52 of the reference answers (release quirks: several `$...$`
+without commas, text outside the `$`, unbalanced `$` or braces, golds of several lines), and so do
+we. The 12 disagreements are parser differences the module docstring lists: `2^(...)`, `d\\sqrt x`,
+a primed subscript, dots after numbers inside equations, unbalanced braces, one quotient sympy 1.14
+simplifies and 1.12 does not, and one check past our 5 s timeout that the official judge finished.
 """
 
 from __future__ import annotations
@@ -138,9 +150,11 @@ def adversarial(problems: list[dict]) -> list[dict]:
             add("equation right side", boxed(rhs.strip(), lang))
         if language(problem) == "zh":
             add("chinese around", f"解：……\n所以最终答案是\\boxed{{{gold}}}。答：{gold}米")
-        if rng.random() < 0.05:
+        draw = rng.random()
+        if draw < 0.05:
             add("garbage", boxed(rng.choice(["", "?", "\\frac{1}{", "x)", "}}{", "N/A", "\\sqrt{-1}"]), lang))
-            add("hostile power", boxed("10^{10^{10^{10}}}", lang))
+        if draw < 0.01:  # a tower times a symbolic gold is left out: it hangs the official judge in
+            add("hostile power", boxed("10^{10^{10^{10}}}", lang))  # one C call no alarm can stop
     return pairs
 
 
@@ -165,10 +179,11 @@ def main() -> None:
     parser.add_argument("--judge", type=Path, required=True, help="the official eval/auto_scoring_judge.py")
     parser.add_argument("--python", default="/tmp/ob-venv/bin/python", help="an interpreter with sympy 1.12, antlr 4.11")
     parser.add_argument("--release", type=Path, default=RELEASE, help="the OlympiadBench release (data/*.json)")
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per check, both sides")
+    parser.add_argument("--timeout", type=float, default=5.0, help="seconds per check, both sides")
     parser.add_argument("--workers", type=int, default=1, help="our check workers")
     parser.add_argument("--show", type=int, default=5, help="examples printed per disagreement class")
     parser.add_argument("--limit", type=int, default=0, help="only the first N problems (0: all)")
+    parser.add_argument("--save", type=Path, help="write every pair with both verdicts to this JSON file")
     args = parser.parse_args()
 
     problems = load(args.release)[: args.limit or None]
@@ -181,6 +196,9 @@ def main() -> None:
     end = time.perf_counter()
     print(f"{len(problems)} auto-scorable problems, {len(pairs)} pairs; official {middle - start:.0f} s, "
           f"ours {end - middle:.0f} s")
+    if args.save:
+        args.save.write_text(json.dumps([{**item, "ours": mine, "official": their} for item, mine, their
+                                         in zip(pairs, ours, theirs)], ensure_ascii=False, indent=0), encoding="utf-8")
     report(pairs, ours, theirs, args.show)
 
 
@@ -198,6 +216,10 @@ def report(pairs: list[dict], ours: list, theirs: list, show: int) -> None:
         print(f"{kind:12} {total:6d} {agree:6d} {100 * agree / total:8.2f}")
     total, agree = sum(t for t, _ in by_set.values()), sum(a for _, a in by_set.values())
     print(f"{'all':12} {total:6d} {agree:6d} {100 * agree / total:8.2f}")
+    rejected = [item for item, their in zip(pairs, theirs) if item["set"] == "reference" and their is not True]
+    print(f"\nreference answers the official judge rejects (release quirks): {len(rejected)}")
+    for item in rejected:
+        print(f"      id {item['id']}: answer {item['answer']!r} gold {item['gold']!r}")
     print("\ndisagreements (pairs' set, ours, official):")
     for (kind, mine, their), items in sorted(classes.items(), key=lambda kv: -len(kv[1])):
         print(f"  {kind}: ours {mine}, official {their}: {len(items)}")

@@ -192,6 +192,34 @@ def test_the_official_rules(gold, answer, tolerance, correct):
     assert _check(official.check(gold, answer, tolerance)) == Verdict(correct, "", answer)
 
 
+# How sympy's parse_latex reads LaTeX, which the official verdicts rest on, emulated over
+# latex2sympy2_extended (the module docstring lists each reading); the official verdicts.
+@pytest.mark.parametrize("gold, answer, tolerance, correct", [
+    ("$1.5$", "\\frac32", 1e-8, True),  # a lone digit is a fraction's argument
+    ("$\\frac{\\pi}{6}$", "\\frac{\\pi} 6", 1e-8, True),
+    ("$2$", "2(1)", 1e-8, True),  # juxtaposition multiplies (latex2sympy2_extended would add: 3)
+    ("${a_5}=1$", "2({a_5}) = 2(1)", 1e-8, True),  # a braced whole is a group, not a set
+    ("$m_e c^2$", "c^{2} m_{e}", 1e-8, True),
+    ("$E_{p}$", "E_p", 1e-8, True),  # E, e and I are letters
+    ("$I_0 R$", "R I_0", 1e-8, True),
+    ("$I$", "i", 1e-8, False),
+    ("$\\ln 2$", "0.6931", 1e-4, True),  # but \\ln is the natural logarithm
+    ("$1e5$", "10^5", 1e-8, False),  # 1e5 is 1*e*5 to the parser (Python's float reads it only alone)
+    ("$\\gamma m c^2$", "m c^2 \\gamma", 1e-8, True),  # a Greek letter, not the gamma function
+    ("$n_{\\gamma}(\\nu)$", "n_\\gamma(\\nu)", 1e-8, True),
+    ("$\\vec{E}_{A}$", "\\vec{E}", 1e-8, True),  # an unknown command is a symbol; it stops before `_`
+    ("$3x$", "3x)", 1e-8, True),  # the parser reads the leading expression and stops
+    ("$x$", "x+\\sqrt 2", 1e-8, True),  # ... and before an unbraced root, with its operator
+    ("$2^{x}$", "2^(x)", 1e-8, False),
+    ("$x$", "\\frac{1}{2}x garbage", 1e-8, False),
+    pytest.param("$v_0^2$", "v^2_0", 1e-8, False, marks=pytest.mark.xfail(
+        strict=True, reason="sympy's parser drops a subscript after a superscript (v^2_0 is v^2 there); "
+                            "latex2sympy2_extended reads v_0^2")),
+])
+def test_latex_is_read_as_sympys_parser_reads_it(gold, answer, tolerance, correct):
+    assert _check(official.check(gold, answer, tolerance)).correct is correct
+
+
 def test_a_hostile_answer_ends_by_the_timeout_through_the_check_pool():
     """`x` against a tower times x: sympy's simplify would evaluate the tower forever; the worker
     is stopped at the timeout, the check is undecided, and the checks around it get verdicts."""
@@ -203,12 +231,30 @@ def test_a_hostile_answer_ends_by_the_timeout_through_the_check_pool():
                         Verdict(False, "", "10^{10}")]
 
 
-def test_the_shared_release_reference_answers_all_pass():
-    """Every auto-scorable problem of the first release, its gold boxed as a model would write it."""
+# Golds of the first release that the official judge rejects even when a response answers with the
+# gold itself, boxed (bench/olympiadbench_official_agreement.py lists all 52; both judges reject
+# exactly these), by what goes wrong:
+RELEASE_QUIRKS = {
+    # several `$...$` with no comma between them (spaces, an ideographic space, "①...②"): the gold
+    # reads as several answers, the boxed reference as one
+    **dict.fromkeys([7414, 7435, 7529, 7595, 7596, 7610, 7613, 7692, 7728, 7745, 7761, 7908, 7919, 7920,
+                     7938, 8095, 8121, 8228], "$...$ pieces without commas"),
+    # text outside the `$...$` (a unit, "and", prose, a bare number): the gold keeps only its `$` parts
+    **dict.fromkeys([1065, 1371, 1544, 1588, 1965, 2264, 5143, 5505, 8025, 8867], "text outside $...$"),
+    # unbalanced `$` or braces in the gold
+    **dict.fromkeys([2349, 3805, 3862, 4059, 4526, 4601, 5808, 5882, 5912, 7368, 8734, 8929], "unbalanced $ or braces"),
+    # a gold of several lines: the extraction reads the answer's first line only, the gold its last
+    **dict.fromkeys([4107, 7433, 7463, 8046, 8056, 8177, 8180, 8251, 8381, 8425, 8442, 8446], "several lines"),
+}
+
+
+def test_the_shared_release_reference_answers_pass_but_its_quirks():
+    """Auto-scorable problems of the first release, each gold boxed as a model would write it: a
+    spread sample and every quirk; only the quirks fail, as under the official judge."""
     rows = []
     for path in sorted(shared_data("olympiadbench", "data").glob("*.json")):
         rows += [row for row in json.loads(path.read_text(encoding="utf-8")) if row["support_auto_scoring"]]
-    rows = rows[::25]  # a spread sample; the bench runs all 6,197 against the official judge
+    rows = [row for index, row in enumerate(rows) if index % 25 == 0 or row["id"] in RELEASE_QUIRKS]
     jobs = []
     for row in rows:
         language = "zh" if row["classification"].startswith(("Chinese", "Gaokao")) else "en"
@@ -218,4 +264,4 @@ def test_the_shared_release_reference_answers_all_pass():
         jobs.append(official.check(row["final_answer"], official.extract_answer(response, language), tolerance))
     with CheckPool(workers=2, timeout=30) as pool:
         verdicts = pool.check_many(jobs)
-    assert [row["id"] for row, verdict in zip(rows, verdicts) if not verdict.correct] == []
+    assert {row["id"] for row, verdict in zip(rows, verdicts) if not verdict.correct} == set(RELEASE_QUIRKS)

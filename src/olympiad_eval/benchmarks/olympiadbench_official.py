@@ -67,17 +67,43 @@ percentage readings scale the answer, not the gold (`0.6` answers a gold `60`, a
 positions of the model's answers. The official examples file, run by `auto_scoring_judge.py`'s
 own `__main__`, passes the gold first: `judge(GT, answer, precision)` reproduces those.
 
+What the official accuracy counts (`inference/calculate_accuracy.py`, for the plugin's tables):
+theorem-proving files are skipped; a response that is empty, "<Inappropriate content in response>",
+"<No response>", or holds both "code:" and "message:" (an API error's text) is left out of the
+denominator, not scored 0. The first `inference/judge.py` (commit e8b1452) took the language from
+the problem's `classification` containing "Chinese" (so Gaokao problems were read with the English
+phrase, that is from their boxes) and gave `Need_human_evaluate` answers no tolerance, like
+`Tuple`; the current one (003c841, copied by evalscope) keys the language on the file name ("zh")
+and only `Tuple` goes without: this module follows the current one.
+
 Where this module differs on purpose:
 
 - Parsing. The official code calls sympy's `parse_latex` (antlr 4.11); this project pins antlr
   4.9.3 (hydra) and parses with `latex2sympy2_extended` (its own grammar), adjusted towards
-  sympy's reading (`_parse`): case kept, no mixed fractions (`2\\frac{1}{2}` is 1), pi and e are
-  plain symbols, as sympy's parser makes them (`e^{2}` has a symbol, so a number never equals
-  it), a comma list is no value (sympy's parser refuses `(1,2)`). What still reads differently
-  (measured by `bench/olympiadbench_official_agreement.py`): sympy's parser ignores trailing text
-  it cannot read (`3x)` is 3x) and drops a subscript after a superscript (`v^2_0` is v^2), reads
-  unknown commands as symbols (`\\text{m}` is m times a symbol "text", `\\pm 1` is pm times 1), and
-  names subscripts `q_{0}` where ours says `q_0`; ours refuses trailing junk and knows `\\text`.
+  sympy's reading (`_parse`, `_as_sympy_tokens`), since what decides a verdict is how each parser
+  reads the same text:
+  case is kept; juxtaposition always multiplies (latex2sympy2_extended reads an integer before a
+  positive rational as a mixed number whatever its config says: `2(1)` would be 3; here, as in
+  sympy, `2\\frac{1}{2}` is 1); pi, e, E and I are plain symbols, as sympy's lexer makes them
+  (`e^{2}` holds a symbol, so no number equals it; `1e5` is 1*e*5; pi is replaced by its value);
+  `\\ln` keeps Euler's number; a command sympy's grammar does not know is a symbol (`\\text{m}`
+  is text times m, `\\vec{v}` vec times v, `\\odot`, `\\gamma` symbols), and a command alone in a
+  subscript names the symbol (`n_{\\gamma}(\\nu)`, which latex2sympy2_extended refuses); a lone
+  digit is a fraction's argument (`\\frac32`); a braced whole is a group (`{a_5}`, a set to
+  latex2sympy2_extended); a list, set or tuple is no value (sympy's parser refuses `(1,2)`). And
+  sympy's parser has no end-of-input anchor: it reads the leading expression and stops before a
+  token that cannot continue it (`3x)` is 3x, `1, 2` is 1, `x}.` is x, `\\vec{E}_{A}` is vec*E,
+  and before an unbraced `\\sqrt 2`, with the operator before it): where latex2sympy2_extended fails
+  before such a token, the text before it is read.
+  sympy's lexer refuses a dot after a whole number (`2.`) and `\\langle`: such text has no value.
+  What still reads differently (`bench/olympiadbench_official_agreement.py` counts it: 12 of
+  22,686 pairs, 0.05%, all in its adversarial set; every gold of the release reads alike):
+  sympy stops before other tokens too (`2^(x+1)` is 2), drops a subscript after a superscript
+  (`v^2_0` is v^2, so `v^2_0` and `v_0^2` differ there), reads `d\\sqrt x` as a differential,
+  applies a subscripted letter before parentheses as a function (`a_{1}(x+1)`), which ours
+  multiplies; and sympy 1.14 (this project's) simplifies a few quotients to an integer that
+  sympy 1.12 leaves as they are. Both sides of a comparison are read by the same parser, so
+  these matter only where a gold and an answer write one thing in two such ways.
 - Safety. No `eval` anywhere (the official code has none either: Python `float()` and sympy's
   parser read the text); sympy runs only in the check workers, so a hostile answer
   (`10^{10^{10^{10}}}` against a symbolic gold) ends at the pool's timeout as an undecided check
@@ -359,23 +385,109 @@ def _parse(text: str):
 
     if _depth(text) > MAX_DEPTH:  # antlr slows down with the square of the depth
         raise ValueError("nested too deep")
-    text = _COMMAND_SUBSCRIPT.sub(r"_{\1\2}", text)
-    expression = _converter().parse(_COMMAND.sub(_as_symbol_command, text))
+    if _REFUSED.search(text):  # sympy's lexer has no token for `2.` (a dot after a number) nor `\\langle`
+        raise ValueError(f"not read by sympy's parser: {text[:80]!r}")
+    expression = _leading_expression(_as_sympy_tokens(text))
     if not isinstance(expression, (sympy.Expr, sympy.core.relational.Relational)) or isinstance(
             expression, (sympy.Tuple, sympy.MatrixBase)):
         raise ValueError(f"no value: {text[:80]!r}")  # sympy's parser reads no list, set or tuple
     return _as_sympy_parser(expression)
 
 
+def _as_sympy_tokens(text: str) -> str:
+    """The text rewritten so that latex2sympy2_extended reads it as sympy's parser does."""
+    text = _unbraced(_before_bare_root(_braced_fraction_digits(text.strip())))
+    text = _COMMAND_SUBSCRIPT.sub(r"_{\1\2}", text)
+    # e, E and I are symbols to sympy; to latex2sympy2_extended Euler's number, a letter it refuses
+    # before a subscript (`E_{p}`), the imaginary unit; so also `1e5` is 1*e*5, as in sympy
+    text = _LETTERS.sub(r"\\mathit{\1}", text.replace("_e", "_{e}").replace("_E", "_{E}").replace("_I", "_{I}"))
+    return _COMMAND.sub(_as_symbol_command, text)
+
+
+def _braced_fraction_digits(text: str) -> str:
+    """`\\frac32`, `\\frac{\\pi} 6`: sympy's grammar takes a lone digit as a fraction's argument,
+    latex2sympy2_extended only a braced one."""
+    out, index = [], 0
+    for match in _FRACTION.finditer(text):
+        if match.start() < index:
+            continue
+        out.append(text[index:match.end()])
+        index = match.end()
+        for _ in range(2):
+            rest = len(text) - len(text[index:].lstrip())
+            if rest < len(text) and text[rest] == "{":
+                end = _group_end(text, rest)
+                if end is None:
+                    break
+                out.append(text[index:end])
+                index = end
+            elif rest < len(text) and text[rest].isdigit():
+                out.append(f"{{{text[rest]}}}")
+                index = rest + 1
+            else:
+                break
+    return "".join(out) + text[index:]
+
+
+def _group_end(text: str, start: int) -> int | None:
+    depth = 0
+    for index in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[index], 0)
+        if depth == 0:
+            return index + 1
+    return None
+
+
+def _before_bare_root(text: str) -> str:
+    """sympy's grammar wants `\\sqrt{...}`: before an unbraced `\\sqrt 2` its parser stops, with the
+    operator before it (`x+\\sqrt 2` is x, `2\\sqrt 2x` is 2)."""
+    bare = _BARE_ROOT.search(text)
+    return text[:bare.start()].rstrip() if bare and bare.start() > 0 else text
+
+
+def _unbraced(text: str) -> str:
+    """`{a_5}` is a_5 to sympy, a set to latex2sympy2_extended."""
+    while text.startswith("{") and _group_end(text, 0) == len(text):
+        text = text[1:-1].strip()
+    return text
+
+
+def _leading_expression(text: str, retries: int = 3):
+    """sympy's parser has no end-of-input anchor: it reads the leading expression and stops before
+    a token that cannot continue it (`3x)` is 3x, `1, 2` is 1, `x}.` is x). latex2sympy2_extended
+    refuses the whole text; where it stopped before such a token, the text before it is read."""
+    try:
+        return _converter().parse(text)
+    except Exception as error:  # the parser raises a bare Exception with the column marked
+        column = _error_column(error)
+        if retries == 0 or not column or not text[:column].strip() or not text[column:].startswith(_STOPS):
+            raise
+        return _leading_expression(text[:column].rstrip(), retries - 1)
+
+
+def _error_column(error: Exception) -> int | None:
+    """Where latex2sympy2_extended's message marks the failure (its last line, `~~~^`)."""
+    last = str(error).splitlines()[-1] if str(error) else ""
+    return len(last) - 1 if re.fullmatch(r"~*\^", last) else None
+
+
+_STOPS = (")", "]", "}", ",", ".", ";", "_", "\\}")  # tokens before which sympy's parser stops cleanly
+_FRACTION = re.compile(r"\\[dt]?frac(?![A-Za-z])")
+_REFUSED = re.compile(r"\d\.(?!\d)|\\[lr]angle(?![A-Za-z])")
+_BARE_ROOT = re.compile(r"[-+]?\s*\\sqrt(?![A-Za-z])(?!\s*[\[{])")
+_LETTERS = re.compile(r"(?<![A-Za-z\\_])(?<!_\{)([eEI])(?![A-Za-z])")  # not a subscript's letter (`m_e`)
+
+
 # Commands sympy's LaTeX grammar gives a meaning (functions, operators, spacing), and Greek letters
-# (a symbol in both parsers). Any other command is a symbol to sympy's lexer (`\vec{v}` is vec*v,
-# `\text{m}` text*m, `\odot` odot): such a command is given to latex2sympy2_extended as `\mathit{...}`.
+# (a symbol in both parsers; not `\gamma`, `\Gamma`, the gamma function to latex2sympy2_extended).
+# Any other command is a symbol to sympy's lexer (`\vec{v}` is vec*v, `\text{m}` text*m, `\odot`
+# odot): such a command is given to latex2sympy2_extended as `\mathit{...}`.
 _KEPT_COMMANDS = frozenset('''
     frac dfrac tfrac binom dbinom tbinom sqrt int sum prod lim log ln lg exp sin cos tan cot sec csc
     arcsin arccos arctan arccot arcsec arccsc sinh cosh tanh coth sech csch times cdot div infty
     left right mathit overline lfloor rfloor lceil rceil to leq geq le ge neq ne lt gt quad qquad
-    alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi
-    omicron pi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta Theta
+    alpha beta delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi
+    omicron pi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Delta Theta
     Lambda Xi Pi Sigma Upsilon Phi Psi Omega hbar
 '''.split())
 _COMMAND = re.compile(r"\\([A-Za-z]+)")
@@ -403,7 +515,8 @@ def _converter():
             if all(isinstance(factor, (sympy.Expr, sympy.MatrixBase)) for factor in factors):
                 product = factors[-1]
                 for factor in reversed(factors[:-1]):
-                    product = (self.mat_mul_flat if factor.is_Matrix or product.is_Matrix else self.mul_flat)(factor, product)
+                    matrices = factor.is_Matrix or product.is_Matrix
+                    product = (self.mat_mul_flat if matrices else self.mul_flat)(factor, product)
                 return product
             return super().convert_postfix_list(arr, i)  # a derivative's `d/dx`: the converter's own reading
 
@@ -413,13 +526,10 @@ def _converter():
 
 
 def _as_sympy_parser(expression):
-    """pi and e are symbols, as sympy's `parse_latex` makes them."""
+    """pi is a symbol, as sympy's `parse_latex` makes it (`expression_equal` replaces it by its value)."""
     import sympy
 
-    e = sympy.Symbol("e")
-    if expression.has(sympy.exp):
-        expression = expression.replace(sympy.exp, lambda argument: sympy.Pow(e, argument, evaluate=False))
-    return expression.xreplace({sympy.pi: sympy.Symbol("pi"), sympy.E: e})
+    return expression.xreplace({sympy.pi: sympy.Symbol("pi")})
 
 
 def _depth(text: str) -> int:
