@@ -30,6 +30,7 @@ from olympiad_eval.llm import (
     RequestCache,
     retry_after,
     shrink_image,
+    utc_now,
 )
 from olympiad_eval.providers import OpenAIProvider, Request, complete_all
 from olympiad_eval.records import Generation, InputError, read_jsonl
@@ -145,13 +146,65 @@ def test_identical_requests_asked_together_go_out_once(tmp_path):
 def test_a_cache_keeps_replies_for_every_process_that_opens_it(tmp_path, name):
     writer, reader = RequestCache(tmp_path / name), RequestCache(tmp_path / name)  # two machines, one store
     reply = Reply(text="\\boxed{42}", finish_reason="stop", usage={"prompt_tokens": 7}, attempts=2)
-    writer.put("k1", reply)
-    assert reader.get("k1") == replace(reply, cached=True) and reader.get("k2") is None and len(reader) == 1
+    stored = writer.put("k1", reply)
+    assert stored == replace(reply, received=stored.received)  # dated as it was stored
+    assert reader.get("k1") == replace(stored, cached=True) and reader.get("k2") is None and len(reader) == 1
     writer.put("k1", reply)  # a reply stored twice (two machines at once) stays one reply
     assert len(reader) == 1
     writer.close(), reader.close()
     if name == "shared-cache":  # whole files only: no temporary file is left beside a reply
         assert [path.name for path in (tmp_path / name).rglob("*") if path.is_file()] == ["k1.json"]
+
+
+@pytest.mark.parametrize("name", ["cache.sqlite", "shared-cache"])
+def test_a_cache_keeps_each_replys_date(tmp_path, name):
+    cache = RequestCache(tmp_path / name)
+    before = utc_now()
+    stamped = cache.put("new", Reply(text="a", finish_reason="stop"))
+    assert before <= stamped.received <= utc_now() and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", stamped.received)
+    cache.put("dated", Reply(text="b", finish_reason="stop", received="2026-01-02T03:04:05Z"))  # its own date stays
+    cache.close()
+    reopened = RequestCache(tmp_path / name)
+    assert reopened.get("new").received == stamped.received
+    assert reopened.get("dated").received == "2026-01-02T03:04:05Z"
+    reopened.close()
+
+
+def test_a_cache_made_before_dates_opens_and_keeps_its_replies_undated(tmp_path):
+    path = tmp_path / "cache.sqlite"
+    row = json.dumps({"text": "old", "reasoning": None, "finish_reason": "stop", "usage": {}, "attempts": 1})
+    with sqlite3.connect(path) as db:  # the table as every cache had it before dates
+        db.execute("CREATE TABLE replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL)")
+        db.execute("INSERT INTO replies VALUES (?, ?)", ("old", row))
+    db.close()
+    first, second = RequestCache(path), RequestCache(path)  # two processes open it: one adds the column
+    assert first.get("old") == Reply(text="old", finish_reason="stop", cached=True, received=None)
+    first.put("new", Reply(text="new", finish_reason="stop"))
+    assert second.get("new").received is not None and second.get("old").received is None and len(second) == 2
+    first.close(), second.close()
+    with sqlite3.connect(path) as db:
+        assert [column[1] for column in db.execute("PRAGMA table_info(replies)")] == ["key", "reply", "received"]
+    db.close()
+
+
+def test_a_runs_usage_dates_its_replies_and_a_rerun_writes_the_same_bytes(hipho):
+    usage_path = hipho / "usage" / "sample_hipho" / "m.json"
+    with FakeOpenAI() as server:
+        before = utc_now()
+        _, _, usage = run(hipho, model(server.base_url, samples=2))
+        after = utc_now()
+        written = usage_path.read_bytes()
+        time.sleep(1.1)  # a date read from the clock on the rerun would be another second
+        run(hipho, model(server.base_url, samples=2))
+        assert server.count() == 10  # the rerun sent nothing
+    span = usage["replies_received"]
+    assert before <= span["first"] <= span["last"] <= after
+    assert usage_path.read_bytes() == written
+
+
+def test_an_offline_providers_usage_has_no_dates(hipho):
+    _, _, usage = run(hipho, OmegaConf.create({"provider": "reference"}))
+    assert usage["requests"] == 5 and "replies_received" not in usage
 
 
 def test_the_rate_limit_spaces_request_starts():
@@ -347,7 +400,7 @@ def test_a_reply_stored_with_a_lone_surrogate_reads_back_as_valid_unicode(tmp_pa
     """A cache written before replies were cleaned at its door may hold one."""
     cache = RequestCache(tmp_path / name)
     cache._store.put("k", json.dumps({"text": "a\ud800", "reasoning": None, "finish_reason": "stop", "usage": {},
-                                      "attempts": 1}))
+                                      "attempts": 1}), None)
     assert cache.get("k").text == "a\ufffd"
     cache.put("k2", Reply(text="\ud83d\ude00\udc00", refusal="no\ud800"))
     assert cache.get("k2").text == "\U0001f600\ufffd" and cache.get("k2").refusal == "no\ufffd"

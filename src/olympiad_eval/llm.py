@@ -8,7 +8,9 @@ arrives. A killed run therefore resends only what had no reply yet.
 Failed requests are returned as errors and never cached, so a rerun retries exactly those. A
 reply is an answer, a refusal (the model's own answer, cached) or malformed (no message, no content:
 retried, then an error); `_parsed` says which is which. The cache's door keeps only valid Unicode,
-and a stored row that cannot be read back is asked again (see `RequestCache`).
+and a stored row that cannot be read back is asked again (see `RequestCache`). Each stored reply
+keeps the UTC time it was received (`Reply.received`), a fact of the reply: a rerun over the cache
+reads the same dates, so the usage files that show them keep their bytes.
 
 Retries are the `openai` client's own: exponential backoff with jitter on 408/409/429/5xx,
 timeouts and dropped connections, up to `max_retries`. Each attempt is counted (an httpx event
@@ -78,9 +80,15 @@ class Reply:
     attempts: int = 1  # HTTP attempts it took, retries included
     cached: bool = False
     refusal: str | None = None
+    received: str | None = None  # when it arrived, UTC ISO 8601 to the second; None: not sent, or cached before dates
 
 
 CONTENT_FILTER = "content filter"  # the refusal of a reply that the endpoint's filter stopped
+
+
+def utc_now() -> str:
+    """The time now as a reply's `received` date: UTC, ISO 8601, to the second."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def valid_unicode(text: str | None) -> str | None:
@@ -119,6 +127,10 @@ class RequestCache:
     cut short or edited by hand) is a miss: it is requested again and overwritten, and `close` says
     how many there were, once. A cache that is not a database, or a disk too full to store a
     reply, stops the stage with an `InputError` naming the cache.
+
+    Each reply is stored with the date it was received (`Reply.received`; stamped now where it has
+    none): a nullable column of the SQLite table, which a file made before dates gets on open (its
+    rows keep no date), or a `received` field of a folder's file.
     """
 
     FIELDS = ("text", "reasoning", "finish_reason", "usage", "attempts", "refusal")
@@ -130,17 +142,20 @@ class RequestCache:
         self.unreadable: set[str] = set()  # keys whose stored reply could not be read back
 
     def get(self, key: str) -> Reply | None:
-        text = self._store.get(key)
-        if text is None:
+        stored = self._store.get(key)
+        if stored is None:
             return None
-        reply = _stored_reply(text)
+        reply = _stored_reply(*stored)
         if reply is None:
             self.unreadable.add(key)
         return reply
 
-    def put(self, key: str, reply: Reply) -> None:
-        reply = _sanitized(reply)
-        self._store.put(key, json.dumps({name: getattr(reply, name) for name in self.FIELDS}, sort_keys=True))
+    def put(self, key: str, reply: Reply) -> Reply:
+        """Store `reply`; returns it as stored (with its date)."""
+        reply = _sanitized(reply if reply.received else replace(reply, received=utc_now()))
+        self._store.put(key, json.dumps({name: getattr(reply, name) for name in self.FIELDS}, sort_keys=True),
+                        reply.received)
+        return reply
 
     def __len__(self) -> int:
         return len(self._store)
@@ -154,8 +169,9 @@ class RequestCache:
             self.unreadable = set()
 
 
-def _stored_reply(text: str) -> Reply | None:
-    """The reply a cache row holds, or None where it is not one that this code could have stored."""
+def _stored_reply(text: str, received: str | None = None) -> Reply | None:
+    """The reply a cache row holds (with its date, where it has one), or None where it is not one
+    that this code could have stored. A date that is not text is no date: the reply stands."""
     try:
         stored = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
@@ -169,7 +185,9 @@ def _stored_reply(text: str) -> Reply | None:
                   and isinstance(attempts, int) and not isinstance(attempts, bool))
     if not well_typed or (stored["text"] is None and stored.get("refusal") is None):  # neither answer nor refusal
         return None
-    return _sanitized(Reply(**{name: stored[name] for name in RequestCache.FIELDS if name in stored}, cached=True))
+    received = received if isinstance(received, str) else stored.get("received")
+    return _sanitized(Reply(**{name: stored[name] for name in RequestCache.FIELDS if name in stored}, cached=True,
+                            received=received if isinstance(received, str) else None))
 
 
 _NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # disk full, quota, file size limit
@@ -207,16 +225,34 @@ class _SQLiteStore:
             # Commits reach the OS at once, so a killed process loses none; only a power cut could lose
             # the last few (never corrupting the file). Syncing each to disk would stall every reply.
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL)")
+            self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL, "
+                             "received TEXT)")
+            self._add_dates()
 
-    def get(self, key: str) -> str | None:
-        with _sqlite_errors(self.path):
-            row = self._db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
-        return None if row is None else row[0] if isinstance(row[0], str) else ""  # a blob is no reply
+    def _add_dates(self) -> None:
+        """Give a cache made before dates its `received` column (its rows keep none). Two processes
+        opening it at once may both try: the one that comes second finds the column there."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(replies)")}
+        if "received" in columns:
+            return
+        try:
+            self._db.execute("ALTER TABLE replies ADD COLUMN received TEXT")
+        except sqlite3.OperationalError as error:
+            if "duplicate column" not in str(error):
+                raise
 
-    def put(self, key: str, text: str) -> None:
+    def get(self, key: str) -> tuple[str, str | None] | None:
+        """(the reply's JSON, its date) or None."""
         with _sqlite_errors(self.path):
-            self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?)", (key, text))
+            row = self._db.execute("SELECT reply, received FROM replies WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        return (row[0] if isinstance(row[0], str) else ""), row[1]  # a blob is no reply
+
+    def put(self, key: str, text: str, received: str | None) -> None:
+        with _sqlite_errors(self.path):
+            self._db.execute("INSERT OR REPLACE INTO replies (key, reply, received) VALUES (?, ?, ?)",
+                             (key, text, received))
 
     def __len__(self) -> int:
         with _sqlite_errors(self.path):
@@ -234,15 +270,18 @@ class _FolderStore:
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"  # 256 subfolders keep each listing short
 
-    def get(self, key: str) -> str | None:
+    def get(self, key: str) -> tuple[str, None] | None:
+        """(the reply's JSON, None: its date is a field of that JSON) or None."""
         try:
-            return self._path(key).read_text(encoding="utf-8")
+            return self._path(key).read_text(encoding="utf-8"), None
         except FileNotFoundError:
             return None
         except UnicodeDecodeError:
-            return ""  # not text: no reply, requested again
+            return "", None  # not text: no reply, requested again
 
-    def put(self, key: str, text: str) -> None:
+    def put(self, key: str, text: str, received: str | None) -> None:
+        if received is not None:
+            text = json.dumps({**json.loads(text), "received": received}, sort_keys=True)
         path = self._path(key)
         handle = None
         try:
@@ -746,14 +785,19 @@ class Tally:
                 + self.completion_tokens * float(self.prices.get("output", 0))) / 1e6
 
 
-def usage_totals(replies: list[Reply], prices: dict) -> dict:
+def usage_totals(replies: list[Reply], prices: dict, sends: bool = False) -> dict:
     """A cell's totals (its usage metrics), from the replies as stored: the same on every rerun.
-    Tokens and cost are those of the replies that answered; `prices` in USD per million tokens."""
+    Tokens and cost are those of the replies that answered; `prices` in USD per million tokens.
+    Where the provider `sends`, `replies_received` holds the first and last dates its replies were
+    received (None where none has one: all failed, or cached before dates were kept); an offline
+    provider's totals have no such key, so that their bytes are those they had before dates."""
     answered = [reply for reply in replies if reply.error is None]
     tokens = {name: sum(reply.usage.get(name, 0) for reply in answered)
               for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens")}
     cost = Tally(prices=prices, **tokens).cost
+    dates = {"replies_received": received_span([reply.received for reply in answered])} if sends else {}
     return {
+        **dates,
         "requests": len(replies),
         "answered": len(answered),
         "failed": len(replies) - len(answered),
@@ -762,3 +806,9 @@ def usage_totals(replies: list[Reply], prices: dict) -> dict:
         **tokens,
         "cost_usd": round(cost, 6),
     }
+
+
+def received_span(dates: list[str | None]) -> dict | None:
+    """{first, last} of the dates that are known (ISO 8601 in UTC sorts as time does), or None."""
+    known = sorted(date for date in dates if date)
+    return {"first": known[0], "last": known[-1]} if known else None
