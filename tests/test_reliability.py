@@ -139,8 +139,9 @@ def test_a_run_through_injected_faults_ends_as_a_clean_run(clean, faulted):
     assert retries > 0
     locks = [name for name in expected if name.endswith("dvc.lock")]
     expected, got = undated(expected), undated(got)
+    retried = lambda page: re.sub(rb"retries \d+", b"retries <n>", page)  # noqa: E731 (the report shows them)
     for name in set(expected) - set(usage) - set(locks):
-        assert got[name] == expected[name], name
+        assert retried(got[name]) == retried(expected[name]), name
     for name in locks:
         assert got[name] == expected[name], name
 
