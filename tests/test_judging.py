@@ -13,7 +13,7 @@ from olympiad_eval.generate import generate
 from olympiad_eval.benchmarks.physelite import parse_verdict
 from olympiad_eval.judging import check_options, judge
 from olympiad_eval.benchmarks import plugin
-from olympiad_eval.llm import EndpointError, RequestCache
+from olympiad_eval.llm import EndpointError, RequestCache, utc_now
 from olympiad_eval.mathcheck import Options, Verdict
 from olympiad_eval.records import Generation, InputError, Judgment, Problem, read_jsonl, write_jsonl
 from tests.support import ROOT, compose_stage, render_sample, suite_scoring
@@ -137,9 +137,12 @@ def test_a_judge_cell_records_its_tokens_and_cost_at_its_endpoints_prices(render
     generations = generate_with(outputs, "sample_hipho", "reference", {"provider": "reference"})
     prices = {"judges": {"gpt-4o": {"prices": {"input": 2.0, "output": 8.0}}}}
     with FakeOpenAI() as server:
+        before = utc_now()
         outcome, _ = judge_with(outputs, "sample_hipho", generations, "gpt-4o",
                                 OmegaConf.merge(llm_judge_cfg(server.base_url), prices))
         usage = outcome.usage
+        span = usage["replies_received"]  # read back on the rerun below: the same dates
+        assert before <= span["first"] <= span["last"] <= utc_now()
         assert usage["requests"] == usage["answered"] == server.count() > 0
         assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
         expected = (usage["prompt_tokens"] * 2.0 + usage["completion_tokens"] * 8.0) / 1e6
@@ -155,6 +158,21 @@ def test_a_rule_judge_cell_records_no_usage(render_suite):
     generations = generate_with(outputs, "sample_hipho", "reference", {"provider": "reference"})
     outcome, _ = judge_with(outputs, "sample_hipho", generations)
     assert outcome.usage["requests"] == outcome.usage["prompt_tokens"] == outcome.usage["cost_usd"] == 0
+    assert "replies_received" not in outcome.usage  # no request: no dates, and the bytes of before
+
+
+def test_an_ensembles_dates_span_its_sending_judges():
+    from olympiad_eval.judging import judges_usage
+    from olympiad_eval.llm import usage_totals
+
+    early = {**usage_totals([], {}), "replies_received": {"first": "2026-01-02T00:00:00Z", "last": "2026-01-03T00:00:00Z"}}
+    late = {**usage_totals([], {}), "replies_received": {"first": "2026-01-01T00:00:00Z", "last": "2026-01-02T12:00:00Z"}}
+    undated = {**usage_totals([], {}), "replies_received": None}  # a cache from before dates
+    offline = usage_totals([], {})
+    assert judges_usage([early, late, undated, offline])["replies_received"] == {
+        "first": "2026-01-01T00:00:00Z", "last": "2026-01-03T00:00:00Z"}
+    assert judges_usage([undated, offline])["replies_received"] is None
+    assert "replies_received" not in judges_usage([offline, offline])
 
 
 def test_an_invalid_judge_reply_is_reasked_then_recorded_as_a_judge_error(render_suite):

@@ -30,6 +30,7 @@ from olympiad_eval.llm import (
     RequestCache,
     retry_after,
     shrink_image,
+    utc_now,
 )
 from olympiad_eval.providers import OpenAIProvider, Request, complete_all
 from olympiad_eval.records import Generation, InputError, read_jsonl
@@ -145,13 +146,70 @@ def test_identical_requests_asked_together_go_out_once(tmp_path):
 def test_a_cache_keeps_replies_for_every_process_that_opens_it(tmp_path, name):
     writer, reader = RequestCache(tmp_path / name), RequestCache(tmp_path / name)  # two machines, one store
     reply = Reply(text="\\boxed{42}", finish_reason="stop", usage={"prompt_tokens": 7}, attempts=2)
-    writer.put("k1", reply)
-    assert reader.get("k1") == replace(reply, cached=True) and reader.get("k2") is None and len(reader) == 1
+    stored = writer.put("k1", reply)
+    assert stored == replace(reply, received=stored.received)  # dated as it was stored
+    assert reader.get("k1") == replace(stored, cached=True) and reader.get("k2") is None and len(reader) == 1
     writer.put("k1", reply)  # a reply stored twice (two machines at once) stays one reply
     assert len(reader) == 1
     writer.close(), reader.close()
     if name == "shared-cache":  # whole files only: no temporary file is left beside a reply
         assert [path.name for path in (tmp_path / name).rglob("*") if path.is_file()] == ["k1.json"]
+
+
+@pytest.mark.parametrize("name", ["cache.sqlite", "shared-cache"])
+def test_a_cache_keeps_each_replys_date(tmp_path, name):
+    cache = RequestCache(tmp_path / name)
+    before = utc_now()
+    stamped = cache.put("new", Reply(text="a", finish_reason="stop"))
+    assert before <= stamped.received <= utc_now() and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", stamped.received)
+    cache.put("dated", Reply(text="b", finish_reason="stop", received="2026-01-02T03:04:05Z"))  # its own date stays
+    cache.close()
+    reopened = RequestCache(tmp_path / name)
+    assert reopened.get("new").received == stamped.received
+    assert reopened.get("dated").received == "2026-01-02T03:04:05Z"
+    reopened.close()
+
+
+def test_a_cache_shared_with_code_from_before_dates_works_both_ways(tmp_path):
+    """The date is a field of the stored reply, not a column: a clone on older code keeps reading
+    and writing the same cache file (its own replies are undated), and this code reads its rows."""
+    path = tmp_path / "cache.sqlite"
+    row = json.dumps({"text": "old", "reasoning": None, "finish_reason": "stop", "usage": {}, "attempts": 1})
+    with sqlite3.connect(path) as db:  # the table as every cache has it
+        db.execute("CREATE TABLE replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL)")
+        db.execute("INSERT INTO replies VALUES (?, ?)", ("old", row))
+    db.close()
+    cache = RequestCache(path)
+    assert cache.get("old") == Reply(text="old", finish_reason="stop", cached=True, received=None)
+    cache.put("new", Reply(text="new", finish_reason="stop"))
+    with sqlite3.connect(path) as db:  # older code, as it writes and reads
+        db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?)", ("older", row))
+        stored = json.loads(db.execute("SELECT reply FROM replies WHERE key = 'new'").fetchone()[0])
+        assert [column[1] for column in db.execute("PRAGMA table_info(replies)")] == ["key", "reply"]
+    db.close()
+    assert stored["text"] == "new" and stored["received"] == cache.get("new").received is not None
+    assert cache.get("older").received is None and len(cache) == 3
+    cache.close()
+
+
+def test_a_runs_usage_dates_its_replies_and_a_rerun_writes_the_same_bytes(hipho):
+    usage_path = hipho / "usage" / "sample_hipho" / "m.json"
+    with FakeOpenAI() as server:
+        before = utc_now()
+        _, _, usage = run(hipho, model(server.base_url, samples=2))
+        after = utc_now()
+        written = usage_path.read_bytes()
+        time.sleep(1.1)  # a date read from the clock on the rerun would be another second
+        run(hipho, model(server.base_url, samples=2))
+        assert server.count() == 10  # the rerun sent nothing
+    span = usage["replies_received"]
+    assert before <= span["first"] <= span["last"] <= after
+    assert usage_path.read_bytes() == written
+
+
+def test_an_offline_providers_usage_has_no_dates(hipho):
+    _, _, usage = run(hipho, OmegaConf.create({"provider": "reference"}))
+    assert usage["requests"] == 5 and "replies_received" not in usage
 
 
 def test_the_rate_limit_spaces_request_starts():

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import random
+import re
 import signal
 import sqlite3
 import subprocess
@@ -78,6 +78,18 @@ def snapshot(repo: Repo) -> dict[str, bytes]:
     return {**{str(path.relative_to(repo.path)): path.read_bytes() for path in files}, **lock_files(repo.path)}
 
 
+# The dates replies were received (usage files, and the report pages that show them): a fact of
+# each run, so two runs at other times differ there and only there.
+DATES = re.compile(rb"(first )?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ(, last \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)?")
+DATED = ("outputs/usage", "outputs/report")
+
+
+def undated(files: dict[str, bytes]) -> dict[str, bytes]:
+    """A snapshot with every reply date masked, and its locks without the hashes of dated files."""
+    return {name: yaml.safe_dump(without(data, DATED)).encode() if name.endswith("dvc.lock") else DATES.sub(b"<date>", data)
+            for name, data in files.items()}
+
+
 def cached_replies(repo: Repo) -> int:
     cache = repo.request_cache
     if not cache.exists():
@@ -121,30 +133,26 @@ def test_a_run_through_injected_faults_ends_as_a_clean_run(clean, faulted):
     for name in usage:
         clean_usage, faulted_usage = json.loads(expected[name]), json.loads(got[name])
         retries += faulted_usage.pop("retries") - clean_usage.pop("retries")
+        dates = [usage.pop("replies_received") for usage in (clean_usage, faulted_usage)]  # each run's own
+        assert all(span["first"] <= span["last"] for span in dates), name
         assert faulted_usage == clean_usage
     assert retries > 0
     locks = [name for name in expected if name.endswith("dvc.lock")]
+    expected, got = undated(expected), undated(got)
+    retried = lambda page: re.sub(rb"retries \d+", b"retries <n>", page)  # noqa: E731 (the report shows them)
     for name in set(expected) - set(usage) - set(locks):
-        assert usage_unread(got[name]) == usage_unread(expected[name]), name
+        assert retried(got[name]) == retried(expected[name]), name
     for name in locks:
-        assert without_usage(got[name]) == without_usage(expected[name]), name
+        assert got[name] == expected[name], name
 
 
-USAGE_SHOWN = re.compile(rb"(usage</dt><dd>)[^<]*")
-
-
-def usage_unread(content: bytes) -> bytes:
-    """A file less the usage figures that a report page shows in its run metadata (retries among them)."""
-    return USAGE_SHOWN.sub(rb"\1", content)
-
-
-def without_usage(lock: bytes) -> dict:
-    """dvc.lock less the hashes of the usage metrics (the one thing retries change) and of the report that shows them."""
+def without(lock: bytes, folders: tuple[str, ...]) -> dict:
+    """dvc.lock less the hashes of the files under `folders` (usage: retries and dates; the report:
+    the dates it shows)."""
     stages = yaml.safe_load(lock)["stages"]
     for stage in stages.values():
         for entries in (stage.get("deps", []), stage.get("outs", [])):
-            # the report's pages show the usage: compared file by file, less it (`usage_unread`)
-            entries[:] = [entry for entry in entries if not entry["path"].startswith(("outputs/usage", "outputs/report"))]
+            entries[:] = [entry for entry in entries if not entry["path"].startswith(folders)]
     return stages
 
 
@@ -233,7 +241,7 @@ def test_killed_at_random_points_a_rerun_ends_as_a_clean_run(clean, killed):
     kinds = Counter(kind for kind, _ in killed.kills)
     print(f"kills (stage, at its n-th reply): {killed.kills}; replies lost in flight so far: {killed.lost}")
     assert kinds == {"generate": KILLS // 2, "judge": KILLS // 2}, killed.kills
-    assert snapshot(killed) == snapshot(clean)
+    assert undated(snapshot(killed)) == undated(snapshot(clean))
     assert not list((killed.path / "outputs").rglob(".*.tmp"))  # no leftovers of killed writes
     assert "up to date" in killed.dvc("status")
 

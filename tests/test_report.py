@@ -15,9 +15,13 @@ from olympiad_eval.benchmarks import hipho, physelite
 from olympiad_eval.generate import generate
 from olympiad_eval.judging import judge
 from olympiad_eval.layout import Layout
-from olympiad_eval.records import AnswerSlot, Criterion, Generation, Judgment, Problem, Prompt, read_jsonl, write_jsonl
+from olympiad_eval.records import (
+    AnswerSlot, Criterion, Generation, Judgment, Problem, Prompt, read_jsonl, write_json, write_jsonl,
+)
 from olympiad_eval.report import write_cell, write_report
-from olympiad_eval.report.cell import judgment_html
+from olympiad_eval.fake_server import FakeOpenAI
+from olympiad_eval.llm import utc_now
+from olympiad_eval.report.cell import MARKS, judgment_html, received_text, status_label
 from olympiad_eval.tables import aggregate
 from tests.support import ROOT, compose_stage
 
@@ -344,3 +348,83 @@ def test_ids_that_are_not_file_names_get_their_own_pages(tmp_path):
     odd = ["a/b", "a b", "../x", "日本", "a_b"]
     assert len({page_slug(i) for i in odd}) == len(odd)
     assert all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", page_slug(i)) for i in odd)
+
+
+# ---------------------------------------------------------------- dates, the question, the counts
+
+def test_every_page_shows_when_the_replies_were_received(render_suite):
+    """A model served over the network has the dates its replies were received on every page that
+    shows it; an offline provider's cell says it sent nothing; the rule judge sent nothing either."""
+    layout = Layout(render_suite(SUITE, BENCHMARK))
+    judge_cfg = compose_stage("judge", ["judge=rule", f"cell.suite={SUITE}", "cell.model=x"]).judge
+    cache = layout.root.parent / "cache.sqlite"
+    with FakeOpenAI() as server:
+        models = {"reference": {"provider": "reference"},
+                  "served": {"provider": "openai", "base_url": server.base_url, "model": "fake-model",
+                             "api_key_env": None}}
+        before = utc_now()
+        for model, cfg in models.items():
+            generations = layout.generations("hipho", SUITE, model)
+            generate(SUITE, model, OmegaConf.create(cfg), layout.prompts(SUITE), generations, cache,
+                     layout.usage("hipho", SUITE, model))
+            outcome = judge(layout.suite(SUITE), generations, "rule", judge_cfg,
+                            layout.judgments("hipho", SUITE, model, "rule"), cache)
+            write_json(layout.judge_usage("hipho", SUITE, model, "rule"), outcome.usage)
+        after = utc_now()
+    plan = {**PLAN, "models": list(models)}
+    aggregate(BENCHMARK, compose_stage("aggregate", [f"benchmark={BENCHMARK}"]).benchmark, plan, layout,
+              suites={SUITE: compose_stage("render", [f"suite={SUITE}", f"cell.benchmark={BENCHMARK}"]).suite})
+    for model in models:
+        write_cell(plan, layout, SUITE, model, {})
+    write_report(plan, layout)
+    span = json.loads(layout.usage("hipho", SUITE, "served").read_text())["replies_received"]
+    assert before <= span["first"] <= span["last"] <= after
+    said = span["first"] if span["first"] == span["last"] else f"first {span['first']}, last {span['last']}"
+    dated = f"generation replies received</dt><dd>{said} (UTC)"
+    served, offline = layout.report_cell(SUITE, "served"), layout.report_cell(SUITE, "reference")
+    for page in [served / "index.html", *sorted((served / "problems").glob("*.html"))]:
+        text = metadata_of(page)
+        assert dated in text and "judge rule replies received</dt><dd>no requests" in text, page
+    for page in [offline / "index.html", *sorted((offline / "problems").glob("*.html"))]:
+        assert "generation replies received</dt><dd>offline provider: no requests" in metadata_of(page), page
+    # the plan's pages: the span over its cells, which one offline cell does not hide
+    for page in [layout.report_index(), *sorted(layout.report_compare(SUITE).glob("*.html"))]:
+        assert f"generation replies received</dt><dd>{said} (UTC); some cells offline or undated" in metadata_of(page)
+    assert "git commit</dt><dd>not read by the report" in metadata_of(layout.report_index())
+
+
+def metadata_of(page: Path) -> str:
+    text = page.read_text(encoding="utf-8")
+    return text[text.index('<section class="metadata">'):]
+
+
+def test_dates_read_as_they_were_kept():
+    span = {"requests": 3, "replies_received": {"first": "2026-01-01T00:00:00Z", "last": "2026-01-02T00:00:00Z"}}
+    assert received_text([span]) == "first 2026-01-01T00:00:00Z, last 2026-01-02T00:00:00Z (UTC)"
+    assert received_text([{"requests": 3, "replies_received": None}]) == (
+        "no dates recorded (replies cached before dates were kept, or none answered)")
+    assert received_text([{"requests": 3}]) == "offline provider: no requests"
+    assert received_text([{}]) == "not recorded"
+
+
+def test_the_question_is_the_problems_own_text_with_the_full_prompt_one_click_away(run, report):
+    prompt = next(p for p in read_jsonl(run.prompts(SUITE), Prompt) if p.id == "DemoCPhO_2025_1_1")
+    problem = next(p for p in read_jsonl(run.suite(SUITE) / "problems.jsonl", Problem) if p.id == prompt.id)
+    page = (report / "cells" / SUITE / "demo" / "problems" / "DemoCPhO_2025_1_1.html").read_text(encoding="utf-8")
+    question = page[page.index('<section class="question">'):page.index("</section>")]
+    shown, sent = question.split('<details class="prompt">')
+    instruction = prompt.messages[-1]["content"][0]["text"].split(problem.question[:20])[0].strip()
+    assert instruction and instruction[:30] not in shown.replace("&quot;", '"')  # the template's words are not the question
+    assert html_escape(problem.question[:40]) in shown
+    assert "the full prompt sent" in sent and html_escape(instruction[:30]) in sent
+
+
+def test_a_status_is_said_once():
+    assert [status_label(s) for s in MARKS] == ["\u2713 correct", "\u25d0 partial", "\u2717 wrong", "judge error",
+                                                "failed"]
+
+
+def html_escape(value: str) -> str:
+    import html
+
+    return html.escape(value, quote=True)

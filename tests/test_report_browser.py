@@ -20,7 +20,7 @@ from omegaconf import OmegaConf
 from olympiad_eval.generate import generate
 from olympiad_eval.judging import judge
 from olympiad_eval.layout import Layout
-from olympiad_eval.records import Generation, read_jsonl, write_jsonl
+from olympiad_eval.records import Generation, read_jsonl, write_json, write_jsonl
 from olympiad_eval.report import write_cell, write_report
 from olympiad_eval.tables import aggregate
 from tests.support import ROOT, compose_stage, render_sample
@@ -182,12 +182,15 @@ def real_run(outputs: Path) -> Layout:
         for model in MODELS:
             generations = layout.generations(family, suite, model)
             cache = outputs.parent / "cache.sqlite"
-            generate(suite, model, model_config(model), layout.prompts(suite), generations, cache)
+            generate(suite, model, model_config(model), layout.prompts(suite), generations, cache,
+                     layout.usage(family, suite, model))
             if (suite, model) == CUT:
                 cut_first_response(generations)
             for name in JUDGES:
                 cfg = compose_stage("judge", [f"judge={name}", f"cell.suite={suite}", f"cell.model={model}"]).judge
-                judge(layout.suite(suite), generations, name, cfg, layout.judgments(family, suite, model, name), cache)
+                outcome = judge(layout.suite(suite), generations, name, cfg, layout.judgments(family, suite, model, name),
+                                cache)
+                write_json(layout.judge_usage(family, suite, model, name), outcome.usage)
     for benchmark in FAMILY:
         bench_cfg = compose_stage("aggregate", [f"benchmark={benchmark}"]).benchmark
         suites = {suite: compose_stage("render", [f"suite={suite}", f"cell.benchmark={benchmark}"]).suite
@@ -566,3 +569,42 @@ def browse_all(browser_context, report):
         watched.check()
 
     return open_page
+
+
+# ---------------------------------------------------------------- headers, counts, the question, dates
+
+@pytest.mark.parametrize("suite,model", [("sample_hipho", "demo"), ("sample_mathvision", "reference")])
+def test_every_sortable_header_shows_whole_with_its_arrow(report, browse, suite, model):
+    page = cell_index(browse, report, suite, model)
+    cut = "ths => ths.filter(th => th.scrollWidth > th.clientWidth).map(th => th.textContent)"
+    assert page.eval_on_selector_all("th[data-sort]", cut) == []
+    for key in page.eval_on_selector_all("th[data-sort]", "ths => ths.map(th => th.dataset.sort)"):
+        page.locator(f'th[data-sort="{key}"]').first.click()  # its arrow now says the order
+        assert page.eval_on_selector_all("th[data-sort]", cut) == [], key
+
+
+def test_the_counts_say_each_status_once(report, browse):
+    for suite, model in (("sample_hipho", "demo"), ("sample_physelite_en", "demo")):
+        counts = cell_index(browse, report, suite, model).locator(".counts").first.inner_text()
+        words = re.findall(r"[\w-]+", counts)
+        assert words and not [a for a, b in zip(words, words[1:]) if a == b], counts
+
+
+def test_the_question_is_the_problems_text_and_the_full_prompt_opens_on_a_click(report, browse):
+    _, page = problem_page(browse, report, "sample_hipho", "demo", lambda row: True)
+    question = page.locator("section.question")
+    prompt = question.locator("details.prompt")
+    assert prompt.count() == 1 and prompt.get_attribute("open") is None
+    assert not prompt.locator("div.message").first.is_visible()  # one click away
+    assert question.locator("div.math-text").first.is_visible()  # the problem's own text, shown
+    prompt.locator(":scope > summary").click()
+    assert prompt.locator("div.message").first.is_visible()
+
+
+def test_every_page_says_when_its_replies_came_or_that_none_were_sent(report, browse):
+    page = cell_index(browse, report, "sample_hipho", "demo")
+    metadata = page.locator("section.metadata").inner_text()
+    # the sample's models are offline, and so is the scripted judge: none sent a request
+    assert "generation replies received\noffline provider: no requests" in metadata, metadata
+    assert "judge scripted replies received\noffline provider: no requests" in metadata, metadata
+    assert "git commit" in metadata and "dvc.lock" in metadata

@@ -68,7 +68,7 @@ def generate(suite: str, model: str, cfg, prompts_path: str | Path, out_path: st
         for request, reply in zip(requests, replies)
     ]
     write_jsonl(out_path, generations)
-    usage = usage_totals(replies, tally.prices)
+    usage = usage_totals(replies, tally.prices, provider.sends)
     if usage_path is not None:
         write_json(usage_path, usage)
     return Outcome(total=len(generations), errors=usage["failed"], sent=tally.sent, usage=usage,

@@ -40,7 +40,7 @@ from tqdm import tqdm
 
 from olympiad_eval.benchmarks import JudgeTask, Provenance, Score, plugin, provenance
 from olympiad_eval.checks import check_costs, number, request_settings, typed_config
-from olympiad_eval.llm import Reply, RequestCache, Tally, request_key, usage_totals
+from olympiad_eval.llm import Reply, RequestCache, Tally, received_span, request_key, usage_totals
 from olympiad_eval.mathcheck import CheckPool, Options
 from olympiad_eval.providers import Client, Request, judge_provider_class
 from olympiad_eval.records import (
@@ -251,11 +251,14 @@ async def _by_llm(kind: str, problems: dict, answered: list[Generation], scoring
 
 
 def judges_usage(usages: list[dict]) -> dict:
-    """An ensemble's usage: the sum of its judges' (each costed at its own prices)."""
+    """An ensemble's usage: the sum of its judges' (each costed at its own prices), and the span of
+    the dates of the replies of those that send (none where every judge is offline)."""
     total = usage_totals([], {})
     for usage in usages:
         total = {name: total[name] + usage[name] for name in total}
-    return {**total, "cost_usd": round(total["cost_usd"], 6)}
+    dated = [usage["replies_received"] for usage in usages if "replies_received" in usage]
+    dates = {"replies_received": received_span([span[end] for span in dated if span for end in ("first", "last")])}
+    return {**total, "cost_usd": round(total["cost_usd"], 6), **(dates if dated else {})}
 
 
 def _with_undecided(grade: Score | str, rules: Score | str) -> Score | str:
@@ -335,7 +338,7 @@ class _Asker:
         return f"judge {self.name}: invalid reply to '{task.key}' after {self.tries} tries: {said!r}"
 
     def usage(self) -> dict:
-        return usage_totals(list(self.replies.values()), self.prices)
+        return usage_totals(list(self.replies.values()), self.prices, self.client.provider.sends)
 
     async def close(self) -> None:
         await self.client.aclose()

@@ -8,7 +8,9 @@ arrives. A killed run therefore resends only what had no reply yet.
 Failed requests are returned as errors and never cached, so a rerun retries exactly those. A
 reply is an answer, a refusal (the model's own answer, cached) or malformed (no message, no content:
 retried, then an error); `_parsed` says which is which. The cache's door keeps only valid Unicode,
-and a stored row that cannot be read back is asked again (see `RequestCache`).
+and a stored row that cannot be read back is asked again (see `RequestCache`). Each stored reply
+keeps the UTC time it was received (`Reply.received`), a fact of the reply: a rerun over the cache
+reads the same dates, so the usage files that show them keep their bytes.
 
 Retries are the `openai` client's own: exponential backoff with jitter on 408/409/429/5xx,
 timeouts and dropped connections, up to `max_retries`. Each attempt is counted (an httpx event
@@ -78,9 +80,15 @@ class Reply:
     attempts: int = 1  # HTTP attempts it took, retries included
     cached: bool = False
     refusal: str | None = None
+    received: str | None = None  # when it arrived, UTC ISO 8601 to the second; None: not sent, or cached before dates
 
 
 CONTENT_FILTER = "content filter"  # the refusal of a reply that the endpoint's filter stopped
+
+
+def utc_now() -> str:
+    """The time now as a reply's `received` date: UTC, ISO 8601, to the second."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def valid_unicode(text: str | None) -> str | None:
@@ -119,6 +127,10 @@ class RequestCache:
     cut short or edited by hand) is a miss: it is requested again and overwritten, and `close` says
     how many there were, once. A cache that is not a database, or a disk too full to store a
     reply, stops the stage with an `InputError` naming the cache.
+
+    Each reply is stored with the date it was received (`Reply.received`; stamped now where it has
+    none), as a `received` field of its JSON: the table keeps its two columns, so that a clone still
+    on older code shares the same cache file (it reads past the field, and what it stores is undated).
     """
 
     FIELDS = ("text", "reasoning", "finish_reason", "usage", "attempts", "refusal")
@@ -138,9 +150,12 @@ class RequestCache:
             self.unreadable.add(key)
         return reply
 
-    def put(self, key: str, reply: Reply) -> None:
-        reply = _sanitized(reply)
-        self._store.put(key, json.dumps({name: getattr(reply, name) for name in self.FIELDS}, sort_keys=True))
+    def put(self, key: str, reply: Reply) -> Reply:
+        """Store `reply`; returns it as stored (with its date)."""
+        reply = _sanitized(reply if reply.received else replace(reply, received=utc_now()))
+        self._store.put(key, json.dumps({name: getattr(reply, name) for name in (*self.FIELDS, "received")},
+                                        sort_keys=True))
+        return reply
 
     def __len__(self) -> int:
         return len(self._store)
@@ -155,7 +170,8 @@ class RequestCache:
 
 
 def _stored_reply(text: str) -> Reply | None:
-    """The reply a cache row holds, or None where it is not one that this code could have stored."""
+    """The reply a cache row holds (with its date, where it has one), or None where it is not one
+    that this code could have stored. A date that is not text is no date: the reply stands."""
     try:
         stored = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
@@ -169,7 +185,9 @@ def _stored_reply(text: str) -> Reply | None:
                   and isinstance(attempts, int) and not isinstance(attempts, bool))
     if not well_typed or (stored["text"] is None and stored.get("refusal") is None):  # neither answer nor refusal
         return None
-    return _sanitized(Reply(**{name: stored[name] for name in RequestCache.FIELDS if name in stored}, cached=True))
+    received = stored.get("received")
+    return _sanitized(Reply(**{name: stored[name] for name in RequestCache.FIELDS if name in stored}, cached=True,
+                            received=received if isinstance(received, str) else None))
 
 
 _NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # disk full, quota, file size limit
@@ -746,14 +764,19 @@ class Tally:
                 + self.completion_tokens * float(self.prices.get("output", 0))) / 1e6
 
 
-def usage_totals(replies: list[Reply], prices: dict) -> dict:
+def usage_totals(replies: list[Reply], prices: dict, sends: bool = False) -> dict:
     """A cell's totals (its usage metrics), from the replies as stored: the same on every rerun.
-    Tokens and cost are those of the replies that answered; `prices` in USD per million tokens."""
+    Tokens and cost are those of the replies that answered; `prices` in USD per million tokens.
+    Where the provider `sends`, `replies_received` holds the first and last dates its replies were
+    received (None where none has one: all failed, or cached before dates were kept); an offline
+    provider's totals have no such key, so that their bytes are those they had before dates."""
     answered = [reply for reply in replies if reply.error is None]
     tokens = {name: sum(reply.usage.get(name, 0) for reply in answered)
               for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens")}
     cost = Tally(prices=prices, **tokens).cost
+    dates = {"replies_received": received_span([reply.received for reply in answered])} if sends else {}
     return {
+        **dates,
         "requests": len(replies),
         "answered": len(answered),
         "failed": len(replies) - len(answered),
@@ -762,3 +785,9 @@ def usage_totals(replies: list[Reply], prices: dict) -> dict:
         **tokens,
         "cost_usd": round(cost, 6),
     }
+
+
+def received_span(dates: list[str | None]) -> dict | None:
+    """{first, last} of the dates that are known (ISO 8601 in UTC sorts as time does), or None."""
+    known = sorted(date for date in dates if date)
+    return {"first": known[0], "last": known[-1]} if known else None

@@ -364,7 +364,7 @@ class Client:
             await self.check_endpoint()  # once it is on its way: an identical request asked meanwhile waits for it
             reply = await self.provider.complete(request)
             if reply.error is None:
-                self.cache.put(key, reply)
+                reply = self.cache.put(key, reply)  # dated as stored: a rerun reads the same date
             sent.set_result(reply)
             return reply
         finally:

@@ -327,7 +327,6 @@ RELEASE_QUIRKS: dict[str, str] = {
     "4107": "its gold spans several lines, and the official scorer reads only the last line of a gold without a box",  # '$$\n\\begin{matrix}\nb=-2,\\\\ \nc=-3\n\\end{matrix}\n$$'
     "4526": "its gold's braces are unbalanced (cut out of a \\boxed{}), so a boxed reference cannot hold it",  # 'A} = \\frac{\\pi }{3'
     "4601": "its gold's braces are unbalanced (cut out of a \\boxed{}), so a boxed reference cannot hold it",  # 'a_n=\\frac{1}{2^n}+n-\\frac{1}{2}}, {b_n=\\frac{1}{2^n}-n+\\frac'
-    "4729": "its gold's braces are unbalanced (cut out of a \\boxed{}), so a boxed reference cannot hold it",  # '\\frac{3}{4}}-{\\frac{2n+3}{2(n+1)(n+2)}'
     "5143": "its gold has text outside its `$...$` (a unit, words, a numbering), which the official scorer drops from the gold but not from a boxed answer",  # '$\\frac{\\sqrt{6}}{3}$,1'
     "5505": "its gold has text outside its `$...$` (a unit, words, a numbering), which the official scorer drops from the gold but not from a boxed answer",  # '7, $6$'
     "5808": "its gold has an odd number of `$`, so the official scorer reads its `$...$` pieces out of step",  # '$a=18$,$ b=12, $c=0.015$'

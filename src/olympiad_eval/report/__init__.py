@@ -135,7 +135,7 @@ def _index(plan: dict, layout: Layout, seen) -> Iterator[str]:
     yield "<h1>olympiad-eval report</h1>"
     yield ("<p>Models: " + text(", ".join(map(str, plan.get("models") or []))) + "; judges: "
            + text(", ".join(map(str, plan.get("judges") or []))) + "</p>")
-    yield run_metadata(plan, seen)
+    yield run_metadata(plan, layout, seen)
     for benchmark in plan.get("benchmarks") or []:
         own = sorted((s for s, b in suites.items() if b == benchmark), key=natural_key)
         yield f'<h2 id="{attr(benchmark)}">{text(benchmark)}</h2>'

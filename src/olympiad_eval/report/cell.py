@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,6 +29,12 @@ from olympiad_eval.report.html import attr, facts, maths, number, relative, text
 RIGHT_FROM = 1 - 1e-9
 MARKS = {"correct": "\u2713", "partial": "\u25d0", "wrong": "\u2717", "judge-error": "judge error",
          "failed": "failed"}
+
+
+def status_label(status: str) -> str:
+    """A status with its mark, said once: "\u2713 correct", but "failed", "judge error" (their mark is the word)."""
+    mark = MARKS[status]
+    return mark if mark.replace(" ", "-") == status else f"{mark} {status}"
 
 
 class Cursor:
@@ -144,25 +151,61 @@ def suite_kind(layout: Layout, suite: str) -> str:
 
 def cell_metadata(cell: Cell, settings: dict, judgments: dict[str, Path]) -> list[tuple[str, str]]:
     """What made the cell: the model and its settings, each judge's protocol and config, package
-    versions, tokens and cost. No date and no commit: the report reads nothing that its DVC
-    dependencies do not hold, so that the same inputs give the same bytes (the commit that made a
-    run is the one whose dvc.lock holds these files' hashes)."""
+    versions, tokens and cost, and the dates its replies were received (facts of the replies, kept
+    in the usage files). No commit: the report reads nothing that its DVC dependencies do not hold,
+    so that the same inputs give the same bytes (the commit that made a run is the one whose
+    dvc.lock holds these files' hashes)."""
     layout = cell.layout
     pairs = [("suite", cell.suite), ("benchmark", cell.benchmark), ("model", cell.model),
              ("model settings", json.dumps(settings, sort_keys=True, ensure_ascii=False))]
     usage = _read_json(layout.usage(cell.family, cell.suite, cell.model))
     pairs.append(("generation usage", _usage_text(usage)))
+    pairs.append(("generation replies received", received_text([usage])))
     packages = ""
     for judge, path in judgments.items():
         first = next(iter_jsonl(path, Judgment), None)
         if first is not None:
             pairs.append((f"judge {judge}", f"{first.protocol}; config {first.judge_config}"))
             packages = packages or first.packages
-        pairs.append((f"judge {judge} usage",
-                      _usage_text(_read_json(layout.judge_usage(cell.family, cell.suite, cell.model, judge)))))
+        judge_usage = _read_json(layout.judge_usage(cell.family, cell.suite, cell.model, judge))
+        pairs.append((f"judge {judge} usage", _usage_text(judge_usage)))
+        pairs.append((f"judge {judge} replies received", received_text([judge_usage])))
     pairs.append(("package versions", packages or "not recorded"))
-    pairs.append(("git commit, dates", "not read by the report (see dvc.lock for what made these files): the same "
-                                       "inputs give the same bytes"))
+    pairs.append(("git commit", GIT_COMMIT_NOTE))
+    return pairs
+
+
+GIT_COMMIT_NOTE = ("not read by the report: the commit that made these files is the one whose dvc.lock holds their "
+                   "hashes (git log dvc.lock pipelines/*/dvc.lock); so the same inputs give the same bytes")
+
+
+def received_text(usages: list[dict]) -> str:
+    """When the replies of these usage files were received (UTC): the first and the last over all
+    of them. A usage file of an offline provider has no dates (it sent nothing); one whose replies
+    were all cached before dates were kept, or all failed, has none to show."""
+    recorded = [usage for usage in usages if usage]
+    if not recorded:
+        return "not recorded"
+    spans = [usage["replies_received"] for usage in recorded if "replies_received" in usage]
+    if not spans:
+        return "offline provider: no requests" if any(usage.get("requests") for usage in recorded) else "no requests"
+    dates = sorted(date for span in spans if span for date in (span.get("first"), span.get("last")) if date)
+    if not dates:
+        return "no dates recorded (replies cached before dates were kept, or none answered)"
+    said = dates[0] if dates[0] == dates[-1] else f"first {dates[0]}, last {dates[-1]}"
+    return said + " (UTC)" + ("; some cells offline or undated" if len(spans) < len(recorded) or None in spans else "")
+
+
+def received_pairs(plan: dict, layout: Layout, suites: list[str]) -> list[tuple[str, str]]:
+    """When the replies of these suites' cells were received, generation's and each judge's (UTC,
+    the first and last over the cells), from their usage files."""
+    models, judges = list(plan.get("models") or []), list(plan.get("judges") or [])
+    families = {suite: plan["family"][plan["suites"][suite]] for suite in suites}
+    pairs = [("generation replies received",
+              received_text([_read_json(layout.usage(families[s], s, m)) for s in suites for m in models]))]
+    pairs += [(f"judge {judge} replies received",
+               received_text([_read_json(layout.judge_usage(families[s], s, m, judge)) for s in suites for m in models]))
+              for judge in judges]
     return pairs
 
 
@@ -194,7 +237,7 @@ def _index(cell: Cell, rows: list[tuple[str, str, str]], meta: list) -> Iterator
            f"benchmark {text(cell.benchmark)}; {len(rows)} problems; judges {text(', '.join(cell.judges))}</p>")
     yield from partial_html(layout, cell.suite)
     counts = {status: sum(1 for _, s, _ in rows if s == status) for status in MARKS}
-    yield facts(((f"{MARKS[s]} {s}", n) for s, n in counts.items() if n), css="counts")
+    yield facts(((status_label(s), n) for s, n in counts.items() if n), css="counts")
     groups = sorted({group for group, _, _ in rows}, key=natural_key)
     yield '<div class="controls">'
     yield '<input id="search" type="search" placeholder="search ids, groups, answers" aria-label="search">'
@@ -265,7 +308,7 @@ class _Pages:
                f'<a href="{attr(relative(compare, where))}">side by side: every model and judge</a> &middot; '
                f'<a href="{attr(relative(layout.report_index(), where))}">the report</a>'
                + "".join(f" &middot; {step}" for step in steps) + "</p>")
-        yield facts([("status", f"{MARKS[status]} {status}"), ("group", group), ("language", prompt.language)]
+        yield facts([("status", status_label(status)), ("group", group), ("language", prompt.language)]
                     + ([("level", str(problem.level))] if problem is not None and problem.level is not None else []))
         yield from self._question(prompt, problem)
         if not samples:
@@ -276,17 +319,17 @@ class _Pages:
         yield self.meta
 
     def _question(self, prompt: Prompt, problem: Problem | None) -> Iterator[str]:
+        """The problem's own text with the prompt's figures where the prompt places them, and the
+        whole prompt sent (instructions and all) one click away. Without a problem record, the prompt."""
         yield '<section class="question">\n<h2>Question</h2>'
-        for message in prompt.messages:
-            content = message.get("content")
-            parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
-            yield f'<div class="message"><p class="role">{text(message.get("role", ""))}</p>'
-            for part in parts:
-                if isinstance(part, dict) and part.get("type") == "text":
-                    yield maths(part.get("text", ""))
-                elif isinstance(part, dict) and part.get("type") == "image":
-                    yield self._figure(part)
-            yield "</div>"
+        own = "\n\n".join(part for part in (problem.context, problem.question) if part) if problem else ""
+        if own:
+            yield from self._parts(question_parts(own, prompt.messages))
+            yield '<details class="prompt"><summary>the full prompt sent</summary>'
+            yield from self._messages(prompt.messages, figures=False)
+            yield "</details>"
+        else:
+            yield from self._messages(prompt.messages, figures=True)
         if problem is not None and problem.answers:
             rows = [(slot.value, slot.unit, slot.points) for slot in problem.answers]
             yield "<h3>Gold answers</h3>"
@@ -294,6 +337,26 @@ class _Pages:
         if problem is not None and problem.solution:
             yield f'<details class="solution"><summary>reference solution</summary>{maths(problem.solution)}</details>'
         yield "</section>"
+
+    def _messages(self, messages, figures: bool) -> Iterator[str]:
+        """Each message with its role; its figures as images, or (`figures` False: they are shown
+        above) as a line naming them."""
+        for message in messages:
+            yield f'<div class="message"><p class="role">{text(message.get("role", ""))}</p>'
+            parts = content_parts(message)
+            yield from self._parts(parts if figures else [
+                part if part.get("type") != "image" else
+                {"type": "note", "text": f"[figure {str(part.get('sha256', ''))[:12]}, shown above]"} for part in parts])
+            yield "</div>"
+
+    def _parts(self, parts: list[dict]) -> Iterator[str]:
+        for part in parts:
+            if part.get("type") == "text":
+                yield maths(part.get("text", ""))
+            elif part.get("type") == "image":
+                yield self._figure(part)
+            elif part.get("type") == "note":
+                yield f'<p class="figure-note">{text(part["text"])}</p>'
 
     def _figure(self, part: dict) -> str:
         sha = str(part.get("sha256", ""))
@@ -336,6 +399,47 @@ class _Pages:
             return
         yield from judgment_html(judgment, self.hook, problem)
         yield "</div>"
+
+
+# The markers a figure follows in a prompt (`render.place_figures` puts each right after its first).
+FIGURE_MARKER_AT_END = re.compile(r"(\[figure\d+\]|<image\d+>)\s*$")
+
+
+def content_parts(message: dict) -> list[dict]:
+    content = message.get("content")
+    parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+    return [part for part in parts if isinstance(part, dict)]
+
+
+def question_parts(own: str, messages) -> list[dict]:
+    """A problem's own text cut into text and image parts as its prompt places the figures: after
+    the marker that precedes each in the prompt, where the text has that marker; the others before
+    the text where the prompt puts them before any text, else after it."""
+    before, at_markers, after = [], [], []
+    seen_text = False
+    for message in messages:
+        previous = ""
+        for part in content_parts(message):
+            if part.get("type") == "text":
+                previous, seen_text = str(part.get("text", "")), seen_text or bool(str(part.get("text", "")).strip())
+            elif part.get("type") == "image":
+                marker = FIGURE_MARKER_AT_END.search(previous)
+                if marker and marker.group(1) in own:
+                    at_markers.append((marker.group(1), part))
+                else:
+                    (after if seen_text else before).append(part)
+                previous = ""
+    parts, start = list(before), 0
+    for marker, image in at_markers:
+        found = own.find(marker, start)
+        if found < 0:  # a marker named twice in the prompt but once in the text
+            after.append(image)
+            continue
+        parts += [{"type": "text", "text": own[start:found + len(marker)]}, image]
+        start = found + len(marker)
+    if own[start:].strip() or start == 0:
+        parts.append({"type": "text", "text": own[start:]})
+    return parts + after
 
 
 def _short(value: str, most: int = 48) -> str:

@@ -11,13 +11,13 @@ import pandas as pd
 from olympiad_eval.benchmarks import plugin
 from olympiad_eval.layout import Layout
 from olympiad_eval.report import html
-from olympiad_eval.report.cell import MARKS
+from olympiad_eval.report.cell import GIT_COMMIT_NOTE, MARKS, received_pairs
 from olympiad_eval.report.charts import Bar, bar_chart
 from olympiad_eval.report.html import attr, relative, text
 
 
-def run_metadata(plan: dict, seen) -> str:
-    """The plan, and what made each of its cells' judgments."""
+def run_metadata(plan: dict, layout: Layout, seen) -> str:
+    """The plan, what made each of its cells' judgments, and when their replies were received."""
     pairs = [("models", ", ".join(map(str, plan.get("models") or []))),
              ("judges", ", ".join(map(str, plan.get("judges") or []))),
              ("suites", ", ".join(f"{suite} ({benchmark})" for suite, benchmark in sorted(plan["suites"].items())))]
@@ -25,8 +25,8 @@ def run_metadata(plan: dict, seen) -> str:
     pairs += [(f"judge {judge}", f"{protocol}; config {config}") for judge, protocol, config in protocols]
     packages = sorted({packages for _, _, packages in seen.made_by.values()})
     pairs.append(("package versions", "; ".join(packages) or "not recorded"))
-    pairs.append(("git commit, dates", "not read by the report (see dvc.lock for what made these files): the "
-                                       "same inputs give the same bytes"))
+    pairs += received_pairs(plan, layout, sorted(plan["suites"]))
+    pairs.append(("git commit", GIT_COMMIT_NOTE))
     pairs.append(("model settings, tokens and cost", "on each cell's pages, and in each benchmark's summary table"))
     return html.metadata(pairs)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from olympiad_eval.layout import Layout
 from olympiad_eval.records import Judgment, Prompt, iter_jsonl
 from olympiad_eval.report import html
-from olympiad_eval.report.cell import MARKS, Cursor, mean_points, need, status_of
+from olympiad_eval.report.cell import GIT_COMMIT_NOTE, MARKS, Cursor, mean_points, need, received_pairs, status_of
 from olympiad_eval.report.html import attr, maths, number, relative, text
 
 DASH = "\u2013"
@@ -38,6 +38,7 @@ def write_suite(plan: dict, layout: Layout, suite: str, folder: Path, seen: Seen
     models, judges = list(plan.get("models") or []), list(plan.get("judges") or [])
     final = layout.report_compare(suite)  # where the pages will be, for their links
     cells = [(model, judge) for model in models for judge in judges]
+    dates = received_pairs(plan, layout, [suite])  # the same on every page of the suite
     paths = {cell: need(layout.judgments(family, suite, *cell), f"{suite} x {cell[0]} x {cell[1]}") for cell in cells}
     cursors = {cell: Cursor(iter_jsonl(path, Judgment)) for cell, path in paths.items()}
     outcomes: dict = {cell: {} for cell in cells}
@@ -56,11 +57,12 @@ def write_suite(plan: dict, layout: Layout, suite: str, folder: Path, seen: Seen
             graded = {judge: {j.sample: j for j in judged[(model, judge)]} for judge in judges}
             seen.statuses[(suite, model)][_status(graded)] += 1
         html.write_page(folder / f"{html.page_slug(prompt.id)}.html", f"{prompt.id} \u00b7 {suite}",
-                        relative(layout.report_assets(), final), _page(layout, suite, prompt, judged, final),
+                        relative(layout.report_assets(), final), _page(layout, suite, prompt, judged, final, dates),
                         maths=True, lang=prompt.language or "en")
     for judge in judges:
         for second in models[1:]:
-            _write_flips(compare, layout, suite, judge, models[0], second, problems, outcomes, folder, final, seen)
+            _write_flips(compare, layout, suite, judge, models[0], second, problems, outcomes, folder, final, seen,
+                         dates)
 
 
 def _status(graded: dict) -> str:
@@ -76,7 +78,7 @@ def _outcome(compare, cell, path, judgments):
     return compare.outcome(judged, judgments[0].id, judgments)
 
 
-def _page(layout: Layout, suite: str, prompt: Prompt, judged: dict, final: Path):
+def _page(layout: Layout, suite: str, prompt: Prompt, judged: dict, final: Path, dates: list):
     slug = html.page_slug(prompt.id)
     yield f"<h1>{text(prompt.id)} side by side</h1>"
     yield (f'<p class="nav"><a href="{attr(relative(layout.report_index(), final))}">the report</a> &middot; '
@@ -109,12 +111,12 @@ def _page(layout: Layout, suite: str, prompt: Prompt, judged: dict, final: Path)
     made = {cell: (j[0].protocol, j[0].judge_config, j[0].packages) for cell, j in judged.items() if j}
     yield html.metadata([(f"{model} / {judge}", f"{protocol}; config {config}")
                          for (model, judge), (protocol, config, _) in made.items()]
-                        + [("package versions", next((p for _, _, p in made.values()), "not recorded")),
-                           ("git commit, dates", "not read by the report (see dvc.lock)")])
+                        + [("package versions", next((p for _, _, p in made.values()), "not recorded"))]
+                        + dates + [("git commit", GIT_COMMIT_NOTE)])
 
 
 def _write_flips(compare, layout: Layout, suite: str, judge: str, first: str, second: str, problems: list[str],
-                 outcomes: dict, folder: Path, final: Path, seen: Seen) -> None:
+                 outcomes: dict, folder: Path, final: Path, seen: Seen, dates: list) -> None:
     a, b = outcomes[(first, judge)], outcomes[(second, judge)]
     paired = [problem for problem in problems if problem in a and problem in b]
     table = compare.flips_table(paired, [(a[p], b[p]) for p in paired])
@@ -137,4 +139,4 @@ def _write_flips(compare, layout: Layout, suite: str, judge: str, first: str, se
         html.metadata([("A", f"{first}, judge {judge}"), ("B", f"{second}, judge {judge}"),
                        *((f"{model} / {judge}", "; ".join(seen.made_by.get((suite, model, judge), ("not recorded",))))
                          for model in (first, second)),
-                       ("git commit, dates", "not read by the report (see dvc.lock)")])])
+                       *dates, ("git commit", GIT_COMMIT_NOTE)])])
