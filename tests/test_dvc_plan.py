@@ -110,10 +110,10 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
     """What `olympiad_eval.layout` says a cell writes, and the outputs it reads (relative paths)."""
     layout, names = Layout(OUTPUTS), cell_names(cmd)
     stage = name.split("@")[0]
-    if stage == "report" and "suite" not in names:  # the root: index, assets, side by side; it links every cell
+    if stage == "report" and "suite" not in names:  # the root: index, assets, side by side; it links every cell and shows their dates
         return ({path.as_posix() for path in (layout.report_index(), layout.report_assets(), layout.report_compare())},
-                {f"{OUTPUTS}/{spelled(path)}" for path in ("suite", "judgments", "tables", "metrics", "plots",
-                                                          "report_cell")})
+                {f"{OUTPUTS}/{spelled(path)}" for path in ("suite", "judgments", "usage", "tables", "metrics",
+                                                          "plots", "report_cell")})
     if stage in ("fetch", "aggregate"):
         benchmark = names["benchmark"]
         family = plan["family"][benchmark]
