@@ -16,13 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import yaml
@@ -31,6 +27,9 @@ from olympiad_eval.layout import Layout
 from olympiad_eval.records import Judgment, Problem, read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from hipho_end_to_end import run_stage  # noqa: E402  a stage run as DVC runs it: wall, CPU, peak RSS
+
 RELEASE = ROOT.parent / "shared" / "data" / "olympiadbench"
 
 
@@ -41,22 +40,6 @@ def plan(folder: Path) -> Path:
         "olympiadbench": {"benchmarks": {"olympiadbench": str(RELEASE)},
                           "suites": {"olympiadbench": "olympiadbench"}}}}), encoding="utf-8")
     return path
-
-
-def run_stage(script: str, overrides: list[str], log: Path) -> dict:
-    """Run a stage as DVC does: its wall time, CPU time (with its workers) and peak RSS."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    with log.open("w") as sink:
-        process = subprocess.Popen([sys.executable, f"stages/{script}.py", *overrides], cwd=ROOT,
-                                   stdout=sink, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(process.pid, 0)  # the stage's process tree alone (peak RSS)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if os.waitstatus_to_exitcode(status):
-        sys.exit(f"stages/{script}.py failed:\n{log.read_text()[-3000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall": wall, "cpu": cpu, "rss_mb": usage.ru_maxrss / 1024}
 
 
 def row(stage: str, problems: int, measured: dict) -> str:

@@ -30,7 +30,8 @@ config files, its sample data and its tests. What a benchmark module offers:
   score is known (HiPhO's answer slots the rules missed); each task is sent to every judge; and
   `judge_tasks_after_rules_at_most(problem, response, scoring)`, the most that the second could
   ask of a response (as if the rules matched none of its answers): what a cost plan counts before
-  the response exists (`olympiad_eval.costs`);
+  the response exists (`olympiad_eval.costs`); a benchmark scored by rules alone sets all three to
+  `no_judge_tasks`, and `combine` to `rules_alone`;
 - `combine(problem, rules, replies, scoring) -> Score | str`: the protocol's score from the rules'
   score and each judge's parsed replies (`replies[judge][task key]`), or why it cannot score;
 - `tables(frame, cfg) -> dict[str, DataFrame]`: the benchmark's tables from its judgments; `cfg` is
@@ -120,6 +121,17 @@ def delimited(response: str) -> tuple[str, str]:
     """(the response fenced by its markers, the system message that explains them)."""
     tag = hashlib.sha256(response.encode()).hexdigest()[:16]
     return f"<response-{tag}>\n{response}\n</response-{tag}>", GUARD.format(tag=tag)
+
+
+def no_judge_tasks(*_problem_response_and_more) -> list:
+    """The judge tasks of a benchmark scored by rules alone (MATH-Vision, OlympiadBench): none. Such a
+    module sets `judge_tasks`, `judge_tasks_after_rules` and `judge_tasks_after_rules_at_most` to it."""
+    return []
+
+
+def rules_alone(problem: Problem, rules: "Score | str", replies: dict, scoring) -> "Score | str":
+    """`combine` of a benchmark scored by rules alone: the rules' score is the score."""
+    return rules
 
 
 def failed_tasks(replies: dict) -> str | None:

@@ -13,7 +13,7 @@ from typing import Optional
 from olympiad_eval import lazy_import
 from olympiad_eval.benchmarks import (
     Filter, ReportSection, ReportTable, Score, Scoring as BaseScoring, Suite as BaseSuite, choices, hipho_evalscope,
-    mathvision_evalscope, mathvision_official,
+    mathvision_evalscope, mathvision_official, no_judge_tasks, rules_alone,
 )
 from olympiad_eval.records import InputError, AnswerSlot, Problem, RecordError, iter_json_lines
 from olympiad_eval.release import Fields, as_text, load_figure
@@ -160,21 +160,9 @@ def _score(problem: Problem, given: str, correct: bool, undecided: tuple) -> Sco
     )
 
 
-def judge_tasks(problem: Problem, response: str, scoring) -> list:
-    """MATH-Vision is scored by rules alone: nothing to ask an LLM judge."""
-    return []
-
-
-def judge_tasks_after_rules(problem: Problem, response: str, rules, scoring) -> list:
-    return []
-
-
-def judge_tasks_after_rules_at_most(problem: Problem, response: str, scoring) -> list:
-    return []
-
-
-def combine(problem: Problem, rules, replies: dict, scoring):
-    return rules
+# MATH-Vision is scored by rules alone: nothing to ask an LLM judge.
+judge_tasks = judge_tasks_after_rules = judge_tasks_after_rules_at_most = no_judge_tasks
+combine = rules_alone
 
 
 def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:

@@ -36,7 +36,9 @@ from pathlib import Path
 from typing import Optional
 
 from olympiad_eval import lazy_import
-from olympiad_eval.benchmarks import Filter, Score, Scoring as BaseScoring, Suite as BaseSuite, olympiadbench_official
+from olympiad_eval.benchmarks import (
+    Filter, Score, Scoring as BaseScoring, Suite as BaseSuite, no_judge_tasks, olympiadbench_official, rules_alone,
+)
 from olympiad_eval.records import AnswerSlot, Figure, InputError, Problem, RecordError
 from olympiad_eval.release import Fields, as_text, load_figure, release_path
 from olympiad_eval.stats import ratio_bootstrap
@@ -387,21 +389,9 @@ def rule_score(problem: Problem, response: str, scoring, verdicts: list) -> Scor
     )
 
 
-def judge_tasks(problem: Problem, response: str, scoring) -> list:
-    """The official protocol is its automatic scorer alone: nothing to ask an LLM judge."""
-    return []
-
-
-def judge_tasks_after_rules(problem: Problem, response: str, rules, scoring) -> list:
-    return []
-
-
-def judge_tasks_after_rules_at_most(problem: Problem, response: str, scoring) -> list:
-    return []
-
-
-def combine(problem: Problem, rules, replies: dict, scoring):
-    return rules
+# OlympiadBench is scored by rules alone: nothing to ask an LLM judge.
+judge_tasks = judge_tasks_after_rules = judge_tasks_after_rules_at_most = no_judge_tasks
+combine = rules_alone
 
 
 # ---------------------------------------------------------------- tables
