@@ -51,23 +51,24 @@ def hub_config(cache: Path, revision: str | None = COMMIT, **extra):
 
 
 def hf_cache(root: Path, *, repo_id: str = REPO_ID, commit: str = COMMIT, refs: dict[str, str] | None = None,
-             prefix: str = "") -> Path:
+             prefix: str = "", release: Path = SAMPLE) -> Path:
     """An offline Hugging Face cache holding `repo_id` at `commit`: the sample release's files as
     blobs named by their etag (git blob sha1, or sha256 for LFS-sized files such as images), the
-    snapshot as relative symlinks to them, and refs/<branch> files holding the commit sha."""
+    snapshot as relative symlinks to them, and refs/<branch> files holding the commit sha (`release`:
+    another release folder in its place)."""
     cache = root / "hf-cache"
     storage = cache / ("datasets--" + repo_id.replace("/", "--"))
     snapshot = storage / "snapshots" / commit
-    for source in sorted(p for p in SAMPLE.rglob("*") if p.is_file()):
+    for source in sorted(p for p in release.rglob("*") if p.is_file()):
         data = source.read_bytes()
-        if source.suffix == ".jsonl":
+        if source.suffix in (".jsonl", ".json"):
             etag = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
         else:
             etag = hashlib.sha256(data).hexdigest()
         blob = storage / "blobs" / etag
         blob.parent.mkdir(parents=True, exist_ok=True)
         blob.write_bytes(data)
-        link = snapshot / prefix / source.relative_to(SAMPLE)
+        link = snapshot / prefix / source.relative_to(release)
         link.parent.mkdir(parents=True, exist_ok=True)
         os.symlink(os.path.relpath(blob, link.parent), link)
     for branch, sha in (refs or {"main": commit}).items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -13,11 +14,13 @@ from omegaconf import OmegaConf
 from PIL import Image
 
 from olympiad_eval.benchmarks import olympiadbench
+from olympiad_eval.fetch import fetch
 from olympiad_eval.mathcheck import CheckPool, _check
 from olympiad_eval.records import InputError, RecordError
 from olympiad_eval.render import prompt_for, select, selection
 from olympiad_eval.templates import fill
 from tests.support import ROOT, by_rules, compose_stage, shared_data, typed
+from tests.test_fetch_sources import hf_cache, offline  # noqa: F401  (offline: a fixture)
 
 # its module fixtures load the shared release once: keep its tests on one test worker
 pytestmark = pytest.mark.xdist_group("olympiadbench_release")
@@ -417,13 +420,31 @@ def test_tables_count_what_rules_could_not_score_apart_from_the_accuracy():
 # ---------------------------------------------------------------- configs and records
 
 
-def test_the_configs_read_each_layout_and_the_hub_one_is_pinned_and_marked_unchecked():
+def test_the_configs_read_each_layout_and_the_hub_one_names_its_revision_and_is_marked_unchecked():
     first_release = compose_stage("fetch", ["benchmark=olympiadbench"]).benchmark
     hub = compose_stage("fetch", ["benchmark=olympiadbench_hub"]).benchmark
     assert (first_release.kind, first_release.layout, first_release.source.type) == ("olympiadbench", "first_release", "local")
     assert (hub.layout, hub.source.type, hub.source.repo_id) == ("current", "hub", "Hothan/OlympiadBench")
     assert hub.source.revision  # fetch refuses a remote release without one
     assert "NOT YET CHECKED against the real Hub" in (ROOT / "conf/benchmark/olympiadbench_hub.yaml").read_text(encoding="utf-8")
+
+
+def test_the_hub_config_fetches_the_current_layout_from_a_pinned_snapshot(tmp_path, offline):
+    """The Hub config as committed, pointed at an offline Hugging Face cache holding the sample's
+    current-layout release at a commit: the same problems, figures included, as the local folder."""
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    cache = hf_cache(tmp_path, repo_id="Hothan/OlympiadBench", commit=commit, release=SAMPLE / "current")
+    hub = compose_stage("fetch", ["benchmark=olympiadbench_hub"]).benchmark
+    hub.source = OmegaConf.create({**OmegaConf.to_container(hub.source), "revision": commit, "cache_dir": str(cache)})
+    local = compose_stage("fetch", ["benchmark=olympiadbench_hub"]).benchmark
+    local.source = OmegaConf.create({"type": "local", "path": str(SAMPLE / "current")})
+    out = tmp_path / "outputs" / "problems" / "olympiadbench"
+    fetch("olympiadbench", local, out)
+    expected = (out / "problems.jsonl").read_bytes()
+    shutil.rmtree(out)
+    fetch("olympiadbench", hub, out)
+    assert (out / "problems.jsonl").read_bytes() == expected and b"img_9001" in expected
+    assert [call["revision"] for call in offline] == [commit]
 
 
 def test_attributes_are_written_only_where_a_benchmark_has_some(first):
