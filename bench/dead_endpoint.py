@@ -57,8 +57,9 @@ def suite_of(size: int, outputs: Path) -> None:
     problem = {p.id: p for p in problems}
     copies = [(prompts[index % len(prompts)], index) for index in range(size)]
     write_jsonl(folder / "prompts.jsonl", [marked(prompt, index) for prompt, index in copies])
-    write_jsonl(folder / "problems.jsonl", [replace(problem[prompt.id], id=f"{prompt.id}_{index}")
-                                            for prompt, index in copies])
+    write_jsonl(
+        folder / "problems.jsonl", [replace(problem[prompt.id], id=f"{prompt.id}_{index}") for prompt, index in copies]
+    )
 
 
 def marked(prompt: Prompt, index: int) -> Prompt:
@@ -78,14 +79,22 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def run_stage(root: Path, outputs: Path, overrides: list[str], env: dict, cap: float,
-              script: str = "generate") -> dict:
+def run_stage(root: Path, outputs: Path, overrides: list[str], env: dict, cap: float, script: str = "generate") -> dict:
     """The stage's exit status and the seconds to its first `error:` line (None: it printed none)."""
     cache = Path(tempfile.mkdtemp(prefix="dead-endpoint-cache-")) / "cache.sqlite"
-    cell = ["model=gpt-4o", f"cell.suite={SUITE}"] if script == "generate" else \
-        ["judge=gpt-4o", f"cell.suite={SUITE}", "cell.model=reference"]
-    command = [sys.executable, str(root / "stages" / f"{script}.py"), *cell, *overrides, f"paths.outputs={outputs}",
-               f"paths.request_cache={cache}"]
+    cell = (
+        ["model=gpt-4o", f"cell.suite={SUITE}"]
+        if script == "generate"
+        else ["judge=gpt-4o", f"cell.suite={SUITE}", "cell.model=reference"]
+    )
+    command = [
+        sys.executable,
+        str(root / "stages" / f"{script}.py"),
+        *cell,
+        *overrides,
+        f"paths.outputs={outputs}",
+        f"paths.request_cache={cache}",
+    ]
     environment = {**os.environ, "PYTHONPATH": str(root / "src"), **env}
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=root, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -108,42 +117,89 @@ def run_stage(root: Path, outputs: Path, overrides: list[str], env: dict, cap: f
         process.kill()
         status = None
     reader.join(5)
-    return {"seconds": seen.get("at"), "status": status, "line": seen.get("line", ""),
-            "wall": time.perf_counter() - start}
+    return {
+        "seconds": seen.get("at"),
+        "status": status,
+        "line": seen.get("line", ""),
+        "wall": time.perf_counter() - start,
+    }
 
 
 def scenarios(root: Path, outputs: Path, cap: float, chosen: set[str]):
     endpoint = ["model.api_key_env=null"]
     if "refused" in chosen:
-        yield "connection refused", None, run_stage(
-            root, outputs, [*endpoint, f"model.base_url=http://127.0.0.1:{free_port()}/v1"], {}, cap)
+        yield (
+            "connection refused",
+            None,
+            run_stage(root, outputs, [*endpoint, f"model.base_url=http://127.0.0.1:{free_port()}/v1"], {}, cap),
+        )
     if "dns" in chosen:
-        yield "DNS failure", None, run_stage(
-            root, outputs, [*endpoint, "model.base_url=http://no-such-host.invalid/v1"], {}, cap)
+        yield (
+            "DNS failure",
+            None,
+            run_stage(root, outputs, [*endpoint, "model.base_url=http://no-such-host.invalid/v1"], {}, cap),
+        )
     if "401" in chosen:
         with FakeOpenAI(api_key="the-servers-key") as server:
-            yield "401", server, run_stage(root, outputs, ["model.api_key_env=OE_BENCH_KEY",
-                                                           f"model.base_url={server.base_url}"],
-                                           {"OE_BENCH_KEY": "another-key"}, cap)
+            yield (
+                "401",
+                server,
+                run_stage(
+                    root,
+                    outputs,
+                    ["model.api_key_env=OE_BENCH_KEY", f"model.base_url={server.base_url}"],
+                    {"OE_BENCH_KEY": "another-key"},
+                    cap,
+                ),
+            )
     if "404-listed" in chosen:
         with FakeOpenAI(models=["gpt-4o-mini", "gpt-4o-2024-05-13"]) as server:
-            yield "404 model (listed)", server, run_stage(
-                root, outputs, [*endpoint, f"model.base_url={server.base_url}"], {}, cap)
+            yield (
+                "404 model (listed)",
+                server,
+                run_stage(root, outputs, [*endpoint, f"model.base_url={server.base_url}"], {}, cap),
+            )
     if "404-chat" in chosen:
-        not_found = Fault(404, {"error": {"message": "The model `gpt-4o-2024-08-06` does not exist",
-                                          "code": "model_not_found"}})
+        not_found = Fault(
+            404, {"error": {"message": "The model `gpt-4o-2024-08-06` does not exist", "code": "model_not_found"}}
+        )
         with FakeOpenAI(lambda body: not_found) as server:
-            yield "404 model (chat)", server, run_stage(
-                root, outputs, [*endpoint, f"model.base_url={server.base_url}"], {}, cap)
+            yield (
+                "404 model (chat)",
+                server,
+                run_stage(root, outputs, [*endpoint, f"model.base_url={server.base_url}"], {}, cap),
+            )
     if "down" in chosen:
         yield "down mid-run", *down_mid_run(root, outputs, endpoint, cap)
     if "judge-refused" in chosen:  # the judge stage (the reference model's answers), its endpoint refused
-        subprocess.run([sys.executable, str(root / "stages" / "generate.py"), "model=reference", f"cell.suite={SUITE}",
-                        f"paths.outputs={outputs}"], cwd=root, env={**os.environ, "PYTHONPATH": str(root / "src")},
-                       check=True, capture_output=True)
-        yield "judge, refused", None, run_stage(
-            root, outputs, ["judge.judges.gpt-4o.api_key_env=null",
-                            f"judge.judges.gpt-4o.base_url=http://127.0.0.1:{free_port()}/v1"], {}, cap, "judge")
+        subprocess.run(
+            [
+                sys.executable,
+                str(root / "stages" / "generate.py"),
+                "model=reference",
+                f"cell.suite={SUITE}",
+                f"paths.outputs={outputs}",
+            ],
+            cwd=root,
+            env={**os.environ, "PYTHONPATH": str(root / "src")},
+            check=True,
+            capture_output=True,
+        )
+        yield (
+            "judge, refused",
+            None,
+            run_stage(
+                root,
+                outputs,
+                [
+                    "judge.judges.gpt-4o.api_key_env=null",
+                    f"judge.judges.gpt-4o.base_url=http://127.0.0.1:{free_port()}/v1",
+                ],
+                {},
+                cap,
+                "judge",
+            ),
+        )
 
 
 def down_mid_run(root: Path, outputs: Path, endpoint: list[str], cap: float):
@@ -192,8 +248,10 @@ def main() -> None:
             seconds = f"{result['seconds']:.1f}" if result["seconds"] is not None else f">{result['wall']:.0f}"
             received = server.count() if server is not None else "-"
             note = f" [{result['after_down']:.1f} s after it went down]" if "after_down" in result else ""
-            print(f"{name:<20}{seconds:>11}{result['status']!s:>6}{received!s:>10}  {result['line'][:220]}{note}",
-                  flush=True)
+            print(
+                f"{name:<20}{seconds:>11}{result['status']!s:>6}{received!s:>10}  {result['line'][:220]}{note}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ from pathlib import Path
 
 from hipho_end_to_end import hipho_plan  # bench/ is on the path
 from hipho_end_to_end import release as linked_release
+
 from olympiad_eval.fake_server import FakeOpenAI
 from olympiad_eval.layout import Layout
 from olympiad_eval.mathcheck import to_number
@@ -55,7 +56,7 @@ EVALSCOPE = "evalscope==1.14.1"
 TOLERANCE = 1e-6
 
 # Run inside evalscope's venv: one evalscope run, its per-problem scores and per-exam metric as JSON.
-RUNNER = r'''
+RUNNER = r"""
 import glob, json, os, sys
 from evalscope import TaskConfig, run_task
 args = json.loads(sys.argv[1])
@@ -77,10 +78,11 @@ for path in glob.glob(os.path.join(args["work"], "reports", "*", "*.json")):
             for subset in category.get("subsets", []):
                 metrics[subset["name"]] = {"score": subset["score"], "num": subset["num"]}
 json.dump({"scores": scores, "metrics": metrics}, open(args["out"], "w"))
-'''
+"""
 
 
 # ---------------------------------------------------------------- evalscope's environment
+
 
 def ensure_evalscope(venv: Path) -> float | None:
     """evalscope 1.14.1 in its own venv; the seconds its installation took (None: already there)."""
@@ -102,32 +104,58 @@ SYNTHETIC = "NBPhO_2025"
 def synthetic_exam() -> list:
     """Original problems in the release's format: "a total of" criteria, alternative schemes, a range."""
     common = {"modality": "text-only", "field": "Mechanics", "source": SYNTHETIC, "image_question": []}
-    return [{"information": "None."}, {
-        **common, "id": f"{SYNTHETIC}_S1", "context": "A block slides from rest down a frictionless incline of height $h$ and length $L$.",
-        "question": "Find the speed $v$ of the block at the bottom and the time $t$ the slide takes.",
-        "marking": [["Award a total of 1.0 pt for the following: award 0.4 pt if the answer uses energy conservation "
-                     "$mgh = \\frac{1}{2}mv^2$, and 0.6 pt if it obtains $v = \\sqrt{2gh}$.",
-                     "Award 1.0 pt if the answer obtains $t = \\frac{2L}{\\sqrt{2gh}}$. Otherwise, award 0 pt."]],
-        "answer": ["\\boxed{$v = \\sqrt{2 g h}$}", "\\boxed{$t = \\frac{2L}{\\sqrt{2gh}}$}"],
-        "answer_type": ["Expression", "Expression"], "unit": ["m/s", "s"], "points": [1.0, 1.0],
-    }, {
-        **common, "id": f"{SYNTHETIC}_S2", "context": "A point charge $q$ sits in vacuum.",
-        "question": "Sketch the field lines and find the field strength $E$ at distance $r$.",
-        "marking": [["Award a total of 2 pts if the sketch of the field lines is right.",
-                     "Award 1.0 pt if the answer obtains $E = \\frac{q}{4\\pi\\varepsilon_0 r^2}$. Otherwise, award 0 pt."],
-                    ["Award 1.5 pt if the answer applies Gauss's law to a sphere of radius $r$. Otherwise, award 0 pt.",
-                     "Award 1.5 pt if the answer obtains $E$ correctly. Otherwise, award 0 pt."]],
-        "answer": ["\\boxed{$E = \\frac{q}{4\\pi\\varepsilon_0 r^2}$}"], "answer_type": ["Expression"],
-        "unit": ["V/m"], "points": [3.0],
-    }, {
-        **common, "id": f"{SYNTHETIC}_S3", "context": "",
-        "question": "A pendulum of length $1.0\\ \\mathrm{m}$: give (1) its period in seconds, (2) which of (A) longer, "
-                    "(B) shorter, (C) unchanged describes the period on a mountain top, and (3) the ratio of its "
-                    "energies at two amplitudes $\\theta_0$ and $\\theta_0/\\sqrt{2}$.",
-        "answer": ["\\boxed{$[1.9, 2.1]$}", "\\boxed{$A$}", "\\boxed{$2$}"],
-        "answer_type": ["Numerical Value", "Multiple Choice", "Numerical Value"], "unit": ["s", None, None],
-        "points": [2.0, 1.0, 1.0],
-    }]
+    return [
+        {"information": "None."},
+        {
+            **common,
+            "id": f"{SYNTHETIC}_S1",
+            "context": "A block slides from rest down a frictionless incline of height $h$ and length $L$.",
+            "question": "Find the speed $v$ of the block at the bottom and the time $t$ the slide takes.",
+            "marking": [
+                [
+                    "Award a total of 1.0 pt for the following: award 0.4 pt if the answer uses energy conservation "
+                    "$mgh = \\frac{1}{2}mv^2$, and 0.6 pt if it obtains $v = \\sqrt{2gh}$.",
+                    "Award 1.0 pt if the answer obtains $t = \\frac{2L}{\\sqrt{2gh}}$. Otherwise, award 0 pt.",
+                ]
+            ],
+            "answer": ["\\boxed{$v = \\sqrt{2 g h}$}", "\\boxed{$t = \\frac{2L}{\\sqrt{2gh}}$}"],
+            "answer_type": ["Expression", "Expression"],
+            "unit": ["m/s", "s"],
+            "points": [1.0, 1.0],
+        },
+        {
+            **common,
+            "id": f"{SYNTHETIC}_S2",
+            "context": "A point charge $q$ sits in vacuum.",
+            "question": "Sketch the field lines and find the field strength $E$ at distance $r$.",
+            "marking": [
+                [
+                    "Award a total of 2 pts if the sketch of the field lines is right.",
+                    "Award 1.0 pt if the answer obtains $E = \\frac{q}{4\\pi\\varepsilon_0 r^2}$. Otherwise, award 0 pt.",
+                ],
+                [
+                    "Award 1.5 pt if the answer applies Gauss's law to a sphere of radius $r$. Otherwise, award 0 pt.",
+                    "Award 1.5 pt if the answer obtains $E$ correctly. Otherwise, award 0 pt.",
+                ],
+            ],
+            "answer": ["\\boxed{$E = \\frac{q}{4\\pi\\varepsilon_0 r^2}$}"],
+            "answer_type": ["Expression"],
+            "unit": ["V/m"],
+            "points": [3.0],
+        },
+        {
+            **common,
+            "id": f"{SYNTHETIC}_S3",
+            "context": "",
+            "question": "A pendulum of length $1.0\\ \\mathrm{m}$: give (1) its period in seconds, (2) which of (A) longer, "
+            "(B) shorter, (C) unchanged describes the period on a mountain top, and (3) the ratio of its "
+            "energies at two amplitudes $\\theta_0$ and $\\theta_0/\\sqrt{2}$.",
+            "answer": ["\\boxed{$[1.9, 2.1]$}", "\\boxed{$A$}", "\\boxed{$2$}"],
+            "answer_type": ["Numerical Value", "Multiple Choice", "Numerical Value"],
+            "unit": ["s", None, None],
+            "points": [2.0, 1.0, 1.0],
+        },
+    ]
 
 
 def release(exams: list[str], folder: Path) -> Path:
@@ -135,14 +163,19 @@ def release(exams: list[str], folder: Path) -> Path:
     if not exams:  # `linked_release` would hand back the shared release itself
         sys.exit(f"no exams to compare in {RELEASE / 'data'}")
     copy = linked_release(exams, folder)
-    (copy / "data" / f"{SYNTHETIC}.json").write_text(json.dumps(synthetic_exam(), ensure_ascii=False, indent=1),
-                                                     encoding="utf-8")
+    (copy / "data" / f"{SYNTHETIC}.json").write_text(
+        json.dumps(synthetic_exam(), ensure_ascii=False, indent=1), encoding="utf-8"
+    )
     return copy
 
 
 def records(source: Path) -> list[dict]:
-    return [item for path in sorted((source / "data").glob("*.json"))
-            for item in json.loads(path.read_text(encoding="utf-8")) if "question" in item]
+    return [
+        item
+        for path in sorted((source / "data").glob("*.json"))
+        for item in json.loads(path.read_text(encoding="utf-8"))
+        if "question" in item
+    ]
 
 
 def digest(*parts: str) -> bytes:
@@ -158,8 +191,8 @@ def box_payload(value: str) -> str:
     for index in range(start + 6, len(value)):
         depth += {"{": 1, "}": -1}.get(value[index], 0)
         if depth == 0:
-            return value[start + 7:index].strip()
-    return value[start + 7:].strip()
+            return value[start + 7 : index].strip()
+    return value[start + 7 :].strip()
 
 
 def slot_answer(record: dict, index: int) -> str:
@@ -188,15 +221,20 @@ def model_response(record: dict) -> str:
     boxes = ", ".join(f"\\boxed{{{slot_answer(record, index)}}}" for index in range(shown))
     guess = " A first guess: \\boxed{1}." if draw[2] % 5 == 0 else ""
     check = "\nCheck: \\boxed{0}" if draw[2] % 5 == 1 else ""
-    return (f"<think>\nStep 1: set up the equations.{guess} Step 2: solve them.\n</think>\n"
-            f"<answer>\n[{boxes}]\n</answer>{check}")
+    return (
+        f"<think>\nStep 1: set up the equations.{guess} Step 2: solve them.\n</think>\n"
+        f"<answer>\n[{boxes}]\n</answer>{check}"
+    )
 
 
 def prompt_text(messages: list) -> str:
     """The text of a request, its figures left out (our prompts cut the text at a figure's marker)."""
-    return "".join(part if isinstance(part, str) else part.get("text", "") for message in messages
-                     for part in ([message["content"]] if isinstance(message["content"], str) else message["content"])
-                     if isinstance(part, str) or part.get("type") == "text")
+    return "".join(
+        part if isinstance(part, str) else part.get("text", "")
+        for message in messages
+        for part in ([message["content"]] if isinstance(message["content"], str) else message["content"])
+        if isinstance(part, str) or part.get("type") == "text"
+    )
 
 
 def responder(items: list[dict]):
@@ -225,7 +263,9 @@ def responder(items: list[dict]):
             return json.dumps({"correct": digest("verdict", question, given)[0] % 2 == 0})
         # problems may share a question: the one whose context (the longest, as contexts grow) is asked
         candidates = [item for item in by_question[question] if str(item.get("context") or "").strip() in text]
-        return model_response(max(candidates or by_question[question], key=lambda item: len(str(item.get("context") or ""))))
+        return model_response(
+            max(candidates or by_question[question], key=lambda item: len(str(item.get("context") or "")))
+        )
 
     return reply
 
@@ -238,13 +278,23 @@ def criteria_of(item: dict) -> list[str]:
 
 # ---------------------------------------------------------------- the two runs
 
+
 def run_evalscope(venv: Path, server: FakeOpenAI, source: Path, exams: list[str], folder: Path) -> dict:
     out = folder / "evalscope.json"
-    args = {"url": server.base_url, "data": str(source), "exams": exams, "work": str(folder / "evalscope"),
-            "out": str(out)}
+    args = {
+        "url": server.base_url,
+        "data": str(source),
+        "exams": exams,
+        "work": str(folder / "evalscope"),
+        "out": str(out),
+    }
     with (folder / "evalscope.log").open("w") as log:
-        done = subprocess.run([str(venv / "bin" / "python"), "-c", RUNNER, json.dumps(args)], cwd=folder,
-                              stdout=log, stderr=subprocess.STDOUT)
+        done = subprocess.run(
+            [str(venv / "bin" / "python"), "-c", RUNNER, json.dumps(args)],
+            cwd=folder,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     if done.returncode:
         sys.exit(f"evalscope failed ({done.returncode}):\n{(folder / 'evalscope.log').read_text()[-3000:]}")
     return json.loads(out.read_text())
@@ -252,33 +302,59 @@ def run_evalscope(venv: Path, server: FakeOpenAI, source: Path, exams: list[str]
 
 def run_stage(script: str, overrides: list[str], log: Path) -> None:
     with log.open("w") as sink:
-        done = subprocess.run([sys.executable, f"stages/{script}.py", *overrides], cwd=ROOT, stdout=sink,
-                              stderr=subprocess.STDOUT)
+        done = subprocess.run(
+            [sys.executable, f"stages/{script}.py", *overrides], cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT
+        )
     if done.returncode:
         sys.exit(f"stages/{script}.py failed ({done.returncode}):\n{log.read_text()[-3000:]}")
 
 
 def run_ours(server: FakeOpenAI, source: Path, folder: Path) -> tuple[dict, dict]:
-    common = [f"paths.outputs={folder / 'outputs'}", f"paths.request_cache={folder / 'cache.sqlite'}",
-              f"paths.plan={hipho_plan(folder, source, 'gpt-4o', 'hipho_evalscope')}"]
+    common = [
+        f"paths.outputs={folder / 'outputs'}",
+        f"paths.request_cache={folder / 'cache.sqlite'}",
+        f"paths.plan={hipho_plan(folder, source, 'gpt-4o', 'hipho_evalscope')}",
+    ]
     endpoint = [f"base_url={server.base_url}", "api_key_env=null", "concurrency=16"]
-    run_stage("fetch", ["benchmark=hipho", f"benchmark.source.path={source}", f"benchmark.exams.{SYNTHETIC}.full_marks=null",
-                        *common], folder / "fetch.log")
+    run_stage(
+        "fetch",
+        ["benchmark=hipho", f"benchmark.source.path={source}", f"benchmark.exams.{SYNTHETIC}.full_marks=null", *common],
+        folder / "fetch.log",
+    )
     run_stage("render", ["suite=hipho_evalscope", "cell.benchmark=hipho", *common], folder / "render.log")
-    run_stage("generate", ["model=gpt-4o", "cell.suite=hipho_evalscope", *(f"model.{o}" for o in endpoint), *common],
-              folder / "generate.log")
-    run_stage("judge", ["judge=gpt-4o", "cell.suite=hipho_evalscope", "cell.model=gpt-4o", "min_coverage=0",
-                        "judge.check_timeout=120",  # this protocol does not use their verdicts: no timeouts on a busy machine
-                        *(f"judge.judges.gpt-4o.{o}" for o in endpoint), *common], folder / "judge.log")
-    judgments = read_jsonl(Layout(folder / "outputs").judgments("hipho", "hipho_evalscope", "gpt-4o", "gpt-4o"), Judgment)
+    run_stage(
+        "generate",
+        ["model=gpt-4o", "cell.suite=hipho_evalscope", *(f"model.{o}" for o in endpoint), *common],
+        folder / "generate.log",
+    )
+    run_stage(
+        "judge",
+        [
+            "judge=gpt-4o",
+            "cell.suite=hipho_evalscope",
+            "cell.model=gpt-4o",
+            "min_coverage=0",
+            "judge.check_timeout=120",  # this protocol does not use their verdicts: no timeouts on a busy machine
+            *(f"judge.judges.gpt-4o.{o}" for o in endpoint),
+            *common,
+        ],
+        folder / "judge.log",
+    )
+    judgments = read_jsonl(
+        Layout(folder / "outputs").judgments("hipho", "hipho_evalscope", "gpt-4o", "gpt-4o"), Judgment
+    )
     return {j.id: (j.score if j.status == "scored" else None) for j in judgments}, {j.id: j.subset for j in judgments}
 
 
 # ---------------------------------------------------------------- report
 
+
 def judge_prompts(bodies: list[dict]) -> set[str]:
-    return {text for text in map(lambda body: prompt_text(body["messages"]), bodies)
-            if '"awarded"' in text or '"correct"' in text}
+    return {
+        text
+        for text in map(lambda body: prompt_text(body["messages"]), bodies)
+        if '"awarded"' in text or '"correct"' in text
+    }
 
 
 def report(theirs: dict, ours: dict, subsets: dict, exams: list[str]) -> bool:
@@ -288,15 +364,18 @@ def report(theirs: dict, ours: dict, subsets: dict, exams: list[str]) -> bool:
         ids = sorted(i for i, subset in subsets.items() if subset == exam)
         pairs = [(theirs["scores"].get(i), ours.get(i)) for i in ids]
         differences = [abs(a - b) for a, b in pairs if a is not None and b is not None]
-        equal = sum((a is None and b is None) or (a is not None and b is not None and abs(a - b) <= TOLERANCE)
-                    for a, b in pairs)
+        equal = sum(
+            (a is None and b is None) or (a is not None and b is not None and abs(a - b) <= TOLERANCE) for a, b in pairs
+        )
         unscored = f"{sum(a is None for a, _ in pairs)}/{sum(b is None for _, b in pairs)}"
         scored = [b for _, b in pairs if b is not None]
         mine = sum(scored) / len(scored) if scored else float("nan")
         reported = theirs["metrics"].get(exam, {}).get("score", float("nan"))
         agree &= equal == len(ids) and len(ids) > 0
-        print(f"{exam + ('*' if exam == SYNTHETIC else ''):<20}{len(ids):>9}{equal:>7}{unscored:>10}{max(differences, default=0.0):>10.2e}"
-              f"{reported:>11.4f}{mine:>9.4f}")
+        print(
+            f"{exam + ('*' if exam == SYNTHETIC else ''):<20}{len(ids):>9}{equal:>7}{unscored:>10}{max(differences, default=0.0):>10.2e}"
+            f"{reported:>11.4f}{mine:>9.4f}"
+        )
     missing = sorted(set(theirs["scores"]) - set(ours))
     if missing:
         print(f"scored by evalscope only: {', '.join(missing[:10])}")
@@ -316,7 +395,9 @@ def main() -> None:
     exams = args.exams.split(",") if args.exams else sorted(p.stem for p in (RELEASE / "data").glob("*.json"))
     started = time.perf_counter()
     installed = ensure_evalscope(args.venv)
-    print(f"evalscope 1.14.1 in {args.venv}: " + (f"installed in {installed:.0f} s" if installed else "already installed"))
+    print(
+        f"evalscope 1.14.1 in {args.venv}: " + (f"installed in {installed:.0f} s" if installed else "already installed")
+    )
     folder = Path(tempfile.mkdtemp(prefix="evalscope-agreement-"))
     source = release(exams, folder)
     items = records(source)
@@ -329,14 +410,20 @@ def main() -> None:
         ours, subsets = run_ours(server, source, folder)
         ours_s = time.perf_counter() - start
         our_prompts = judge_prompts(server.requests[evalscope_requests:])
-    print(f"HiPhO, {len(items)} problems of {len(exams)} shared exams and a synthetic one (*); one fake server; per-problem scores equal within "
-          f"{TOLERANCE:g}; 'unscored': evalscope's/ours (a problem left out of the mean)")
+    print(
+        f"HiPhO, {len(items)} problems of {len(exams)} shared exams and a synthetic one (*); one fake server; per-problem scores equal within "
+        f"{TOLERANCE:g}; 'unscored': evalscope's/ours (a problem left out of the mean)"
+    )
     agree = report(theirs, ours, subsets, [*exams, SYNTHETIC])
     verbatim = our_prompts <= their_prompts
-    print(f"judge prompts: ours {len(our_prompts)} distinct, evalscope {len(their_prompts)} distinct; "
-          f"every one of ours is one of evalscope's: {verbatim}")
-    print(f"time: evalscope {evalscope_s:.0f} s ({evalscope_requests} requests), our stages {ours_s:.0f} s "
-          f"({len(server.requests) - evalscope_requests} requests), whole bench {time.perf_counter() - started:.0f} s")
+    print(
+        f"judge prompts: ours {len(our_prompts)} distinct, evalscope {len(their_prompts)} distinct; "
+        f"every one of ours is one of evalscope's: {verbatim}"
+    )
+    print(
+        f"time: evalscope {evalscope_s:.0f} s ({evalscope_requests} requests), our stages {ours_s:.0f} s "
+        f"({len(server.requests) - evalscope_requests} requests), whole bench {time.perf_counter() - started:.0f} s"
+    )
     print("AGREE" if agree and verbatim else "DISAGREE")
     if args.keep:
         print(f"outputs and logs: {folder}")

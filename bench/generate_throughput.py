@@ -34,11 +34,21 @@ async def ours(base_url: str, requests: int, concurrency: int) -> None:
     from olympiad_eval.llm import RequestCache, Tally, request_key
     from olympiad_eval.providers import OpenAIProvider, Request, complete_all
 
-    cfg = OmegaConf.create({"provider": "openai", "base_url": base_url, "model": "bench", "api_key_env": None,
-                            "concurrency": concurrency, "max_retries": 2})
+    cfg = OmegaConf.create(
+        {
+            "provider": "openai",
+            "base_url": base_url,
+            "model": "bench",
+            "api_key_env": None,
+            "concurrency": concurrency,
+            "max_retries": 2,
+        }
+    )
     settings = {"temperature": 0}
-    batch = [Request(request_key({"model": "bench"}, messages(i), settings, 0), messages(i), settings)
-             for i in range(requests)]
+    batch = [
+        Request(request_key({"model": "bench"}, messages(i), settings, 0), messages(i), settings)
+        for i in range(requests)
+    ]
     with tempfile.TemporaryDirectory() as folder, open(os.devnull, "w") as sink:
         cache = RequestCache(Path(folder) / "cache.sqlite")
         with tqdm(total=requests, file=sink) as progress:
@@ -74,9 +84,23 @@ def client_main(kind: str, base_url: str, requests: int, concurrency: int) -> No
 def measure(kind: str, server: FakeOpenAI, requests: int, concurrency: int) -> dict:
     server.peak_in_flight = 0
     before = server.count()
-    output = subprocess.run([sys.executable, __file__, "--client", kind, "--base-url", server.base_url,
-                             "--requests", str(requests), "--concurrency", str(concurrency)],
-                            check=True, capture_output=True, text=True).stdout
+    output = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--client",
+            kind,
+            "--base-url",
+            server.base_url,
+            "--requests",
+            str(requests),
+            "--concurrency",
+            str(concurrency),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     result = json.loads(output.strip().splitlines()[-1])
     assert server.count() - before == requests
     return {**result, "peak_in_flight": server.peak_in_flight}
@@ -96,17 +120,23 @@ def main() -> None:
     ideal = args.requests / args.concurrency * args.latency
     with FakeOpenAI(latency=args.latency) as server:
         results = {kind: measure(kind, server, args.requests, args.concurrency) for kind in ("ours", "bare")}
-    print(f"{args.requests} requests, concurrency {args.concurrency}, latency {args.latency} s, "
-          f"ideal {ideal:.2f} s (requests / concurrency x latency)")
+    print(
+        f"{args.requests} requests, concurrency {args.concurrency}, latency {args.latency} s, "
+        f"ideal {ideal:.2f} s (requests / concurrency x latency)"
+    )
     print(f"{'client':<22}{'wall s':>9}{'ideal/wall':>12}{'peak in flight':>16}{'CPU ms/req':>12}{'peak RSS MB':>13}")
     for kind, label in (("ours", "generate stage client"), ("bare", "bare openai loop")):
         r = results[kind]
-        print(f"{label:<22}{r['wall']:>9.2f}{ideal / r['wall']:>12.1%}{r['peak_in_flight']:>16}"
-              f"{1000 * r['cpu'] / args.requests:>12.2f}{r['rss_mb']:>13.1f}")
+        print(
+            f"{label:<22}{r['wall']:>9.2f}{ideal / r['wall']:>12.1%}{r['peak_in_flight']:>16}"
+            f"{1000 * r['cpu'] / args.requests:>12.2f}{r['rss_mb']:>13.1f}"
+        )
     ours_, bare_ = results["ours"], results["bare"]
-    print(f"wall ours / bare: {ours_['wall'] / bare_['wall']:.3f} (target <= 1.05); "
-          f"CPU ours / bare: {ours_['cpu'] / bare_['cpu']:.3f} (target <= 1.5); "
-          f"ideal / wall ours: {ideal / ours_['wall']:.1%} (target >= 90%)")
+    print(
+        f"wall ours / bare: {ours_['wall'] / bare_['wall']:.3f} (target <= 1.05); "
+        f"CPU ours / bare: {ours_['cpu'] / bare_['cpu']:.3f} (target <= 1.5); "
+        f"ideal / wall ours: {ideal / ours_['wall']:.1%} (target >= 90%)"
+    )
 
 
 if __name__ == "__main__":

@@ -31,9 +31,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from olympiad_eval.benchmarks.hipho import reference_answer
 import yaml
 
+from olympiad_eval.benchmarks.hipho import reference_answer
 from olympiad_eval.fake_server import JUDGE_MARKER, FakeOpenAI, default_responder
 from olympiad_eval.layout import Layout
 from olympiad_eval.mathcheck import to_number
@@ -45,6 +45,7 @@ TARGET_RATIO, TARGET_CPU = 1.10, 0.02  # wall / ideal; CPU seconds per request
 
 
 # ---------------------------------------------------------------- the fake model
+
 
 def wrong(problem_id: str) -> bool:
     """About one problem in five is answered wrongly, the same ones on every run."""
@@ -84,17 +85,22 @@ def response(problem: Problem, restate: bool) -> str:
 
 def prompt_text(messages: list) -> str:
     """The text of a prompt, its figures left out: what identifies the problem it asks."""
-    return "\n".join(part if isinstance(part, str) else part["text"] for message in messages
-                     for part in ([message["content"]] if isinstance(message["content"], str) else message["content"])
-                     if isinstance(part, str) or part.get("type") == "text")
+    return "\n".join(
+        part if isinstance(part, str) else part["text"]
+        for message in messages
+        for part in ([message["content"]] if isinstance(message["content"], str) else message["content"])
+        if isinstance(part, str) or part.get("type") == "text"
+    )
 
 
 def responder(suite_dir: Path, restate: bool):
     """Judge requests get the default judge's reply; a problem's prompt gets its answer. Cheap, as
     the server's latency starts after it: the figures' base64 is never serialised again."""
     problems = {p.id: p for p in read_jsonl(suite_dir / "problems.jsonl", Problem)}
-    answers = {prompt_text(p.messages): response(problems[p.id], restate)
-               for p in read_jsonl(suite_dir / "prompts.jsonl", Prompt)}
+    answers = {
+        prompt_text(p.messages): response(problems[p.id], restate)
+        for p in read_jsonl(suite_dir / "prompts.jsonl", Prompt)
+    }
 
     def reply(body: dict) -> str:
         text = prompt_text(body["messages"])
@@ -104,6 +110,7 @@ def responder(suite_dir: Path, restate: bool):
 
 
 # ---------------------------------------------------------------- stages
+
 
 def release(exams: list[str] | None, folder: Path) -> Path:
     """The release, or a copy of it (by links) that holds only the chosen exams."""
@@ -124,8 +131,16 @@ def hipho_plan(folder: Path, source: Path, judge: str, suite: str = "hipho") -> 
     """A plan of one suite of benchmark `hipho`, its release read from `source`: the stages find
     where a cell's files go (its family) in the plan."""
     plan = folder / "params.yaml"
-    plan.write_text(yaml.safe_dump({"models": ["gpt-4o"], "judges": [judge], "pipelines": {
-        "hipho": {"benchmarks": {"hipho": str(source)}, "suites": {suite: "hipho"}}}}), encoding="utf-8")
+    plan.write_text(
+        yaml.safe_dump(
+            {
+                "models": ["gpt-4o"],
+                "judges": [judge],
+                "pipelines": {"hipho": {"benchmarks": {"hipho": str(source)}, "suites": {suite: "hipho"}}},
+            }
+        ),
+        encoding="utf-8",
+    )
     return plan
 
 
@@ -134,8 +149,9 @@ def run_stage(script: str, overrides: list[str], log: Path) -> dict:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     with log.open("w") as sink:
-        process = subprocess.Popen([sys.executable, f"stages/{script}.py", *overrides], cwd=ROOT,
-                                   stdout=sink, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [sys.executable, f"stages/{script}.py", *overrides], cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT
+        )
         _, status, usage = os.wait4(process.pid, 0)  # usage: the stage's process tree alone (peak RSS)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -152,37 +168,59 @@ def measured(server: FakeOpenAI, script: str, overrides: list[str], log: Path) -
     server.peak_in_flight, server.first_received, server.last_answered = 0, None, None
     before = server.count()
     result = run_stage(script, overrides, log)
-    return {**result, "requests": server.count() - before, "peak": server.peak_in_flight,
-            "startup": server.first_received - result["start"], "finish": result["end"] - server.last_answered}
+    return {
+        **result,
+        "requests": server.count() - before,
+        "peak": server.peak_in_flight,
+        "startup": server.first_received - result["start"],
+        "finish": result["end"] - server.last_answered,
+    }
 
 
 # ---------------------------------------------------------------- report
 
+
 def row(label: str, r: dict, ideal: float) -> str:
     per_request = r["cpu"] / r["requests"] if r["requests"] else 0.0
-    return (f"{label:<10}{r['requests']:>9}{r['wall']:>9.2f}{ideal:>9.2f}{r['wall'] / ideal:>8.3f}"
-            f"{r.get('peak', ''):>6}{r['cpu']:>8.2f}{per_request:>11.4f}{r['rss_mb']:>9.1f}")
+    return (
+        f"{label:<10}{r['requests']:>9}{r['wall']:>9.2f}{ideal:>9.2f}{r['wall'] / ideal:>8.3f}"
+        f"{r.get('peak', ''):>6}{r['cpu']:>8.2f}{per_request:>11.4f}{r['rss_mb']:>9.1f}"
+    )
 
 
 def report(stages: dict, concurrency: int, latency: float, problems: int) -> None:
     ideal = {name: r["requests"] / concurrency * latency for name, r in stages.items()}
-    total = {"requests": sum(r["requests"] for r in stages.values()), "wall": sum(r["wall"] for r in stages.values()),
-             "cpu": sum(r["cpu"] for r in stages.values()), "rss_mb": max(r["rss_mb"] for r in stages.values())}
+    total = {
+        "requests": sum(r["requests"] for r in stages.values()),
+        "wall": sum(r["wall"] for r in stages.values()),
+        "cpu": sum(r["cpu"] for r in stages.values()),
+        "rss_mb": max(r["rss_mb"] for r in stages.values()),
+    }
     ideal_total = sum(ideal.values())
-    print(f"HiPhO, {problems} problems; concurrency {concurrency}, latency {latency} s; "
-          f"ideal = requests / concurrency x latency")
-    print(f"{'stage':<10}{'requests':>9}{'wall s':>9}{'ideal s':>9}{'ratio':>8}{'peak':>6}{'CPU s':>8}"
-          f"{'CPU s/req':>11}{'RSS MB':>9}")
+    print(
+        f"HiPhO, {problems} problems; concurrency {concurrency}, latency {latency} s; "
+        f"ideal = requests / concurrency x latency"
+    )
+    print(
+        f"{'stage':<10}{'requests':>9}{'wall s':>9}{'ideal s':>9}{'ratio':>8}{'peak':>6}{'CPU s':>8}"
+        f"{'CPU s/req':>11}{'RSS MB':>9}"
+    )
     for name, r in stages.items():
         print(row(name, r, ideal[name]))
     print(row("total", total, ideal_total))
-    print("outside the requests: " + "; ".join(
-        f"{name} {r['startup']:.2f} s to its first request, {r['finish']:.2f} s from its last reply to its exit"
-        for name, r in stages.items()))
+    print(
+        "outside the requests: "
+        + "; ".join(
+            f"{name} {r['startup']:.2f} s to its first request, {r['finish']:.2f} s from its last reply to its exit"
+            for name, r in stages.items()
+        )
+    )
     per_request = total["cpu"] / total["requests"]
-    print(f"total wall / ideal: {total['wall'] / ideal_total:.3f} (target <= {TARGET_RATIO}); "
-          f"CPU s/request: {per_request:.4f} (target <= {TARGET_CPU}); "
-          f"judge peak in flight: {stages['judge']['peak']} (target {concurrency})")
+    print(
+        f"total wall / ideal: {total['wall'] / ideal_total:.3f} (target <= {TARGET_RATIO}); "
+        f"CPU s/request: {per_request:.4f} (target <= {TARGET_CPU}); "
+        f"judge peak in flight: {stages['judge']['peak']} (target {concurrency})"
+    )
 
 
 def main() -> None:
@@ -198,20 +236,35 @@ def main() -> None:
         return
     folder = Path(tempfile.mkdtemp(prefix="hipho-e2e-"))
     source = release(args.exams.split(",") if args.exams else None, folder)
-    common = [f"paths.outputs={folder / 'outputs'}", f"paths.request_cache={folder / 'cache.sqlite'}",
-              f"paths.plan={hipho_plan(folder, source, 'gpt-4o')}"]
+    common = [
+        f"paths.outputs={folder / 'outputs'}",
+        f"paths.request_cache={folder / 'cache.sqlite'}",
+        f"paths.plan={hipho_plan(folder, source, 'gpt-4o')}",
+    ]
     run_stage("fetch", ["benchmark=hipho", f"benchmark.source.path={source}", *common], folder / "fetch.log")
     run_stage("render", ["suite=hipho", "cell.benchmark=hipho", *common], folder / "render.log")
     suite_dir = Layout(folder / "outputs").suite("hipho")
     with FakeOpenAI(responder(suite_dir, args.restate), latency=args.latency) as server:
         endpoint = [f"base_url={server.base_url}", "api_key_env=null", f"concurrency={args.concurrency}"]
         stages = {
-            "generate": measured(server, "generate", [
-                "model=gpt-4o", "cell.suite=hipho", *(f"model.{o}" for o in endpoint), *common],
-                folder / "generate.log"),
-            "judge": measured(server, "judge", [
-                "judge=gpt-4o", "cell.suite=hipho", "cell.model=gpt-4o", *(f"judge.judges.gpt-4o.{o}" for o in endpoint),
-                *common], folder / "judge.log"),
+            "generate": measured(
+                server,
+                "generate",
+                ["model=gpt-4o", "cell.suite=hipho", *(f"model.{o}" for o in endpoint), *common],
+                folder / "generate.log",
+            ),
+            "judge": measured(
+                server,
+                "judge",
+                [
+                    "judge=gpt-4o",
+                    "cell.suite=hipho",
+                    "cell.model=gpt-4o",
+                    *(f"judge.judges.gpt-4o.{o}" for o in endpoint),
+                    *common,
+                ],
+                folder / "judge.log",
+            ),
         }
     report(stages, args.concurrency, args.latency, len(read_jsonl(suite_dir / "problems.jsonl", Problem)))
     if args.keep:

@@ -48,7 +48,7 @@ ADVERSARIAL = "adversarial"
 
 # Run inside evalscope's venv: reads {"key", "record", "response"} lines, writes {"key", "value",
 # "extracted"} lines; value None where evalscope excludes the response.
-DRIVER = r'''
+DRIVER = r"""
 import json, sys
 from evalscope import TaskConfig
 from evalscope.api.evaluator import TaskState
@@ -65,7 +65,7 @@ with open(sys.argv[1], encoding="utf-8") as source, open(sys.argv[2], "w", encod
         score = adapter.calculate_metrics(state).score
         out.write(json.dumps({"key": item["key"], "value": score.value.get("accuracy"),
                               "extracted": score.extracted_prediction}) + "\n")
-'''
+"""
 
 
 def load_jsonl(path: Path) -> list[dict]:
@@ -74,6 +74,7 @@ def load_jsonl(path: Path) -> list[dict]:
 
 
 # ---------------------------------------------------------------- the adversarial responses
+
 
 def adversarial(rows: list[dict]) -> list[tuple[dict, str]]:
     """(release row, response): tricky readings of the first multiple-choice and free-form problems,
@@ -94,16 +95,39 @@ def adversarial(rows: list[dict]) -> list[tuple[dict, str]]:
             f"The format is 'ANSWER: [LETTER]'.\nANSWER: {gold}",
             f"\\boxed{{{gold}}} and then \\boxed{{{other}}}",
             f"\\boxed{{{gold}}}",
-            f"**ANSWER: {gold}**", f"ANSWER: **{gold}**", f"Answer: ({gold})", f"answer: {gold.lower()}",
-            f"ANSWER: $\\boxed{{\\text{{{gold}}}}}$", f"ANSWER: \\({gold}\\)", f"ANSWER: [{gold}]",
-            f"ANSWER: （{gold}）", f"ANSWER: 【{gold}】", f"ANSWER: {gold}, not {other}",
-            f"ANSWER: {gold} and {other}", f"ANSWER: {gold} or {other}", f"ANSWER: {gold}{other}",
-            f"ANSWER: {gold}/{other}", f"ANSWER: {gold}.", f"ANSWER: The answer is {gold}",
-            f"ANSWER: {text}", f"The answer is {text}.", f"答案：{gold}", f"答案: {other}\n答案：{gold}",
-            f"最终答案是{gold}", f"故选{gold}。", f"答案是 ({gold})，不是{other}", f"I pick ({gold}) over Euler's {other}",
+            f"**ANSWER: {gold}**",
+            f"ANSWER: **{gold}**",
+            f"Answer: ({gold})",
+            f"answer: {gold.lower()}",
+            f"ANSWER: $\\boxed{{\\text{{{gold}}}}}$",
+            f"ANSWER: \\({gold}\\)",
+            f"ANSWER: [{gold}]",
+            f"ANSWER: （{gold}）",
+            f"ANSWER: 【{gold}】",
+            f"ANSWER: {gold}, not {other}",
+            f"ANSWER: {gold} and {other}",
+            f"ANSWER: {gold} or {other}",
+            f"ANSWER: {gold}{other}",
+            f"ANSWER: {gold}/{other}",
+            f"ANSWER: {gold}.",
+            f"ANSWER: The answer is {gold}",
+            f"ANSWER: {text}",
+            f"The answer is {text}.",
+            f"答案：{gold}",
+            f"答案: {other}\n答案：{gold}",
+            f"最终答案是{gold}",
+            f"故选{gold}。",
+            f"答案是 ({gold})，不是{other}",
+            f"I pick ({gold}) over Euler's {other}",
             f"The answer is {gold}. I also checked option {other} and the Pythagorean theorem.",
-            f"<think>ANSWER: {other}</think>\nANSWER: {gold}", f"<think>so {gold}</think>", "No letter at all here.",
-            "ANSWER: F", f"ANSWER: {gold}\nΔ", f"ANSWER:\n{gold}", f"ANSWER: 1\nso {gold}", "",
+            f"<think>ANSWER: {other}</think>\nANSWER: {gold}",
+            f"<think>so {gold}</think>",
+            "No letter at all here.",
+            "ANSWER: F",
+            f"ANSWER: {gold}\nΔ",
+            f"ANSWER:\n{gold}",
+            f"ANSWER: 1\nso {gold}",
+            "",
         ):
             out.append((row, response))
     for n, row in enumerate(numeric_rows):
@@ -111,21 +135,43 @@ def adversarial(rows: list[dict]) -> list[tuple[dict, str]]:
         value = _number(gold)
         near = [value * (1 + 1e-7), value * (1 + 1e-5), value + 4e-7, value + 6e-7, value - 1e-6, value + 0.5]
         for response in (
-            f"\\boxed{{{gold}}}", f"\\boxed{{{value + 1:g}}} then \\boxed{{{gold}}}",
-            f"\\boxed{{{gold}}} then \\boxed{{{value + 1:g}}}", f"\\boxed{{{gold}}}\nANSWER: {value + 1:g}",
-            f"ANSWER: {gold}", f"答案：{gold}", f"最终答案是 \\boxed{{{gold}}}", f"答案为{gold}。",
-            f"\\boxed{{{gold}\\%}}", f"{gold}%", f"\\boxed{{{gold} \\text{{ cm}}}}", f"\\boxed{{{gold}}} cm",
-            f"\\boxed{{x = {gold}}}", f"\\boxed{{{gold}, {gold}}}", f"${gold}$", f"\\boxed{{{value:.3e}}}",
-            f"\\boxed{{{value:.3E}}}", f"\\boxed{{{gold}", f"<think>\\boxed{{{value + 1:g}}}</think>\\boxed{{{gold}}}",
-            f"The answer is {gold}.", f"\\boxed{{{gold}.0}}", f"\\boxed{{\\frac{{{2 * value:g}}}{{2}}}}",
+            f"\\boxed{{{gold}}}",
+            f"\\boxed{{{value + 1:g}}} then \\boxed{{{gold}}}",
+            f"\\boxed{{{gold}}} then \\boxed{{{value + 1:g}}}",
+            f"\\boxed{{{gold}}}\nANSWER: {value + 1:g}",
+            f"ANSWER: {gold}",
+            f"答案：{gold}",
+            f"最终答案是 \\boxed{{{gold}}}",
+            f"答案为{gold}。",
+            f"\\boxed{{{gold}\\%}}",
+            f"{gold}%",
+            f"\\boxed{{{gold} \\text{{ cm}}}}",
+            f"\\boxed{{{gold}}} cm",
+            f"\\boxed{{x = {gold}}}",
+            f"\\boxed{{{gold}, {gold}}}",
+            f"${gold}$",
+            f"\\boxed{{{value:.3e}}}",
+            f"\\boxed{{{value:.3E}}}",
+            f"\\boxed{{{gold}",
+            f"<think>\\boxed{{{value + 1:g}}}</think>\\boxed{{{gold}}}",
+            f"The answer is {gold}.",
+            f"\\boxed{{{gold}.0}}",
+            f"\\boxed{{\\frac{{{2 * value:g}}}{{2}}}}",
             *(f"\\boxed{{{number!r}}}" for number in near),
             *(f"\\boxed{{{number:.7f}}}" for number in near[:3]),
         ):
             out.append((row, response))
     for row in other_rows:
         gold = row["answer"]
-        for response in (f"\\boxed{{{gold}}}", f"${gold}$", f"The answer is {gold}", f"\\boxed{{{gold}}} or \\boxed{{0}}",
-                         f"\\boxed{{{gold.replace(' ', '')}}}", "\\boxed{}", f"\\fbox{{{gold}}}"):
+        for response in (
+            f"\\boxed{{{gold}}}",
+            f"${gold}$",
+            f"The answer is {gold}",
+            f"\\boxed{{{gold}}} or \\boxed{{0}}",
+            f"\\boxed{{{gold.replace(' ', '')}}}",
+            "\\boxed{}",
+            f"\\fbox{{{gold}}}",
+        ):
             out.append((row, response))
     base = other_rows[0] if other_rows else numeric_rows[0]
     for n, gold in enumerate(ODD_GOLDS):
@@ -137,8 +183,20 @@ def adversarial(rows: list[dict]) -> list[tuple[dict, str]]:
 
 # Golds evalscope excludes (no parse: `?`, `\\`, `[`, `\\sqrt{`, a `\\x` escape; 1/0 fails
 # Math-Verify's comparison) or reads as text, a symbol, a set.
-ODD_GOLDS = ("\\x0crac{1}{2}", "?", "\\text{none}", "A or B", "{}", "\\", "[", "\\sqrt{", "x", "\\infty",
-             "1,2,3", "\\frac{1}{0}")
+ODD_GOLDS = (
+    "\\x0crac{1}{2}",
+    "?",
+    "\\text{none}",
+    "A or B",
+    "{}",
+    "\\",
+    "[",
+    "\\sqrt{",
+    "x",
+    "\\infty",
+    "1,2,3",
+    "\\frac{1}{0}",
+)
 
 
 def _number(text: str) -> float | None:
@@ -149,6 +207,7 @@ def _number(text: str) -> float | None:
 
 
 # ---------------------------------------------------------------- both sides
+
 
 def evalscope_verdicts(venv: Path, items: list[dict], cache: Path | None) -> dict[str, dict]:
     """evalscope's verdict on each item, by key; kept in `cache` (with a digest of the items, so
@@ -164,8 +223,12 @@ def evalscope_verdicts(venv: Path, items: list[dict], cache: Path | None) -> dic
         driver, source, out = Path(folder, "driver.py"), Path(folder, "in.jsonl"), Path(folder, "out.jsonl")
         driver.write_text(DRIVER, encoding="utf-8")
         source.write_text(source_text, encoding="utf-8")
-        subprocess.run([str(venv / "bin" / "python"), str(driver), str(source), str(out)], check=True,
-                       stderr=subprocess.DEVNULL, cwd=folder)
+        subprocess.run(
+            [str(venv / "bin" / "python"), str(driver), str(source), str(out)],
+            check=True,
+            stderr=subprocess.DEVNULL,
+            cwd=folder,
+        )
         if cache is not None:
             cache.parent.mkdir(parents=True, exist_ok=True)
             cache.write_text(json.dumps({"items": digest}) + "\n" + out.read_text(encoding="utf-8"), encoding="utf-8")
@@ -175,19 +238,31 @@ def evalscope_verdicts(venv: Path, items: list[dict], cache: Path | None) -> dic
 def our_verdicts(release: Path, items: list[dict]) -> dict[str, dict]:
     """Each item scored as the judge stage scores it, the problem read from its row as `mathvision.load` reads it."""
     scoring = OmegaConf.create({"protocol": "evalscope", "rel_tol": 0.0, "check_options": {}, "prompts": {}})
-    problems = {item["record"]["id"]: mathvision._problem(item["record"], release / "data" / "test.jsonl", 0, release,
-                                                          "mathvision", False) for item in items}
-    needed = {item["key"]: mathvision.rule_checks(problems[item["record"]["id"]], item["response"], scoring)
-              for item in items}
+    problems = {
+        item["record"]["id"]: mathvision._problem(
+            item["record"], release / "data" / "test.jsonl", 0, release, "mathvision", False
+        )
+        for item in items
+    }
+    needed = {
+        item["key"]: mathvision.rule_checks(problems[item["record"]["id"]], item["response"], scoring) for item in items
+    }
     unique = list(dict.fromkeys(check for checks in needed.values() for check in checks))
     with CheckPool(workers=2, timeout=30.0) as pool:
         verdicts = dict(zip(unique, pool.check_many(unique)))
     out = {}
     for item in items:
-        score = mathvision.rule_score(problems[item["record"]["id"]], item["response"], scoring,
-                                      [verdicts[check] for check in needed[item["key"]]])
-        out[item["key"]] = {"value": None if score.unscorable else score.score,
-                            "extracted": score.extracted[0] if score.extracted else "", "why": score.unscorable}
+        score = mathvision.rule_score(
+            problems[item["record"]["id"]],
+            item["response"],
+            scoring,
+            [verdicts[check] for check in needed[item["key"]]],
+        )
+        out[item["key"]] = {
+            "value": None if score.unscorable else score.score,
+            "extracted": score.extracted[0] if score.extracted else "",
+            "why": score.unscorable,
+        }
     return out
 
 
@@ -202,8 +277,11 @@ def main() -> None:
     parser.add_argument("--release", type=Path, default=RELEASE, help="the MATH-V release (data/, outputs/)")
     parser.add_argument("--runs", default="", help="comma-separated runs of outputs/ (default: all)")
     parser.add_argument("--show", type=int, default=5, help="disagreements to print per run")
-    parser.add_argument("--cache", default=str(ROOT / ".cache" / "bench" / "mathvision_evalscope_verdicts.jsonl"),
-                        help="evalscope's verdicts, kept for reruns on the same responses ('' to keep none)")
+    parser.add_argument(
+        "--cache",
+        default=str(ROOT / ".cache" / "bench" / "mathvision_evalscope_verdicts.jsonl"),
+        help="evalscope's verdicts, kept for reruns on the same responses ('' to keep none)",
+    )
     args = parser.parse_args()
 
     installed = ensure_evalscope(args.venv)
@@ -212,11 +290,17 @@ def main() -> None:
     rows = [mathvision._repair(row) for row in load_jsonl(args.release / "data" / "test.jsonl")]
     records = {row["id"]: row for row in rows}
     wanted = [name for name in args.runs.split(",") if name]
-    runs = {path.stem: [(records[row["id"]], row["response"]) for row in load_jsonl(path)]
-            for path in sorted((args.release / "outputs").glob("*.jsonl")) if not wanted or path.stem in wanted}
+    runs = {
+        path.stem: [(records[row["id"]], row["response"]) for row in load_jsonl(path)]
+        for path in sorted((args.release / "outputs").glob("*.jsonl"))
+        if not wanted or path.stem in wanted
+    }
     runs[ADVERSARIAL] = adversarial(rows)
-    items = [{"key": f"{run}#{n}", "record": record, "response": response}
-             for run, responses in runs.items() for n, (record, response) in enumerate(responses)]
+    items = [
+        {"key": f"{run}#{n}", "record": record, "response": response}
+        for run, responses in runs.items()
+        for n, (record, response) in enumerate(responses)
+    ]
 
     start = time.perf_counter()
     theirs = evalscope_verdicts(args.venv, items, Path(args.cache) if args.cache else None)
@@ -225,21 +309,27 @@ def main() -> None:
     ours = our_verdicts(args.release, items)
     our_seconds = time.perf_counter() - start
 
-    print(f"{'run':24} {'n':>6} {'agree':>6} {'agree %':>8} {'evalscope %':>11} {'ours %':>7} "
-          f"{'excl. evalscope':>15} {'excl. ours':>10}")
+    print(
+        f"{'run':24} {'n':>6} {'agree':>6} {'agree %':>8} {'evalscope %':>11} {'ours %':>7} "
+        f"{'excl. evalscope':>15} {'excl. ours':>10}"
+    )
     all_agree = True
     for run, responses in runs.items():
         keys = [f"{run}#{n}" for n in range(len(responses))]
         agree = [key for key in keys if theirs[key]["value"] == ours[key]["value"]]
         all_agree &= len(agree) == len(keys)
-        print(f"{run:24} {len(keys):6d} {len(agree):6d} {100 * len(agree) / len(keys):8.2f} "
-              f"{accuracy([theirs[k]['value'] for k in keys]):>11} {accuracy([ours[k]['value'] for k in keys]):>7} "
-              f"{sum(theirs[k]['value'] is None for k in keys):15d} {sum(ours[k]['value'] is None for k in keys):10d}")
+        print(
+            f"{run:24} {len(keys):6d} {len(agree):6d} {100 * len(agree) / len(keys):8.2f} "
+            f"{accuracy([theirs[k]['value'] for k in keys]):>11} {accuracy([ours[k]['value'] for k in keys]):>7} "
+            f"{sum(theirs[k]['value'] is None for k in keys):15d} {sum(ours[k]['value'] is None for k in keys):10d}"
+        )
         for key in [key for key in keys if key not in set(agree)][: args.show]:
             item = next(i for i in items if i["key"] == key)
-            print(f"    {key} (id {item['record']['id']}, gold {item['record']['answer']!r}): evalscope "
-                  f"{theirs[key]['value']} reading {theirs[key]['extracted']!r}, ours {ours[key]['value']} reading "
-                  f"{ours[key]['extracted']!r} {ours[key]['why']}; response {item['response'][-200:]!r}")
+            print(
+                f"    {key} (id {item['record']['id']}, gold {item['record']['answer']!r}): evalscope "
+                f"{theirs[key]['value']} reading {theirs[key]['extracted']!r}, ours {ours[key]['value']} reading "
+                f"{ours[key]['extracted']!r} {ours[key]['why']}; response {item['response'][-200:]!r}"
+            )
     print(f"scoring time: evalscope {their_seconds:.0f} s, ours {our_seconds:.0f} s ({len(items)} responses)")
     sys.exit(0 if all_agree else 1)
 

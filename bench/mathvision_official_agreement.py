@@ -33,7 +33,10 @@ def official_accuracy(path: Path) -> float:
 def score_run(rows: list[dict], problems: dict[str, dict]) -> tuple[list[bool], float]:
     official._cached_value.cache_clear()  # time each run from a cold cache
     start = time.perf_counter()
-    verdicts = [official.is_correct(row["response"], problems[row["id"]]["answer"], problems[row["id"]]["options"]) for row in rows]
+    verdicts = [
+        official.is_correct(row["response"], problems[row["id"]]["answer"], problems[row["id"]]["options"])
+        for row in rows
+    ]
     return verdicts, time.perf_counter() - start
 
 
@@ -44,20 +47,26 @@ def main() -> None:
     args = parser.parse_args()
 
     problems = {row["id"]: row for row in load_jsonl(args.release / "data" / "test.jsonl")}
-    print(f"{'run':26} {'rows':>5} {'agree':>5} {'agree %':>8} {'ours %':>7} {'official %':>10} {'diff':>6} {'ms/row':>7}")
+    print(
+        f"{'run':26} {'rows':>5} {'agree':>5} {'agree %':>8} {'ours %':>7} {'official %':>10} {'diff':>6} {'ms/row':>7}"
+    )
     for path in sorted((args.release / "outputs").glob("*.jsonl")):
         rows = load_jsonl(path)
         verdicts, seconds = score_run(rows, problems)
         disagree = [(row, mine) for row, mine in zip(rows, verdicts) if mine != row["correct"]]
         ours = 100 * sum(verdicts) / len(rows)
         theirs = official_accuracy(path.with_name(f"{path.stem}_result.json"))
-        print(f"{path.stem:26} {len(rows):5d} {len(rows) - len(disagree):5d} {100 * (1 - len(disagree) / len(rows)):8.2f} "
-              f"{ours:7.2f} {theirs:10.2f} "
-              f"{ours - theirs:+6.2f} {1000 * seconds / len(rows):7.2f}")
+        print(
+            f"{path.stem:26} {len(rows):5d} {len(rows) - len(disagree):5d} {100 * (1 - len(disagree) / len(rows)):8.2f} "
+            f"{ours:7.2f} {theirs:10.2f} "
+            f"{ours - theirs:+6.2f} {1000 * seconds / len(rows):7.2f}"
+        )
         for row, mine in disagree[: args.show]:
             problem = problems[row["id"]]
-            print(f"    id {row['id']}: ours {mine}, official {row['correct']}; extracted {official.extract(row['response'])!r}, "
-                  f"answer {problem['answer']!r}, options {problem['options']}")
+            print(
+                f"    id {row['id']}: ours {mine}, official {row['correct']}; extracted {official.extract(row['response'])!r}, "
+                f"answer {problem['answer']!r}, options {problem['options']}"
+            )
 
 
 if __name__ == "__main__":

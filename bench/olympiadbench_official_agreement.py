@@ -58,7 +58,7 @@ RELEASE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "olym
 
 # Run with the official judge's interpreter: reads [{"answer", "gold", "precision"}] from a JSON
 # file, writes one verdict per line: true, false, or "timeout" / "error: ..." (what escaped judge).
-DRIVER = r'''
+DRIVER = r"""
 import importlib.util, io, json, signal, sys, contextlib
 spec = importlib.util.spec_from_file_location("auto_scoring_judge", sys.argv[1])
 module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)
@@ -82,7 +82,7 @@ with open(sys.argv[3], "w", encoding="utf-8") as out:
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         out.write(json.dumps(verdict) + "\n"); out.flush()
-'''
+"""
 
 
 def load(release: Path) -> list[dict]:
@@ -110,8 +110,13 @@ def bare(gold: str) -> str:
 def pair(kind: str, problem: dict, response: str) -> dict:
     answer = official.extract_answer(response, language(problem))
     tolerance = official.precision(problem["error"], problem["final_answer"], problem["answer_type"])
-    return {"set": kind, "id": problem["id"], "answer": answer, "gold": official.gold_answer(problem["final_answer"]),
-            "precision": tolerance}
+    return {
+        "set": kind,
+        "id": problem["id"],
+        "answer": answer,
+        "gold": official.gold_answer(problem["final_answer"]),
+        "precision": tolerance,
+    }
 
 
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
@@ -163,8 +168,11 @@ def run_official(python: str, judge: Path, pairs: list[dict], timeout: float) ->
         driver, source, out = (Path(folder) / name for name in ("driver.py", "pairs.json", "verdicts.jsonl"))
         driver.write_text(DRIVER, encoding="utf-8")
         source.write_text(json.dumps(pairs), encoding="utf-8")
-        subprocess.run([python, str(driver), str(judge), str(source), str(out), str(timeout)], check=True,
-                       stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [python, str(driver), str(judge), str(source), str(out), str(timeout)],
+            check=True,
+            stderr=subprocess.DEVNULL,
+        )
         return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
 
 
@@ -177,7 +185,9 @@ def run_ours(pairs: list[dict], timeout: float, workers: int) -> list:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--judge", type=Path, required=True, help="the official eval/auto_scoring_judge.py")
-    parser.add_argument("--python", default="/tmp/ob-venv/bin/python", help="an interpreter with sympy 1.12, antlr 4.11")
+    parser.add_argument(
+        "--python", default="/tmp/ob-venv/bin/python", help="an interpreter with sympy 1.12, antlr 4.11"
+    )
     parser.add_argument("--release", type=Path, default=RELEASE, help="the OlympiadBench release (data/*.json)")
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds per check, both sides")
     parser.add_argument("--workers", type=int, default=1, help="our check workers")
@@ -194,11 +204,19 @@ def main() -> None:
     middle = time.perf_counter()
     ours = run_ours(pairs, args.timeout, args.workers)
     end = time.perf_counter()
-    print(f"{len(problems)} auto-scorable problems, {len(pairs)} pairs; official {middle - start:.0f} s, "
-          f"ours {end - middle:.0f} s")
+    print(
+        f"{len(problems)} auto-scorable problems, {len(pairs)} pairs; official {middle - start:.0f} s, "
+        f"ours {end - middle:.0f} s"
+    )
     if args.save:
-        args.save.write_text(json.dumps([{**item, "ours": mine, "official": their} for item, mine, their
-                                         in zip(pairs, ours, theirs)], ensure_ascii=False, indent=0), encoding="utf-8")
+        args.save.write_text(
+            json.dumps(
+                [{**item, "ours": mine, "official": their} for item, mine, their in zip(pairs, ours, theirs)],
+                ensure_ascii=False,
+                indent=0,
+            ),
+            encoding="utf-8",
+        )
     report(pairs, ours, theirs, args.show)
 
 
@@ -224,7 +242,9 @@ def report(pairs: list[dict], ours: list, theirs: list, show: int) -> None:
     for (kind, mine, their), items in sorted(classes.items(), key=lambda kv: -len(kv[1])):
         print(f"  {kind}: ours {mine}, official {their}: {len(items)}")
         for item in items[:show]:
-            print(f"      id {item['id']}: answer {item['answer']!r} gold {item['gold']!r} precision {item['precision']}")
+            print(
+                f"      id {item['id']}: answer {item['answer']!r} gold {item['gold']!r} precision {item['precision']}"
+            )
 
 
 if __name__ == "__main__":

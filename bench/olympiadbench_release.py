@@ -36,15 +36,28 @@ RELEASE = ROOT.parent / "shared" / "data" / "olympiadbench"
 def plan(folder: Path) -> Path:
     """A plan of suite `olympiadbench` of benchmark `olympiadbench`, read from the shared release."""
     path = folder / "params.yaml"
-    path.write_text(yaml.safe_dump({"models": ["reference"], "judges": ["rule"], "pipelines": {
-        "olympiadbench": {"benchmarks": {"olympiadbench": str(RELEASE)},
-                          "suites": {"olympiadbench": "olympiadbench"}}}}), encoding="utf-8")
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "models": ["reference"],
+                "judges": ["rule"],
+                "pipelines": {
+                    "olympiadbench": {
+                        "benchmarks": {"olympiadbench": str(RELEASE)},
+                        "suites": {"olympiadbench": "olympiadbench"},
+                    }
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
     return path
 
 
 def row(stage: str, problems: int, measured: dict) -> str:
-    return (f"| {stage} | {problems:,} | {measured['wall']:.2f} s | {measured['cpu']:.2f} s | "
-            f"{measured['rss_mb']:.0f} MB |")
+    return (
+        f"| {stage} | {problems:,} | {measured['wall']:.2f} s | {measured['cpu']:.2f} s | {measured['rss_mb']:.0f} MB |"
+    )
 
 
 def main() -> None:
@@ -56,17 +69,24 @@ def main() -> None:
         return
     folder = Path(tempfile.mkdtemp(prefix="olympiadbench-release-"))
     layout = Layout(folder / "outputs")
-    common = [f"paths.outputs={folder / 'outputs'}", f"paths.request_cache={folder / 'cache.sqlite'}",
-              f"paths.plan={plan(folder)}"]
-    fetched = run_stage("fetch", ["benchmark=olympiadbench", f"benchmark.source.path={RELEASE}", *common],
-                        folder / "fetch.log")
+    common = [
+        f"paths.outputs={folder / 'outputs'}",
+        f"paths.request_cache={folder / 'cache.sqlite'}",
+        f"paths.plan={plan(folder)}",
+    ]
+    fetched = run_stage(
+        "fetch", ["benchmark=olympiadbench", f"benchmark.source.path={RELEASE}", *common], folder / "fetch.log"
+    )
     released = read_jsonl(layout.problem_records("olympiadbench"), Problem)
     print("| stage | problems | wall | CPU | peak RSS |\n|---|---|---|---|---|")
     print(row("fetch", len(released), fetched))
     for label, overrides in (("as configured", []), ("figure_status: null", ["suite.figure_status=null"])):
         cell = ["cell.suite=olympiadbench", *common]
-        rendered = run_stage("render", ["suite=olympiadbench", "cell.benchmark=olympiadbench", *overrides, *common],
-                             folder / "render.log")
+        rendered = run_stage(
+            "render",
+            ["suite=olympiadbench", "cell.benchmark=olympiadbench", *overrides, *common],
+            folder / "render.log",
+        )
         asked = len(read_jsonl(layout.suite("olympiadbench") / "problems.jsonl", Problem))
         generated = run_stage("generate", ["model=reference", *cell], folder / "generate.log")
         judged = run_stage("judge", ["judge=rule", "cell.model=reference", *cell], folder / "judge.log")

@@ -38,11 +38,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 import scale  # noqa: E402  the synthetic release and its fake models and judge
-from tests.support import compose_stage  # noqa: E402
 
 from olympiad_eval.fake_server import FakeOpenAI  # noqa: E402
 from olympiad_eval.layout import Layout  # noqa: E402
 from olympiad_eval.records import Generation, atomic_file  # noqa: E402
+from tests.support import compose_stage  # noqa: E402
 
 BENCHMARK = scale.BENCHMARK
 FAMILY = "physelite"
@@ -52,17 +52,32 @@ MODELS = ["scale-1", "scale-2"]
 ADDED = "scale-3"  # the model added afterwards
 TRUNCATED_EVERY, FAILED_EVERY = 53, 97
 TARGETS = {"largest_mb": 5.0, "interactive_s": 2.0, "report_s": 60.0, "report_rss_mb": 500.0}
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def plan(models: list[str]) -> dict:
     """The run plan as `stage.read_plan` joins it."""
-    return {"benchmarks": [BENCHMARK], "suites": {suite: BENCHMARK for suite in SUITES}, "models": list(models),
-            "judges": [JUDGE], "family": {BENCHMARK: FAMILY}, "families": [FAMILY]}
+    return {
+        "benchmarks": [BENCHMARK],
+        "suites": {suite: BENCHMARK for suite in SUITES},
+        "models": list(models),
+        "judges": [JUDGE],
+        "family": {BENCHMARK: FAMILY},
+        "families": [FAMILY],
+    }
 
 
 # ---------------------------------------------------------------- the run the report reads
+
 
 def bench_config(workdir: Path):
     return OmegaConf.create(scale.benchmark_config(ROOT / "conf", (workdir / "release").resolve()))
@@ -95,14 +110,29 @@ def generation(suite: str, model: str, index: int) -> Generation:
     pid, how = scale.problem_id(index), state(index, model)
     request = hashlib.sha256(f"{suite}/{model}/{pid}".encode()).hexdigest()
     if how == "failed":
-        return Generation(id=pid, suite=suite, model=model, sample=0, response=None, request_hash=request,
-                          error="HTTP 500: the server had an error while processing your request")
+        return Generation(
+            id=pid,
+            suite=suite,
+            model=model,
+            sample=0,
+            response=None,
+            request_hash=request,
+            error="HTTP 500: the server had an error while processing your request",
+        )
     text = scale.response(model, pid)
     if how == "truncated":
-        return Generation(id=pid, suite=suite, model=model, sample=0, response=text[: len(text) // 2],
-                          request_hash=request, finish_reason="length")
-    return Generation(id=pid, suite=suite, model=model, sample=0, response=text, request_hash=request,
-                      finish_reason="stop")
+        return Generation(
+            id=pid,
+            suite=suite,
+            model=model,
+            sample=0,
+            response=text[: len(text) // 2],
+            request_hash=request,
+            finish_reason="length",
+        )
+    return Generation(
+        id=pid, suite=suite, model=model, sample=0, response=text, request_hash=request, finish_reason="stop"
+    )
 
 
 def write_generations(layout: Layout, suite: str, model: str, problems: int, first: int = 1) -> Path:
@@ -120,7 +150,9 @@ def ensemble_config(base_url: str):
     return cfg
 
 
-def judge_cell(workdir: Path, layout: Layout, suite: str, model: str, problems: int, graded: int, base_url: str) -> None:
+def judge_cell(
+    workdir: Path, layout: Layout, suite: str, model: str, problems: int, graded: int, base_url: str
+) -> None:
     """The real ensemble on the first `graded` problems; each other problem the judgment of a graded
     one in the same state, with its own id."""
     from olympiad_eval.judging import judge
@@ -185,41 +217,65 @@ print(json.dumps({"peak_kb": max(own, resource.getrusage(resource.RUSAGE_CHILDRE
 
 def model_settings(model: str) -> dict:
     """What a cell's pages show of its model: its config, as bench/scale.py writes it."""
-    return {"provider": "openai", **scale.endpoint("http://127.0.0.1:1/v1", model, 64),
-            "generation": {"temperature": 0, "max_tokens": 4096}}
+    return {
+        "provider": "openai",
+        **scale.endpoint("http://127.0.0.1:1/v1", model, 64),
+        "generation": {"temperature": 0, "max_tokens": 4096},
+    }
 
 
 def stage_measured(layout: Layout, models: list[str], cell: dict | None) -> dict:
     """One report stage (a cell's, or the root's) in a child process, as DVC runs it: its wall time
     and peak RSS (its own high-water mark, or its largest child's)."""
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", WRITE, json.dumps(plan(models)), str(layout.root), json.dumps(cell)],
-                          check=True, cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", WRITE, json.dumps(plan(models)), str(layout.root), json.dumps(cell)],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - start
-    return {"stage": f"report@{cell['suite']}-{cell['model']}" if cell else "report (root)", "s": wall,
-            "rss_mb": json.loads(done.stdout.strip().splitlines()[-1])["peak_kb"] / 1024}
+    return {
+        "stage": f"report@{cell['suite']}-{cell['model']}" if cell else "report (root)",
+        "s": wall,
+        "rss_mb": json.loads(done.stdout.strip().splitlines()[-1])["peak_kb"] / 1024,
+    }
 
 
 def write_report_measured(layout: Layout, models: list[str], cells: list[str]) -> dict:
     """The report stages that `dvc repro` runs after `cells`' models were run: each of their cells,
     then the root."""
-    stages = [stage_measured(layout, models, {"suite": suite, "model": model, "settings": model_settings(model)})
-              for model in cells for suite in SUITES]
+    stages = [
+        stage_measured(layout, models, {"suite": suite, "model": model, "settings": model_settings(model)})
+        for model in cells
+        for suite in SUITES
+    ]
     stages.append(stage_measured(layout, models, None))
-    return {"stages": stages, "report_s": sum(stage["s"] for stage in stages),
-            "report_rss_mb": max(stage["rss_mb"] for stage in stages)}
+    return {
+        "stages": stages,
+        "report_s": sum(stage["s"] for stage in stages),
+        "report_rss_mb": max(stage["rss_mb"] for stage in stages),
+    }
 
 
 def files_of(folder: Path) -> dict[str, str]:
-    return {path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
-            for path in sorted(folder.rglob("*")) if path.is_file()}
+    return {
+        path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
 
 
 def sizes(folder: Path) -> dict:
     files = [path for path in folder.rglob("*") if path.is_file()]
     largest = max(files, key=lambda path: path.stat().st_size)
-    return {"files": len(files), "total_mb": sum(p.stat().st_size for p in files) / 1e6,
-            "largest": largest.relative_to(folder).as_posix(), "largest_mb": largest.stat().st_size / 1e6}
+    return {
+        "files": len(files),
+        "total_mb": sum(p.stat().st_size for p in files) / 1e6,
+        "largest": largest.relative_to(folder).as_posix(),
+        "largest_mb": largest.stat().st_size / 1e6,
+    }
 
 
 def cell_index(report: Path, suite: str, model: str) -> Path:
@@ -251,8 +307,11 @@ def interactive_seconds(page_path: Path, profile: Path) -> dict:
 
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
-            str(profile), executable_path=shutil.which("chromium") or "/usr/bin/chromium", args=CHROMIUM_ARGS,
-            headless=True)
+            str(profile),
+            executable_path=shutil.which("chromium") or "/usr/bin/chromium",
+            args=CHROMIUM_ARGS,
+            headless=True,
+        )
         page = context.new_page()
         start = time.perf_counter()
         page.goto(page_path.as_uri(), wait_until="commit")
@@ -264,10 +323,13 @@ def interactive_seconds(page_path: Path, profile: Path) -> dict:
                        const wrong = document.querySelectorAll('tr.problem-row[data-status="wrong"]').length;
                        const count = document.querySelector('#shown-count');
                        return shown === wrong && count && count.textContent.includes(String(wrong)); }""",
-            timeout=60_000)
+            timeout=60_000,
+        )
         seconds = time.perf_counter() - start
-        timing = page.evaluate("(({domContentLoadedEventEnd, loadEventEnd}) => [domContentLoadedEventEnd, loadEventEnd])"
-                               "(performance.getEntriesByType('navigation')[0])")
+        timing = page.evaluate(
+            "(({domContentLoadedEventEnd, loadEventEnd}) => [domContentLoadedEventEnd, loadEventEnd])"
+            "(performance.getEntriesByType('navigation')[0])"
+        )
         changed = time.perf_counter()
         page.select_option("select#status-filter", "all")
         page.evaluate("new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
@@ -310,39 +372,57 @@ def changes(before: dict[str, str], after: dict[str, str], layout: Layout) -> di
     cells' files are those in the folders of the cells that were there before (Layout.report_cell);
     the rest are the root's (index, assets, side-by-side pages), which name every model."""
     report = layout.report()
-    cells = [layout.report_cell(suite, model).relative_to(report).as_posix() + "/" for suite in SUITES for model in MODELS]
+    cells = [
+        layout.report_cell(suite, model).relative_to(report).as_posix() + "/" for suite in SUITES for model in MODELS
+    ]
     changed = sorted(name for name in before if name in after and before[name] != after[name])
     removed = sorted(set(before) - set(after))
     of_cells = [name for name in changed + removed if name.startswith(tuple(cells))]
-    return {"added_files": len(set(after) - set(before)), "changed_files": changed, "removed_files": removed,
-            "other_cells_files": sum(name.startswith(tuple(cells)) for name in before),
-            "other_cells_changed": len(of_cells)}
+    return {
+        "added_files": len(set(after) - set(before)),
+        "changed_files": changed,
+        "removed_files": removed,
+        "other_cells_files": sum(name.startswith(tuple(cells)) for name in before),
+        "other_cells_changed": len(of_cells),
+    }
 
 
 def report(result: dict) -> None:
-    print(f"{result['problems']} problems x zh + en, models {', '.join(MODELS)}, judge {JUDGE} (3 judges; "
-          f"{result['graded']} problems a cell graded by the real judge, the rest replicated); "
-          f"inputs built in {result['inputs_s']:.0f} s")
+    print(
+        f"{result['problems']} problems x zh + en, models {', '.join(MODELS)}, judge {JUDGE} (3 judges; "
+        f"{result['graded']} problems a cell graded by the real judge, the rest replicated); "
+        f"inputs built in {result['inputs_s']:.0f} s"
+    )
     for stage in result["stages"]:
         print(f"  {stage['stage']:<40}{stage['s']:>8.1f} s{stage['rss_mb']:>8.0f} MB peak RSS")
-    print(f"report written in {result['report_s']:.1f} s in all (target < {TARGETS['report_s']:.0f} s), "
-          f"peak RSS {result['report_rss_mb']:.0f} MB (target < {TARGETS['report_rss_mb']:.0f} MB)")
-    print(f"{result['files']} files, {result['total_mb']:.0f} MB in all; largest {result['largest']} "
-          f"{result['largest_mb']:.2f} MB (target < {TARGETS['largest_mb']:.0f} MB)")
+    print(
+        f"report written in {result['report_s']:.1f} s in all (target < {TARGETS['report_s']:.0f} s), "
+        f"peak RSS {result['report_rss_mb']:.0f} MB (target < {TARGETS['report_rss_mb']:.0f} MB)"
+    )
+    print(
+        f"{result['files']} files, {result['total_mb']:.0f} MB in all; largest {result['largest']} "
+        f"{result['largest_mb']:.2f} MB (target < {TARGETS['largest_mb']:.0f} MB)"
+    )
     runs = ", ".join(f"{run['s']:.2f}" for run in result["interactive_runs"])
-    print(f"cell index {result['cell_index']} ({result['cell_index_mb']:.2f} MB): interactive in "
-          f"{result['interactive_s']:.2f} s, median of {runs} (target < {TARGETS['interactive_s']:.0f} s)")
+    print(
+        f"cell index {result['cell_index']} ({result['cell_index_mb']:.2f} MB): interactive in "
+        f"{result['interactive_s']:.2f} s, median of {runs} (target < {TARGETS['interactive_s']:.0f} s)"
+    )
     for run in result["interactive_runs"]:
-        print(f"  parsed {run['parsed_s']:.2f} s, loaded {run['loaded_s']:.2f} s, first filter applied {run['s']:.2f} s;"
-              f" the next change painted in {run['next_change_s']:.2f} s")
+        print(
+            f"  parsed {run['parsed_s']:.2f} s, loaded {run['loaded_s']:.2f} s, first filter applied {run['s']:.2f} s;"
+            f" the next change painted in {run['next_change_s']:.2f} s"
+        )
     added = result["with_added"]
     for stage in added["stages"]:
         print(f"  {stage['stage']:<40}{stage['s']:>8.1f} s{stage['rss_mb']:>8.0f} MB peak RSS")
-    print(f"with {ADDED} added: report written in {added['report_s']:.1f} s, peak RSS {added['report_rss_mb']:.0f} MB; "
-          f"{result['added_files']} files added, {len(result['changed_files'])} changed "
-          f"({', '.join(result['changed_files'][:8])}{' ...' if len(result['changed_files']) > 8 else ''}), "
-          f"{len(result['removed_files'])} removed; of the other cells' {result['other_cells_files']} files, "
-          f"{result['other_cells_changed']} changed (target 0)")
+    print(
+        f"with {ADDED} added: report written in {added['report_s']:.1f} s, peak RSS {added['report_rss_mb']:.0f} MB; "
+        f"{result['added_files']} files added, {len(result['changed_files'])} changed "
+        f"({', '.join(result['changed_files'][:8])}{' ...' if len(result['changed_files']) > 8 else ''}), "
+        f"{len(result['removed_files'])} removed; of the other cells' {result['other_cells_files']} files, "
+        f"{result['other_cells_changed']} changed (target 0)"
+    )
 
 
 def main() -> None:

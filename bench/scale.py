@@ -44,6 +44,7 @@ from olympiad_eval.stage import read_plan
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the tests' fresh clone of the repository (tests/support.py), reused as is
 from tests.support import clone, lock_files, plan_yaml, stage_name  # noqa: E402
+
 BIN = Path(sys.executable).parent
 BENCHMARK = "physelite_scale"
 SUITES = ("physelite_en", "physelite_zh")
@@ -56,6 +57,7 @@ SLIP = "Taking the opposite sign for the friction term"  # the mark of a wrong r
 
 
 # ---------------------------------------------------------------- the synthetic release
+
 
 def answer(index: int) -> str:
     return f"{1 + (index * 7919) % 9973 / 100:.2f} {UNITS[index % len(UNITS)]}"
@@ -88,16 +90,24 @@ def texts(index: int, language: str) -> tuple[str, str]:
     """A question of olympiad length and a worked solution, both naming the problem's id."""
     pid, value = problem_id(index), answer(index)
     if language == "zh":
-        question = (f"[{pid}] " + "如图所示，质量为 $m$ 的小物块从倾角为 $\\theta$ 的粗糙斜面顶端由静止释放，"
-                    "动摩擦因数为 $\\mu$，斜面固定在水平地面上。" * 3 + "求所要求的物理量（保留三位有效数字）。")
+        question = (
+            f"[{pid}] " + "如图所示，质量为 $m$ 的小物块从倾角为 $\\theta$ 的粗糙斜面顶端由静止释放，"
+            "动摩擦因数为 $\\mu$，斜面固定在水平地面上。" * 3 + "求所要求的物理量（保留三位有效数字）。"
+        )
         steps = (f"第{k}步：列出受力分析与运动方程，代入数值。\n" for k in range(1, 9))
         solution = "".join(steps) + f"答案：{value}"
     else:
-        setting = ("A small block of mass $m$ is released from rest at the top of a rough incline of angle "
-                   "$\\theta$ fixed on level ground; the coefficient of kinetic friction is $\\mu$. ")
+        setting = (
+            "A small block of mass $m$ is released from rest at the top of a rough incline of angle "
+            "$\\theta$ fixed on level ground; the coefficient of kinetic friction is $\\mu$. "
+        )
         question = f"[{pid}] " + setting * 3 + "Find the requested quantity to three significant figures."
-        solution = "".join(f"Step {k}: write the force balance and the equation of motion, then substitute.\n"
-                           for k in range(1, 9)) + f"Answer: {value}"
+        solution = (
+            "".join(
+                f"Step {k}: write the force balance and the equation of motion, then substitute.\n" for k in range(1, 9)
+            )
+            + f"Answer: {value}"
+        )
     return question, solution
 
 
@@ -106,19 +116,31 @@ def release_rows(index: int, figures: dict) -> list[dict]:
     rows = []
     for language in ("en", "zh"):
         question, solution = texts(index, language)
-        rows.append({"id": problem_id(index), "language": language, "text": question, "answer": answer(index),
-                     "solution": solution, "difficulty": 1 + index % 7, "subject": SUBJECTS[index % len(SUBJECTS)],
-                     **figures})
+        rows.append(
+            {
+                "id": problem_id(index),
+                "language": language,
+                "text": question,
+                "answer": answer(index),
+                "solution": solution,
+                "difficulty": 1 + index % 7,
+                "subject": SUBJECTS[index % len(SUBJECTS)],
+                **figures,
+            }
+        )
     return rows
 
 
 def figures_of(index: int) -> dict:
     """One problem in seven has a schematic, one in forty also a process diagram."""
+
     def image(kind: str) -> list[dict]:
         return [{"bytes": diagram(index, kind), "path": f"{problem_id(index)}_{kind}.png"}]
 
-    return {"images": image("schematic") if index % 7 == 0 else [],
-            "process_images": image("process") if index % 40 == 0 else []}
+    return {
+        "images": image("schematic") if index % 7 == 0 else [],
+        "process_images": image("process") if index % 40 == 0 else [],
+    }
 
 
 IMAGES = pa.list_(pa.struct([("bytes", pa.binary()), ("path", pa.string())]))
@@ -141,6 +163,7 @@ def write_release(root: Path, problems: int, fields: dict) -> None:
 
 # ---------------------------------------------------------------- the fake endpoint
 
+
 def accuracy(model: str) -> float:
     """scale-1 answers 85% of problems right, scale-2 70%, scale-3 55%, ..."""
     return max(0.1, 1.0 - 0.15 * int(model.rsplit("-", 1)[1]))
@@ -160,9 +183,11 @@ def expected_score(model: str, problems: int) -> float:
 def response(model: str, pid: str) -> str:
     index = int(pid.split("-")[1])
     right = is_right(model, pid)
-    steps = "".join(f"Step {k}: the forces along the incline give $m a = m g \\sin\\theta - \\mu m g \\cos\\theta$; "
-                    "integrating the motion over the incline's length and substituting the given values.\n"
-                    for k in range(1, 9))
+    steps = "".join(
+        f"Step {k}: the forces along the incline give $m a = m g \\sin\\theta - \\mu m g \\cos\\theta$; "
+        "integrating the motion over the incline's length and substituting the given values.\n"
+        for k in range(1, 9)
+    )
     slip = "" if right else f"{SLIP}, the acceleration becomes larger.\n"
     final = answer(index) if right else wrong_answer(index)
     return f"{model} solves problem {pid} step by step.\n{steps}{slip}FINAL ANSWER: {final}"
@@ -195,8 +220,14 @@ class Responder:
         if "verdict" in reply and wrong:
             reply = {"verdict": "incorrect", "reasoning": "The sign of the friction term is wrong."}
         if "steps" in reply:
-            reply = {"steps": [{"step": "Force balance.", "grade": 1.0}, {"step": "Equation of motion.", "grade": 1.0},
-                               {"step": "Result.", "grade": 0.0 if wrong else 1.0}], "reasoning": "Graded."}
+            reply = {
+                "steps": [
+                    {"step": "Force balance.", "grade": 1.0},
+                    {"step": "Equation of motion.", "grade": 1.0},
+                    {"step": "Result.", "grade": 0.0 if wrong else 1.0},
+                ],
+                "reasoning": "Graded.",
+            }
         return json.dumps(reply)
 
 
@@ -227,9 +258,13 @@ class Repo:
         shim.write_text(SHIM.format(python=sys.executable, real=str(BIN / "python"), log=str(self.stage_log)))
         shim.chmod(0o755)
         # the copy's own request cache, not the user's: every run starts cold and leaves no replies behind
-        self.env = {**os.environ, "PATH": f"{shims}{os.pathsep}{BIN}{os.pathsep}{os.environ['PATH']}",
-                    "PYTHONPATH": str(path / "src"), "HYDRA_FULL_ERROR": "1",
-                    "OLYMPIAD_EVAL_REQUEST_CACHE": str(path / ".cache" / "requests.sqlite")}
+        self.env = {
+            **os.environ,
+            "PATH": f"{shims}{os.pathsep}{BIN}{os.pathsep}{os.environ['PATH']}",
+            "PYTHONPATH": str(path / "src"),
+            "HYDRA_FULL_ERROR": "1",
+            "OLYMPIAD_EVAL_REQUEST_CACHE": str(path / ".cache" / "requests.sqlite"),
+        }
 
     def write(self, name: str, text: str) -> None:
         (self.path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -238,8 +273,9 @@ class Repo:
     def dvc(self, *args: str) -> tuple[float, str]:
         """(wall seconds, output) of a dvc command; its output also goes to dvc.log beside the copy."""
         start = time.perf_counter()
-        result = subprocess.run([str(BIN / "dvc"), *args], cwd=self.path, env=self.env, capture_output=True, text=True,
-                                check=False)
+        result = subprocess.run(
+            [str(BIN / "dvc"), *args], cwd=self.path, env=self.env, capture_output=True, text=True, check=False
+        )
         wall = time.perf_counter() - start
         with open(self.path.parent / f"{self.path.name}-dvc.log", "a", encoding="utf-8") as log:
             log.write(f"$ dvc {' '.join(args)}  ({wall:.2f} s)\n{result.stdout}{result.stderr}\n")
@@ -258,18 +294,28 @@ class Repo:
         """What the shim logged, one record per stage run, named as DVC names the stage."""
         if not self.stage_log.is_file():
             return []
-        return [{**run, "stage": shim_stage_name(run["argv"])}
-                for run in map(json.loads, self.stage_log.read_text().splitlines())]
+        return [
+            {**run, "stage": shim_stage_name(run["argv"])}
+            for run in map(json.loads, self.stage_log.read_text().splitlines())
+        ]
 
 
-ORDER = {"fetch": ["benchmark"], "render": ["suite"], "generate": ["cell.suite", "model"],
-         "judge": ["cell.suite", "cell.model", "judge"], "aggregate": ["benchmark"], "report": ["cell.suite", "model"]}
+ORDER = {
+    "fetch": ["benchmark"],
+    "render": ["suite"],
+    "generate": ["cell.suite", "model"],
+    "judge": ["cell.suite", "cell.model", "judge"],
+    "aggregate": ["benchmark"],
+    "report": ["cell.suite", "model"],
+}
 
 
 def shim_stage_name(argv: list[str]) -> str:
     stage = Path(argv[0]).stem
     overrides = dict(arg.split("=", 1) for arg in argv[1:] if "=" in arg)
-    keys = ORDER.get(stage, []) if "cell.suite" in overrides or stage != "report" else []  # the report's root has no cell
+    keys = (
+        ORDER.get(stage, []) if "cell.suite" in overrides or stage != "report" else []
+    )  # the report's root has no cell
     return f"{stage}@{'-'.join(overrides.get(key, '?') for key in keys)}" if keys else stage
 
 
@@ -280,21 +326,35 @@ def release_fields(repo: Path) -> dict:
 def benchmark_config(conf: Path, release: Path) -> dict:
     """A benchmark config like the Hub one in `conf`, but reading the synthetic release at `release`."""
     hub = yaml.safe_load((conf / "benchmark/physelite.yaml").read_text(encoding="utf-8"))
-    return {"kind": "physelite", "source": {"type": "local", "path": release.as_posix()}, "split": "test",
-            "fields": hub["fields"], "languages": hub["languages"], "difficulty_bands": hub["difficulty_bands"]}
+    return {
+        "kind": "physelite",
+        "source": {"type": "local", "path": release.as_posix()},
+        "split": "test",
+        "fields": hub["fields"],
+        "languages": hub["languages"],
+        "difficulty_bands": hub["difficulty_bands"],
+    }
 
 
 def write_benchmark(repo: Repo, problems: int) -> None:
     """The release in the copy, and a benchmark config like the Hub one but with a local source."""
     write_release(repo.path / RELEASE, problems, release_fields(repo.path))
     config = benchmark_config(repo.path / "conf", RELEASE)
-    repo.write(f"conf/benchmark/{BENCHMARK}.yaml", "# A synthetic PhysElite-sized release (bench/scale.py).\n"
-               + yaml.safe_dump(config, sort_keys=False))
+    repo.write(
+        f"conf/benchmark/{BENCHMARK}.yaml",
+        "# A synthetic PhysElite-sized release (bench/scale.py).\n" + yaml.safe_dump(config, sort_keys=False),
+    )
 
 
 def endpoint(base_url: str, model: str, concurrency: int) -> dict:
-    return {"base_url": base_url, "model": model, "api_key_env": None, "concurrency": concurrency,
-            "max_retries": 2, "timeout": 120}
+    return {
+        "base_url": base_url,
+        "model": model,
+        "api_key_env": None,
+        "concurrency": concurrency,
+        "max_retries": 2,
+        "timeout": 120,
+    }
 
 
 def write_plan(repo: Repo, models: list[str], judges: list[str], suites: dict[str, str] | None = None) -> None:
@@ -305,8 +365,11 @@ def write_plan(repo: Repo, models: list[str], judges: list[str], suites: dict[st
 def configure(repo: Repo, base_url: str, models: int, concurrency: int) -> list[str]:
     names = [f"scale-{i}" for i in range(1, models + 1)]
     for name in names:
-        model = {"provider": "openai", **endpoint(base_url, name, concurrency),
-                 "generation": {"temperature": 0, "max_tokens": 4096}}
+        model = {
+            "provider": "openai",
+            **endpoint(base_url, name, concurrency),
+            "generation": {"temperature": 0, "max_tokens": 4096},
+        }
         repo.write(f"conf/model/{name}.yaml", yaml.safe_dump(model, sort_keys=False))
     judges = {"fake-judge": endpoint(base_url, "fake-judge", concurrency)}
     judge = {"defaults": ["llm_base", "_self_"], "judges": judges}
@@ -316,6 +379,7 @@ def configure(repo: Repo, base_url: str, models: int, concurrency: int) -> list[
 
 
 # ---------------------------------------------------------------- the run
+
 
 def ideal_seconds(stage: str, problems: int, concurrency: int, latency: float) -> float | None:
     """Requests / concurrency x latency: one request per prompt; the LLM judge asks two per response."""
@@ -342,12 +406,23 @@ def run(problems: int, models: int, latency: float, concurrency: int, keep: Path
         status_s, _ = repo.dvc("status")
         peak = server.peak_in_flight
     result = {
-        "problems": problems, "models": names, "latency": latency, "concurrency": concurrency,
-        "release_s": release_s, "repro_s": repro_s, "ran": ran, "noop_s": noop_s, "noop_ran": noop_ran,
-        "status_s": status_s, "generation_requests": responder.generations, "judge_requests": responder.judgments,
-        "peak_in_flight": peak, "expected": {name: expected_score(name, problems) for name in names},
-        "stages": [{**stage, "ideal": ideal_seconds(stage["stage"], problems, concurrency, latency)}
-                   for stage in repo.stages()],
+        "problems": problems,
+        "models": names,
+        "latency": latency,
+        "concurrency": concurrency,
+        "release_s": release_s,
+        "repro_s": repro_s,
+        "ran": ran,
+        "noop_s": noop_s,
+        "noop_ran": noop_ran,
+        "status_s": status_s,
+        "generation_requests": responder.generations,
+        "judge_requests": responder.judgments,
+        "peak_in_flight": peak,
+        "expected": {name: expected_score(name, problems) for name in names},
+        "stages": [
+            {**stage, "ideal": ideal_seconds(stage["stage"], problems, concurrency, latency)} for stage in repo.stages()
+        ],
         "repo": str(repo.path),
     }
     (workdir / "results.json").write_text(json.dumps(result, indent=2))
@@ -364,22 +439,30 @@ def repro_checked(repo: Repo) -> tuple[float, list[str]]:
 
 
 def report(result: dict) -> None:
-    print(f"{result['problems']} problems x 2 languages, models {', '.join(result['models'])}, judges rule and "
-          f"{JUDGE}; latency {result['latency']} s, concurrency {result['concurrency']} "
-          f"({result['concurrency'] / result['latency']:.0f} req/s ideal); "
-          f"release written in {result['release_s']:.1f} s")
+    print(
+        f"{result['problems']} problems x 2 languages, models {', '.join(result['models'])}, judges rule and "
+        f"{JUDGE}; latency {result['latency']} s, concurrency {result['concurrency']} "
+        f"({result['concurrency'] / result['latency']:.0f} req/s ideal); "
+        f"release written in {result['release_s']:.1f} s"
+    )
     print(f"{'stage':<46}{'wall s':>9}{'ideal s':>9}{'ideal/wall':>12}{'CPU s':>8}{'peak RSS MB':>13}")
     for stage in result["stages"]:
         ideal = stage["ideal"]
         share = f"{ideal / stage['wall']:.1%}" if ideal else ""
-        print(f"{stage['stage']:<46}{stage['wall']:>9.1f}{ideal or 0:>9.1f}{share:>12}{stage['cpu']:>8.1f}"
-              f"{stage['rss_mb']:>13.0f}")
+        print(
+            f"{stage['stage']:<46}{stage['wall']:>9.1f}{ideal or 0:>9.1f}{share:>12}{stage['cpu']:>8.1f}"
+            f"{stage['rss_mb']:>13.0f}"
+        )
     total = sum(stage["wall"] for stage in result["stages"])
-    print(f"dvc repro: {result['repro_s']:.1f} s ({total:.1f} s in stages, {result['repro_s'] - total:.1f} s in DVC); "
-          f"requests: {result['generation_requests']} generation, {result['judge_requests']} judge; "
-          f"peak in flight {result['peak_in_flight']}")
-    print(f"no-op dvc repro: {result['noop_s']:.2f} s (ran {len(result['noop_ran'])} stages; target < 10 s); "
-          f"dvc status: {result['status_s']:.2f} s")
+    print(
+        f"dvc repro: {result['repro_s']:.1f} s ({total:.1f} s in stages, {result['repro_s'] - total:.1f} s in DVC); "
+        f"requests: {result['generation_requests']} generation, {result['judge_requests']} judge; "
+        f"peak in flight {result['peak_in_flight']}"
+    )
+    print(
+        f"no-op dvc repro: {result['noop_s']:.2f} s (ran {len(result['noop_ran'])} stages; target < 10 s); "
+        f"dvc status: {result['status_s']:.2f} s"
+    )
     worst = max(result["stages"], key=lambda stage: stage["rss_mb"])
     print(f"peak RSS: {worst['rss_mb']:.0f} MB in {worst['stage']} (target < 1024 MB per stage)")
 
@@ -388,8 +471,12 @@ def report(result: dict) -> None:
 
 # The bundled sample's suites, across the three benchmark families; models x judges give
 # 11 + 4 x models x (1 + judges) stages: 43, 107, 299.
-SAMPLE = {"sample_hipho": "sample_hipho", "sample_mathvision": "sample_mathvision",
-          "sample_physelite_en": "sample_physelite", "sample_physelite_zh": "sample_physelite"}
+SAMPLE = {
+    "sample_hipho": "sample_hipho",
+    "sample_mathvision": "sample_mathvision",
+    "sample_physelite_en": "sample_physelite",
+    "sample_physelite_zh": "sample_physelite",
+}
 LAYOUTS = "2x3,4x5,6x11"
 
 
@@ -401,11 +488,16 @@ def fan_out(repo: Repo, models: list[str], judges: list[str]) -> None:
     for suite in SAMPLE:
         family = plan["family"][SAMPLE[suite]]
         for other in models[1:]:
-            copy(out.generations(family, suite, model), out.generations(family, suite, other), {"model": (model, other)})
+            copy(
+                out.generations(family, suite, model), out.generations(family, suite, other), {"model": (model, other)}
+            )
             copy(out.usage(family, suite, model), out.usage(family, suite, other), {})
         for m, j in ((m, j) for m in models for j in judges if (m, j) != (model, judge)):
-            copy(out.judgments(family, suite, model, judge), out.judgments(family, suite, m, j),
-                 {"model": (model, m), "judge": (judge, j)})
+            copy(
+                out.judgments(family, suite, model, judge),
+                out.judgments(family, suite, m, j),
+                {"model": (model, m), "judge": (judge, j)},
+            )
             copy(out.coverage(family, suite, model, judge), out.coverage(family, suite, m, j), {})
 
 
@@ -449,8 +541,11 @@ def stage_cost(workdir: Path, models: int, judges: int, layout: str) -> dict:
     _, listed = repo.dvc("stage", "list", "--all", "--name-only")
     status_s, _ = repo.dvc("status")
     noop_s, noop_ran = repo.repro()
-    [cell] = [address for address in listed.split()
-              if address.endswith(f"@sample_physelite_en-{model_names[0]}-{judge_names[0]}") and "judge" in address]
+    [cell] = [
+        address
+        for address in listed.split()
+        if address.endswith(f"@sample_physelite_en-{model_names[0]}-{judge_names[0]}") and "judge" in address
+    ]
     before = len(repo.stages())
     one_s, _ = repo.repro("--force", "--single-item", cell)
     one_stage = sum(run["wall"] for run in repo.stages()[before:])
@@ -459,26 +554,43 @@ def stage_cost(workdir: Path, models: int, judges: int, layout: str) -> dict:
     judge_s, judge_ran = repo.repro()
     judge_stages = sum(run["wall"] for run in repo.stages()[before:])
     locks = [len(lock) / 1024 for lock in lock_files(repo.path).values()]
-    return {"layout": layout, "stages": len(listed.split()), "locks": len(locks), "largest_lock_kb": max(locks),
-            "commit_s": commit_s, "fill_s": fill_s, "status_s": status_s, "noop_s": noop_s, "noop_ran": len(noop_ran),
-            "one_cell_s": one_s, "one_cell_stage_s": one_stage, "judge_edit_s": judge_s,
-            "judge_edit_ran": len(judge_ran), "judge_edit_stages_s": judge_stages}
+    return {
+        "layout": layout,
+        "stages": len(listed.split()),
+        "locks": len(locks),
+        "largest_lock_kb": max(locks),
+        "commit_s": commit_s,
+        "fill_s": fill_s,
+        "status_s": status_s,
+        "noop_s": noop_s,
+        "noop_ran": len(noop_ran),
+        "one_cell_s": one_s,
+        "one_cell_stage_s": one_stage,
+        "judge_edit_s": judge_s,
+        "judge_edit_ran": len(judge_ran),
+        "judge_edit_stages_s": judge_stages,
+    }
 
 
 def stage_counts(layouts: str, keep: Path | None) -> list[dict]:
     workdir = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="oe-stages-"))
     workdir.mkdir(parents=True, exist_ok=True)
     results = []
-    print(f"{'layout':<22}{'stages':>7}{'largest dvc.lock KB':>21}{'status s':>10}{'no-op repro s':>15}"
-          f"{'1 cell: repro s':>17}{'stage s':>9}{'judge edit: stages run':>24}{'repro s':>9}{'DVC s/stage':>13}")
+    print(
+        f"{'layout':<22}{'stages':>7}{'largest dvc.lock KB':>21}{'status s':>10}{'no-op repro s':>15}"
+        f"{'1 cell: repro s':>17}{'stage s':>9}{'judge edit: stages run':>24}{'repro s':>9}{'DVC s/stage':>13}"
+    )
     for models, judges in (map(int, layout.split("x")) for layout in layouts.split(",")):
         for layout in ("one dvc.yaml", "dvc.yaml per family"):
             r = stage_cost(workdir, models, judges, layout)
             results.append(r)
             overhead = (r["judge_edit_s"] - r["judge_edit_stages_s"]) / max(1, r["judge_edit_ran"])
-            print(f"{layout:<22}{r['stages']:>7}{r['largest_lock_kb']:>21.0f}{r['status_s']:>10.2f}{r['noop_s']:>15.2f}"
-                  f"{r['one_cell_s']:>17.2f}{r['one_cell_stage_s']:>9.2f}{r['judge_edit_ran']:>24}"
-                  f"{r['judge_edit_s']:>9.1f}{overhead:>13.2f}", flush=True)
+            print(
+                f"{layout:<22}{r['stages']:>7}{r['largest_lock_kb']:>21.0f}{r['status_s']:>10.2f}{r['noop_s']:>15.2f}"
+                f"{r['one_cell_s']:>17.2f}{r['one_cell_stage_s']:>9.2f}{r['judge_edit_ran']:>24}"
+                f"{r['judge_edit_s']:>9.1f}{overhead:>13.2f}",
+                flush=True,
+            )
     (workdir / "stage_counts.json").write_text(json.dumps(results, indent=2))
     if not keep:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -26,18 +26,30 @@ def main(cfg) -> None:
     layout = Layout(cfg.paths.outputs)
     prompts = layout.prompts(suite)
     if not prompts.is_file():
-        raise InputError(f"suite '{suite}' (cell.suite) has no prompts at {prompts}: has it been rendered "
-                         f"(its stage render@{suite} in pipelines/{family}/dvc.yaml)?")
+        raise InputError(
+            f"suite '{suite}' (cell.suite) has no prompts at {prompts}: has it been rendered "
+            f"(its stage render@{suite} in pipelines/{family}/dvc.yaml)?"
+        )
     out = layout.generations(family, suite, model)
-    outcome = generate(suite, model, cfg.model, prompts, out, request_cache(cfg.paths.request_cache),
-                       layout.usage(family, suite, model))
+    outcome = generate(
+        suite,
+        model,
+        cfg.model,
+        prompts,
+        out,
+        request_cache(cfg.paths.request_cache),
+        layout.usage(family, suite, model),
+    )
     log.info("%s x %s: %s", suite, model, outcome.summary())
     if outcome.errors > cfg.max_failed_fraction * outcome.total:
         endpoint = f" at {cfg.model.base_url}" if cfg.model.get("base_url") else ""
         reasons = most_common(g.error for g in read_jsonl(out, Generation) if g.error is not None)
-        fail(f"{outcome.errors} of {outcome.total} requests failed (model '{model}'{endpoint}; tolerated: "
-             f"{cfg.max_failed_fraction:.0%}): {reasons}; they are recorded as errors, never as "
-             "answers: rerun to retry them", status=1)
+        fail(
+            f"{outcome.errors} of {outcome.total} requests failed (model '{model}'{endpoint}; tolerated: "
+            f"{cfg.max_failed_fraction:.0%}): {reasons}; they are recorded as errors, never as "
+            "answers: rerun to retry them",
+            status=1,
+        )
 
 
 if __name__ == "__main__":

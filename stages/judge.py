@@ -24,18 +24,25 @@ def main(cfg) -> None:
     layout = Layout(cfg.paths.outputs)
     generations = layout.generations(family, suite, model)
     if not generations.is_file():
-        raise InputError(f"no generations of model '{model}' (cell.model) for suite '{suite}' (cell.suite) at "
-                         f"{generations}: run its stage generate@{suite}-{model} (in pipelines/{family}/dvc.yaml) first")
+        raise InputError(
+            f"no generations of model '{model}' (cell.model) for suite '{suite}' (cell.suite) at "
+            f"{generations}: run its stage generate@{suite}-{model} (in pipelines/{family}/dvc.yaml) first"
+        )
     out = layout.judgments(family, suite, model, judge_name)
-    outcome = judge(layout.suite(suite), generations, judge_name, cfg.judge, out, request_cache(cfg.paths.request_cache))
+    outcome = judge(
+        layout.suite(suite), generations, judge_name, cfg.judge, out, request_cache(cfg.paths.request_cache)
+    )
     log.info("%s x %s x %s: %s", suite, model, judge_name, outcome.summary())
     write_json(layout.coverage(family, suite, model, judge_name), outcome.metrics())
     write_json(layout.judge_usage(family, suite, model, judge_name), outcome.usage)
     judged = outcome.total - outcome.generation_errors
     if judged and outcome.scored / judged < cfg.min_coverage:
         reasons = most_common(j.detail[:300] for j in read_jsonl(out, Judgment) if j.status == "judge_error")
-        fail(f"only {outcome.scored} of {judged} responses were judged (required: {cfg.min_coverage:.0%}): "
-             f"{reasons}; rerun to retry the failed judgments", status=1)
+        fail(
+            f"only {outcome.scored} of {judged} responses were judged (required: {cfg.min_coverage:.0%}): "
+            f"{reasons}; rerun to retry the failed judgments",
+            status=1,
+        )
 
 
 if __name__ == "__main__":

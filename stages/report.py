@@ -20,8 +20,9 @@ def main(cfg) -> None:
         log.info("report: wrote %s", layout.report_index())
         return
     model = chosen("model")
-    folder = write_cell(plan, layout, cfg.cell.suite, model, OmegaConf.to_container(cfg.model, resolve=True),
-                        cfg.paths.plan)
+    folder = write_cell(
+        plan, layout, cfg.cell.suite, model, OmegaConf.to_container(cfg.model, resolve=True), cfg.paths.plan
+    )
     log.info("report: wrote %s", folder)
 
 

@@ -46,6 +46,7 @@ def pytest_collection_modifyitems(items):
     Each is a chain of `dvc repro` stages taking half a minute to four minutes; started first,
     they run beside each other while the short tests fill in around them, instead of one of them
     starting last and running alone (pyproject's addopts keep xdist to this order)."""
+
     def rank(item) -> int:
         if item.get_closest_marker("e2e") is None:
             return 2

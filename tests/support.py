@@ -44,16 +44,21 @@ def unservable_endpoint(case: str, listed: list[str], listing: str) -> tuple[Fak
     the probe must catch on a live server), the base URL to ask, and what the error must say.
     A misnamed model's server lists `listed`, which the error shows as `listing`; the wrong key is
     the one in the environment variable OE_TEST_KEY."""
-    server = FakeOpenAI(api_key="the-servers-key" if case == "wrong key" else None,
-                        models=listed if case == "misnamed model" else None)
-    base_url = {"connection refused": "http://127.0.0.1:9/v1",  # the discard port: nothing listens there
-                "unresolvable host": "http://no-such-host.invalid/v1"}.get(case, server.base_url)
-    expected = {"connection refused": "connection refused; check that the server is running",
-                "unresolvable host": "the host name does not resolve",
-                "wrong key": "the endpoint refused the API key (HTTP 401: Incorrect API key provided); "
-                             "check the key in the environment variable OE_TEST_KEY",
-                "misnamed model": f"the endpoint does not list the model (it lists {len(listed)}: {listing}); "
-                                  "check `model`, or set `probe: false`"}[case]
+    server = FakeOpenAI(
+        api_key="the-servers-key" if case == "wrong key" else None, models=listed if case == "misnamed model" else None
+    )
+    base_url = {
+        "connection refused": "http://127.0.0.1:9/v1",  # the discard port: nothing listens there
+        "unresolvable host": "http://no-such-host.invalid/v1",
+    }.get(case, server.base_url)
+    expected = {
+        "connection refused": "connection refused; check that the server is running",
+        "unresolvable host": "the host name does not resolve",
+        "wrong key": "the endpoint refused the API key (HTTP 401: Incorrect API key provided); "
+        "check the key in the environment variable OE_TEST_KEY",
+        "misnamed model": f"the endpoint does not list the model (it lists {len(listed)}: {listing}); "
+        "check `model`, or set `probe: false`",
+    }[case]
     return server, base_url, expected
 
 
@@ -79,7 +84,6 @@ def render_sample(outputs: Path, suite: str, benchmark: str, *overrides: str) ->
     return outputs
 
 
-
 # ---------------------------------------------------------------- fresh clones run by real dvc
 
 BIN = Path(sys.executable).parent
@@ -87,20 +91,29 @@ KEY = "sk-e2e-" + "s3cr3t" * 6
 
 
 def clone(target: Path) -> Path:
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
-                           capture_output=True, text=True).stdout.split("\0")
+    files = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.split("\0")
     for name in filter(None, files):
         if (ROOT / name).is_file():
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, target / name)
-    for command in (["git", "init", "-q"], ["git", "add", "-A"],
-                    ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"]):
+    for command in (
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"],
+    ):
         subprocess.run(command, cwd=target, check=True)
     return target
 
 
-def plan_yaml(suites: dict[str, str], models: list[str], judges: list[str], conf: Path = CONF,
-              releases: dict[str, str] | None = None) -> str:
+def plan_yaml(
+    suites: dict[str, str],
+    models: list[str],
+    judges: list[str],
+    conf: Path = CONF,
+    releases: dict[str, str] | None = None,
+) -> str:
     """A params.yaml running these suites (suite: its benchmark), each benchmark in the pipeline of
     its kind (conf/benchmark/<name>.yaml) with the folder its release is read from (`releases`, or
     its config's local `source.path`, or for a release on the Hub its config file), and the other
@@ -127,16 +140,24 @@ def stage_name(address: str) -> str:
 
 def lock_files(repo: Path) -> dict[str, bytes]:
     """Every dvc.lock: the root's and each pipeline's."""
-    return {path.relative_to(repo).as_posix(): path.read_bytes()
-            for path in [repo / "dvc.lock", *sorted(repo.glob("pipelines/*/dvc.lock"))] if path.is_file()}
+    return {
+        path.relative_to(repo).as_posix(): path.read_bytes()
+        for path in [repo / "dvc.lock", *sorted(repo.glob("pipelines/*/dvc.lock"))]
+        if path.is_file()
+    }
 
 
 class Repo:
     def __init__(self, path: Path):
         self.path = path
         self.layout = Layout(path / "outputs")
-        self.env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
-                    "PYTHONPATH": str(path / "src"), "OE_E2E_KEY": KEY, "HYDRA_FULL_ERROR": "1"}
+        self.env = {
+            **os.environ,
+            "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+            "PYTHONPATH": str(path / "src"),
+            "OE_E2E_KEY": KEY,
+            "HYDRA_FULL_ERROR": "1",
+        }
         # each clone its own request cache, in its ignored .cache/: tests count the requests each one sends
         self.env[REQUEST_CACHE_VARIABLE] = str(self.request_cache)
         self.env.pop("OPENAI_API_KEY", None)
@@ -183,6 +204,7 @@ def headline_metrics(layout, benchmark: str) -> dict:
 
 
 # ---------------------------------------------------------------- a judge that obeys injected notes
+
 
 def user_text(body: dict) -> str:
     content = body["messages"][-1]["content"]

@@ -75,12 +75,29 @@ from olympiad_eval.fetch import fetch
 from olympiad_eval.generate import generate
 from olympiad_eval.judging import judge
 from olympiad_eval.layout import Layout
-from olympiad_eval.records import (AnswerSlot, Generation, InputError, Judgment, Problem, RecordError, read_jsonl,
-                                   write_json, write_jsonl)
+from olympiad_eval.records import (
+    AnswerSlot,
+    Generation,
+    InputError,
+    Judgment,
+    Problem,
+    RecordError,
+    read_jsonl,
+    write_json,
+    write_jsonl,
+)
 from olympiad_eval.render import render
 from olympiad_eval.tables import counts, load_judgments
-from tests.support import ROOT, UNSERVABLE, compose_stage, plan_yaml, suite_scoring, unservable_endpoint
-from tests.support import INJECTION, gullible
+from tests.support import (
+    INJECTION,
+    ROOT,
+    UNSERVABLE,
+    compose_stage,
+    gullible,
+    plan_yaml,
+    suite_scoring,
+    unservable_endpoint,
+)
 
 SAMPLE = ROOT / "data" / "sample"
 
@@ -108,7 +125,9 @@ def assert_nothing_written(out: Path) -> None:
         assert [p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.")] == []
 
 
-def fetch_fails(tmp_path: Path, kind: str, root: Path, *, path: str, record: str, field: str, match: str) -> RecordError:
+def fetch_fails(
+    tmp_path: Path, kind: str, root: Path, *, path: str, record: str, field: str, match: str
+) -> RecordError:
     """Fetch must stop with a RecordError naming the file, the record and the field, writing nothing."""
     out = tmp_path / "outputs" / "problems" / kind
     with pytest.raises(RecordError) as caught:
@@ -135,16 +154,27 @@ def edit_exam(path: Path, element: int, change) -> None:
     path.write_text(json.dumps(items, ensure_ascii=False), encoding="utf-8")
 
 
-def stage(name: str, *overrides: str, outputs: Path, env: dict | None = None, cache: Path | None = None,
-          file_size_limit: int | None = None) -> subprocess.CompletedProcess:
+def stage(
+    name: str,
+    *overrides: str,
+    outputs: Path,
+    env: dict | None = None,
+    cache: Path | None = None,
+    file_size_limit: int | None = None,
+) -> subprocess.CompletedProcess:
     """Run a stage script as DVC does, with its outputs and request cache (`cache`, or one beside
     the outputs) under a temporary folder; with `file_size_limit`, no file it writes may grow past
     that many bytes (see `LIMIT_FILE_SIZE`)."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env or {})}
     environment.pop("OPENAI_API_KEY", None)
     environment.pop("HYDRA_FULL_ERROR", None)  # what a user sees by default
-    command = [sys.executable, str(ROOT / "stages" / f"{name}.py"), *overrides, f"paths.outputs={outputs}",
-               f"paths.request_cache={cache or outputs.parent / 'cache.sqlite'}"]
+    command = [
+        sys.executable,
+        str(ROOT / "stages" / f"{name}.py"),
+        *overrides,
+        f"paths.outputs={outputs}",
+        f"paths.request_cache={cache or outputs.parent / 'cache.sqlite'}",
+    ]
     if file_size_limit is not None:
         command = [sys.executable, "-c", LIMIT_FILE_SIZE, str(file_size_limit), *command]
     return subprocess.run(command, check=False, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120)
@@ -187,75 +217,233 @@ MV, HP, PE = "data/test.jsonl", "data/DemoPhO_2025.json", "data/test.jsonl"
 RECORDS = {
     # case: (release, file to break, how, (where the error points, record, field), expected words)
     "broken-json-line": ("mathvision", MV, drop_closing_brace, (MV, "at line 2", "(json)"), "Expecting"),
-    "missing-field": ("mathvision", MV, lambda p: edit_jsonl(p, 2, lambda r: r.pop("answer")), (f"{MV}:2", "2", "answer"),
-                      "missing"),
-    "null-question": ("mathvision", MV, lambda p: edit_jsonl(p, 2, lambda r: r.update(question=None)),
-                      (f"{MV}:2", "2", "question"), "missing"),
-    "answer-as-list": ("mathvision", MV, lambda p: edit_jsonl(p, 2, lambda r: r.update(answer=["27"])),
-                       (f"{MV}:2", "2", "answer"), "expected text, got list"),
-    "options-as-text": ("mathvision", MV, lambda p: edit_jsonl(p, 1, lambda r: r.update(options="ABCDE")),
-                        (f"{MV}:1", "1", "options"), "expected a list, got str"),
-    "level-as-word": ("mathvision", MV, lambda p: edit_jsonl(p, 1, lambda r: r.update(level="hard")),
-                      (f"{MV}:1", "1", "level"), "expected an integer, got str 'hard'"),
-    "difficulty-as-list": ("physelite", PE, lambda p: edit_jsonl(p, 1, lambda r: r.update(difficulty=[3])),
-                           (f"{PE}:1", "PE-S-0001", "difficulty"), "expected an integer, got list"),
-    "hipho-answers-as-a-number": ("hipho", HP, lambda p: edit_exam(p, 1, lambda i: i.update(answer=5)),
-                                  (HP, "DemoPhO_2025_1_a", "answer"), "expected a list, got int 5"),
-    "hipho-points-as-text": ("hipho", HP, lambda p: edit_exam(p, 1, lambda i: i.update(points="2")),
-                             (HP, "DemoPhO_2025_1_a", "points"), "expected a list, got str '2'"),
-    "hipho-problem-not-an-object": ("hipho", HP, lambda p: p.write_text('[{"information": "None."}, "P1"]', encoding="utf-8"),
-                                    (HP, "(element 1)", "(json)"), "must be a JSON object, got str"),
-    "hipho-broken-json": ("hipho", HP, lambda p: p.write_text(p.read_text(encoding="utf-8")[:-3], encoding="utf-8"),
-                          (HP, "(file)", "(json)"), "invalid JSON"),
+    "missing-field": (
+        "mathvision",
+        MV,
+        lambda p: edit_jsonl(p, 2, lambda r: r.pop("answer")),
+        (f"{MV}:2", "2", "answer"),
+        "missing",
+    ),
+    "null-question": (
+        "mathvision",
+        MV,
+        lambda p: edit_jsonl(p, 2, lambda r: r.update(question=None)),
+        (f"{MV}:2", "2", "question"),
+        "missing",
+    ),
+    "answer-as-list": (
+        "mathvision",
+        MV,
+        lambda p: edit_jsonl(p, 2, lambda r: r.update(answer=["27"])),
+        (f"{MV}:2", "2", "answer"),
+        "expected text, got list",
+    ),
+    "options-as-text": (
+        "mathvision",
+        MV,
+        lambda p: edit_jsonl(p, 1, lambda r: r.update(options="ABCDE")),
+        (f"{MV}:1", "1", "options"),
+        "expected a list, got str",
+    ),
+    "level-as-word": (
+        "mathvision",
+        MV,
+        lambda p: edit_jsonl(p, 1, lambda r: r.update(level="hard")),
+        (f"{MV}:1", "1", "level"),
+        "expected an integer, got str 'hard'",
+    ),
+    "difficulty-as-list": (
+        "physelite",
+        PE,
+        lambda p: edit_jsonl(p, 1, lambda r: r.update(difficulty=[3])),
+        (f"{PE}:1", "PE-S-0001", "difficulty"),
+        "expected an integer, got list",
+    ),
+    "hipho-answers-as-a-number": (
+        "hipho",
+        HP,
+        lambda p: edit_exam(p, 1, lambda i: i.update(answer=5)),
+        (HP, "DemoPhO_2025_1_a", "answer"),
+        "expected a list, got int 5",
+    ),
+    "hipho-points-as-text": (
+        "hipho",
+        HP,
+        lambda p: edit_exam(p, 1, lambda i: i.update(points="2")),
+        (HP, "DemoPhO_2025_1_a", "points"),
+        "expected a list, got str '2'",
+    ),
+    "hipho-problem-not-an-object": (
+        "hipho",
+        HP,
+        lambda p: p.write_text('[{"information": "None."}, "P1"]', encoding="utf-8"),
+        (HP, "(element 1)", "(json)"),
+        "must be a JSON object, got str",
+    ),
+    "hipho-broken-json": (
+        "hipho",
+        HP,
+        lambda p: p.write_text(p.read_text(encoding="utf-8")[:-3], encoding="utf-8"),
+        (HP, "(file)", "(json)"),
+        "invalid JSON",
+    ),
     # points must be finite numbers >= 0: NaN would make every score NaN, a string "2" silently 2
-    "hipho-points-nan": ("hipho", HP, lambda p: edit_exam(p, 1, lambda i: i.update(points=[float("nan")])),
-                         (HP, "DemoPhO_2025_1_a", "points[0]"), "must be a finite number >= 0, got nan"),
-    "hipho-points-infinite": ("hipho", HP, lambda p: edit_exam(p, 1, lambda i: i.update(points=[float("inf")])),
-                              (HP, "DemoPhO_2025_1_a", "points[0]"), "must be a finite number >= 0, got inf"),
-    "hipho-points-negative": ("hipho", HP, lambda p: edit_exam(p, 2, lambda i: i.update(points=[1.0, -1.0])),
-                              (HP, "DemoPhO_2025_1_b", "points[1]"), "must be a finite number >= 0, got -1.0"),
-    "hipho-points-text-in-list": ("hipho", HP, lambda p: edit_exam(p, 2, lambda i: i.update(points=["1", "1"])),
-                                  (HP, "DemoPhO_2025_1_b", "points[0]"), "expected a number of points, got str '1'"),
-    "hipho-points-nan-as-text": ("hipho", HP, lambda p: edit_exam(p, 1, lambda i: i.update(points=["NaN"])),
-                                 (HP, "DemoPhO_2025_1_a", "points[0]"), "expected a number of points, got str 'NaN'"),
-    "hipho-points-list-in-list": ("hipho", HP, lambda p: edit_exam(p, 1, lambda i: i.update(points=[[1.0]])),
-                                  (HP, "DemoPhO_2025_1_a", "points[0]"), "expected a number of points, got list [1.0]"),
-    "hipho-answer-an-object": ("hipho", HP, lambda p: edit_exam(p, 2, lambda i: i["answer"].__setitem__(1, {"t": "0.79"})),
-                               (HP, "DemoPhO_2025_1_b", "answer[1]"), "expected text, got dict"),
-    "hipho-unit-an-object": ("hipho", HP, lambda p: edit_exam(p, 2, lambda i: i.update(unit=[{"si": "m/s^2"}, "s"])),
-                             (HP, "DemoPhO_2025_1_b", "unit[0]"), "expected text, got dict"),
-    "hipho-empty-id": ("hipho", HP, lambda p: edit_exam(p, 2, lambda i: i.update(id="")),
-                       (HP, "''", "id"), "empty: every problem needs an id"),
-    "mathvision-blank-id": ("mathvision", MV, lambda p: edit_jsonl(p, 3, lambda r: r.update(id=" ")),
-                            (f"{MV}:3", "' '", "id"), "empty: every problem needs an id"),
-    "physelite-empty-id": ("physelite", PE, lambda p: edit_jsonl(p, 2, lambda r: r.update(problem_id="")),
-                           (f"{PE}:2", "''", "problem_id"), "empty: every problem needs an id"),
-    "hipho-id-an-object": ("hipho", HP, lambda p: edit_exam(p, 1, lambda i: i.update(id={"n": 1})),
-                           (HP, "{'n': 1}", "id"), "expected text or an integer, got dict"),
+    "hipho-points-nan": (
+        "hipho",
+        HP,
+        lambda p: edit_exam(p, 1, lambda i: i.update(points=[float("nan")])),
+        (HP, "DemoPhO_2025_1_a", "points[0]"),
+        "must be a finite number >= 0, got nan",
+    ),
+    "hipho-points-infinite": (
+        "hipho",
+        HP,
+        lambda p: edit_exam(p, 1, lambda i: i.update(points=[float("inf")])),
+        (HP, "DemoPhO_2025_1_a", "points[0]"),
+        "must be a finite number >= 0, got inf",
+    ),
+    "hipho-points-negative": (
+        "hipho",
+        HP,
+        lambda p: edit_exam(p, 2, lambda i: i.update(points=[1.0, -1.0])),
+        (HP, "DemoPhO_2025_1_b", "points[1]"),
+        "must be a finite number >= 0, got -1.0",
+    ),
+    "hipho-points-text-in-list": (
+        "hipho",
+        HP,
+        lambda p: edit_exam(p, 2, lambda i: i.update(points=["1", "1"])),
+        (HP, "DemoPhO_2025_1_b", "points[0]"),
+        "expected a number of points, got str '1'",
+    ),
+    "hipho-points-nan-as-text": (
+        "hipho",
+        HP,
+        lambda p: edit_exam(p, 1, lambda i: i.update(points=["NaN"])),
+        (HP, "DemoPhO_2025_1_a", "points[0]"),
+        "expected a number of points, got str 'NaN'",
+    ),
+    "hipho-points-list-in-list": (
+        "hipho",
+        HP,
+        lambda p: edit_exam(p, 1, lambda i: i.update(points=[[1.0]])),
+        (HP, "DemoPhO_2025_1_a", "points[0]"),
+        "expected a number of points, got list [1.0]",
+    ),
+    "hipho-answer-an-object": (
+        "hipho",
+        HP,
+        lambda p: edit_exam(p, 2, lambda i: i["answer"].__setitem__(1, {"t": "0.79"})),
+        (HP, "DemoPhO_2025_1_b", "answer[1]"),
+        "expected text, got dict",
+    ),
+    "hipho-unit-an-object": (
+        "hipho",
+        HP,
+        lambda p: edit_exam(p, 2, lambda i: i.update(unit=[{"si": "m/s^2"}, "s"])),
+        (HP, "DemoPhO_2025_1_b", "unit[0]"),
+        "expected text, got dict",
+    ),
+    "hipho-empty-id": (
+        "hipho",
+        HP,
+        lambda p: edit_exam(p, 2, lambda i: i.update(id="")),
+        (HP, "''", "id"),
+        "empty: every problem needs an id",
+    ),
+    "mathvision-blank-id": (
+        "mathvision",
+        MV,
+        lambda p: edit_jsonl(p, 3, lambda r: r.update(id=" ")),
+        (f"{MV}:3", "' '", "id"),
+        "empty: every problem needs an id",
+    ),
+    "physelite-empty-id": (
+        "physelite",
+        PE,
+        lambda p: edit_jsonl(p, 2, lambda r: r.update(problem_id="")),
+        (f"{PE}:2", "''", "problem_id"),
+        "empty: every problem needs an id",
+    ),
+    "hipho-id-an-object": (
+        "hipho",
+        HP,
+        lambda p: edit_exam(p, 1, lambda i: i.update(id={"n": 1})),
+        (HP, "{'n': 1}", "id"),
+        "expected text or an integer, got dict",
+    ),
     # an empty gold is valid only where the protocol can do without one
-    "hipho-empty-gold-no-marking": ("hipho", HP, lambda p: edit_exam(p, 3, lambda i: i.update(answer=["\\boxed{}"])),
-                                    (HP, "DemoPhO_2025_2_a", "answer[0]"), "no marking scheme: nothing could award its points"),
-    "mathvision-empty-gold": ("mathvision", MV, lambda p: edit_jsonl(p, 2, lambda r: r.update(answer="")),
-                              (f"{MV}:2", "2", "answer"), "empty: the protocol compares responses with it"),
-    "physelite-empty-answer-and-solution": ("physelite", PE, lambda p: edit_jsonl(
-        p, 1, lambda r: r.update(problem_answer="", problem_solution=None)),
-        (f"{PE}:1", "PE-S-0001", "problem_answer"), "empty, and so is problem_solution"),
-    "mathvision-level-0": ("mathvision", MV, lambda p: edit_jsonl(p, 1, lambda r: r.update(level=0)),
-                           (f"{MV}:1", "1", "level"), "must be 1 to 5, got 0"),
-    "mathvision-level-6": ("mathvision", MV, lambda p: edit_jsonl(p, 4, lambda r: r.update(level="6")),
-                           (f"{MV}:4", "4", "level"), "must be 1 to 5, got 6"),
-    "physelite-unknown-language": ("physelite", PE, lambda p: edit_jsonl(p, 2, lambda r: r.update(language="fr")),
-                                   (f"{PE}:2", "PE-S-0001", "language"),
-                                   "'fr' is not one of the benchmark's languages (en, zh; `languages` in conf/benchmark/physelite.yaml)"),
+    "hipho-empty-gold-no-marking": (
+        "hipho",
+        HP,
+        lambda p: edit_exam(p, 3, lambda i: i.update(answer=["\\boxed{}"])),
+        (HP, "DemoPhO_2025_2_a", "answer[0]"),
+        "no marking scheme: nothing could award its points",
+    ),
+    "mathvision-empty-gold": (
+        "mathvision",
+        MV,
+        lambda p: edit_jsonl(p, 2, lambda r: r.update(answer="")),
+        (f"{MV}:2", "2", "answer"),
+        "empty: the protocol compares responses with it",
+    ),
+    "physelite-empty-answer-and-solution": (
+        "physelite",
+        PE,
+        lambda p: edit_jsonl(p, 1, lambda r: r.update(problem_answer="", problem_solution=None)),
+        (f"{PE}:1", "PE-S-0001", "problem_answer"),
+        "empty, and so is problem_solution",
+    ),
+    "mathvision-level-0": (
+        "mathvision",
+        MV,
+        lambda p: edit_jsonl(p, 1, lambda r: r.update(level=0)),
+        (f"{MV}:1", "1", "level"),
+        "must be 1 to 5, got 0",
+    ),
+    "mathvision-level-6": (
+        "mathvision",
+        MV,
+        lambda p: edit_jsonl(p, 4, lambda r: r.update(level="6")),
+        (f"{MV}:4", "4", "level"),
+        "must be 1 to 5, got 6",
+    ),
+    "physelite-unknown-language": (
+        "physelite",
+        PE,
+        lambda p: edit_jsonl(p, 2, lambda r: r.update(language="fr")),
+        (f"{PE}:2", "PE-S-0001", "language"),
+        "'fr' is not one of the benchmark's languages (en, zh; `languages` in conf/benchmark/physelite.yaml)",
+    ),
     # a lone surrogate is legal JSON but no character: UTF-8 cannot write it back
-    "mathvision-lone-surrogate": ("mathvision", MV, lambda p: escape_into(p, "What is the perimeter", "\\ud800"),
-                                  (MV, "at line 1", "question"), "a lone surrogate \\ud800"),
-    "physelite-lone-surrogate": ("physelite", PE, lambda p: escape_into(p, "Step 1: The vertical", "\\udfff"),
-                                 (PE, "at line 1", "problem_solution"), "a lone surrogate \\udfff"),
-    "hipho-lone-surrogate": ("hipho", HP, lambda p: escape_into(p, "[Sliding block", "\\udc00"),
-                             (HP, "DemoPhO_2025_1_a", "context"), "a lone surrogate \\udc00"),
-    "hipho-lone-surrogate-in-a-list": ("hipho", HP, lambda p: escape_into(p, "$a = 3.20$", "\\ud83d"),
-                                       (HP, "DemoPhO_2025_1_b", "answer[0]"), "a lone surrogate \\ud83d"),
+    "mathvision-lone-surrogate": (
+        "mathvision",
+        MV,
+        lambda p: escape_into(p, "What is the perimeter", "\\ud800"),
+        (MV, "at line 1", "question"),
+        "a lone surrogate \\ud800",
+    ),
+    "physelite-lone-surrogate": (
+        "physelite",
+        PE,
+        lambda p: escape_into(p, "Step 1: The vertical", "\\udfff"),
+        (PE, "at line 1", "problem_solution"),
+        "a lone surrogate \\udfff",
+    ),
+    "hipho-lone-surrogate": (
+        "hipho",
+        HP,
+        lambda p: escape_into(p, "[Sliding block", "\\udc00"),
+        (HP, "DemoPhO_2025_1_a", "context"),
+        "a lone surrogate \\udc00",
+    ),
+    "hipho-lone-surrogate-in-a-list": (
+        "hipho",
+        HP,
+        lambda p: escape_into(p, "$a = 3.20$", "\\ud83d"),
+        (HP, "DemoPhO_2025_1_b", "answer[0]"),
+        "a lone surrogate \\ud83d",
+    ),
 }
 
 
@@ -274,8 +462,9 @@ def test_a_malformed_record_names_file_record_and_field(tmp_path, case):
     fetch_fails(tmp_path, kind, root, path=str(root / where), record=record, field=field, match=words)
 
 
-@pytest.mark.parametrize("case,runs", [("hipho-points-nan", 2), ("mathvision-lone-surrogate", 1),
-                                       ("physelite-unknown-language", 1)])
+@pytest.mark.parametrize(
+    "case,runs", [("hipho-points-nan", 2), ("mathvision-lone-surrogate", 1), ("physelite-unknown-language", 1)]
+)
 def test_a_bad_record_stops_the_fetch_stage_on_every_run(tmp_path, case, runs):
     """Through the stage script as DVC runs it: one line naming file, record and field, exit 2,
     nothing written; and a rerun refuses again (nothing from the first run lets it through)."""
@@ -283,11 +472,22 @@ def test_a_bad_record_stops_the_fetch_stage_on_every_run(tmp_path, case, runs):
     root = release(tmp_path, kind)
     damage(root / name)
     outputs, plan = tmp_path / "outputs", tmp_path / "params.yaml"
-    plan.write_text((ROOT / "params.yaml").read_text(encoding="utf-8").replace(
-        f"sample_{kind}: data/sample/{kind}\n", f"sample_{kind}: {root}\n"), encoding="utf-8")  # the release's folder
+    plan.write_text(
+        (ROOT / "params.yaml")
+        .read_text(encoding="utf-8")
+        .replace(f"sample_{kind}: data/sample/{kind}\n", f"sample_{kind}: {root}\n"),
+        encoding="utf-8",
+    )  # the release's folder
     for _ in range(runs):
-        line = one_clear_error(stage("fetch", f"benchmark=sample_{kind}", f"benchmark.source.path={root}",
-                                     f"paths.plan={plan}", outputs=outputs))
+        line = one_clear_error(
+            stage(
+                "fetch",
+                f"benchmark=sample_{kind}",
+                f"benchmark.source.path={root}",
+                f"paths.plan={plan}",
+                outputs=outputs,
+            )
+        )
         assert line.startswith(f"error: {root / where}: record {record}: field '{field}': "), line
         assert words.replace("conf/benchmark/physelite", "conf/benchmark/sample_physelite") in line
         assert_nothing_written(Layout(outputs).problems(f"sample_{kind}"))
@@ -297,13 +497,19 @@ def test_a_local_release_outside_the_folder_the_plan_names_stops_the_fetch_stage
     """That folder is all the fetch stage depends on in dvc.yaml: a release read from elsewhere
     could change without DVC rerunning its fetch."""
     plan, outputs = tmp_path / "params.yaml", tmp_path / "outputs"
-    plan.write_text((ROOT / "params.yaml").read_text(encoding="utf-8").replace(
-        "sample_hipho: data/sample/hipho\n", "sample_hipho: data/sample/mathvision\n"), encoding="utf-8")
+    plan.write_text(
+        (ROOT / "params.yaml")
+        .read_text(encoding="utf-8")
+        .replace("sample_hipho: data/sample/hipho\n", "sample_hipho: data/sample/mathvision\n"),
+        encoding="utf-8",
+    )
     line = one_clear_error(stage("fetch", "benchmark=sample_hipho", f"paths.plan={plan}", outputs=outputs))
-    assert line == (f"error: {plan}: pipelines.hipho.benchmarks.sample_hipho is 'data/sample/mathvision', but "
-                    "conf/benchmark/sample_hipho.yaml (or an override) reads the release from source.path "
-                    "'data/sample/hipho', outside it: DVC would not rerun the fetch when that release changes; "
-                    "name the folder the release is read from")
+    assert line == (
+        f"error: {plan}: pipelines.hipho.benchmarks.sample_hipho is 'data/sample/mathvision', but "
+        "conf/benchmark/sample_hipho.yaml (or an override) reads the release from source.path "
+        "'data/sample/hipho', outside it: DVC would not rerun the fetch when that release changes; "
+        "name the folder the release is read from"
+    )
     assert not outputs.exists()
 
 
@@ -326,8 +532,15 @@ def test_a_file_that_is_not_utf8_names_its_line(tmp_path, kind, name, line):
         path.write_bytes("\n".join(lines).encode("utf-8").replace(b"Combien", "Combien é".encode("latin-1")) + b"\n")
     else:
         path.write_bytes(text.encode("utf-16"))
-    error = fetch_fails(tmp_path, kind, root, path=str(path), record=f"at line {line}" if line else "(file)",
-                        field="(encoding)", match="not UTF-8")
+    error = fetch_fails(
+        tmp_path,
+        kind,
+        root,
+        path=str(path),
+        record=f"at line {line}" if line else "(file)",
+        field="(encoding)",
+        match="not UTF-8",
+    )
     assert "byte 0x" in str(error)
 
 
@@ -335,8 +548,15 @@ def test_duplicate_problem_ids(tmp_path):
     root = release(tmp_path, "mathvision")
     lines = (root / MV).read_text(encoding="utf-8").splitlines()
     (root / MV).write_text("\n".join(lines + [lines[1]]) + "\n", encoding="utf-8")
-    fetch_fails(tmp_path, "mathvision", root, path=f"{root / MV}:5", record="2", field="id",
-                match="duplicate problem id (language en); first seen at data/test.jsonl:2")
+    fetch_fails(
+        tmp_path,
+        "mathvision",
+        root,
+        path=f"{root / MV}:5",
+        record="2",
+        field="id",
+        match="duplicate problem id (language en); first seen at data/test.jsonl:2",
+    )
 
 
 @pytest.mark.parametrize("kind", ["mathvision", "physelite"])
@@ -361,20 +581,48 @@ def bomb_png() -> bytes:
 
 FIGURES = {
     # case: (release, how to break it, (file, record, field), expected words)
-    "unknown-reference": ("mathvision", lambda r: edit_jsonl(r / MV, 2, lambda row: row.update(image="images/99.jpg")),
-                          (f"{MV}:2", "2", "image"), "figure 'images/99.jpg' not found"),
-    "missing-file": ("physelite", lambda r: (r / "images" / "PE-S-0001_schematic.png").unlink(),
-                     ("data/test.jsonl:1", "PE-S-0001", "images"), "not found"),
-    "corrupt-bytes": ("hipho", lambda r: (r / "data/image_question/DemoPhO_2025_2_a_1.png").write_bytes(b"\x89PNG\r\n garbage"),
-                      (HP, "DemoPhO_2025_2_a", "image_question"), "is not a readable image"),
-    "decompression-bomb": ("mathvision", lambda r: (r / "images" / "3.jpg").write_bytes(bomb_png()),
-                           (f"{MV}:3", "3", "image"), "decompression bomb"),
-    "path-traversal": ("mathvision", lambda r: edit_jsonl(r / MV, 1, lambda row: row.update(image="../../../../etc/passwd")),
-                       (f"{MV}:1", "1", "image"), "'../../../../etc/passwd' points outside the release"),
-    "absolute-path": ("physelite", lambda r: edit_jsonl(r / "data/test.jsonl", 1, lambda row: row.update(images=["/etc/hostname"])),
-                      ("data/test.jsonl:1", "PE-S-0001", "images"), "'/etc/hostname' points outside the release"),
-    "hipho-traversal": ("hipho", lambda r: edit_exam(r / HP, 1, lambda i: i.update(image_question=["../../secret.png"])),
-                        (HP, "DemoPhO_2025_1_a", "image_question"), "points outside the release"),
+    "unknown-reference": (
+        "mathvision",
+        lambda r: edit_jsonl(r / MV, 2, lambda row: row.update(image="images/99.jpg")),
+        (f"{MV}:2", "2", "image"),
+        "figure 'images/99.jpg' not found",
+    ),
+    "missing-file": (
+        "physelite",
+        lambda r: (r / "images" / "PE-S-0001_schematic.png").unlink(),
+        ("data/test.jsonl:1", "PE-S-0001", "images"),
+        "not found",
+    ),
+    "corrupt-bytes": (
+        "hipho",
+        lambda r: (r / "data/image_question/DemoPhO_2025_2_a_1.png").write_bytes(b"\x89PNG\r\n garbage"),
+        (HP, "DemoPhO_2025_2_a", "image_question"),
+        "is not a readable image",
+    ),
+    "decompression-bomb": (
+        "mathvision",
+        lambda r: (r / "images" / "3.jpg").write_bytes(bomb_png()),
+        (f"{MV}:3", "3", "image"),
+        "decompression bomb",
+    ),
+    "path-traversal": (
+        "mathvision",
+        lambda r: edit_jsonl(r / MV, 1, lambda row: row.update(image="../../../../etc/passwd")),
+        (f"{MV}:1", "1", "image"),
+        "'../../../../etc/passwd' points outside the release",
+    ),
+    "absolute-path": (
+        "physelite",
+        lambda r: edit_jsonl(r / "data/test.jsonl", 1, lambda row: row.update(images=["/etc/hostname"])),
+        ("data/test.jsonl:1", "PE-S-0001", "images"),
+        "'/etc/hostname' points outside the release",
+    ),
+    "hipho-traversal": (
+        "hipho",
+        lambda r: edit_exam(r / HP, 1, lambda i: i.update(image_question=["../../secret.png"])),
+        (HP, "DemoPhO_2025_1_a", "image_question"),
+        "points outside the release",
+    ),
 }
 
 
@@ -412,23 +660,51 @@ def test_a_50_mb_image_is_kept_as_released_and_shrunk_when_sent(tmp_path, caplog
     suite = compose_stage("render", ["suite=sample_mathvision", "cell.benchmark=b"]).suite
     render("s", suite, "b", outputs / "problems" / "b" / "problems.jsonl", outputs / "suites" / "s")
     with FakeOpenAI() as server:
-        model = {"provider": "openai", "base_url": server.base_url, "model": "m", "api_key_env": None,
-                 "max_retries": 0, "max_image_bytes": 2**20}
-        outcome = generate("s", "m", OmegaConf.create(model), outputs / "suites/s/prompts.jsonl", outputs / "g.jsonl",
-                           tmp_path / "cache.sqlite")
-    sent = [base64.b64decode(part["image_url"]["url"].split(",", 1)[1]) for body in server.requests
-            for part in body["messages"][0]["content"] if part["type"] == "image_url"]
+        model = {
+            "provider": "openai",
+            "base_url": server.base_url,
+            "model": "m",
+            "api_key_env": None,
+            "max_retries": 0,
+            "max_image_bytes": 2**20,
+        }
+        outcome = generate(
+            "s",
+            "m",
+            OmegaConf.create(model),
+            outputs / "suites/s/prompts.jsonl",
+            outputs / "g.jsonl",
+            tmp_path / "cache.sqlite",
+        )
+    sent = [
+        base64.b64decode(part["image_url"]["url"].split(",", 1)[1])
+        for body in server.requests
+        for part in body["messages"][0]["content"]
+        if part["type"] == "image_url"
+    ]
     assert outcome.errors == 0 and len(sent) == 4 and max(map(len, sent)) <= 2**20
 
 
 def test_a_limit_no_shrinking_reaches_stops_generation(render_suite, tmp_path):
     outputs = render_suite("sample_hipho", "sample_hipho")
     out = tmp_path / "generations.jsonl"
-    cfg = {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None, "max_image_bytes": 100,
-           "probe": False}  # no endpoint: the image stops the batch before its first request would go out
+    cfg = {
+        "provider": "openai",
+        "base_url": "http://127.0.0.1:9/v1",
+        "model": "m",
+        "api_key_env": None,
+        "max_image_bytes": 100,
+        "probe": False,
+    }  # no endpoint: the image stops the batch before its first request would go out
     with pytest.raises(InputError, match=r"figures/\w+\.png: cannot shrink the image under max_image_bytes=100"):
-        generate("sample_hipho", "m", OmegaConf.create(cfg), outputs / "suites/sample_hipho/prompts.jsonl", out,
-                 tmp_path / "cache.sqlite")
+        generate(
+            "sample_hipho",
+            "m",
+            OmegaConf.create(cfg),
+            outputs / "suites/sample_hipho/prompts.jsonl",
+            out,
+            tmp_path / "cache.sqlite",
+        )
     assert_nothing_written(out)
 
 
@@ -442,7 +718,9 @@ def test_a_template_naming_an_unknown_field(render_suite, tmp_path):
     out = tmp_path / "suites" / "typo"
     with pytest.raises(InputError) as caught:
         render("typo", suite, "sample_physelite", outputs / "problems/sample_physelite/problems.jsonl", out)
-    assert str(caught.value).startswith("suite 'typo': template 'default' (physelite) names {problme}, which no field fills")
+    assert str(caught.value).startswith(
+        "suite 'typo': template 'default' (physelite) names {problme}, which no field fills"
+    )
     assert "the fields of a physelite problem: {problem}" in str(caught.value)  # \boxed{answer} is LaTeX, not a field
     assert_nothing_written(out)
 
@@ -450,54 +728,137 @@ def test_a_template_naming_an_unknown_field(render_suite, tmp_path):
 # ---------------------------------------------------------------- configuration, through the stage scripts
 
 
-@pytest.mark.parametrize("name,overrides,words", [
-    ("generate", ["model=gpt-4o", "cell.suite=sample_hipho", "model.concurrency=abc"],
-     "error: model 'gpt-4o' (conf/model/gpt-4o.yaml or an override): concurrency must be an integer >= 1, got 'abc'"),
-    ("generate", ["model=gpt-4o", "cell.suite=sample_hipho", "model.api_key_env=null", "model.timeout=0"],
-     "timeout must be a number > 0, got 0"),
-    ("judge", ["judge=rule", "cell.suite=sample_hipho", "cell.model=m", "+judge.rel_tol.physelite=0.05"],
-     "error: judge 'rule' (conf/judge/rule.yaml or an override): rel_tol describe how a benchmark is scored, so they "
-     "live with its suites now: set them under `scoring:` in conf/suite/<suite>.yaml"),
-    ("render", ["suite=sample_physelite_en", "cell.benchmark=sample_physelite", "suite.figures=all"],
-     "error: suite 'sample_physelite_en' (conf/suite/sample_physelite_en.yaml or an override): figures: Invalid value "
-     "'all', expected one of [none, schematic, schematic+process]"),
-    ("render", ["suite=sample_hipho", "cell.benchmark=sample_hipho", "suite.figure_placement=inline"],
-     "error: suite 'sample_hipho' (conf/suite/sample_hipho.yaml or an override): figure_placement: Invalid value "
-     "'inline', expected one of [markers, after_text, before_text]"),
-    ("render", ["suite=sample_physelite_en", "cell.benchmark=sample_physelite", "suite.scoring.rel_tol=5%"],
-     "scoring.rel_tol: Value '5%' of type 'str' could not be converted to Float"),
-    ("render", ["suite=sample_physelite_en", "cell.benchmark=sample_physelite", "+suite.scoring.check_options.percents=true"],
-     "error: suite 'sample_physelite_en' (conf/suite/sample_physelite_en.yaml or an override): scoring.check_options: "
-     "unknown check option 'percents'"),
-    ("render", ["suite=sample_mathvision", "cell.benchmark=sample_mathvision", "suite.scoring.protocol=vlmevalkit"],
-     "scoring.protocol: 'vlmevalkit' is not one of official, evalscope for mathvision"),
-    ("render", ["suite=sample_hipho", "cell.benchmark=sample_hipho", "suite.limit=0"],
-     "error: suite 'sample_hipho' (conf/suite/sample_hipho.yaml or an override): limit must be an integer >= 1 "
-     "(null: every problem), got 0"),
-    ("judge", ["judge=rule", "cell.suite=sample_hipho", "cell.model=m", "min_coverage=95"],
-     "error: conf/judge.yaml or an override: min_coverage must be a number >= 0 and <= 1, got 95"),
-    ("judge", ["judge=llm_base", "cell.suite=sample_hipho", "cell.model=m"],
-     "an llm judge needs at least one entry under `judges`"),
-    ("generate", ["model=gpt-4o", "cell.suite=sample_hipho", "model.api_key_env=OE_UNSET_KEY"],
-     "the API key is read from the environment variable OE_UNSET_KEY, which is not set"),
-    ("generate", ["model=reference", "cell.suite=nosuch"],
-     "error: params.yaml: suite 'nosuch' is in no pipeline of the plan: add it under pipelines.<its benchmark's "
-     "kind>.suites (suite: its benchmark)"),
-    ("judge", ["judge=rule", "cell.suite=nosuch", "cell.model=m"], "error: params.yaml: suite 'nosuch' is in no pipeline"),
-    ("generate", ["model=reference", "cell.suite=sample_mathvision"],
-     "error: suite 'sample_mathvision' (cell.suite) has no prompts at "),
-    ("generate", ["model=gpt-4o", "cell.suite=sample_hipho", "model.generation=abc"],
-     "error: model 'gpt-4o' (conf/model/gpt-4o.yaml or an override): generation must be a mapping of request settings"),
-    ("generate", ["model=gpt-4o", "cell.suite=sample_hipho", "model.prices=cheap"],
-     "prices must map input and output to USD per million tokens (input: 2.5, output: 10.0), got 'cheap'"),
-    ("generate", ["model=gpt-4o", "cell.suite=sample_hipho", "model.prices.output=10$"],
-     "prices: output must be a number >= 0, got '10$'"),
-    ("judge", ["judge=gpt-4o", "cell.suite=sample_hipho", "cell.model=m", "judge.settings=abc"],
-     "error: judge 'gpt-4o' (conf/judge/gpt-4o.yaml or an override): settings must be a mapping of request settings"),
-], ids=["concurrency-abc", "timeout-0", "judge-rel_tol", "figures-all", "placement-inline", "rel_tol-percent",
-        "check_options-unknown", "protocol-unknown", "limit-0", "min_coverage-95", "no-judges",
-        "api-key-unset", "suite-not-in-the-plan", "judged-suite-not-in-the-plan", "suite-not-rendered", "generation-text",
-        "prices-text", "price-text", "judge-settings-text"])
+@pytest.mark.parametrize(
+    "name,overrides,words",
+    [
+        (
+            "generate",
+            ["model=gpt-4o", "cell.suite=sample_hipho", "model.concurrency=abc"],
+            "error: model 'gpt-4o' (conf/model/gpt-4o.yaml or an override): concurrency must be an integer >= 1, got 'abc'",
+        ),
+        (
+            "generate",
+            ["model=gpt-4o", "cell.suite=sample_hipho", "model.api_key_env=null", "model.timeout=0"],
+            "timeout must be a number > 0, got 0",
+        ),
+        (
+            "judge",
+            ["judge=rule", "cell.suite=sample_hipho", "cell.model=m", "+judge.rel_tol.physelite=0.05"],
+            "error: judge 'rule' (conf/judge/rule.yaml or an override): rel_tol describe how a benchmark is scored, so they "
+            "live with its suites now: set them under `scoring:` in conf/suite/<suite>.yaml",
+        ),
+        (
+            "render",
+            ["suite=sample_physelite_en", "cell.benchmark=sample_physelite", "suite.figures=all"],
+            "error: suite 'sample_physelite_en' (conf/suite/sample_physelite_en.yaml or an override): figures: Invalid value "
+            "'all', expected one of [none, schematic, schematic+process]",
+        ),
+        (
+            "render",
+            ["suite=sample_hipho", "cell.benchmark=sample_hipho", "suite.figure_placement=inline"],
+            "error: suite 'sample_hipho' (conf/suite/sample_hipho.yaml or an override): figure_placement: Invalid value "
+            "'inline', expected one of [markers, after_text, before_text]",
+        ),
+        (
+            "render",
+            ["suite=sample_physelite_en", "cell.benchmark=sample_physelite", "suite.scoring.rel_tol=5%"],
+            "scoring.rel_tol: Value '5%' of type 'str' could not be converted to Float",
+        ),
+        (
+            "render",
+            [
+                "suite=sample_physelite_en",
+                "cell.benchmark=sample_physelite",
+                "+suite.scoring.check_options.percents=true",
+            ],
+            "error: suite 'sample_physelite_en' (conf/suite/sample_physelite_en.yaml or an override): scoring.check_options: "
+            "unknown check option 'percents'",
+        ),
+        (
+            "render",
+            ["suite=sample_mathvision", "cell.benchmark=sample_mathvision", "suite.scoring.protocol=vlmevalkit"],
+            "scoring.protocol: 'vlmevalkit' is not one of official, evalscope for mathvision",
+        ),
+        (
+            "render",
+            ["suite=sample_hipho", "cell.benchmark=sample_hipho", "suite.limit=0"],
+            "error: suite 'sample_hipho' (conf/suite/sample_hipho.yaml or an override): limit must be an integer >= 1 "
+            "(null: every problem), got 0",
+        ),
+        (
+            "judge",
+            ["judge=rule", "cell.suite=sample_hipho", "cell.model=m", "min_coverage=95"],
+            "error: conf/judge.yaml or an override: min_coverage must be a number >= 0 and <= 1, got 95",
+        ),
+        (
+            "judge",
+            ["judge=llm_base", "cell.suite=sample_hipho", "cell.model=m"],
+            "an llm judge needs at least one entry under `judges`",
+        ),
+        (
+            "generate",
+            ["model=gpt-4o", "cell.suite=sample_hipho", "model.api_key_env=OE_UNSET_KEY"],
+            "the API key is read from the environment variable OE_UNSET_KEY, which is not set",
+        ),
+        (
+            "generate",
+            ["model=reference", "cell.suite=nosuch"],
+            "error: params.yaml: suite 'nosuch' is in no pipeline of the plan: add it under pipelines.<its benchmark's "
+            "kind>.suites (suite: its benchmark)",
+        ),
+        (
+            "judge",
+            ["judge=rule", "cell.suite=nosuch", "cell.model=m"],
+            "error: params.yaml: suite 'nosuch' is in no pipeline",
+        ),
+        (
+            "generate",
+            ["model=reference", "cell.suite=sample_mathvision"],
+            "error: suite 'sample_mathvision' (cell.suite) has no prompts at ",
+        ),
+        (
+            "generate",
+            ["model=gpt-4o", "cell.suite=sample_hipho", "model.generation=abc"],
+            "error: model 'gpt-4o' (conf/model/gpt-4o.yaml or an override): generation must be a mapping of request settings",
+        ),
+        (
+            "generate",
+            ["model=gpt-4o", "cell.suite=sample_hipho", "model.prices=cheap"],
+            "prices must map input and output to USD per million tokens (input: 2.5, output: 10.0), got 'cheap'",
+        ),
+        (
+            "generate",
+            ["model=gpt-4o", "cell.suite=sample_hipho", "model.prices.output=10$"],
+            "prices: output must be a number >= 0, got '10$'",
+        ),
+        (
+            "judge",
+            ["judge=gpt-4o", "cell.suite=sample_hipho", "cell.model=m", "judge.settings=abc"],
+            "error: judge 'gpt-4o' (conf/judge/gpt-4o.yaml or an override): settings must be a mapping of request settings",
+        ),
+    ],
+    ids=[
+        "concurrency-abc",
+        "timeout-0",
+        "judge-rel_tol",
+        "figures-all",
+        "placement-inline",
+        "rel_tol-percent",
+        "check_options-unknown",
+        "protocol-unknown",
+        "limit-0",
+        "min_coverage-95",
+        "no-judges",
+        "api-key-unset",
+        "suite-not-in-the-plan",
+        "judged-suite-not-in-the-plan",
+        "suite-not-rendered",
+        "generation-text",
+        "prices-text",
+        "price-text",
+        "judge-settings-text",
+    ],
+)
 def test_a_bad_config_value_stops_the_stage_before_any_work(tmp_path, name, overrides, words):
     outputs = tmp_path / "outputs"
     line = one_clear_error(stage(name, *overrides, outputs=outputs))
@@ -505,14 +866,19 @@ def test_a_bad_config_value_stops_the_stage_before_any_work(tmp_path, name, over
     assert not outputs.exists() and not (tmp_path / "cache.sqlite").exists()
 
 
-@pytest.mark.parametrize("option, words", [
-    ("suite.exams=[DemoPhO_2025,IPhO_2025]", "exams: 'IPhO_2025' selects no problem of the suite (closest: "),
-    ("suite.ids=[DemoPhO_2025_7]", "ids: 'DemoPhO_2025_7' selects no problem of the suite (closest: "),
-])
+@pytest.mark.parametrize(
+    "option, words",
+    [
+        ("suite.exams=[DemoPhO_2025,IPhO_2025]", "exams: 'IPhO_2025' selects no problem of the suite (closest: "),
+        ("suite.ids=[DemoPhO_2025_7]", "ids: 'DemoPhO_2025_7' selects no problem of the suite (closest: "),
+    ],
+)
 def test_a_selection_that_selects_nothing_stops_render_with_one_line(tmp_path, option, words):
     outputs = tmp_path / "outputs"
     assert stage("fetch", "benchmark=sample_hipho", outputs=outputs).returncode == 0
-    line = one_clear_error(stage("render", "suite=sample_hipho", "cell.benchmark=sample_hipho", option, outputs=outputs))
+    line = one_clear_error(
+        stage("render", "suite=sample_hipho", "cell.benchmark=sample_hipho", option, outputs=outputs)
+    )
     assert line.startswith("error: suite 'sample_hipho' (conf/suite/sample_hipho.yaml or an override): " + words)
     assert not (outputs / "suites").exists()
 
@@ -521,22 +887,46 @@ def test_a_bad_price_stops_generate_before_any_request_is_paid_for(render_suite,
     """The cost is added up after the replies: an unchecked price would end the stage in a
     traceback once every request had been paid for."""
     outputs = render_suite("sample_hipho", "sample_hipho")
-    result = stage("generate", "model=gpt-4o", "cell.suite=sample_hipho", "model.api_key_env=null",
-                   f"model.base_url={fake_openai.base_url}", "model.prices.input=2.5 USD", outputs=outputs)
+    result = stage(
+        "generate",
+        "model=gpt-4o",
+        "cell.suite=sample_hipho",
+        "model.api_key_env=null",
+        f"model.base_url={fake_openai.base_url}",
+        "model.prices.input=2.5 USD",
+        outputs=outputs,
+    )
     assert "prices: input must be a number >= 0, got '2.5 USD'" in one_clear_error(result)
     assert fake_openai.requests == []
     assert_nothing_written(outputs / "generations" / "sample_hipho")
 
 
-@pytest.mark.parametrize("name,overrides,change,words", [
-    ("fetch", ["benchmark=sample_hipho"], lambda plan: plan.replace("  - demo\n", "  - demo\n  - reference\n"),
-     "models: 'reference' named twice; each name once"),
-    ("report", [], lambda plan: plan.replace("models:\n  - reference\n  - demo\n", "models: demo\n"),
-     "models must be a list of names (a list even of one: [demo]), got 'demo'"),
-    ("aggregate", ["benchmark=sample_physelite"],
-     lambda plan: plan.replace("      sample_physelite_zh: sample_physelite\n", "      sample_physelite_zh: sample_physelite\n" * 2),
-     "'sample_physelite_zh' is given twice in one mapping; each name once"),
-], ids=["model-twice-at-fetch", "models-as-text-at-report", "suite-twice-at-aggregate"])
+@pytest.mark.parametrize(
+    "name,overrides,change,words",
+    [
+        (
+            "fetch",
+            ["benchmark=sample_hipho"],
+            lambda plan: plan.replace("  - demo\n", "  - demo\n  - reference\n"),
+            "models: 'reference' named twice; each name once",
+        ),
+        (
+            "report",
+            [],
+            lambda plan: plan.replace("models:\n  - reference\n  - demo\n", "models: demo\n"),
+            "models must be a list of names (a list even of one: [demo]), got 'demo'",
+        ),
+        (
+            "aggregate",
+            ["benchmark=sample_physelite"],
+            lambda plan: plan.replace(
+                "      sample_physelite_zh: sample_physelite\n", "      sample_physelite_zh: sample_physelite\n" * 2
+            ),
+            "'sample_physelite_zh' is given twice in one mapping; each name once",
+        ),
+    ],
+    ids=["model-twice-at-fetch", "models-as-text-at-report", "suite-twice-at-aggregate"],
+)
 def test_a_plan_naming_something_twice_stops_the_stage(tmp_path, name, overrides, change, words):
     """DVC fans a name given twice out into one cell, silently, and the last stages would count it
     twice; fetch, the first stage DVC runs, refuses such a plan already, as do the stages that read
@@ -550,50 +940,79 @@ def test_a_plan_naming_something_twice_stops_the_stage(tmp_path, name, overrides
     assert not outputs.exists()
 
 
-@pytest.mark.parametrize("name,overrides,group,wrong,closest", [
-    ("generate", ["model=gpt4o", "cell.suite=sample_hipho"], "model", "gpt4o", "gpt-4o"),
-    ("generate", ["-m", "model=reference,demoo", "cell.suite=sample_hipho"], "model", "demoo", "demo"),  # a sweep
-    ("judge", ["judge=rulle", "cell.suite=sample_hipho", "cell.model=m"], "judge", "rulle", "rule"),
-    ("render", ["suite=sample_hipo", "cell.benchmark=sample_hipho"], "suite", "sample_hipo", "sample_hipho"),
-    ("fetch", ["benchmark=nosuch"], "benchmark", "nosuch", None),
-], ids=["model", "model-in-a-sweep", "judge", "suite", "benchmark-with-nothing-close"])
-def test_an_unknown_config_name_is_named_with_the_closest_and_the_choices(tmp_path, name, overrides, group, wrong,
-                                                                         closest):
+@pytest.mark.parametrize(
+    "name,overrides,group,wrong,closest",
+    [
+        ("generate", ["model=gpt4o", "cell.suite=sample_hipho"], "model", "gpt4o", "gpt-4o"),
+        ("generate", ["-m", "model=reference,demoo", "cell.suite=sample_hipho"], "model", "demoo", "demo"),  # a sweep
+        ("judge", ["judge=rulle", "cell.suite=sample_hipho", "cell.model=m"], "judge", "rulle", "rule"),
+        ("render", ["suite=sample_hipo", "cell.benchmark=sample_hipho"], "suite", "sample_hipo", "sample_hipho"),
+        ("fetch", ["benchmark=nosuch"], "benchmark", "nosuch", None),
+    ],
+    ids=["model", "model-in-a-sweep", "judge", "suite", "benchmark-with-nothing-close"],
+)
+def test_an_unknown_config_name_is_named_with_the_closest_and_the_choices(
+    tmp_path, name, overrides, group, wrong, closest
+):
     """One line, before Hydra composes anything (its own message is a screen of search paths)."""
     line = one_clear_error(stage(name, *overrides, outputs=tmp_path / "outputs"))
     choices = sorted(path.stem for path in (ROOT / "conf" / group).glob("*.yaml"))
-    assert line.startswith(f"error: {group} '{wrong}' ({group}={wrong}, from params.yaml or the command line): "
-                           f"there is no conf/{group}/{wrong}.yaml. ")
+    assert line.startswith(
+        f"error: {group} '{wrong}' ({group}={wrong}, from params.yaml or the command line): "
+        f"there is no conf/{group}/{wrong}.yaml. "
+    )
     assert (f"did you mean '{closest}'? " in line) == (closest is not None), line
     assert line.endswith(f"The {group} configs: {', '.join(choices)}")
     assert not (tmp_path / "outputs").exists()
 
 
-@pytest.mark.parametrize("name,overrides", [
-    ("fetch", ["benchmark=sample_hipho"]),
-    ("render", ["suite=sample_hipho", "cell.benchmark=sample_hipo"]),  # as DVC would run it from this plan
-])
+@pytest.mark.parametrize(
+    "name,overrides",
+    [
+        ("fetch", ["benchmark=sample_hipho"]),
+        ("render", ["suite=sample_hipho", "cell.benchmark=sample_hipo"]),  # as DVC would run it from this plan
+    ],
+)
 def test_a_suite_paired_with_a_misspelt_benchmark_names_the_plan_s_key(tmp_path, name, overrides):
     plan = tmp_path / "params.yaml"
-    plan.write_text((ROOT / "params.yaml").read_text(encoding="utf-8").replace(
-        "      sample_hipho: sample_hipho\n", "      sample_hipho: sample_hipo\n"), encoding="utf-8")
+    plan.write_text(
+        (ROOT / "params.yaml")
+        .read_text(encoding="utf-8")
+        .replace("      sample_hipho: sample_hipho\n", "      sample_hipho: sample_hipo\n"),
+        encoding="utf-8",
+    )
     line = one_clear_error(stage(name, *overrides, f"paths.plan={plan}", outputs=tmp_path / "outputs"))
-    assert line == (f"error: {plan}: pipelines.hipho.suites.sample_hipho: benchmark 'sample_hipo' is not in "
-                    "pipelines.hipho.benchmarks; did you mean 'sample_hipho'? (it has: sample_hipho)")
+    assert line == (
+        f"error: {plan}: pipelines.hipho.suites.sample_hipho: benchmark 'sample_hipo' is not in "
+        "pipelines.hipho.benchmarks; did you mean 'sample_hipho'? (it has: sample_hipho)"
+    )
     assert not (tmp_path / "outputs").exists()
 
 
 def test_a_suite_paired_with_a_benchmark_of_another_kind_names_the_plan_s_key(tmp_path):
     """Rendered, it once failed deep inside: physelite problems read as hipho ones."""
     plan = tmp_path / "params.yaml"
-    plan.write_text(plan_yaml({"sample_physelite_en": "sample_physelite"}, ["reference"], ["rule"]).replace(
-        "sample_physelite_en: sample_physelite", "sample_physelite_en: sample_physelite\n      sample_hipho: sample_physelite"),
-        encoding="utf-8")
-    line = one_clear_error(stage("render", "suite=sample_hipho", "cell.benchmark=sample_physelite", f"paths.plan={plan}",
-                                 outputs=tmp_path / "outputs"))
-    assert line == (f"error: {plan}: pipelines.physelite.suites.sample_hipho: suite 'sample_hipho' "
-                    "(conf/suite/sample_hipho.yaml) asks hipho problems, and benchmark 'sample_physelite' is a "
-                    "physelite release: pair the suite with a hipho benchmark, under pipelines.hipho")
+    plan.write_text(
+        plan_yaml({"sample_physelite_en": "sample_physelite"}, ["reference"], ["rule"]).replace(
+            "sample_physelite_en: sample_physelite",
+            "sample_physelite_en: sample_physelite\n      sample_hipho: sample_physelite",
+        ),
+        encoding="utf-8",
+    )
+    line = one_clear_error(
+        stage(
+            "render",
+            "suite=sample_hipho",
+            "cell.benchmark=sample_physelite",
+            f"paths.plan={plan}",
+            outputs=tmp_path / "outputs",
+        )
+    )
+    assert line == (
+        f"error: {plan}: pipelines.physelite.suites.sample_hipho: suite 'sample_hipho' "
+        "(conf/suite/sample_hipho.yaml) asks hipho problems, and benchmark 'sample_physelite' is a "
+        "physelite release: pair the suite with a hipho benchmark, under pipelines.hipho"
+    )
 
 
 def test_the_demo_model_on_a_real_suite_says_it_has_recordings_for_the_sample_only(render_suite, tmp_path):
@@ -604,21 +1023,30 @@ def test_the_demo_model_on_a_real_suite_says_it_has_recordings_for_the_sample_on
     plan.write_text(plan_yaml({"hipho": "sample_hipho"}, ["demo"], ["rule"]), encoding="utf-8")
     line = one_clear_error(stage("generate", "model=demo", "cell.suite=hipho", f"paths.plan={plan}", outputs=outputs))
     recorded = ", ".join(sorted(path.stem for path in (ROOT / "data/replay/demo").glob("*.jsonl")))
-    assert line == ("error: model 'demo' has no recorded responses for suite 'hipho' (data/replay/demo/hipho.jsonl "
-                    f"does not exist): it has them for {recorded} only; run it on those, or leave it out of "
-                    "params.yaml's models for a plan of other suites")
+    assert line == (
+        "error: model 'demo' has no recorded responses for suite 'hipho' (data/replay/demo/hipho.jsonl "
+        f"does not exist): it has them for {recorded} only; run it on those, or leave it out of "
+        "params.yaml's models for a plan of other suites"
+    )
     assert recorded.startswith("sample_hipho, ") and not (outputs / "generations").exists()
 
 
 def test_a_stage_run_outside_the_repository_root_says_where_to_run_it(tmp_path):
     """params.yaml, conf/ and the releases are named relative to the root: from elsewhere a stage
     would read no plan, or another one."""
-    result = subprocess.run([sys.executable, str(ROOT / "stages" / "fetch.py"), "benchmark=sample_hipho"], cwd=tmp_path,
-                            env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, capture_output=True, text=True,
-                            timeout=120)
-    assert one_clear_error(result) == (f"error: run the stages from the repository's root, {ROOT} (`cd {ROOT}`), not "
-                                       f"from {tmp_path.resolve()}: they read params.yaml, conf/ and the releases, "
-                                       "and write outputs/, relative to it")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "stages" / "fetch.py"), "benchmark=sample_hipho"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert one_clear_error(result) == (
+        f"error: run the stages from the repository's root, {ROOT} (`cd {ROOT}`), not "
+        f"from {tmp_path.resolve()}: they read params.yaml, conf/ and the releases, "
+        "and write outputs/, relative to it"
+    )
     assert list(tmp_path.iterdir()) == []
 
 
@@ -630,11 +1058,19 @@ def test_an_endpoint_that_is_down_or_misnamed_stops_the_stage_before_any_request
     """The probe (GET /models) finds it: one line naming the model, the URL, what failed and what
     to check; nothing sent, nothing written."""
     outputs = render_suite("sample_hipho", "sample_hipho")
-    server, base_url, expected = unservable_endpoint(case, ["gpt-4o-mini", "gpt-4o-2024-05-13"],
-                                                     "gpt-4o-2024-05-13, gpt-4o-mini")
+    server, base_url, expected = unservable_endpoint(
+        case, ["gpt-4o-mini", "gpt-4o-2024-05-13"], "gpt-4o-2024-05-13, gpt-4o-mini"
+    )
     with server:
-        result = stage("generate", "model=gpt-4o", "cell.suite=sample_hipho", "model.api_key_env=OE_TEST_KEY",
-                       f"model.base_url={base_url}", outputs=outputs, env={"OE_TEST_KEY": "not-the-servers-key"})
+        result = stage(
+            "generate",
+            "model=gpt-4o",
+            "cell.suite=sample_hipho",
+            "model.api_key_env=OE_TEST_KEY",
+            f"model.base_url={base_url}",
+            outputs=outputs,
+            env={"OE_TEST_KEY": "not-the-servers-key"},
+        )
         assert server.count() == 0  # not one chat request
     line = one_clear_error(result)
     assert line.startswith(f"error: model 'gpt-4o' ('gpt-4o-2024-08-06' at {base_url}): {expected}")
@@ -647,14 +1083,23 @@ def test_an_endpoint_that_fails_every_request_trips_the_breaker(render_suite, tm
     outputs = render_suite("sample_hipho", "sample_hipho")
     not_found = Fault(404, {"error": {"message": "The model does not exist", "code": "model_not_found"}})
     with FakeOpenAI(lambda body: not_found) as server:
-        result = stage("generate", "model=gpt-4o", "cell.suite=sample_hipho", "model.api_key_env=null",
-                       f"model.base_url={server.base_url}", "model.concurrency=1", "model.max_consecutive_failures=2",
-                       outputs=outputs)
+        result = stage(
+            "generate",
+            "model=gpt-4o",
+            "cell.suite=sample_hipho",
+            "model.api_key_env=null",
+            f"model.base_url={server.base_url}",
+            "model.concurrency=1",
+            "model.max_consecutive_failures=2",
+            outputs=outputs,
+        )
         assert server.count() == 2
     line = one_clear_error(result, status=1)  # non-zero: DVC caches nothing
-    assert line.startswith(f"error: 5 of 5 requests failed (model 'gpt-4o' at {server.base_url}; tolerated: 0%): "
-                           "not sent: the batch stopped after 2 requests in a row failed with no success (the last: "
-                           "HTTP 404: Error code: 404 - ")
+    assert line.startswith(
+        f"error: 5 of 5 requests failed (model 'gpt-4o' at {server.base_url}; tolerated: 0%): "
+        "not sent: the batch stopped after 2 requests in a row failed with no success (the last: "
+        "HTTP 404: Error code: 404 - "
+    )
     generations = read_jsonl(Layout(outputs).generations("hipho", "sample_hipho", "gpt-4o"), Generation)
     assert all(g.response is None for g in generations)  # errors, never answers
     assert [g.error[:9] for g in generations] == ["HTTP 404:"] * 2 + ["not sent:"] * 3
@@ -663,13 +1108,27 @@ def test_an_endpoint_that_fails_every_request_trips_the_breaker(render_suite, tm
 def test_a_judge_whose_endpoint_is_down_stops_the_stage(render_suite, tmp_path):
     outputs = render_suite("sample_hipho", "sample_hipho")
     layout = Layout(outputs)
-    generate("sample_hipho", "reference", OmegaConf.create({"provider": "reference"}),
-             layout.prompts("sample_hipho"), layout.generations("hipho", "sample_hipho", "reference"),
-             tmp_path / "cache.sqlite")
+    generate(
+        "sample_hipho",
+        "reference",
+        OmegaConf.create({"provider": "reference"}),
+        layout.prompts("sample_hipho"),
+        layout.generations("hipho", "sample_hipho", "reference"),
+        tmp_path / "cache.sqlite",
+    )
     closed = "http://127.0.0.1:9/v1"
-    result = stage("judge", "judge=gpt-4o", "cell.suite=sample_hipho", "cell.model=reference",
-                   "judge.judges.gpt-4o.api_key_env=null", f"judge.judges.gpt-4o.base_url={closed}", outputs=outputs)
-    assert one_clear_error(result).startswith(f"error: judge 'gpt-4o' ('gpt-4o-2024-08-06' at {closed}): connection refused")
+    result = stage(
+        "judge",
+        "judge=gpt-4o",
+        "cell.suite=sample_hipho",
+        "cell.model=reference",
+        "judge.judges.gpt-4o.api_key_env=null",
+        f"judge.judges.gpt-4o.base_url={closed}",
+        outputs=outputs,
+    )
+    assert one_clear_error(result).startswith(
+        f"error: judge 'gpt-4o' ('gpt-4o-2024-08-06' at {closed}): connection refused"
+    )
     assert not (outputs / "judgments").exists() and not (outputs / "coverage").exists()
 
 
@@ -718,10 +1177,19 @@ def test_a_request_cache_that_is_not_a_database_stops_with_its_path(render_suite
         cache.write_bytes(cache.read_bytes()[: cache.stat().st_size // 2])
         reason = "database disk image is malformed"
     before = cache.read_bytes()
-    result = stage("generate", "model=gpt-4o", "cell.suite=sample_hipho", "model.api_key_env=null",
-                   "model.base_url=http://127.0.0.1:9/v1", outputs=outputs, cache=cache)
-    assert one_clear_error(result) == (f"error: the request cache {cache} is not a readable SQLite database ({reason}): "
-                                       "move it aside or delete it, and rerun (replies it held are requested again)")
+    result = stage(
+        "generate",
+        "model=gpt-4o",
+        "cell.suite=sample_hipho",
+        "model.api_key_env=null",
+        "model.base_url=http://127.0.0.1:9/v1",
+        outputs=outputs,
+        cache=cache,
+    )
+    assert one_clear_error(result) == (
+        f"error: the request cache {cache} is not a readable SQLite database ({reason}): "
+        "move it aside or delete it, and rerun (replies it held are requested again)"
+    )
     assert cache.read_bytes() == before  # left for the user to look at
     assert_nothing_written(Layout(outputs).generations("hipho", "sample_hipho", "gpt-4o"))
 
@@ -731,14 +1199,26 @@ def test_a_full_disk_under_the_request_cache_stops_with_its_path(render_suite, t
     outputs = render_suite("sample_hipho", "sample_hipho")
     cache = tmp_path / name
     with FakeOpenAI(lambda body: "\\boxed{42} " + "x" * 300_000) as server:  # each reply past the limit
-        result = stage("generate", "model=gpt-4o", "cell.suite=sample_hipho", "model.api_key_env=null",
-                       f"model.base_url={server.base_url}", outputs=outputs, cache=cache,
-                       file_size_limit=200_000)
+        result = stage(
+            "generate",
+            "model=gpt-4o",
+            "cell.suite=sample_hipho",
+            "model.api_key_env=null",
+            f"model.base_url={server.base_url}",
+            outputs=outputs,
+            cache=cache,
+            file_size_limit=200_000,
+        )
     line = one_clear_error(result)
-    assert line.startswith(f"error: no room to store a reply in the request cache {cache} (File too large)" if
-                           name == "shared-cache" else f"error: cannot write the request cache {cache} (disk I/O error")
-    assert line.endswith(": free space there, or set paths.request_cache to a disk with room (the replies stored "
-                         "so far are kept), and rerun")
+    assert line.startswith(
+        f"error: no room to store a reply in the request cache {cache} (File too large)"
+        if name == "shared-cache"
+        else f"error: cannot write the request cache {cache} (disk I/O error"
+    )
+    assert line.endswith(
+        ": free space there, or set paths.request_cache to a disk with room (the replies stored "
+        "so far are kept), and rerun"
+    )
     assert_nothing_written(Layout(outputs).generations("hipho", "sample_hipho", "gpt-4o"))
     if name == "shared-cache":  # no temporary file left half-written beside the replies
         assert [path for path in cache.rglob("*") if path.is_file()] == []
@@ -750,31 +1230,52 @@ def test_a_replay_row_without_an_id(render_suite, tmp_path):
     recorded.write_text('{"id": "DemoPhO_2025_1_a", "response": "r"}\n{"response": "whose?"}\n', encoding="utf-8")
     out = tmp_path / "generations.jsonl"
     with pytest.raises(InputError, match=f"{recorded}:2: a replay row needs the fields 'id' and 'response'"):
-        generate("sample_hipho", "m", OmegaConf.create({"provider": "replay", "path": str(recorded)}),
-                 outputs / "suites/sample_hipho/prompts.jsonl", out, tmp_path / "cache.sqlite")
+        generate(
+            "sample_hipho",
+            "m",
+            OmegaConf.create({"provider": "replay", "path": str(recorded)}),
+            outputs / "suites/sample_hipho/prompts.jsonl",
+            out,
+            tmp_path / "cache.sqlite",
+        )
     assert_nothing_written(out)
 
 
-@pytest.mark.parametrize("row,field,problem", [
-    ('{"id": "DemoPhO_2025_1_a", "response": null}', "response", "expected text, got NoneType"),
-    ('{"id": "DemoPhO_2025_1_a", "response": "r", "sample": "first"}', "sample", "expected an integer, got 'first'"),
-])
+@pytest.mark.parametrize(
+    "row,field,problem",
+    [
+        ('{"id": "DemoPhO_2025_1_a", "response": null}', "response", "expected text, got NoneType"),
+        (
+            '{"id": "DemoPhO_2025_1_a", "response": "r", "sample": "first"}',
+            "sample",
+            "expected an integer, got 'first'",
+        ),
+    ],
+)
 def test_a_replay_row_with_a_wrong_type(render_suite, tmp_path, row, field, problem):
     outputs = render_suite("sample_hipho", "sample_hipho")
     recorded = tmp_path / "replay.jsonl"
     recorded.write_text(row + "\n", encoding="utf-8")
     out = tmp_path / "generations.jsonl"
     with pytest.raises(RecordError, match=re.escape(f"record DemoPhO_2025_1_a (line 1): field '{field}': {problem}")):
-        generate("sample_hipho", "m", OmegaConf.create({"provider": "replay", "path": str(recorded)}),
-                 outputs / "suites/sample_hipho/prompts.jsonl", out, tmp_path / "cache.sqlite")
+        generate(
+            "sample_hipho",
+            "m",
+            OmegaConf.create({"provider": "replay", "path": str(recorded)}),
+            outputs / "suites/sample_hipho/prompts.jsonl",
+            out,
+            tmp_path / "cache.sqlite",
+        )
     assert_nothing_written(out)
 
 
 def test_generations_for_a_problem_not_in_the_suite(render_suite, tmp_path):
     outputs = render_suite("sample_hipho", "sample_hipho")
     generations = tmp_path / "generations.jsonl"
-    write_jsonl(generations, [Generation(id="NotAProblem_1", suite="sample_hipho", model="m", sample=0, response="1",
-                                         request_hash="h")])
+    write_jsonl(
+        generations,
+        [Generation(id="NotAProblem_1", suite="sample_hipho", model="m", sample=0, response="1", request_hash="h")],
+    )
     out = tmp_path / "judgments.jsonl"
     with pytest.raises(InputError, match="generations.jsonl: generations for ids not in the suite: NotAProblem_1"):
         judge(outputs / "suites/sample_hipho", generations, "rule", rule_judge(), out, tmp_path / "cache.sqlite")
@@ -792,8 +1293,13 @@ def rule_judge(**extra):
 def judge_responses(outputs: Path, tmp_path: Path, suite: str, responses: list[tuple[str, str]], **extra) -> dict:
     """Judge (problem id, response) pairs with the rule judge; the judgments by (id, sample)."""
     generations = tmp_path / "generations.jsonl"
-    write_jsonl(generations, [Generation(id=pid, suite=suite, model="m", sample=sample, response=text, request_hash=pid)
-                              for sample, (pid, text) in enumerate(responses)])
+    write_jsonl(
+        generations,
+        [
+            Generation(id=pid, suite=suite, model="m", sample=sample, response=text, request_hash=pid)
+            for sample, (pid, text) in enumerate(responses)
+        ],
+    )
     out = tmp_path / "judgments.jsonl"
     judge(outputs / "suites" / suite, generations, "rule", rule_judge(**extra), out, tmp_path / "cache.sqlite")
     return {(j.id, j.sample): j for j in read_jsonl(out, Judgment)}
@@ -825,8 +1331,14 @@ def test_latex_that_explodes_sympy_ends_within_the_check_timeout(render_suite, t
     at all shows that no check was awaited: the power tower never finishes."""
     outputs = render_suite("sample_physelite_en", "sample_physelite")
     pid = read_jsonl(outputs / "suites/sample_physelite_en/problems.jsonl", Problem)[0].id
-    judged = judge_responses(outputs, tmp_path, "sample_physelite_en",
-                             [(pid, f"FINAL ANSWER: {latex}") for latex in EXPLOSIVE.values()], check_timeout=1, workers=1)
+    judged = judge_responses(
+        outputs,
+        tmp_path,
+        "sample_physelite_en",
+        [(pid, f"FINAL ANSWER: {latex}") for latex in EXPLOSIVE.values()],
+        check_timeout=1,
+        workers=1,
+    )
     for (_, sample), judgment in judged.items():
         case = list(EXPLOSIVE)[sample]
         assert (judgment.status, judgment.score) == ("scored", 0.0), case
@@ -845,20 +1357,57 @@ def tower_suite(tmp_path: Path) -> Path:
     a response gives as a tower."""
     layout = Layout(tmp_path / "outputs")
     suite = layout.suite("towers")
-    write_jsonl(suite / "problems.jsonl", [
-        Problem(id="Tower_gold", benchmark="hipho", language="en", subset="X_2025", question="How many?",
-                answers=(AnswerSlot(f"\\boxed{{{TOWER}}}"),)),
-        Problem(id="Tower_given", benchmark="hipho", language="en", subset="X_2025", question="Which two?",
-                answers=(AnswerSlot("\\boxed{2}"), AnswerSlot("\\boxed{3}"))),
-    ])
-    write_json(suite / "suite.json", {"suite": "towers", "benchmark": "hipho", "kind": "hipho",
-                                      "scoring": OmegaConf.to_container(suite_scoring("sample_hipho"))})
-    write_jsonl(layout.generations("hipho", "towers", "m"), [
-        Generation(id="Tower_gold", suite="towers", model="m", sample=0, request_hash="a",
-                   response="<answer>[\\boxed{5}]</answer>"),
-        Generation(id="Tower_given", suite="towers", model="m", sample=0, request_hash="b",
-                   response=f"<answer>[\\boxed{{2}}, \\boxed{{{TOWER}}}]</answer>"),
-    ])
+    write_jsonl(
+        suite / "problems.jsonl",
+        [
+            Problem(
+                id="Tower_gold",
+                benchmark="hipho",
+                language="en",
+                subset="X_2025",
+                question="How many?",
+                answers=(AnswerSlot(f"\\boxed{{{TOWER}}}"),),
+            ),
+            Problem(
+                id="Tower_given",
+                benchmark="hipho",
+                language="en",
+                subset="X_2025",
+                question="Which two?",
+                answers=(AnswerSlot("\\boxed{2}"), AnswerSlot("\\boxed{3}")),
+            ),
+        ],
+    )
+    write_json(
+        suite / "suite.json",
+        {
+            "suite": "towers",
+            "benchmark": "hipho",
+            "kind": "hipho",
+            "scoring": OmegaConf.to_container(suite_scoring("sample_hipho")),
+        },
+    )
+    write_jsonl(
+        layout.generations("hipho", "towers", "m"),
+        [
+            Generation(
+                id="Tower_gold",
+                suite="towers",
+                model="m",
+                sample=0,
+                request_hash="a",
+                response="<answer>[\\boxed{5}]</answer>",
+            ),
+            Generation(
+                id="Tower_given",
+                suite="towers",
+                model="m",
+                sample=0,
+                request_hash="b",
+                response=f"<answer>[\\boxed{{2}}, \\boxed{{{TOWER}}}]</answer>",
+            ),
+        ],
+    )
     return suite
 
 
@@ -866,8 +1415,14 @@ def judge_towers(tmp_path: Path, judge_name: str, cfg) -> tuple:
     """The outcome, the judgments by id, and the judgments' bytes."""
     layout = Layout(tmp_path / "outputs")
     out = layout.judgments("hipho", "towers", "m", judge_name)
-    outcome = judge(layout.suite("towers"), layout.generations("hipho", "towers", "m"), judge_name, cfg, out,
-                    tmp_path / "cache.sqlite")
+    outcome = judge(
+        layout.suite("towers"),
+        layout.generations("hipho", "towers", "m"),
+        judge_name,
+        cfg,
+        out,
+        tmp_path / "cache.sqlite",
+    )
     return outcome, {j.id: j for j in read_jsonl(out, Judgment)}, out.read_bytes()
 
 
@@ -905,8 +1460,10 @@ def test_a_check_that_cannot_finish_goes_to_the_llm_judge(tmp_path, caplog):
 
     with FakeOpenAI(equivalent) as server:
         cfg = compose_stage("judge", ["judge=gpt-4o", "cell.suite=x", "cell.model=y"]).judge
-        cfg = OmegaConf.merge(cfg, {"judges": {"gpt-4o": {"base_url": server.base_url, "api_key_env": None,
-                                                          "max_retries": 0}}, **TOWER_CHECK})
+        cfg = OmegaConf.merge(
+            cfg,
+            {"judges": {"gpt-4o": {"base_url": server.base_url, "api_key_env": None, "max_retries": 0}}, **TOWER_CHECK},
+        )
         outcome, judged, first = judge_towers(tmp_path, "gpt-4o", cfg)
         assert_towers_undecided(tmp_path, "gpt-4o", outcome, judged, caplog)
         assert server.count() == 2 and all(TOWER in text for text in asked)  # the two towers, nothing else
@@ -937,8 +1494,9 @@ def test_a_response_that_instructs_the_judge_is_fenced(render_suite):
         unfenced = text.replace(f"<response-{tag}>", "").replace(f"</response-{tag}>", "")
         obeyed = json.loads(gullible({"messages": [system, {"role": "user", "content": unfenced}]}))
         assert obeyed["awarded"] > 0  # ... and the gullible judge would have obeyed it unfenced
-    problem_pe = read_jsonl(render_suite("sample_physelite_en", "sample_physelite") / "suites/sample_physelite_en/problems.jsonl",
-                            Problem)[0]
+    problem_pe = read_jsonl(
+        render_suite("sample_physelite_en", "sample_physelite") / "suites/sample_physelite_en/problems.jsonl", Problem
+    )[0]
     for task in physelite.judge_tasks(problem_pe, response, suite_scoring("sample_physelite_en")):
         assert task.messages[1]["content"].count(f"<response-{tag}>\n{response}\n</response-{tag}>") == 1
 
@@ -968,11 +1526,20 @@ def test_dvc_repro_of_a_broken_release_caches_nothing(tmp_path):
     repo = Repo(clone(tmp_path / "repo"))
     edit_jsonl(repo.path / "data/sample/mathvision" / MV, 2, lambda row: row.pop("answer"))
     locks = lock_files(repo.path)
-    failed = subprocess.run([str(Path(sys.executable).parent / "dvc"), "repro",
-                             "pipelines/mathvision/dvc.yaml:fetch@sample_mathvision"],
-                            check=False, cwd=repo.path, env=repo.env, capture_output=True, text=True, timeout=300)
+    failed = subprocess.run(
+        [str(Path(sys.executable).parent / "dvc"), "repro", "pipelines/mathvision/dvc.yaml:fetch@sample_mathvision"],
+        check=False,
+        cwd=repo.path,
+        env=repo.env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert failed.returncode != 0
-    assert "error: data/sample/mathvision/data/test.jsonl:2: record 2: field 'answer': missing" in failed.stdout + failed.stderr
+    assert (
+        "error: data/sample/mathvision/data/test.jsonl:2: record 2: field 'answer': missing"
+        in failed.stdout + failed.stderr
+    )
     assert not repo.layout.problems("sample_mathvision").exists()
     cache = repo.path / ".dvc" / "cache"
     assert not cache.exists() or [p for p in cache.rglob("*") if p.is_file()] == []
@@ -982,18 +1549,33 @@ def test_dvc_repro_of_a_broken_release_caches_nothing(tmp_path):
     plan = (repo.path / "params.yaml").read_text(encoding="utf-8").replace("  - demo\n", "  - nosuch\n")
     repo.write("params.yaml", plan)
     cell = "pipelines/hipho/dvc.yaml:generate@sample_hipho-nosuch"
-    missing = subprocess.run([str(Path(sys.executable).parent / "dvc"), "repro", cell],
-                             check=False, cwd=repo.path, env=repo.env, capture_output=True, text=True, timeout=300)
+    missing = subprocess.run(
+        [str(Path(sys.executable).parent / "dvc"), "repro", cell],
+        check=False,
+        cwd=repo.path,
+        env=repo.env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert missing.returncode != 0
     assert f"failed to reproduce '{cell}': dependency 'conf/model/nosuch.yaml' does not exist" in (
-        missing.stdout + missing.stderr)
+        missing.stdout + missing.stderr
+    )
     assert repo.layout.prompts("sample_hipho").is_file()  # the stages before it ran
     assert not repo.layout.generations("hipho", "sample_hipho", "nosuch").exists()
 
     # a plan naming a model twice: DVC makes one cell of it, and the first stage it runs refuses the plan
     repo.write("params.yaml", plan.replace("  - nosuch\n", "  - reference\n"))
-    twice = subprocess.run([str(Path(sys.executable).parent / "dvc"), "repro", "pipelines/physelite/dvc.yaml"],
-                           check=False, cwd=repo.path, env=repo.env, capture_output=True, text=True, timeout=300)
+    twice = subprocess.run(
+        [str(Path(sys.executable).parent / "dvc"), "repro", "pipelines/physelite/dvc.yaml"],
+        check=False,
+        cwd=repo.path,
+        env=repo.env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert twice.returncode != 0
     assert "error: params.yaml: models: 'reference' named twice; each name once" in twice.stdout + twice.stderr
     assert not repo.layout.problems("sample_physelite").exists()

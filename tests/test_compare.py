@@ -14,8 +14,17 @@ import pytest
 from omegaconf import OmegaConf
 
 from olympiad_eval.compare import (
-    Cell, cohen_kappa, category_counts, compare_runs, fleiss_kappa, judge_agreement, mcnemar, paired_bootstrap,
-    parse_cell, read_cell, sign_flip_test,
+    Cell,
+    category_counts,
+    cohen_kappa,
+    compare_runs,
+    fleiss_kappa,
+    judge_agreement,
+    mcnemar,
+    paired_bootstrap,
+    parse_cell,
+    read_cell,
+    sign_flip_test,
 )
 from olympiad_eval.layout import Layout
 from olympiad_eval.records import InputError, Judgment, read_jsonl, write_jsonl
@@ -57,7 +66,7 @@ def test_the_sign_flip_test_enumerates_every_flip_of_a_few_differences():
 
 def test_past_20_differences_the_sign_flip_test_draws_seeded_random_flips():
     differences = [1.0] * 15 + [-1.0] * 7  # 22: random flips. Exactly, the sum 2k - 22 of k ~ Bin(22, 1/2)
-    exact = 2 * sum(comb(22, k) for k in range(8)) / 2 ** 22  # reaches |8| for k <= 7 or k >= 15: 0.1338
+    exact = 2 * sum(comb(22, k) for k in range(8)) / 2**22  # reaches |8| for k <= 7 or k >= 15: 0.1338
     p, method = sign_flip_test(differences, resamples=20_000, seed=3)
     assert method == "sign-flip permutation, 20000 random flips, seed 3"
     assert p == pytest.approx(exact, abs=0.01)
@@ -93,8 +102,16 @@ def test_cohen_kappa_of_the_textbook_table():
 
 
 FLEISS_TEXTBOOK = [  # 10 subjects, 14 raters, 5 categories (Fleiss' kappa's worked example): kappa 0.210
-    [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-    [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+    [0, 0, 0, 0, 14],
+    [0, 2, 6, 4, 2],
+    [0, 0, 3, 5, 6],
+    [0, 3, 9, 2, 0],
+    [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0],
+    [3, 2, 6, 3, 0],
+    [2, 5, 3, 2, 2],
+    [6, 5, 2, 1, 0],
+    [0, 2, 2, 3, 7],
 ]
 
 
@@ -111,13 +128,37 @@ def test_fleiss_kappa_of_the_textbook_table():
 SUITE, FAMILY = "s", "hipho"
 
 
-def judgment(problem: str, model: str, points: float | None, max_points: float = 1.0, sample: int = 0,
-             judge: str = "rule", status: str = "scored", protocol: str = "hipho official v3 (rules only)",
-             details: tuple = (), verdict: str | None = None) -> Judgment:
+def judgment(
+    problem: str,
+    model: str,
+    points: float | None,
+    max_points: float = 1.0,
+    sample: int = 0,
+    judge: str = "rule",
+    status: str = "scored",
+    protocol: str = "hipho official v3 (rules only)",
+    details: tuple = (),
+    verdict: str | None = None,
+) -> Judgment:
     score = None if points is None else points / max_points
-    return Judgment(id=problem, suite=SUITE, model=model, judge=judge, sample=sample, language="en", subset="exam",
-                    status=status, score=score, points=points, max_points=max_points, details=details,
-                    verdict=verdict, protocol=protocol, judge_config=f"{judge}@1", packages="olympiad-eval 0.1.0")
+    return Judgment(
+        id=problem,
+        suite=SUITE,
+        model=model,
+        judge=judge,
+        sample=sample,
+        language="en",
+        subset="exam",
+        status=status,
+        score=score,
+        points=points,
+        max_points=max_points,
+        details=details,
+        verdict=verdict,
+        protocol=protocol,
+        judge_config=f"{judge}@1",
+        packages="olympiad-eval 0.1.0",
+    )
 
 
 def cell(layout: Layout, text: str, judgments: list[Judgment]):
@@ -129,10 +170,28 @@ def cell(layout: Layout, text: str, judgments: list[Judgment]):
 
 def test_flips_and_differences_of_two_models(tmp_path):
     layout = Layout(tmp_path)
-    a = cell(layout, "m1/rule", [judgment("1", "m1", 1), judgment("2", "m1", 1), judgment("3", "m1", 0),
-                                 judgment("4", "m1", 1, max_points=2), judgment("10", "m1", None, status="judge_error")])
-    b = cell(layout, "m2/rule", [judgment("1", "m2", 0), judgment("2", "m2", 1), judgment("3", "m2", 1),
-                                 judgment("4", "m2", 2, max_points=2), judgment("10", "m2", 1)])
+    a = cell(
+        layout,
+        "m1/rule",
+        [
+            judgment("1", "m1", 1),
+            judgment("2", "m1", 1),
+            judgment("3", "m1", 0),
+            judgment("4", "m1", 1, max_points=2),
+            judgment("10", "m1", None, status="judge_error"),
+        ],
+    )
+    b = cell(
+        layout,
+        "m2/rule",
+        [
+            judgment("1", "m2", 0),
+            judgment("2", "m2", 1),
+            judgment("3", "m2", 1),
+            judgment("4", "m2", 2, max_points=2),
+            judgment("10", "m2", 1),
+        ],
+    )
     result = compare_runs(SUITE, a, b, resamples=500, seed=0)
     flips = result.tables["flips"]
     assert list(flips["id"]) == ["1", "3", "4", "10"]  # natural order; problem 2 did not change
@@ -152,8 +211,11 @@ def test_flips_and_differences_of_two_models(tmp_path):
 
 def test_two_sample_sets_of_one_model(tmp_path):
     layout = Layout(tmp_path)
-    judgments = [judgment(str(p), "m", points, sample=s) for p, by_sample in enumerate([(1, 1, 0), (0, 1, 1), (1, 1, 1)])
-                 for s, points in enumerate(by_sample)]
+    judgments = [
+        judgment(str(p), "m", points, sample=s)
+        for p, by_sample in enumerate([(1, 1, 0), (0, 1, 1), (1, 1, 1)])
+        for s, points in enumerate(by_sample)
+    ]
     first, second = cell(layout, "m/rule:0", judgments), cell(layout, "m/rule:1-2", judgments)
     assert (first.samples, second.samples) == ((0,), (1, 2))
     result = compare_runs(SUITE, first, second, resamples=100, seed=0)
@@ -176,8 +238,11 @@ def test_cells_of_different_problems_are_refused_naming_the_ids(tmp_path):
     layout = Layout(tmp_path)
     a = cell(layout, "m1/rule", [judgment(str(p), "m1", 1) for p in (1, 2, 3)])
     b = cell(layout, "m2/rule", [judgment(str(p), "m2", 1) for p in (1, 2, 4)])
-    with pytest.raises(InputError, match=r"judged different problems: only in m1/rule \(.*m1/rule.jsonl\): 3; "
-                                         r"only in m2/rule \(.*m2/rule.jsonl\): 4"):
+    with pytest.raises(
+        InputError,
+        match=r"judged different problems: only in m1/rule \(.*m1/rule.jsonl\): 3; "
+        r"only in m2/rule \(.*m2/rule.jsonl\): 4",
+    ):
         compare_runs(SUITE, a, b)
 
 
@@ -205,43 +270,71 @@ def test_a_cell_that_mixes_protocols_or_lacks_samples_is_refused(tmp_path):
 
 
 def said(verdicts: dict[str, str], **more) -> tuple:
-    return tuple({"judge": judge, "answer": {"verdict": verdict, "reasoning": "..."}, **more}
-                 for judge, verdict in verdicts.items())
+    return tuple(
+        {"judge": judge, "answer": {"verdict": verdict, "reasoning": "..."}, **more}
+        for judge, verdict in verdicts.items()
+    )
 
 
 def test_two_judges_of_an_ensemble_agree_by_cohen_s_kappa(tmp_path):
     # j1: c c i i, j2: c i i i: agreement 3/4, chance 0.5 * 0.25 + 0.5 * 0.75 = 0.5: kappa 0.5
     pairs = [("correct", "correct"), ("correct", "incorrect"), ("incorrect", "incorrect"), ("incorrect", "incorrect")]
-    judgments = [judgment(str(n), "m", 1, judge="duo", details=said({"j1": one, "j2": two},
-                                                                     process={"steps": [{"grade": 1}]}))
-                 for n, (one, two) in enumerate(pairs)]
+    judgments = [
+        judgment(str(n), "m", 1, judge="duo", details=said({"j1": one, "j2": two}, process={"steps": [{"grade": 1}]}))
+        for n, (one, two) in enumerate(pairs)
+    ]
     judgments.append(judgment("9", "m", None, judge="duo", status="judge_error"))  # no item
     table = judge_agreement(SUITE, [cell(Layout(tmp_path), "m/duo", judgments)]).tables["agreement"]
-    assert table.to_dict("records") == [{"asked": "answer (verdict)", "judges": "j1 + j2", "items": 4, "categories": 2,
-                                         "all agree (%)": 75.0, "kappa": 0.5, "statistic": "Cohen's kappa"}]
+    assert table.to_dict("records") == [
+        {
+            "asked": "answer (verdict)",
+            "judges": "j1 + j2",
+            "items": 4,
+            "categories": 2,
+            "all agree (%)": 75.0,
+            "kappa": 0.5,
+            "statistic": "Cohen's kappa",
+        }
+    ]
 
 
 def test_three_judges_agree_by_fleiss_kappa_with_each_pair_by_cohen_s(tmp_path):
-    rows = [{"a": "correct", "b": "correct", "c": "correct"}, {"a": "correct", "b": "incorrect", "c": "correct"},
-            {"a": "incorrect", "b": "incorrect", "c": "incorrect"}]
+    rows = [
+        {"a": "correct", "b": "correct", "c": "correct"},
+        {"a": "correct", "b": "incorrect", "c": "correct"},
+        {"a": "incorrect", "b": "incorrect", "c": "incorrect"},
+    ]
     judgments = [judgment(str(n), "m", 1, judge="trio", details=said(row)) for n, row in enumerate(rows)]
     table = judge_agreement(SUITE, [cell(Layout(tmp_path), "m/trio", judgments)]).tables["agreement"]
     expected = fleiss_kappa(category_counts([list(row.values()) for row in rows]))
     # by hand: P_i = 1, 1/3, 1; mean 7/9; shares 5/9, 4/9: chance 41/81; kappa (7/9 - 41/81) / (40/81) = 0.55
     assert expected == pytest.approx(0.55)
     assert table["judges"].tolist() == ["a + b + c", "a vs b", "a vs c", "b vs c"]
-    assert table["kappa"].tolist() == [0.55, round(cohen_kappa(["c", "c", "i"], ["c", "i", "i"]), 3), 1.0,
-                                       round(cohen_kappa(["c", "i", "i"], ["c", "c", "i"]), 3)]
+    assert table["kappa"].tolist() == [
+        0.55,
+        round(cohen_kappa(["c", "c", "i"], ["c", "i", "i"]), 3),
+        1.0,
+        round(cohen_kappa(["c", "i", "i"], ["c", "c", "i"]), 3),
+    ]
     assert table["statistic"].tolist() == ["Fleiss' kappa"] + ["Cohen's kappa"] * 3
 
 
 def test_hipho_criterion_awards_are_binarised_and_slots_read_as_equivalent(tmp_path):
     def details(awards, equivalent):
-        return tuple({"judge": judge, "criterion 0.0": {"awarded": award}, "criterion 0.1": {"awarded": 0.0},
-                      "slot 0": {"equivalent": same}} for judge, award, same in zip(("x", "y"), awards, equivalent))
+        return tuple(
+            {
+                "judge": judge,
+                "criterion 0.0": {"awarded": award},
+                "criterion 0.1": {"awarded": 0.0},
+                "slot 0": {"equivalent": same},
+            }
+            for judge, award, same in zip(("x", "y"), awards, equivalent)
+        )
 
-    judgments = [judgment("1", "m", 1, judge="duo", details=details((0.5, 2.0), (True, True))),
-                 judgment("2", "m", 1, judge="duo", details=details((0.0, 1.0), (False, True)))]
+    judgments = [
+        judgment("1", "m", 1, judge="duo", details=details((0.5, 2.0), (True, True))),
+        judgment("2", "m", 1, judge="duo", details=details((0.0, 1.0), (False, True))),
+    ]
     table = judge_agreement(SUITE, [cell(Layout(tmp_path), "m/duo", judgments)]).tables["agreement"]
     rows = {row["asked"]: row for row in table.to_dict("records")}
     assert rows["criterion (awarded > 0)"]["items"] == 4 and rows["criterion (awarded > 0)"]["all agree (%)"] == 75.0
@@ -264,8 +357,10 @@ def test_two_judge_cells_of_one_model_agree_on_right_and_wrong(tmp_path):
 # ---------------------------------------------------------------- the command on the sample's two models
 
 HIPHO = "sample_hipho"
-MODELS = {"reference": {"provider": "reference"},
-          "demo": {"provider": "replay", "path": str(ROOT / "data/replay/demo/{suite}.jsonl")}}
+MODELS = {
+    "reference": {"provider": "reference"},
+    "demo": {"provider": "replay", "path": str(ROOT / "data/replay/demo/{suite}.jsonl")},
+}
 
 
 @pytest.fixture
@@ -280,14 +375,21 @@ def sample_run(render_suite):
     for model, cfg in MODELS.items():
         generations = layout.generations("hipho", HIPHO, model)
         generate(HIPHO, model, OmegaConf.create(cfg), layout.prompts(HIPHO), generations, cache)
-        judge(layout.suite(HIPHO), generations, "rule", judge_cfg, layout.judgments("hipho", HIPHO, model, "rule"), cache)
+        judge(
+            layout.suite(HIPHO), generations, "rule", judge_cfg, layout.judgments("hipho", HIPHO, model, "rule"), cache
+        )
     return layout
 
 
 def command(layout: Layout, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "olympiad_eval.compare", *args, "--outputs", str(layout.root)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    return subprocess.run(
+        [sys.executable, "-m", "olympiad_eval.compare", *args, "--outputs", str(layout.root)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
 
 
 def test_the_command_compares_the_sample_s_two_models(sample_run):
@@ -303,10 +405,11 @@ def test_the_command_compares_the_sample_s_two_models(sample_run):
     assert "McNemar, exact binomial: p = 0.5 " in printed and "exact (all 4 flips): p = 0.5 " in printed
     assert "10000 resamples, seed 0" in printed and "hipho official v3 (rules only)" in printed
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert printed[printed.index("## runs"):printed.index("- right:")].rstrip() in readme  # the README shows this run
+    assert printed[printed.index("## runs") : printed.index("- right:")].rstrip() in readme  # the README shows this run
     assert sorted(path.name for path in folder.iterdir()) == sorted(
-        ["comparison.md", "index.json"] + [f"{name}.{ext}" for name in ("runs", "difference", "flips")
-                                          for ext in ("md", "csv", "tex")])
+        ["comparison.md", "index.json"]
+        + [f"{name}.{ext}" for name in ("runs", "difference", "flips") for ext in ("md", "csv", "tex")]
+    )
     assert r"\toprule" in (folder / "difference.tex").read_text(encoding="utf-8")
     page = sample_run.comparison_index().read_text(encoding="utf-8")
     assert "sample_hipho: reference/rule (A) vs demo/rule (B)" in page and "p = 0.5" not in page  # p in its column
@@ -320,9 +423,13 @@ def test_the_command_compares_the_sample_s_two_models(sample_run):
 
 def test_bad_input_ends_in_one_line_naming_what_is_wrong(sample_run):
     cases = {
-        ("runs", HIPHO, "demo/gpt-4o", "reference/rule"):
-            "no judgments of cell demo/gpt-4o on suite sample_hipho; its cells are demo/rule, reference/rule "
-            "(closest: demo/rule)",
+        (
+            "runs",
+            HIPHO,
+            "demo/gpt-4o",
+            "reference/rule",
+        ): "no judgments of cell demo/gpt-4o on suite sample_hipho; its cells are demo/rule, reference/rule "
+        "(closest: demo/rule)",
         ("runs", "sample_hiphoo", "demo/rule", "reference/rule"): "suite 'sample_hiphoo' is in no pipeline of the plan",
         ("runs", HIPHO, "demo", "reference/rule"): "cell 'demo': write it as MODEL/JUDGE",
         ("judges", HIPHO, "demo/rule"): "judged by rules only",

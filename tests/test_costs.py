@@ -16,22 +16,45 @@ from olympiad_eval.judging import judge
 from olympiad_eval.layout import Layout
 from tests.support import CONF, ROOT, plan_yaml, render_sample
 
-SUITES = {"sample_hipho": "sample_hipho", "sample_physelite_en": "sample_physelite",
-          "sample_mathvision": "sample_mathvision"}
+SUITES = {
+    "sample_hipho": "sample_hipho",
+    "sample_physelite_en": "sample_physelite",
+    "sample_mathvision": "sample_mathvision",
+}
 FAMILY = {"sample_hipho": "hipho", "sample_physelite_en": "physelite", "sample_mathvision": "mathvision"}
 
 
 def fake_configs(conf, base_url: str) -> None:
     """A model (two seeded samples: two requests per prompt) and a judge ensemble of two, all
     served by the fake server."""
-    endpoint = {"provider": "openai", "base_url": base_url, "api_key_env": None, "max_retries": 0,
-                "prices": {"input": 1.0, "output": 2.0}}
-    (conf / "model" / "fake.yaml").write_text(yaml.safe_dump({
-        **endpoint, "model": "fake-model", "samples": 2, "assumed_output_tokens": 50,
-        "generation": {"temperature": 0, "seed": 7}}))
-    (conf / "judge" / "fake.yaml").write_text(yaml.safe_dump({
-        "defaults": ["llm_base", "_self_"],
-        "judges": {name: {**endpoint, "model": name, "assumed_output_tokens": 20} for name in ("judge-a", "judge-b")}}))
+    endpoint = {
+        "provider": "openai",
+        "base_url": base_url,
+        "api_key_env": None,
+        "max_retries": 0,
+        "prices": {"input": 1.0, "output": 2.0},
+    }
+    (conf / "model" / "fake.yaml").write_text(
+        yaml.safe_dump(
+            {
+                **endpoint,
+                "model": "fake-model",
+                "samples": 2,
+                "assumed_output_tokens": 50,
+                "generation": {"temperature": 0, "seed": 7},
+            }
+        )
+    )
+    (conf / "judge" / "fake.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "defaults": ["llm_base", "_self_"],
+                "judges": {
+                    name: {**endpoint, "model": name, "assumed_output_tokens": 20} for name in ("judge-a", "judge-b")
+                },
+            }
+        )
+    )
 
 
 @pytest.fixture
@@ -63,15 +86,28 @@ def composed(conf, config_name: str, *overrides: str):
 def run_generate(conf, outputs, suite: str) -> None:
     cfg = composed(conf, "generate", "model=fake", f"cell.suite={suite}")
     layout = Layout(outputs)
-    generate(suite, "fake", cfg.model, layout.prompts(suite), layout.generations(FAMILY[suite], suite, "fake"),
-             cfg.paths.request_cache, layout.usage(FAMILY[suite], suite, "fake"))
+    generate(
+        suite,
+        "fake",
+        cfg.model,
+        layout.prompts(suite),
+        layout.generations(FAMILY[suite], suite, "fake"),
+        cfg.paths.request_cache,
+        layout.usage(FAMILY[suite], suite, "fake"),
+    )
 
 
 def run_judge(conf, outputs, suite: str) -> None:
     cfg = composed(conf, "judge", "judge=fake", f"cell.suite={suite}", "cell.model=fake")
     layout = Layout(outputs)
-    judge(layout.suite(suite), layout.generations(FAMILY[suite], suite, "fake"), "fake", cfg.judge,
-          layout.judgments(FAMILY[suite], suite, "fake", "fake"), cfg.paths.request_cache)
+    judge(
+        layout.suite(suite),
+        layout.generations(FAMILY[suite], suite, "fake"),
+        "fake",
+        cfg.judge,
+        layout.judgments(FAMILY[suite], suite, "fake", "fake"),
+        cfg.paths.request_cache,
+    )
 
 
 def test_the_plan_counts_exactly_the_requests_a_run_sends_and_then_finds_them_cached(workspace):
@@ -126,8 +162,12 @@ def test_the_sample_plan_asks_offline_models_only_and_sends_nothing(capsys, monk
     """`python -m olympiad_eval.costs` on the bundled plan (reference and demo, the rule judge)."""
     monkeypatch.chdir(ROOT)
     outputs = tmp_path / "outputs"
-    for suite, benchmark in {**SUITES, "sample_physelite_zh": "sample_physelite", "sample_olympiadbench": "sample_olympiadbench",
-                             "sample_olympiadbench_current": "sample_olympiadbench_current"}.items():
+    for suite, benchmark in {
+        **SUITES,
+        "sample_physelite_zh": "sample_physelite",
+        "sample_olympiadbench": "sample_olympiadbench",
+        "sample_olympiadbench_current": "sample_olympiadbench_current",
+    }.items():
         render_sample(outputs, suite, benchmark)
     assert costs.main([f"paths.outputs={outputs}", "--csv", str(tmp_path / "costs.csv")]) == 0
     printed = capsys.readouterr().out
@@ -144,12 +184,15 @@ def test_a_suite_not_rendered_is_named_with_the_stage_that_renders_it(capsys, mo
     assert "render it first, offline and free (dvc repro pipelines/hipho/dvc.yaml:render@sample_hipho)" in error
 
 
-@pytest.mark.parametrize("size,tokens", [
-    ((1024, 1024), 765),  # OpenAI's examples: 768 x 768, four tiles
-    ((2048, 4096), 1105),  # fit in 2048 (1024 x 2048), short side 768 (768 x 1536): six tiles
-    ((100, 100), 85 + 170),  # small images are not scaled up
-    ((4000, 300), 85 + 170 * 4),  # fit in 2048: 2048 x 153.6, four tiles across
-])
+@pytest.mark.parametrize(
+    "size,tokens",
+    [
+        ((1024, 1024), 765),  # OpenAI's examples: 768 x 768, four tiles
+        ((2048, 4096), 1105),  # fit in 2048 (1024 x 2048), short side 768 (768 x 1536): six tiles
+        ((100, 100), 85 + 170),  # small images are not scaled up
+        ((4000, 300), 85 + 170 * 4),  # fit in 2048: 2048 x 153.6, four tiles across
+    ],
+)
 def test_image_tokens_follow_openai_s_high_detail_rule(size, tokens):
     assert costs.tile_tokens(*size) == tokens
 
@@ -172,11 +215,28 @@ def test_before_a_response_exists_shared_criteria_are_one_request_and_each_answe
     from tests.support import suite_scoring
 
     criterion = Criterion("Award 1 pt if the speed is found.", 1.0)
-    problem = Problem(id="P", benchmark="b", language="en", question="q", marking=((criterion,), (criterion,)),
-                      answers=(AnswerSlot("\\boxed{2}"), AnswerSlot("\\boxed{2}")))
+    problem = Problem(
+        id="P",
+        benchmark="b",
+        language="en",
+        question="q",
+        marking=((criterion,), (criterion,)),
+        answers=(AnswerSlot("\\boxed{2}"), AnswerSlot("\\boxed{2}")),
+    )
     suite = costs.RenderedSuite("s", "hipho", suite_scoring("sample_hipho"), {"P": problem}, [])
-    judge_cfg = OmegaConf.create({"kind": "llm", "judges": {"j": {
-        "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None, "assumed_output_tokens": 10}}})
+    judge_cfg = OmegaConf.create(
+        {
+            "kind": "llm",
+            "judges": {
+                "j": {
+                    "base_url": "http://127.0.0.1:9/v1",
+                    "model": "m",
+                    "api_key_env": None,
+                    "assumed_output_tokens": 10,
+                }
+            },
+        }
+    )
     [row] = costs.plan_judging(suite, "model", {("P", 0): None}, 100, "judge", judge_cfg, None, {})
     assert (row.requests, len(row.to_send), row.counted) == (3, 3, "at most (1 of 1 responses not generated yet)")
 
@@ -193,13 +253,22 @@ def test_a_model_the_conf_lacks_ends_in_one_line(capsys, monkeypatch, tmp_path):
 def test_an_endpoint_that_sends_needs_an_assumed_reply_length_and_says_where():
     from omegaconf import OmegaConf
 
-    cfg = OmegaConf.create({"provider": "openai", "base_url": "https://api.example.com/v1", "model": "m",
-                            "api_key_env": None, "generation": {"temperature": 0}})
+    cfg = OmegaConf.create(
+        {
+            "provider": "openai",
+            "base_url": "https://api.example.com/v1",
+            "model": "m",
+            "api_key_env": None,
+            "generation": {"temperature": 0},
+        }
+    )
     suite = costs.RenderedSuite("s", "mathvision", OmegaConf.create({}), {}, [])
     with pytest.raises(costs.InputError) as error:
         costs.plan_generation(suite, "m", cfg, None)
-    assert str(error.value) == ("model 'm' (conf/model/m.yaml or an override): set assumed_output_tokens (the tokens a "
-                                "reply is assumed to take) or a max_tokens request setting, so that its cost can be "
-                                "planned")
+    assert str(error.value) == (
+        "model 'm' (conf/model/m.yaml or an override): set assumed_output_tokens (the tokens a "
+        "reply is assumed to take) or a max_tokens request setting, so that its cost can be "
+        "planned"
+    )
     with_limit = OmegaConf.merge(cfg, {"generation": {"max_tokens": 900}})
     assert costs.plan_generation(suite, "m", with_limit, None)[2] == 900  # the most a reply can be

@@ -91,11 +91,15 @@ def test_each_floor_admits_only_versions_with_what_the_code_uses(package, versio
     specifier = declared(project()["dependencies"])[package].specifier
     floors = [Version(spec.version) for spec in specifier if spec.operator in (">=", "==", "~=")]
     assert floors and max(floors) >= Version(version), (
-        f"{package}{specifier} admits versions before {version}, which lack {marker!r} ({', '.join(users)})")
+        f"{package}{specifier} admits versions before {version}, which lack {marker!r} ({', '.join(users)})"
+    )
 
 
 def test_each_extra_is_spelt_as_its_package_declares_it():
-    requirements = [*project()["dependencies"], *(r for extra in project()["optional-dependencies"].values() for r in extra)]
+    requirements = [
+        *project()["dependencies"],
+        *(r for extra in project()["optional-dependencies"].values() for r in extra),
+    ]
     for requirement in map(Requirement, requirements):
         if not requirement.extras:
             continue

@@ -54,7 +54,8 @@ def picked_files(config_name: str, overrides: list[str]) -> set[str]:
     return {
         f"conf/{entry.config_path}.yaml"
         for entry in defaults.defaults
-        if entry.config_path and (CONF / f"{entry.config_path}.yaml").is_file()
+        if entry.config_path
+        and (CONF / f"{entry.config_path}.yaml").is_file()
         and not entry.config_path.startswith("hydra/")
     }
 
@@ -84,7 +85,8 @@ def test_every_conf_file_hydra_reads_is_tracked(name, cmd, params, deps):
         compose(config_name=config_name, overrides=overrides)  # every name in the cell exists
     tracked_files = {p for p in params if p.startswith("conf/")}
     untracked = {
-        path for path in picked_files(config_name, overrides)
+        path
+        for path in picked_files(config_name, overrides)
         if path not in tracked_files and not any(path.startswith(d.rstrip("/") + "/") for d in deps)
     }
     assert not untracked, f"{name} reads {sorted(untracked)} but does not track them"
@@ -101,6 +103,7 @@ def test_every_cell_tracks_the_files_of_its_own_choices(name, cmd, params, deps)
 
 # ---------------------------------------------------------------- the layout, in dvc.yaml and in the code
 
+
 def cell_names(cmd: str) -> dict[str, str]:
     """A cell's names from its command: benchmark, suite, model and judge, as the stage reads them."""
     return {key.removeprefix("cell."): value for key, value in (word.split("=", 1) for word in shlex.split(cmd)[2:])}
@@ -110,19 +113,30 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
     """What `olympiad_eval.layout` says a cell writes, and the outputs it reads (relative paths)."""
     layout, names = Layout(OUTPUTS), cell_names(cmd)
     stage = name.split("@")[0]
-    if stage == "report" and "suite" not in names:  # the root: index, assets, side by side; it links every cell and shows their dates
-        return ({path.as_posix() for path in (layout.report_index(), layout.report_assets(), layout.report_compare())},
-                {f"{OUTPUTS}/{spelled(path)}" for path in ("suite", "judgments", "usage", "tables", "metrics",
-                                                          "plots", "report_cell")})
+    if (
+        stage == "report" and "suite" not in names
+    ):  # the root: index, assets, side by side; it links every cell and shows their dates
+        return (
+            {path.as_posix() for path in (layout.report_index(), layout.report_assets(), layout.report_compare())},
+            {
+                f"{OUTPUTS}/{spelled(path)}"
+                for path in ("suite", "judgments", "usage", "tables", "metrics", "plots", "report_cell")
+            },
+        )
     if stage in ("fetch", "aggregate"):
         benchmark = names["benchmark"]
         family = plan["family"][benchmark]
         if stage == "fetch":
             return {layout.problems(benchmark).as_posix()}, set()
-        writes = [layout.tables(benchmark), layout.metrics(benchmark), layout.plot(benchmark, "scores"),
-                  layout.plot(benchmark, "subsets")]
-        return {path.as_posix() for path in writes}, {f"{OUTPUTS}/{spelled(path, family=family)}" for path in
-                                                      ("judgments", "usage")} | {layout.problems(benchmark).as_posix()}
+        writes = [
+            layout.tables(benchmark),
+            layout.metrics(benchmark),
+            layout.plot(benchmark, "scores"),
+            layout.plot(benchmark, "subsets"),
+        ]
+        return {path.as_posix() for path in writes}, {
+            f"{OUTPUTS}/{spelled(path, family=family)}" for path in ("judgments", "usage")
+        } | {layout.problems(benchmark).as_posix()}
     suite = names["suite"]
     if stage == "render":
         return {layout.suite(suite).as_posix()}, {layout.problems(names["benchmark"]).as_posix()}
@@ -131,13 +145,19 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
     if stage == "report":  # a cell's pages: every judge's judgments and usage of it
         cell = {"family": family, "suite": suite, "model": names["model"]}
         return {layout.report_cell(suite, names["model"]).as_posix()}, {
-            layout.suite(suite).as_posix(), generations, layout.usage(family, suite, names["model"]).as_posix(),
-            f"{OUTPUTS}/{spelled('judgments', **cell)}", f"{OUTPUTS}/{spelled('judge_usage', **cell)}"}
+            layout.suite(suite).as_posix(),
+            generations,
+            layout.usage(family, suite, names["model"]).as_posix(),
+            f"{OUTPUTS}/{spelled('judgments', **cell)}",
+            f"{OUTPUTS}/{spelled('judge_usage', **cell)}",
+        }
     if stage == "generate":
         return {generations, layout.usage(family, suite, names["model"]).as_posix()}, {layout.prompts(suite).as_posix()}
-    writes = [layout.judgments(family, suite, names["model"], names["judge"]),
-              layout.coverage(family, suite, names["model"], names["judge"]),
-              layout.judge_usage(family, suite, names["model"], names["judge"])]
+    writes = [
+        layout.judgments(family, suite, names["model"], names["judge"]),
+        layout.coverage(family, suite, names["model"], names["judge"]),
+        layout.judge_usage(family, suite, names["model"], names["judge"]),
+    ]
     return {path.as_posix() for path in writes}, {layout.suite(suite).as_posix(), generations}
 
 
@@ -168,8 +188,14 @@ def test_no_stage_of_a_family_depends_on_another_family_s_outputs():
     for name, _cmd, _params, deps, family, _outs in STAGES:
         if not family:  # the report: every family's
             continue
-        foreign = [(dep, out) for dep in deps for other, outs in outputs_by_family.items() if other not in ("", family)
-                   for out in outs if overlaps(dep, out)]
+        foreign = [
+            (dep, out)
+            for dep in deps
+            for other, outs in outputs_by_family.items()
+            if other not in ("", family)
+            for out in outs
+            if overlaps(dep, out)
+        ]
         assert not foreign, (name, foreign)
 
 

@@ -43,8 +43,12 @@ def test_adding_a_model_and_running_one_family_runs_that_family_s_stages_only(hi
     repo.write("conf/model/another.yaml", "provider: reference\n")
     edit(repo, "params.yaml", "  - demo\n", "  - demo\n  - another\n")
     # and of the report, the new model's own cell only: no other cell's pages are rewritten
-    assert repo.repro(HIPHO) == ["aggregate@sample_hipho", "generate@sample_hipho-another", "judge@sample_hipho-another-rule",
-                                 "report@sample_hipho-another"]
+    assert repo.repro(HIPHO) == [
+        "aggregate@sample_hipho",
+        "generate@sample_hipho-another",
+        "judge@sample_hipho-another-rule",
+        "report@sample_hipho-another",
+    ]
 
 
 def test_editing_a_release_makes_only_its_own_fetch_stale(tmp_path):
@@ -63,10 +67,12 @@ def test_dropping_a_suite_of_one_family_leaves_another_family_s_tables_up_to_dat
     repo.repro("judge@sample_physelite_zh-reference-rule")
     edit(repo, "params.yaml", "      sample_physelite_zh: sample_physelite\n", "")
     # a fresh clone of the new plan that pulls its outputs has no file of the dropped suite's cells
-    for path in (repo.layout.generations("physelite", "sample_physelite_zh", "reference"),
-                 repo.layout.usage("physelite", "sample_physelite_zh", "reference"),
-                 repo.layout.judgments("physelite", "sample_physelite_zh", "reference", "rule"),
-                 repo.layout.coverage("physelite", "sample_physelite_zh", "reference", "rule")):
+    for path in (
+        repo.layout.generations("physelite", "sample_physelite_zh", "reference"),
+        repo.layout.usage("physelite", "sample_physelite_zh", "reference"),
+        repo.layout.judgments("physelite", "sample_physelite_zh", "reference", "rule"),
+        repo.layout.coverage("physelite", "sample_physelite_zh", "reference", "rule"),
+    ):
         path.unlink()
     assert "up to date" in repo.dvc("status", HIPHO)
     assert repo.repro(HIPHO) == []

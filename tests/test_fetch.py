@@ -11,8 +11,8 @@ from omegaconf import OmegaConf
 
 from olympiad_eval import fetch as fetch_module
 from olympiad_eval.fetch import fetch
-from olympiad_eval.release import load_figure
 from olympiad_eval.records import InputError, Problem, RecordError, file_sha256, read_jsonl
+from olympiad_eval.release import load_figure
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
@@ -45,7 +45,13 @@ def test_fetch_hipho_sample_writes_problems_and_figures_once(tmp_path):
 
     assert sorted(p.name for p in out.iterdir()) == ["figures", "problems.jsonl"]
     assert read_jsonl(out / "problems.jsonl", Problem) == problems
-    assert [p.id for p in problems] == ["DemoCPhO_2025_1_1", "DemoCPhO_2025_2_1", "DemoPhO_2025_1_a", "DemoPhO_2025_1_b", "DemoPhO_2025_2_a"]
+    assert [p.id for p in problems] == [
+        "DemoCPhO_2025_1_1",
+        "DemoCPhO_2025_2_1",
+        "DemoPhO_2025_1_a",
+        "DemoPhO_2025_1_b",
+        "DemoPhO_2025_2_a",
+    ]
 
     sources = [SAMPLE / "hipho" / "data" / "image_question" / f"DemoPhO_2025_{n}_1.png" for n in ("1_a", "2_a")]
     expected = sorted(f"{file_sha256(path)}.png" for path in sources)
@@ -61,7 +67,9 @@ def test_fetch_hipho_sample_writes_problems_and_figures_once(tmp_path):
     assert by_id["DemoPhO_2025_1_a"].figures[0].path == by_id["DemoPhO_2025_1_b"].figures[0].path
 
 
-@pytest.mark.parametrize("kind, records, figure_files, suffix", [("mathvision", 4, 4, ".jpg"), ("physelite", 6, 3, ".png")])
+@pytest.mark.parametrize(
+    "kind, records, figure_files, suffix", [("mathvision", 4, 4, ".jpg"), ("physelite", 6, 3, ".png")]
+)
 def test_fetch_other_samples(tmp_path, kind, records, figure_files, suffix):
     out = tmp_path / "out"
     problems = fetch(f"sample_{kind}", config(kind, SAMPLE / kind), out)
@@ -100,18 +108,35 @@ def fails(tmp_path, kind: str, root: Path, *, path: str, record: str, field: str
 def test_missing_figure(tmp_path):
     root = release(tmp_path, "hipho")
     (root / "data" / "image_question" / "DemoPhO_2025_2_a_1.png").unlink()
-    fails(tmp_path, "hipho", root, path=str(root / "data" / "DemoPhO_2025.json"), record="DemoPhO_2025_2_a",
-          field="image_question", match="not found")
+    fails(
+        tmp_path,
+        "hipho",
+        root,
+        path=str(root / "data" / "DemoPhO_2025.json"),
+        record="DemoPhO_2025_2_a",
+        field="image_question",
+        match="not found",
+    )
 
 
-@pytest.mark.parametrize("damage", [lambda data: b"not an image", lambda data: b"", lambda data: data[: len(data) // 2]],
-                         ids=["junk", "empty", "truncated-png"])
+@pytest.mark.parametrize(
+    "damage",
+    [lambda data: b"not an image", lambda data: b"", lambda data: data[: len(data) // 2]],
+    ids=["junk", "empty", "truncated-png"],
+)
 def test_corrupt_png(tmp_path, damage):
     root = release(tmp_path, "physelite")
     image = root / "images" / "PE-S-0002_process.png"
     image.write_bytes(damage(image.read_bytes()))
-    fails(tmp_path, "physelite", root, path=f"{root / 'data' / 'test.jsonl'}:3", record="PE-S-0002",
-          field="process_images", match="not a readable image")
+    fails(
+        tmp_path,
+        "physelite",
+        root,
+        path=f"{root / 'data' / 'test.jsonl'}:3",
+        record="PE-S-0002",
+        field="process_images",
+        match="not a readable image",
+    )
 
 
 def test_truncated_jpeg(tmp_path):

@@ -7,6 +7,7 @@ with HF_HUB_OFFLINE=1; ModelScope is replaced by a stand-in module.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import os
@@ -14,8 +15,6 @@ import shutil
 import sys
 import types
 from pathlib import Path
-
-import dataclasses
 
 import huggingface_hub
 import pytest
@@ -50,8 +49,15 @@ def hub_config(cache: Path, revision: str | None = COMMIT, **extra):
     return benchmark_config(source)
 
 
-def hf_cache(root: Path, *, repo_id: str = REPO_ID, commit: str = COMMIT, refs: dict[str, str] | None = None,
-             prefix: str = "", release: Path = SAMPLE) -> Path:
+def hf_cache(
+    root: Path,
+    *,
+    repo_id: str = REPO_ID,
+    commit: str = COMMIT,
+    refs: dict[str, str] | None = None,
+    prefix: str = "",
+    release: Path = SAMPLE,
+) -> Path:
     """An offline Hugging Face cache holding `repo_id` at `commit`: the sample release's files as
     blobs named by their etag (git blob sha1, or sha256 for LFS-sized files such as images), the
     snapshot as relative symlinks to them, and refs/<branch> files holding the commit sha (`release`:
@@ -108,9 +114,12 @@ def loaded(cfg) -> list:
     relative to the release's root (the rest of a record does not depend on where it sits)."""
     root = resolve_source(cfg.source, BENCHMARK)
     problems = plugin(cfg.kind).load(root, cfg, BENCHMARK)
-    return [dataclasses.replace(p, figures=tuple(
-        dataclasses.replace(f, path=Path(f.path).relative_to(root).as_posix()) for f in p.figures
-    )) for p in problems]
+    return [
+        dataclasses.replace(
+            p, figures=tuple(dataclasses.replace(f, path=Path(f.path).relative_to(root).as_posix()) for f in p.figures)
+        )
+        for p in problems
+    ]
 
 
 # ---------------------------------------------------------------- hub: success
@@ -128,10 +137,16 @@ def test_hub_snapshot_gives_the_same_problems_as_the_local_release(tmp_path, off
     assert sorted(p.name for p in (out / "figures").iterdir()) == figures
     assert len(figures) == 4
     assert not [r for r in caplog.records if r.name == "olympiad_eval.fetch"]  # a sha is pinned: no warning
-    assert offline == [{
-        "repo_id": REPO_ID, "repo_type": "dataset", "revision": COMMIT, "allow_patterns": None,
-        "cache_dir": str(cache), "local_files_only": True,
-    }]
+    assert offline == [
+        {
+            "repo_id": REPO_ID,
+            "repo_type": "dataset",
+            "revision": COMMIT,
+            "allow_patterns": None,
+            "cache_dir": str(cache),
+            "local_files_only": True,
+        }
+    ]
 
 
 def test_resolve_source_returns_the_snapshot_directory(tmp_path, offline, caplog):
@@ -194,10 +209,16 @@ def test_hub_options_reach_snapshot_download(tmp_path, monkeypatch):
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake)
     cfg = hub_config(tmp_path / "cache", repo_type="model", allow_patterns=["data/*.jsonl", "images/*"])
     assert resolve_source(cfg.source, BENCHMARK) == SAMPLE
-    assert calls == [{
-        "repo_id": REPO_ID, "repo_type": "model", "revision": COMMIT, "allow_patterns": ["data/*.jsonl", "images/*"],
-        "cache_dir": str(tmp_path / "cache"), "local_files_only": False,
-    }]
+    assert calls == [
+        {
+            "repo_id": REPO_ID,
+            "repo_type": "model",
+            "revision": COMMIT,
+            "allow_patterns": ["data/*.jsonl", "images/*"],
+            "cache_dir": str(tmp_path / "cache"),
+            "local_files_only": False,
+        }
+    ]
     assert type(calls[0]["allow_patterns"]) is list
 
 
@@ -221,11 +242,15 @@ def test_hub_repo_id_is_required(tmp_path, offline):
         resolve_source(cfg.source, BENCHMARK)
 
 
-@pytest.mark.parametrize("repo_id, revision", [
-    (REPO_ID, "0123456789abcdef0123456789abcdef01234567"),  # a commit not in the cache
-    (REPO_ID, "v2.0"),  # a branch or tag without refs/ in the cache
-    ("someorg/not-cached", COMMIT),  # a repository not in the cache
-], ids=["commit", "branch", "repo"])
+@pytest.mark.parametrize(
+    "repo_id, revision",
+    [
+        (REPO_ID, "0123456789abcdef0123456789abcdef01234567"),  # a commit not in the cache
+        (REPO_ID, "v2.0"),  # a branch or tag without refs/ in the cache
+        ("someorg/not-cached", COMMIT),  # a repository not in the cache
+    ],
+    ids=["commit", "branch", "repo"],
+)
 def test_hub_release_not_in_the_offline_cache(tmp_path, offline, repo_id, revision):
     cache = hf_cache(tmp_path)
     cfg = hub_config(cache, revision=revision)
@@ -261,7 +286,10 @@ def test_hub_network_error_names_repo_revision_and_the_offline_way(tmp_path, mon
 
 def test_unknown_source_type_lists_the_known_ones(tmp_path):
     cfg = benchmark_config({"type": "s3", "path": str(SAMPLE)})
-    with pytest.raises(InputError, match=rf"benchmark '{BENCHMARK}': source.type 's3' is not supported; known types: hub, local, modelscope"):
+    with pytest.raises(
+        InputError,
+        match=rf"benchmark '{BENCHMARK}': source.type 's3' is not supported; known types: hub, local, modelscope",
+    ):
         fetch(BENCHMARK, cfg, tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
@@ -284,7 +312,9 @@ def test_modelscope_without_the_package_says_how_to_install_it(tmp_path, monkeyp
 
 def stand_in_modelscope(monkeypatch, download):
     """A `modelscope` package whose hub.snapshot_download.snapshot_download is `download`."""
-    package, hub, module = (types.ModuleType(n) for n in ("modelscope", "modelscope.hub", "modelscope.hub.snapshot_download"))
+    package, hub, module = (
+        types.ModuleType(n) for n in ("modelscope", "modelscope.hub", "modelscope.hub.snapshot_download")
+    )
     module.snapshot_download = download
     package.hub, hub.snapshot_download = hub, module
     for m in (package, hub, module):
@@ -294,16 +324,21 @@ def stand_in_modelscope(monkeypatch, download):
 def test_modelscope_dataset_snapshot(tmp_path, monkeypatch, caplog):
     calls = []
 
-    def snapshot_download(model_id=None, revision=None, cache_dir=None, local_files_only=False, repo_id=None,
-                          repo_type="model"):
+    def snapshot_download(
+        model_id=None, revision=None, cache_dir=None, local_files_only=False, repo_id=None, repo_type="model"
+    ):
         calls.append({"repo_id": repo_id, "repo_type": repo_type, "revision": revision, "cache_dir": cache_dir})
         return str(SAMPLE)
 
     stand_in_modelscope(monkeypatch, snapshot_download)
-    cfg = benchmark_config({"type": "modelscope", "repo_id": REPO_ID, "revision": "master", "cache_dir": str(tmp_path / "ms")})
+    cfg = benchmark_config(
+        {"type": "modelscope", "repo_id": REPO_ID, "revision": "master", "cache_dir": str(tmp_path / "ms")}
+    )
     with caplog.at_level(logging.WARNING, logger="olympiad_eval.fetch"):
         assert loaded(cfg) == loaded(local_config())
-    assert calls == [{"repo_id": REPO_ID, "repo_type": "dataset", "revision": "master", "cache_dir": str(tmp_path / "ms")}]
+    assert calls == [
+        {"repo_id": REPO_ID, "repo_type": "dataset", "revision": "master", "cache_dir": str(tmp_path / "ms")}
+    ]
     assert any("'master'" in r.getMessage() and "not a pinned commit" in r.getMessage() for r in caplog.records)
 
     with pytest.raises(InputError, match="source.revision"):

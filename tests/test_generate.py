@@ -20,9 +20,18 @@ KEY = "sk-test-" + "k" * 40
 
 
 def openai_model(base_url: str, **extra) -> dict:
-    return OmegaConf.create({"provider": "openai", "base_url": base_url, "model": "fake-model",
-                             "api_key_env": "OE_TEST_KEY", "concurrency": 4, "max_retries": 0,
-                             "generation": {"temperature": 0, "max_tokens": 64}, **extra})
+    return OmegaConf.create(
+        {
+            "provider": "openai",
+            "base_url": base_url,
+            "model": "fake-model",
+            "api_key_env": "OE_TEST_KEY",
+            "concurrency": 4,
+            "max_retries": 0,
+            "generation": {"temperature": 0, "max_tokens": 64},
+            **extra,
+        }
+    )
 
 
 @pytest.fixture
@@ -32,8 +41,9 @@ def hipho(render_suite):
 
 def run(outputs, model_cfg, name="m", suite="sample_hipho"):
     out = outputs / "generations" / suite / f"{name}.jsonl"
-    outcome = generate(suite, name, model_cfg, outputs / "suites" / suite / "prompts.jsonl", out,
-                       outputs.parent / "cache.sqlite")
+    outcome = generate(
+        suite, name, model_cfg, outputs / "suites" / suite / "prompts.jsonl", out, outputs.parent / "cache.sqlite"
+    )
     return outcome, read_jsonl(out, Generation), out
 
 
@@ -59,7 +69,9 @@ def test_replay_serves_recorded_responses_and_marks_missing_ones(hipho, tmp_path
 
 
 def test_an_unknown_provider_stops_before_anything_is_written(hipho):
-    with pytest.raises(InputError, match=r"^model 'm': provider must be one of openai, reference, replay, scripted, got 'opena1'$"):
+    with pytest.raises(
+        InputError, match=r"^model 'm': provider must be one of openai, reference, replay, scripted, got 'opena1'$"
+    ):
         run(hipho, OmegaConf.create({"provider": "opena1"}))
     assert not (hipho / "generations").exists()
 
@@ -69,8 +81,9 @@ def test_openai_provider_sends_every_prompt_with_its_figures(hipho, fake_openai,
     outcome, generations, _ = run(hipho, openai_model(fake_openai.base_url))
     assert outcome.errors == 0 and outcome.sent == 5 == fake_openai.count()
     assert all(g.response and g.finish_reason == "stop" for g in generations)
-    images = [part for body in fake_openai.requests for part in body["messages"][0]["content"]
-              if part["type"] == "image_url"]
+    images = [
+        part for body in fake_openai.requests for part in body["messages"][0]["content"] if part["type"] == "image_url"
+    ]
     assert len(images) == 3  # the sample's HiPhO problems carry three figures
     for image in images:
         header, data = image["image_url"]["url"].split(",", 1)
@@ -101,12 +114,15 @@ def test_samples_are_requested_and_cached_one_by_one(hipho, fake_openai, monkeyp
     assert len({g.request_hash for g in generations}) == 15
 
 
-def test_a_suite_tried_on_two_problems_then_run_whole_sends_only_the_other_three(render_suite, fake_openai, monkeypatch):
+def test_a_suite_tried_on_two_problems_then_run_whole_sends_only_the_other_three(
+    render_suite, fake_openai, monkeypatch
+):
     """The README's smoke test: the limited suite's prompts are the whole suite's, so the request
     cache answers them when the whole suite runs (tests/test_pipeline_e2e.py runs it with DVC)."""
     monkeypatch.setenv("OE_TEST_KEY", KEY)
-    outcome, generations, _ = run(render_suite("sample_hipho", "sample_hipho", "suite.limit=2"),
-                                  openai_model(fake_openai.base_url))
+    outcome, generations, _ = run(
+        render_suite("sample_hipho", "sample_hipho", "suite.limit=2"), openai_model(fake_openai.base_url)
+    )
     assert outcome.sent == 2 == fake_openai.count() and len(generations) == 2
     outcome, generations, _ = run(render_suite("sample_hipho", "sample_hipho"), openai_model(fake_openai.base_url))
     assert outcome.sent == 3 and fake_openai.count() == 5 and len(generations) == 5
@@ -159,11 +175,18 @@ def test_a_permanent_400_fails_the_stage_and_is_never_scored(hipho, tmp_path):
 
     out = Layout(hipho).generations("hipho", "sample_hipho", "gpt-4o")
     with FakeOpenAI(too_long) as server:
-        command = [sys.executable, str(ROOT / "stages/generate.py"), "model=gpt-4o", "cell.suite=sample_hipho",
-                   f"paths.outputs={hipho}", f"paths.request_cache={tmp_path / 'cache.sqlite'}",
-                   f"model.base_url={server.base_url}"]
-        result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
-                                env={**os.environ, "OPENAI_API_KEY": KEY}, timeout=120)
+        command = [
+            sys.executable,
+            str(ROOT / "stages/generate.py"),
+            "model=gpt-4o",
+            "cell.suite=sample_hipho",
+            f"paths.outputs={hipho}",
+            f"paths.request_cache={tmp_path / 'cache.sqlite'}",
+            f"model.base_url={server.base_url}",
+        ]
+        result = subprocess.run(
+            command, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "OPENAI_API_KEY": KEY}, timeout=120
+        )
     assert result.returncode == 1 and "1 of 5 requests failed" in result.stderr
     assert KEY not in result.stdout + result.stderr
     [failed] = [g for g in read_jsonl(out, Generation) if g.error]
@@ -181,7 +204,14 @@ def test_where_figures_are_stored_changes_no_request(render_suite, tmp_path):
 
     prompts = read_jsonl(render_suite("sample_hipho", "sample_hipho") / "suites/sample_hipho/prompts.jsonl", Prompt)
     with_figure = next(p for p in prompts if len(p.messages[0]["content"]) > 1)
-    moved = [{**m, "content": [{**part, "path": "elsewhere/x.png"} if part["type"] == "image" else part
-                               for part in m["content"]]} for m in with_figure.messages]
+    moved = [
+        {
+            **m,
+            "content": [
+                {**part, "path": "elsewhere/x.png"} if part["type"] == "image" else part for part in m["content"]
+            ],
+        }
+        for m in with_figure.messages
+    ]
     assert request_key({}, moved, {}, 0) == request_key({}, with_figure.messages, {}, 0)
     assert request_key({}, moved, {}, 1) != request_key({}, with_figure.messages, {}, 0)

@@ -8,29 +8,43 @@ import re
 import pytest
 from omegaconf import OmegaConf
 
+from olympiad_eval.benchmarks import plugin
+from olympiad_eval.benchmarks.physelite import parse_verdict
 from olympiad_eval.fake_server import FakeOpenAI, Fault
 from olympiad_eval.generate import generate
-from olympiad_eval.benchmarks.physelite import parse_verdict
 from olympiad_eval.judging import check_options, judge
-from olympiad_eval.benchmarks import plugin
 from olympiad_eval.llm import EndpointError, RequestCache, utc_now
 from olympiad_eval.mathcheck import Options, Verdict
 from olympiad_eval.records import Generation, InputError, Judgment, Problem, read_jsonl, write_jsonl
 from tests.support import ROOT, compose_stage, render_sample, suite_scoring
 
-SUITES = [("sample_hipho", "sample_hipho"), ("sample_mathvision", "sample_mathvision"),
-          ("sample_physelite_en", "sample_physelite"), ("sample_physelite_zh", "sample_physelite")]
+SUITES = [
+    ("sample_hipho", "sample_hipho"),
+    ("sample_mathvision", "sample_mathvision"),
+    ("sample_physelite_en", "sample_physelite"),
+    ("sample_physelite_zh", "sample_physelite"),
+]
 
 
 def generate_with(outputs, suite, name, cfg):
     out = outputs / "generations" / suite / f"{name}.jsonl"
-    generate(suite, name, OmegaConf.create(cfg), outputs / "suites" / suite / "prompts.jsonl", out,
-             outputs.parent / "cache.sqlite")
+    generate(
+        suite,
+        name,
+        OmegaConf.create(cfg),
+        outputs / "suites" / suite / "prompts.jsonl",
+        out,
+        outputs.parent / "cache.sqlite",
+    )
     return out
 
 
 def judge_with(outputs, suite, generations, judge_name="rule", cfg=None):
-    cfg = cfg if cfg is not None else compose_stage("judge", [f"judge={judge_name}", "cell.suite=x", "cell.model=y"]).judge
+    cfg = (
+        cfg
+        if cfg is not None
+        else compose_stage("judge", [f"judge={judge_name}", "cell.suite=x", "cell.model=y"]).judge
+    )
     out = outputs / "judgments" / f"{suite}-{judge_name}.jsonl"
     outcome = judge(outputs / "suites" / suite, generations, judge_name, cfg, out, outputs.parent / "cache.sqlite")
     return outcome, {(j.id, j.sample): j for j in read_jsonl(out, Judgment)}
@@ -48,10 +62,14 @@ def test_the_reference_model_scores_full_marks_on_every_problem(render_suite, su
 UNDECIDED = Verdict(None, "check timed out after 10 s")
 
 
-@pytest.mark.parametrize("suite,benchmark", [
-    ("sample_hipho", "sample_hipho"), ("sample_physelite_en", "sample_physelite"),
-    ("sample_mathvision_evalscope", "sample_mathvision"),
-])
+@pytest.mark.parametrize(
+    "suite,benchmark",
+    [
+        ("sample_hipho", "sample_hipho"),
+        ("sample_physelite_en", "sample_physelite"),
+        ("sample_mathvision_evalscope", "sample_mathvision"),
+    ],
+)
 def test_every_benchmark_counts_an_undecided_check_as_not_matched_and_records_it(render_suite, suite, benchmark):
     """Each benchmark's rules, given checks that could not finish: nothing earned, each check on
     record in `undecided`, and never `unscorable` (which would make the rule judge's judgment a
@@ -76,25 +94,48 @@ def test_every_benchmark_counts_an_undecided_check_as_not_matched_and_records_it
 
 def test_rules_award_each_hipho_answer_slot_its_points(render_suite):
     outputs = render_suite("sample_hipho", "sample_hipho")
-    generations = generate_with(outputs, "sample_hipho", "demo",
-                                {"provider": "replay", "path": str(ROOT / "data/replay/demo/{suite}.jsonl")})
+    generations = generate_with(
+        outputs, "sample_hipho", "demo", {"provider": "replay", "path": str(ROOT / "data/replay/demo/{suite}.jsonl")}
+    )
     _, judgments = judge_with(outputs, "sample_hipho", generations)
     points = {key[0]: j.points for key, j in judgments.items()}
     # the demo model: wrong expression, two right numbers, inside the range, wrong work, right choice
-    assert points == {"DemoPhO_2025_1_a": 0.0, "DemoPhO_2025_1_b": 2.0, "DemoPhO_2025_2_a": 2.0,
-                      "DemoCPhO_2025_1_1": 0.0, "DemoCPhO_2025_2_1": 6.0}
+    assert points == {
+        "DemoPhO_2025_1_a": 0.0,
+        "DemoPhO_2025_1_b": 2.0,
+        "DemoPhO_2025_2_a": 2.0,
+        "DemoCPhO_2025_1_1": 0.0,
+        "DemoCPhO_2025_2_1": 6.0,
+    }
     assert [s["correct"] for s in judgments[("DemoPhO_2025_1_b", 0)].slots] == [True, True]
 
 
 def test_failed_and_truncated_generations_are_counted_not_scored(render_suite, tmp_path):
     outputs = render_suite("sample_physelite_en", "sample_physelite")
     path = tmp_path / "generations.jsonl"
-    write_jsonl(path, [
-        Generation(id="PE-S-0001", suite="sample_physelite_en", model="m", sample=0, response=None,
-                   request_hash="a", error="HTTP 400: context length exceeded"),
-        Generation(id="PE-S-0002", suite="sample_physelite_en", model="m", sample=0, response="FINAL ANSWER: 1",
-                   request_hash="b", finish_reason="length"),
-    ])
+    write_jsonl(
+        path,
+        [
+            Generation(
+                id="PE-S-0001",
+                suite="sample_physelite_en",
+                model="m",
+                sample=0,
+                response=None,
+                request_hash="a",
+                error="HTTP 400: context length exceeded",
+            ),
+            Generation(
+                id="PE-S-0002",
+                suite="sample_physelite_en",
+                model="m",
+                sample=0,
+                response="FINAL ANSWER: 1",
+                request_hash="b",
+                finish_reason="length",
+            ),
+        ],
+    )
     outcome, judgments = judge_with(outputs, "sample_physelite_en", path)
     failed, truncated = judgments[("PE-S-0001", 0)], judgments[("PE-S-0002", 0)]
     assert outcome.generation_errors == 1 and failed.status == "generation_error"
@@ -107,15 +148,22 @@ NO_PROCESS = "suite.scoring.process=false"  # PhysElite's answer verdict only: o
 
 def llm_judge_cfg(base_url: str, max_reasks: int = 2, **extra):
     cfg = compose_stage("judge", ["judge=gpt-4o", "cell.suite=x", "cell.model=y"]).judge
-    return OmegaConf.merge(cfg, {"judges": {"gpt-4o": {"base_url": base_url, "api_key_env": None, "max_retries": 0}},
-                                 "max_reasks": max_reasks, **extra})
+    return OmegaConf.merge(
+        cfg,
+        {
+            "judges": {"gpt-4o": {"base_url": base_url, "api_key_env": None, "max_retries": 0}},
+            "max_reasks": max_reasks,
+            **extra,
+        },
+    )
 
 
 def test_the_llm_judge_sees_reference_solution_and_response(render_suite, fake_openai):
     outputs = render_suite("sample_physelite_en", "sample_physelite", NO_PROCESS)
     generations = generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"})
-    outcome, judgments = judge_with(outputs, "sample_physelite_en", generations, "gpt-4o",
-                                    llm_judge_cfg(fake_openai.base_url))
+    outcome, judgments = judge_with(
+        outputs, "sample_physelite_en", generations, "gpt-4o", llm_judge_cfg(fake_openai.base_url)
+    )
     assert outcome.scored == 3 and fake_openai.count() == 3
     assert {j.verdict for j in judgments.values()} == {"correct"}
     prompt = fake_openai.requests[0]["messages"][1]["content"]
@@ -138,8 +186,9 @@ def test_a_judge_cell_records_its_tokens_and_cost_at_its_endpoints_prices(render
     prices = {"judges": {"gpt-4o": {"prices": {"input": 2.0, "output": 8.0}}}}
     with FakeOpenAI() as server:
         before = utc_now()
-        outcome, _ = judge_with(outputs, "sample_hipho", generations, "gpt-4o",
-                                OmegaConf.merge(llm_judge_cfg(server.base_url), prices))
+        outcome, _ = judge_with(
+            outputs, "sample_hipho", generations, "gpt-4o", OmegaConf.merge(llm_judge_cfg(server.base_url), prices)
+        )
         usage = outcome.usage
         span = usage["replies_received"]  # read back on the rerun below: the same dates
         assert before <= span["first"] <= span["last"] <= utc_now()
@@ -148,8 +197,9 @@ def test_a_judge_cell_records_its_tokens_and_cost_at_its_endpoints_prices(render
         expected = (usage["prompt_tokens"] * 2.0 + usage["completion_tokens"] * 8.0) / 1e6
         assert usage["cost_usd"] == pytest.approx(expected, abs=1e-6)
         assert f"cost=${expected:.4f}" in capfd.readouterr().err  # the progress bar's last state
-        again, _ = judge_with(outputs, "sample_hipho", generations, "gpt-4o",
-                              OmegaConf.merge(llm_judge_cfg(server.base_url), prices))
+        again, _ = judge_with(
+            outputs, "sample_hipho", generations, "gpt-4o", OmegaConf.merge(llm_judge_cfg(server.base_url), prices)
+        )
         assert server.count() == usage["requests"] and again.usage == usage
 
 
@@ -165,12 +215,20 @@ def test_an_ensembles_dates_span_its_sending_judges():
     from olympiad_eval.judging import judges_usage
     from olympiad_eval.llm import usage_totals
 
-    early = {**usage_totals([], {}), "replies_received": {"first": "2026-01-02T00:00:00Z", "last": "2026-01-03T00:00:00Z"}}
-    late = {**usage_totals([], {}), "replies_received": {"first": "2026-01-01T00:00:00Z", "last": "2026-01-02T12:00:00Z"}}
+    early = {
+        **usage_totals([], {}),
+        "replies_received": {"first": "2026-01-02T00:00:00Z", "last": "2026-01-03T00:00:00Z"},
+    }
+    late = {
+        **usage_totals([], {}),
+        "replies_received": {"first": "2026-01-01T00:00:00Z", "last": "2026-01-02T12:00:00Z"},
+    }
     undated = {**usage_totals([], {}), "replies_received": None}  # a cache from before dates
     offline = usage_totals([], {})
     assert judges_usage([early, late, undated, offline])["replies_received"] == {
-        "first": "2026-01-01T00:00:00Z", "last": "2026-01-03T00:00:00Z"}
+        "first": "2026-01-01T00:00:00Z",
+        "last": "2026-01-03T00:00:00Z",
+    }
     assert judges_usage([undated, offline])["replies_received"] is None
     assert "replies_received" not in judges_usage([offline, offline])
 
@@ -179,8 +237,9 @@ def test_an_invalid_judge_reply_is_reasked_then_recorded_as_a_judge_error(render
     outputs = render_suite("sample_physelite_en", "sample_physelite", NO_PROCESS)
     generations = generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"})
     with FakeOpenAI(lambda body: "I think it is probably right.") as server:
-        outcome, judgments = judge_with(outputs, "sample_physelite_en", generations, "gpt-4o",
-                                        llm_judge_cfg(server.base_url, max_reasks=2))
+        outcome, judgments = judge_with(
+            outputs, "sample_physelite_en", generations, "gpt-4o", llm_judge_cfg(server.base_url, max_reasks=2)
+        )
         assert server.count() == 3 * 3  # one ask and two re-asks per response
     assert outcome.judge_errors == 3 and outcome.coverage == 0.0
     assert all(j.status == "judge_error" and j.score is None for j in judgments.values())
@@ -191,8 +250,10 @@ def test_a_request_that_failed_is_not_reasked(render_suite):
     outputs = render_suite("sample_physelite_en", "sample_physelite", NO_PROCESS)
     generations = generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"})
     with FakeOpenAI(lambda body: Fault(503)) as server:
-        cfg = OmegaConf.merge(llm_judge_cfg(server.base_url, max_reasks=2),  # no breaker: each
-                              {"judges": {"gpt-4o": {"max_consecutive_failures": 0}}})  # task's asking is tested
+        cfg = OmegaConf.merge(
+            llm_judge_cfg(server.base_url, max_reasks=2),  # no breaker: each
+            {"judges": {"gpt-4o": {"max_consecutive_failures": 0}}},
+        )  # task's asking is tested
         outcome, judgments = judge_with(outputs, "sample_physelite_en", generations, "gpt-4o", cfg)
         assert server.count() == 3  # one ask per response, no re-ask
     assert outcome.judge_errors == 3
@@ -202,8 +263,11 @@ def test_a_request_that_failed_is_not_reasked(render_suite):
 def test_a_judge_whose_endpoint_is_down_stops_the_cell_and_writes_nothing(render_suite):
     outputs = render_suite("sample_hipho", "sample_hipho")
     generations = generate_with(outputs, "sample_hipho", "reference", {"provider": "reference"})
-    with pytest.raises(EndpointError, match=r"^judge 'gpt-4o' \('gpt-4o-2024-08-06' at http://127.0.0.1:9/v1\): "
-                                            "connection refused"):
+    with pytest.raises(
+        EndpointError,
+        match=r"^judge 'gpt-4o' \('gpt-4o-2024-08-06' at http://127.0.0.1:9/v1\): "
+        "connection refused",
+    ):
         judge_with(outputs, "sample_hipho", generations, "gpt-4o", llm_judge_cfg("http://127.0.0.1:9/v1"))
     assert not (outputs / "judgments").exists()
 
@@ -221,25 +285,36 @@ def test_a_hipho_llm_judge_cell_runs_offline_through_a_scripted_judge(render_sui
     """HiPhO's official protocol whole (every criterion, the answers the rules missed, max(step,
     answer) in points) with no server and no key: the script's replies decide what rules left open."""
     outputs = render_suite("sample_hipho", "sample_hipho")
-    demo = generate_with(outputs, "sample_hipho", "demo",
-                         {"provider": "replay", "path": str(ROOT / "data/replay/demo/{suite}.jsonl")})
+    demo = generate_with(
+        outputs, "sample_hipho", "demo", {"provider": "replay", "path": str(ROOT / "data/replay/demo/{suite}.jsonl")}
+    )
     outcome, judgments = judge_with(outputs, "sample_hipho", demo, "scripted", scripted_judge_cfg())
     assert outcome.scored == outcome.total == 5
     # no criterion met, no missed answer equivalent: the points the rules gave (see the rules' test)
     assert {key[0]: j.points for key, j in judgments.items()} == {
-        "DemoPhO_2025_1_a": 0.0, "DemoPhO_2025_1_b": 2.0, "DemoPhO_2025_2_a": 2.0,
-        "DemoCPhO_2025_1_1": 0.0, "DemoCPhO_2025_2_1": 6.0}
+        "DemoPhO_2025_1_a": 0.0,
+        "DemoPhO_2025_1_b": 2.0,
+        "DemoPhO_2025_2_a": 2.0,
+        "DemoCPhO_2025_1_1": 0.0,
+        "DemoCPhO_2025_2_1": 6.0,
+    }
     said = judgments[("DemoCPhO_2025_1_1", 0)].details[0]
-    assert said["judge"] == "scripted" and said["slot 0"] == {"equivalent": False,
-                                                             "reasoning": "Scripted: not the official answer."}
+    assert said["judge"] == "scripted" and said["slot 0"] == {
+        "equivalent": False,
+        "reasoning": "Scripted: not the official answer.",
+    }
     assert said["criterion 0.0"] == {"awarded": 0.0, "reasoning": "Scripted: the criterion is not met."}
 
     equivalent = scripted_judge_cfg(equivalent='{"equivalent": true, "reasoning": "Scripted: the same."}')
     outcome, judgments = judge_with(outputs, "sample_hipho", demo, "scripted", equivalent)
     # the two answers the rules missed (a wrong expression, a wrong number) now count: full marks
     assert {key[0]: (j.points, j.parts["answer_points"]) for key, j in judgments.items()} == {
-        "DemoPhO_2025_1_a": (1.0, 1.0), "DemoPhO_2025_1_b": (2.0, 2.0), "DemoPhO_2025_2_a": (2.0, 2.0),
-        "DemoCPhO_2025_1_1": (4.0, 4.0), "DemoCPhO_2025_2_1": (6.0, 6.0)}
+        "DemoPhO_2025_1_a": (1.0, 1.0),
+        "DemoPhO_2025_1_b": (2.0, 2.0),
+        "DemoPhO_2025_2_a": (2.0, 2.0),
+        "DemoCPhO_2025_1_1": (4.0, 4.0),
+        "DemoCPhO_2025_2_1": (6.0, 6.0),
+    }
     assert len(RequestCache(outputs.parent / "cache.sqlite")) == 0  # offline replies are never stored
 
 
@@ -248,22 +323,27 @@ def test_a_physelite_llm_judge_cell_runs_offline_through_a_scripted_judge(render
     matches by the rules, yet a judge that calls them incorrect scores them 0."""
     outputs = render_suite("sample_physelite_en", "sample_physelite")
     generations = generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"})
-    cfg = scripted_judge_cfg(verdict='{"verdict": "incorrect", "reasoning": "Scripted: wrong."}',
-                             steps='{"steps": [{"step": "a", "grade": 1.0}, {"step": "b", "grade": 0.5}]}')
+    cfg = scripted_judge_cfg(
+        verdict='{"verdict": "incorrect", "reasoning": "Scripted: wrong."}',
+        steps='{"steps": [{"step": "a", "grade": 1.0}, {"step": "b", "grade": 0.5}]}',
+    )
     outcome, judgments = judge_with(outputs, "sample_physelite_en", generations, "scripted", cfg)
     assert outcome.scored == outcome.total == 3
     assert {(j.verdict, j.score) for j in judgments.values()} == {("incorrect", 0.0)}
     assert {j.parts["process"] for j in judgments.values()} == {0.75}
 
 
-@pytest.mark.parametrize("reply,verdict", [
-    ('{"verdict": "correct", "reasoning": "ok"}', "correct"),
-    ('Sure.\n{"verdict": "partially_correct", "reasoning": "one part"}', "partially_correct"),
-    ('{"verdict": "right"}', None),
-    ('{"verdict": "correct"', None),
-    ("correct", None),
-    (json.dumps(["correct"]), None),
-])
+@pytest.mark.parametrize(
+    "reply,verdict",
+    [
+        ('{"verdict": "correct", "reasoning": "ok"}', "correct"),
+        ('Sure.\n{"verdict": "partially_correct", "reasoning": "one part"}', "partially_correct"),
+        ('{"verdict": "right"}', None),
+        ('{"verdict": "correct"', None),
+        ("correct", None),
+        (json.dumps(["correct"]), None),
+    ],
+)
 def test_verdict_parsing(reply, verdict):
     parsed = parse_verdict(reply)
     assert (parsed["verdict"] if parsed else None) == verdict
@@ -281,13 +361,15 @@ def test_a_task_awaiting_an_identical_request_leaves_its_turn_to_the_next(tmp_pa
         return JudgeTask(key=key, messages=({"role": "user", "content": text},), parse=lambda reply: {"reply": reply})
 
     async def ask_all(server: FakeOpenAI) -> list:
-        endpoint = OmegaConf.create({"base_url": server.base_url, "model": "judge", "api_key_env": None,
-                                     "concurrency": 2})
+        endpoint = OmegaConf.create(
+            {"base_url": server.base_url, "model": "judge", "api_key_env": None, "concurrency": 2}
+        )
         cache = RequestCache(tmp_path / "cache.sqlite")
         asker = _Asker("judge", endpoint, typed_judge(OmegaConf.create({"kind": "llm", "max_reasks": 0}), "j"), cache)
         try:
-            return await asyncio.gather(*(asker.grade(t) for t in (task("a", "shared"), task("b", "shared"),
-                                                                      task("c", "other"))))
+            return await asyncio.gather(
+                *(asker.grade(t) for t in (task("a", "shared"), task("b", "shared"), task("c", "other")))
+            )
         finally:
             await asker.close()
             cache.close()
@@ -324,24 +406,41 @@ def test_a_suites_scoring_switches_answer_rules_on():
     assert check_options(suite_scoring("sample_physelite_en")) == Options()  # all off
     on = suite_scoring("sample_physelite_en", "+suite.scoring.check_options.percent=true")
     assert check_options(on) == Options(percent=True)
-    with pytest.raises(InputError, match=r"suite 'sample_physelite_en' .*: scoring.check_options: unknown check "
-                                         r"option 'percents'"):
+    with pytest.raises(
+        InputError,
+        match=r"suite 'sample_physelite_en' .*: scoring.check_options: unknown check "
+        r"option 'percents'",
+    ):
         suite_scoring("sample_physelite_en", "+suite.scoring.check_options.percents=true")
 
 
 def test_the_cells_check_options_reach_every_check(tmp_path, monkeypatch):
     """`2400%` against the gold `24 m`: wrong by default, right where the suite reads `%` as a number."""
     monkeypatch.chdir(ROOT)
-    rule = compose_stage("judge", ["judge=rule", "cell.suite=x", "cell.model=y", "judge.workers=1",
-                                   "judge.check_timeout=60"]).judge  # a busy machine: never a timeout here
+    rule = compose_stage(
+        "judge", ["judge=rule", "cell.suite=x", "cell.model=y", "judge.workers=1", "judge.check_timeout=60"]
+    ).judge  # a busy machine: never a timeout here
     verdicts = []
     for options in ([], ["+suite.scoring.check_options.percent=true"]):
-        outputs = render_sample(tmp_path / f"outputs{len(verdicts)}", "sample_physelite_en", "sample_physelite", *options)
+        outputs = render_sample(
+            tmp_path / f"outputs{len(verdicts)}", "sample_physelite_en", "sample_physelite", *options
+        )
         suite = outputs / "suites" / "sample_physelite_en"
         problem = next(p for p in read_jsonl(suite / "problems.jsonl", Problem) if p.answers[0].value == "24 m")
         generations = tmp_path / "generations.jsonl"
-        write_jsonl(generations, [Generation(id=problem.id, suite="sample_physelite_en", model="m", sample=0,
-                                             response="FINAL ANSWER: 2400%", request_hash="h")])
+        write_jsonl(
+            generations,
+            [
+                Generation(
+                    id=problem.id,
+                    suite="sample_physelite_en",
+                    model="m",
+                    sample=0,
+                    response="FINAL ANSWER: 2400%",
+                    request_hash="h",
+                )
+            ],
+        )
         judge(suite, generations, "rule", rule, tmp_path / "judged.jsonl", tmp_path / "cache.sqlite")
         verdicts.append(read_jsonl(tmp_path / "judged.jsonl", Judgment)[0].slots[0]["correct"])
     assert verdicts == [False, True]
@@ -350,20 +449,37 @@ def test_the_cells_check_options_reach_every_check(tmp_path, monkeypatch):
 def test_a_refusal_scores_nothing_unjudged_and_is_marked(render_suite, tmp_path):
     outputs = render_suite("sample_physelite_en", "sample_physelite", NO_PROCESS)
     path = tmp_path / "generations.jsonl"
-    reference = read_jsonl(generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"}),
-                           Generation)
-    write_jsonl(path, [
-        Generation(id="PE-S-0001", suite="sample_physelite_en", model="m", sample=0, response=None,
-                   request_hash="a", refusal="I can't help with that."),
-        # filtered midway: what came is kept, but never judged (it could hold the right answer)
-        Generation(id="PE-S-0002", suite="sample_physelite_en", model="m", sample=0,
-                   response=reference[1].response, request_hash="b", finish_reason="content_filter",
-                   refusal="content filter"),
-        reference[2],
-    ])
+    reference = read_jsonl(
+        generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"}), Generation
+    )
+    write_jsonl(
+        path,
+        [
+            Generation(
+                id="PE-S-0001",
+                suite="sample_physelite_en",
+                model="m",
+                sample=0,
+                response=None,
+                request_hash="a",
+                refusal="I can't help with that.",
+            ),
+            # filtered midway: what came is kept, but never judged (it could hold the right answer)
+            Generation(
+                id="PE-S-0002",
+                suite="sample_physelite_en",
+                model="m",
+                sample=0,
+                response=reference[1].response,
+                request_hash="b",
+                finish_reason="content_filter",
+                refusal="content filter",
+            ),
+            reference[2],
+        ],
+    )
     with FakeOpenAI() as server:
-        outcome, judgments = judge_with(outputs, "sample_physelite_en", path, "gpt-4o",
-                                        llm_judge_cfg(server.base_url))
+        outcome, judgments = judge_with(outputs, "sample_physelite_en", path, "gpt-4o", llm_judge_cfg(server.base_url))
         assert server.count() == 1  # only the answer went to the judge
     refused, filtered = judgments[("PE-S-0001", 0)], judgments[("PE-S-0002", 0)]
     assert outcome.refusals == 2 and outcome.scored == 3 and outcome.generation_errors == 0
@@ -378,22 +494,31 @@ def test_a_judge_that_refuses_is_reasked_then_a_judge_error_naming_the_refusal(r
     outputs = render_suite("sample_physelite_en", "sample_physelite", NO_PROCESS)
     generations = generate_with(outputs, "sample_physelite_en", "reference", {"provider": "reference"})
     with FakeOpenAI(lambda body: {"content": None, "refusal": "I won't grade this."}) as server:
-        outcome, judgments = judge_with(outputs, "sample_physelite_en", generations, "gpt-4o",
-                                        llm_judge_cfg(server.base_url, max_reasks=1))
+        outcome, judgments = judge_with(
+            outputs, "sample_physelite_en", generations, "gpt-4o", llm_judge_cfg(server.base_url, max_reasks=1)
+        )
         assert server.count() == 3 * 2
     assert outcome.judge_errors == 3 and outcome.refusals == 0
     assert all("refused: I won't grade this." in j.detail for j in judgments.values())
 
 
-@pytest.mark.parametrize("override, message", [
-    ("judge.kind=rules", "judge 'rule' (conf/judge/rule.yaml or an override): kind: Invalid value 'rules', expected one "
-                         "of [rule, llm]"),
-    ("+judge.max_reask=3", "judge 'rule' (conf/judge/rule.yaml or an override): max_reask: Key 'max_reask' not in "
-                           "'JudgeConfig'"),
-    ("judge.workers=two", "workers: Value 'two' of type 'str' could not be converted to Integer"),
-    ("judge.workers=0", "workers must be an integer >= 1, got 0"),
-    ("+judge.rel_tol=0.05", "rel_tol describe how a benchmark is scored, so they live with its suites now"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        (
+            "judge.kind=rules",
+            "judge 'rule' (conf/judge/rule.yaml or an override): kind: Invalid value 'rules', expected one "
+            "of [rule, llm]",
+        ),
+        (
+            "+judge.max_reask=3",
+            "judge 'rule' (conf/judge/rule.yaml or an override): max_reask: Key 'max_reask' not in 'JudgeConfig'",
+        ),
+        ("judge.workers=two", "workers: Value 'two' of type 'str' could not be converted to Integer"),
+        ("judge.workers=0", "workers must be an integer >= 1, got 0"),
+        ("+judge.rel_tol=0.05", "rel_tol describe how a benchmark is scored, so they live with its suites now"),
+    ],
+)
 def test_a_judge_config_is_typed_naming_the_key(override, message):
     """A typo, a kind outside the choices, a value of the wrong type or out of range, a scoring
     setting where only its suite may set it: one line naming the file and the key."""
@@ -409,6 +534,11 @@ def test_a_judge_configs_defaults_are_its_schemas():
 
     typed = typed_judge(OmegaConf.create({"kind": "llm"}), "j")
     assert (typed.workers, typed.check_timeout, typed.max_reasks, typed.settings, typed.judges) == (
-        JudgeConfig.workers, JudgeConfig.check_timeout, JudgeConfig.max_reasks, {}, {})
+        JudgeConfig.workers,
+        JudgeConfig.check_timeout,
+        JudgeConfig.max_reasks,
+        {},
+        {},
+    )
     with pytest.raises(InputError, match=r"judge 'j' .*: kind must be set"):
         typed_judge(OmegaConf.create({"workers": 2}), "j")

@@ -23,8 +23,10 @@ DEMO = {"provider": "replay", "path": str(ROOT / "data/replay/demo/{suite}.jsonl
 def judge_cfg(servers: dict, judge: str = "gpt-4o", **extra):
     cfg = compose_stage("judge", [f"judge={judge}", "cell.suite=x", "cell.model=y"]).judge
     cfg = OmegaConf.merge(cfg, {"max_reasks": 1, **extra})
-    cfg.judges = {name: {"base_url": server.base_url, "model": name, "api_key_env": None, "max_retries": 0}
-                  for name, server in servers.items()}
+    cfg.judges = {
+        name: {"base_url": server.base_url, "model": name, "api_key_env": None, "max_retries": 0}
+        for name, server in servers.items()
+    }
     return cfg
 
 
@@ -32,8 +34,14 @@ def run(render_suite, suite, benchmark, cfg, tmp_path, model=DEMO, generations=N
     outputs = render_suite(suite, benchmark, *overrides)
     if generations is None:
         generations = outputs / "generations.jsonl"
-        generate(suite, "m", OmegaConf.create(model), outputs / "suites" / suite / "prompts.jsonl", generations,
-                 tmp_path / "cache.sqlite")
+        generate(
+            suite,
+            "m",
+            OmegaConf.create(model),
+            outputs / "suites" / suite / "prompts.jsonl",
+            generations,
+            tmp_path / "cache.sqlite",
+        )
     out = tmp_path / "judgments.jsonl"
     outcome = judge(outputs / "suites" / suite, generations, "j", cfg, out, tmp_path / "cache.sqlite")
     return outcome, {j.id: j for j in read_jsonl(out, Judgment)}
@@ -67,14 +75,27 @@ def test_hipho_official_takes_the_best_scheme_and_max_of_step_and_answer(render_
         outcome, judged = run(render_suite, "sample_hipho", "sample_hipho", judge_cfg({"g": server}), tmp_path)
     assert outcome.scored == 5
     one_a = judged["DemoPhO_2025_1_a"]  # the demo's expression is wrong: answer level 0
-    assert one_a.parts["answer_points"] == 0.0 and one_a.parts["step_points"] == pytest.approx(1.0) and one_a.points == pytest.approx(1.0)
+    assert (
+        one_a.parts["answer_points"] == 0.0
+        and one_a.parts["step_points"] == pytest.approx(1.0)
+        and one_a.points == pytest.approx(1.0)
+    )
     one_b = judged["DemoPhO_2025_1_b"]  # both answers right (2.0); its scheme earns 1.0 ("a total of 1.0 pt")
-    assert one_b.parts["answer_points"] == 2.0 and one_b.parts["step_points"] == pytest.approx(1.0) and one_b.points == 2.0
+    assert (
+        one_b.parts["answer_points"] == 2.0 and one_b.parts["step_points"] == pytest.approx(1.0) and one_b.points == 2.0
+    )
     two_a = judged["DemoPhO_2025_2_a"]  # no scheme: answer level only
     assert two_a.parts["step_points"] is None and two_a.points == 2.0
     awards = {task: reply["awarded"] for task, reply in one_a.details[0].items() if task.startswith("criterion")}
-    assert awards == {"criterion 0.0": 0.2, "criterion 0.1": 0.0, "criterion 0.2": 0.0, "criterion 0.3": 0.3,
-                      "criterion 1.0": 0.4, "criterion 1.1": 0.3, "criterion 1.2": 0.3}
+    assert awards == {
+        "criterion 0.0": 0.2,
+        "criterion 0.1": 0.0,
+        "criterion 0.2": 0.0,
+        "criterion 0.3": 0.3,
+        "criterion 1.0": 0.4,
+        "criterion 1.1": 0.3,
+        "criterion 1.2": 0.3,
+    }
 
 
 def test_hipho_answer_slots_rules_miss_go_to_the_judge(render_suite, tmp_path):
@@ -89,7 +110,10 @@ def test_hipho_answer_slots_rules_miss_go_to_the_judge(render_suite, tmp_path):
         asked = [user_text(b) for b in server.requests if '"equivalent"' in user_text(b)]
     # the two slots the demo got wrong (and only those) were asked about, and the judge accepted them
     assert len(asked) == 2
-    assert judged["DemoCPhO_2025_1_1"].parts["answer_points"] == 4.0 and judged["DemoCPhO_2025_1_1"].slots[0]["correct"] is False
+    assert (
+        judged["DemoCPhO_2025_1_1"].parts["answer_points"] == 4.0
+        and judged["DemoCPhO_2025_1_1"].slots[0]["correct"] is False
+    )
 
 
 def test_hipho_criteria_go_out_together_while_the_rules_run(render_suite, tmp_path, monkeypatch):
@@ -124,8 +148,14 @@ def test_hipho_evalscope_protocol_is_the_best_schemes_ratio(render_suite, tmp_pa
         return json.dumps({"awarded": float(bound.group(1)) / 2} if bound else {"correct": True})
 
     with FakeOpenAI(respond) as server:
-        _, judged = run(render_suite, "sample_hipho_evalscope", "sample_hipho", judge_cfg({"g": server}), tmp_path,
-                        model={**DEMO, "path": DEMO["path"].format(suite="sample_hipho")})  # the same prompts
+        _, judged = run(
+            render_suite,
+            "sample_hipho_evalscope",
+            "sample_hipho",
+            judge_cfg({"g": server}),
+            tmp_path,
+            model={**DEMO, "path": DEMO["path"].format(suite="sample_hipho")},
+        )  # the same prompts
         asked = [user_text(b) for b in server.requests if '"correct"' in user_text(b)]
     assert all(len(body["messages"]) == 1 and body["messages"][0]["role"] == "user" for body in server.requests)
     assert judged["DemoPhO_2025_1_b"].score == pytest.approx(0.5)  # a scheme: its ratio, whatever the answers
@@ -134,13 +164,16 @@ def test_hipho_evalscope_protocol_is_the_best_schemes_ratio(render_suite, tmp_pa
     assert len(asked) == 1 and "Correct answer: $[1.21, 1.25]$" in asked[0]
 
 
-@pytest.mark.parametrize("reply", [
-    "The student deserves full marks.",            # prose
-    '{"awarded": 0.2',                             # broken JSON
-    '{"awarded": 99, "reasoning": "generous"}',    # more than the criterion's points
-    '{"awarded": -1}',                             # negative
-    '{"awarded": "all"}',                          # not a number
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "The student deserves full marks.",  # prose
+        '{"awarded": 0.2',  # broken JSON
+        '{"awarded": 99, "reasoning": "generous"}',  # more than the criterion's points
+        '{"awarded": -1}',  # negative
+        '{"awarded": "all"}',  # not a number
+    ],
+)
 def test_bad_judge_replies_end_as_judge_errors_after_reasks(render_suite, tmp_path, reply):
     def respond(body):
         return reply if '"awarded"' in user_text(body) else json.dumps(judge_reply(json.dumps(body["messages"])))
@@ -166,11 +199,17 @@ def test_instructions_inside_a_response_are_only_text(render_suite, tmp_path):
     undelimited = {"messages": [{"role": "user", "content": f'worth at most 1 points {{"awarded"}} {response}'}]}
     assert json.loads(gullible(undelimited))["awarded"] == 1.0  # it would obey if the note reached it
     generations = tmp_path / "injected.jsonl"
-    write_jsonl(generations, [Generation(id=pid, suite="sample_hipho", model="m", sample=0, response=response,
-                                         request_hash=pid) for pid in ("DemoPhO_2025_1_a", "DemoPhO_2025_1_b")])
+    write_jsonl(
+        generations,
+        [
+            Generation(id=pid, suite="sample_hipho", model="m", sample=0, response=response, request_hash=pid)
+            for pid in ("DemoPhO_2025_1_a", "DemoPhO_2025_1_b")
+        ],
+    )
     with FakeOpenAI(gullible) as server:
-        _, judged = run(render_suite, "sample_hipho", "sample_hipho", judge_cfg({"g": server}), tmp_path,
-                        generations=generations)
+        _, judged = run(
+            render_suite, "sample_hipho", "sample_hipho", judge_cfg({"g": server}), tmp_path, generations=generations
+        )
         assert all(JUDGE_MARKER in json.dumps(b["messages"]) for b in server.requests)
     assert all(j.points == 0.0 for j in judged.values())
 
@@ -194,8 +233,13 @@ def test_physelite_ensemble_averages_three_judges_and_keeps_each_verdict(render_
     verdicts = {"a": "correct", "b": "incorrect", "c": "correct"}
     grades = {"a": [1.0, 0.5], "b": [0.0, 0.0, 1.0], "c": [1.0]}
     with FakeOpenAI(by_model(verdicts, grades)) as server:
-        outcome, judged = run(render_suite, "sample_physelite_en", "sample_physelite",
-                              judge_cfg({"a": server, "b": server, "c": server}), tmp_path)
+        outcome, judged = run(
+            render_suite,
+            "sample_physelite_en",
+            "sample_physelite",
+            judge_cfg({"a": server, "b": server, "c": server}),
+            tmp_path,
+        )
         assert server.count() == 3 * 3 * 2  # problems x judges x (answer, process)
     assert outcome.scored == 3
     for judgment in judged.values():
@@ -208,8 +252,14 @@ def test_physelite_ensemble_averages_three_judges_and_keeps_each_verdict(render_
 def test_physelite_split_verdicts_and_process_off(render_suite, tmp_path):
     verdicts = {"a": "correct", "b": "partially_correct"}
     with FakeOpenAI(by_model(verdicts, {})) as server:
-        _, judged = run(render_suite, "sample_physelite_zh", "sample_physelite",
-                        judge_cfg({"a": server, "b": server}), tmp_path, overrides=["suite.scoring.process=false"])
+        _, judged = run(
+            render_suite,
+            "sample_physelite_zh",
+            "sample_physelite",
+            judge_cfg({"a": server, "b": server}),
+            tmp_path,
+            overrides=["suite.scoring.process=false"],
+        )
     judgment = judged["PE-S-0001"]
     assert judgment.verdict == "split" and judgment.score == 0.5 and judgment.parts["process"] is None
 
@@ -222,8 +272,13 @@ def test_physelite_error_types_are_classified_on_request(render_suite, tmp_path)
         return json.dumps({"verdict": "incorrect", "reasoning": "no"}) if '"verdict"' in text else "?"
 
     with FakeOpenAI(respond) as server:
-        _, judged = run(render_suite, "sample_physelite_en", "sample_physelite",
-                        judge_cfg({"a": server}), tmp_path,
-                        overrides=["suite.scoring.process=false", "suite.scoring.error_types=true"])
+        _, judged = run(
+            render_suite,
+            "sample_physelite_en",
+            "sample_physelite",
+            judge_cfg({"a": server}),
+            tmp_path,
+            overrides=["suite.scoring.process=false", "suite.scoring.error_types=true"],
+        )
     assert {j.details[0]["error_type"]["error_type"] for j in judged.values()} == {"numerical"}
     assert {j.score for j in judged.values()} == {0.0}

@@ -33,11 +33,14 @@ def test_fields_left_out_at_the_end_name_the_folder_of_every_such_path():
     assert spelled("prompts") == "suites"
 
 
-@pytest.mark.parametrize("name,fields,words", [
-    ("judgments", {"suite": "s"}, "suite given after a field left out"),
-    ("tables", {"suite": "s"}, "has no field suite"),
-    ("tabels", {}, "no output path named 'tabels'"),
-])
+@pytest.mark.parametrize(
+    "name,fields,words",
+    [
+        ("judgments", {"suite": "s"}, "suite given after a field left out"),
+        ("tables", {"suite": "s"}, "has no field suite"),
+        ("tabels", {}, "no output path named 'tabels'"),
+    ],
+)
 def test_a_path_that_names_nothing_is_refused(name, fields, words):
     with pytest.raises(KeyError, match=words):
         spelled(name, **fields)

@@ -38,8 +38,18 @@ from tests.support import UNSERVABLE, unservable_endpoint
 
 
 def model(base_url: str, **extra):
-    return OmegaConf.create({"provider": "openai", "base_url": base_url, "model": "fake-model", "api_key_env": None,
-                             "concurrency": 4, "max_retries": 6, "timeout": 5, **extra})
+    return OmegaConf.create(
+        {
+            "provider": "openai",
+            "base_url": base_url,
+            "model": "fake-model",
+            "api_key_env": None,
+            "concurrency": 4,
+            "max_retries": 6,
+            "timeout": 5,
+            **extra,
+        }
+    )
 
 
 def endpoint(cfg) -> OpenAIProvider:
@@ -54,8 +64,9 @@ def hipho(render_suite):
 def run(outputs, cfg, name="m", suite="sample_hipho"):
     out = outputs / "generations" / suite / f"{name}.jsonl"
     usage = outputs / "usage" / suite / f"{name}.json"
-    outcome = generate(suite, name, cfg, outputs / "suites" / suite / "prompts.jsonl", out,
-                       outputs.parent / "cache.sqlite", usage)
+    outcome = generate(
+        suite, name, cfg, outputs / "suites" / suite / "prompts.jsonl", out, outputs.parent / "cache.sqlite", usage
+    )
     return outcome, read_jsonl(out, Generation), json.loads(usage.read_text())
 
 
@@ -113,11 +124,14 @@ def test_a_bounded_number_of_attempts_then_an_error(hipho):
     assert usage["failed"] == 5 and usage["answered"] == 0
 
 
-@pytest.mark.parametrize("fault,message", [
-    (Fault(401, {"error": {"message": "invalid api key"}}), "HTTP 401"),
-    (Fault(404, {"error": {"message": "no such model"}}), "HTTP 404"),
-    (Fault(400, {"error": {"message": "maximum context length exceeded"}}), "HTTP 400"),
-])
+@pytest.mark.parametrize(
+    "fault,message",
+    [
+        (Fault(401, {"error": {"message": "invalid api key"}}), "HTTP 401"),
+        (Fault(404, {"error": {"message": "no such model"}}), "HTTP 404"),
+        (Fault(400, {"error": {"message": "maximum context length exceeded"}}), "HTTP 400"),
+    ],
+)
 def test_permanent_failures_are_not_retried_and_recorded_as_errors(hipho, fault, message):
     with FakeOpenAI(lambda body: fault) as server:
         outcome, generations, _ = run(hipho, model(server.base_url))
@@ -135,8 +149,13 @@ def test_identical_requests_asked_together_go_out_once(tmp_path):
     messages = [{"role": "user", "content": "Grade this."}]
     with FakeOpenAI(latency=0.2) as server:
         cache = RequestCache(tmp_path / "cache.sqlite")
-        replies = asyncio.run(complete_all(endpoint(model(server.base_url)), cache,
-                                           [Request(key, messages, {}) for key in ("same", "same", "other")]))
+        replies = asyncio.run(
+            complete_all(
+                endpoint(model(server.base_url)),
+                cache,
+                [Request(key, messages, {}) for key in ("same", "same", "other")],
+            )
+        )
         cache.close()
     assert server.count() == 2
     assert replies[0].text == replies[1].text and [reply.cached for reply in replies] == [False, True, False]
@@ -161,7 +180,9 @@ def test_a_cache_keeps_each_replys_date(tmp_path, name):
     cache = RequestCache(tmp_path / name)
     before = utc_now()
     stamped = cache.put("new", Reply(text="a", finish_reason="stop"))
-    assert before <= stamped.received <= utc_now() and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", stamped.received)
+    assert before <= stamped.received <= utc_now() and re.fullmatch(
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", stamped.received
+    )
     cache.put("dated", Reply(text="b", finish_reason="stop", received="2026-01-02T03:04:05Z"))  # its own date stays
     cache.close()
     reopened = RequestCache(tmp_path / name)
@@ -227,8 +248,13 @@ def test_the_rate_limit_spaces_request_starts():
 
 
 def test_settings_pass_through_and_samples_get_their_own_seed(hipho):
-    settings = {"max_completion_tokens": 100, "reasoning_effort": "high", "temperature": 0.7, "seed": 10,
-                "extra_body": {"top_k": 20}}
+    settings = {
+        "max_completion_tokens": 100,
+        "reasoning_effort": "high",
+        "temperature": 0.7,
+        "seed": 10,
+        "extra_body": {"top_k": 20},
+    }
     with FakeOpenAI() as server:
         run(hipho, model(server.base_url, samples=2, generation=settings))
     body = server.requests[0]
@@ -276,8 +302,12 @@ def test_shrinking_an_image_fits_the_limit_and_is_deterministic():
 def test_max_image_bytes_shrinks_what_is_sent(hipho):
     with FakeOpenAI() as server:
         run(hipho, model(server.base_url, max_image_bytes=3_000))
-    images = [part["image_url"]["url"] for body in server.requests for part in body["messages"][0]["content"]
-              if part["type"] == "image_url"]
+    images = [
+        part["image_url"]["url"]
+        for body in server.requests
+        for part in body["messages"][0]["content"]
+        if part["type"] == "image_url"
+    ]
     assert images and all(len(base64.b64decode(url.split(",", 1)[1])) <= 3_000 for url in images)
 
 
@@ -289,8 +319,10 @@ def test_the_fake_server_does_not_count_a_request_whose_client_died_before_its_b
         host, port = server.base_url.split("//")[1].split("/")[0].split(":")
         for body in (b"", b'{"model"'):  # killed before the body, or within it
             with socket.create_connection((host, int(port))) as client:
-                client.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
-                               b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n" + body)
+                client.sendall(
+                    b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                    b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n" + body
+                )
         time.sleep(0.3)  # the handlers have read what there was to read
         assert server.count() == 0 and server.requests == []
 
@@ -300,8 +332,9 @@ def test_the_fake_server_does_not_count_a_request_whose_client_died_before_its_b
 
 def completion_body(choice: dict) -> bytes:
     """A whole 200 body around one choice, for shapes the fake server's own replies never take."""
-    return json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "fake-model",
-                       "choices": [choice]}).encode()
+    return json.dumps(
+        {"id": "c", "object": "chat.completion", "created": 0, "model": "fake-model", "choices": [choice]}
+    ).encode()
 
 
 class AnswersAfter:
@@ -318,15 +351,27 @@ class AnswersAfter:
         return self.first if tries <= self.times else default_responder(body)
 
 
-@pytest.mark.parametrize("reply,error", [
-    (Fault(raw=completion_body({"index": 0, "finish_reason": "stop"})), "the choice has no message"),
-    (Fault(raw=completion_body({"index": 0, "finish_reason": "stop", "message": None})), "the choice has no message"),
-    ({"content": None}, "no content (null), no refusal, no tool call"),
-    ({"content": None, "refusal": ""}, "no content (null), no refusal, no tool call"),
-    ({"content": None, "finish_reason": "tool_calls", "tool_calls": [
-        {"id": "t1", "type": "function", "function": {"name": "python", "arguments": "{}"}}]},
-     "a call of the tool python instead of an answer"),
-], ids=["no message", "null message", "null content", "empty refusal", "tool call"])
+@pytest.mark.parametrize(
+    "reply,error",
+    [
+        (Fault(raw=completion_body({"index": 0, "finish_reason": "stop"})), "the choice has no message"),
+        (
+            Fault(raw=completion_body({"index": 0, "finish_reason": "stop", "message": None})),
+            "the choice has no message",
+        ),
+        ({"content": None}, "no content (null), no refusal, no tool call"),
+        ({"content": None, "refusal": ""}, "no content (null), no refusal, no tool call"),
+        (
+            {
+                "content": None,
+                "finish_reason": "tool_calls",
+                "tool_calls": [{"id": "t1", "type": "function", "function": {"name": "python", "arguments": "{}"}}],
+            },
+            "a call of the tool python instead of an answer",
+        ),
+    ],
+    ids=["no message", "null message", "null content", "empty refusal", "tool call"],
+)
 def test_a_reply_without_an_answer_is_retried_then_an_error_never_an_empty_answer(hipho, reply, error):
     with FakeOpenAI(lambda body: reply) as server:
         outcome, generations, usage = run(hipho, model(server.base_url, max_retries=1))
@@ -359,11 +404,15 @@ def test_an_empty_refusal_beside_an_answer_is_no_refusal(hipho):
     assert outcome.refusals == 0 and all(g.response == "\\boxed{42}" and g.refusal is None for g in generations)
 
 
-@pytest.mark.parametrize("reply,refusal", [
-    ({"content": None, "refusal": "I can't help with that."}, "I can't help with that."),
-    ({"content": None, "finish_reason": "content_filter"}, "content filter"),
-    ({"content": "The answer is", "finish_reason": "content_filter"}, "content filter"),
-], ids=["refusal", "content filter", "filtered midway"])
+@pytest.mark.parametrize(
+    "reply,refusal",
+    [
+        ({"content": None, "refusal": "I can't help with that."}, "I can't help with that."),
+        ({"content": None, "finish_reason": "content_filter"}, "content filter"),
+        ({"content": "The answer is", "finish_reason": "content_filter"}, "content filter"),
+    ],
+    ids=["refusal", "content filter", "filtered midway"],
+)
 def test_a_refusal_is_recorded_as_one_and_cached(hipho, reply, refusal):
     with FakeOpenAI(lambda body: reply) as server:
         outcome, generations, usage = run(hipho, model(server.base_url))
@@ -384,9 +433,11 @@ def test_an_ordinary_generation_has_no_refusal_field_in_its_json(hipho):
 
 # ---------------------------------------------------------------- the request cache's door
 
-SURROGATES = (b'{"id": "c", "object": "chat.completion", "created": 0, "model": "fake-model", "choices": [{"index": 0, '
-              b'"finish_reason": "stop", "message": {"role": "assistant", "content": "\\\\boxed{1} \\ud800 \\ud83d\\ude00",'
-              b' "reasoning_content": "x\\udfff"}}]}')
+SURROGATES = (
+    b'{"id": "c", "object": "chat.completion", "created": 0, "model": "fake-model", "choices": [{"index": 0, '
+    b'"finish_reason": "stop", "message": {"role": "assistant", "content": "\\\\boxed{1} \\ud800 \\ud83d\\ude00",'
+    b' "reasoning_content": "x\\udfff"}}]}'
+)
 
 
 def test_a_lone_surrogate_in_a_reply_is_replaced_and_a_rerun_reads_it_back(hipho):
@@ -404,8 +455,9 @@ def test_a_lone_surrogate_in_a_reply_is_replaced_and_a_rerun_reads_it_back(hipho
 def test_a_reply_stored_with_a_lone_surrogate_reads_back_as_valid_unicode(tmp_path, name):
     """A cache written before replies were cleaned at its door may hold one."""
     cache = RequestCache(tmp_path / name)
-    cache._store.put("k", json.dumps({"text": "a\ud800", "reasoning": None, "finish_reason": "stop", "usage": {},
-                                      "attempts": 1}))
+    cache._store.put(
+        "k", json.dumps({"text": "a\ud800", "reasoning": None, "finish_reason": "stop", "usage": {}, "attempts": 1})
+    )
     assert cache.get("k").text == "a\ufffd"
     cache.put("k2", Reply(text="\ud83d\ude00\udc00", refusal="no\ud800"))
     assert cache.get("k2").text == "\U0001f600\ufffd" and cache.get("k2").refusal == "no\ufffd"
@@ -448,8 +500,14 @@ def test_an_unreadable_cache_row_is_asked_again_overwritten_and_reported_once(hi
 
     def generate_with_cache():
         out = hipho / "generations" / "sample_hipho" / "m.jsonl"
-        generate("sample_hipho", "m", model(server.base_url, samples=2), hipho / "suites/sample_hipho/prompts.jsonl",
-                 out, cache_path)
+        generate(
+            "sample_hipho",
+            "m",
+            model(server.base_url, samples=2),
+            hipho / "suites/sample_hipho/prompts.jsonl",
+            out,
+            cache_path,
+        )
         return out.read_bytes()
 
     with FakeOpenAI() as server:
@@ -461,9 +519,13 @@ def test_an_unreadable_cache_row_is_asked_again_overwritten_and_reported_once(hi
         assert generate_with_cache() == clean
         assert server.count() == 10 + broken  # each broken row asked again, no other
         warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
-        assert warnings == [(f"request cache {cache_path}: {broken} stored replies could not be read (corrupt or cut "
-                             "short); they were treated as not cached and requested again (each reply that came "
-                             "overwrote its row)")]
+        assert warnings == [
+            (
+                f"request cache {cache_path}: {broken} stored replies could not be read (corrupt or cut "
+                "short); they were treated as not cached and requested again (each reply that came "
+                "overwrote its row)"
+            )
+        ]
         caplog.clear()
         assert generate_with_cache() == clean  # overwritten: the third run reads them all
         assert server.count() == 10 + broken and not [r for r in caplog.records if r.levelname == "WARNING"]
@@ -479,11 +541,17 @@ def test_a_full_sqlite_cache_stops_with_its_path(tmp_path):
         asyncio.run(complete_all(endpoint(model(server.base_url)), cache, requests[:1]))
         pages = cache._store._db.execute("PRAGMA page_count").fetchone()[0]
         cache._store._db.execute(f"PRAGMA max_page_count = {pages}")
-        with pytest.raises(InputError, match=re.escape(f"no room to store a reply in the request cache {path} "
-                                                       "(database or disk is full): free space there")):
+        with pytest.raises(
+            InputError,
+            match=re.escape(
+                f"no room to store a reply in the request cache {path} (database or disk is full): free space there"
+            ),
+        ):
             asyncio.run(complete_all(endpoint(model(server.base_url)), cache, requests[1:]))
     assert cache.get("k0").text == "x" * 20_000  # what was stored stays
     cache.close()
+
+
 # ---------------------------------------------------------------- failing fast
 
 
@@ -508,13 +576,16 @@ def test_an_endpoint_that_cannot_serve_stops_the_batch_before_anything_is_sent(h
     with server:
         with pytest.raises(EndpointError) as caught:
             run(hipho, model(base_url, api_key_env="OE_TEST_KEY"))
-        assert server.count() == 0 and server.probes == (0 if case in ("connection refused", "unresolvable host") else 1)
+        assert server.count() == 0 and server.probes == (
+            0 if case in ("connection refused", "unresolvable host") else 1
+        )
     assert str(caught.value).startswith(f"model 'm' ('fake-model' at {base_url}): {expected}")
     assert not (hipho / "generations").exists() and len(RequestCache(hipho.parent / "cache.sqlite")) == 0
 
 
-@pytest.mark.parametrize("listed,probe,probes", [(None, True, 1), (["other", "fake-model"], True, 1),
-                                                 (["other"], False, 0)])
+@pytest.mark.parametrize(
+    "listed,probe,probes", [(None, True, 1), (["other", "fake-model"], True, 1), (["other"], False, 0)]
+)
 def test_an_endpoint_that_may_serve_is_probed_once_then_sent_the_batch(hipho, listed, probe, probes):
     """No listing (404 on /models) cannot tell; `probe: false` trusts an endpoint that lists others."""
     with FakeOpenAI(models=listed) as server:
@@ -538,14 +609,21 @@ def test_the_breaker_stops_a_batch_whose_endpoint_goes_down(tmp_path):
         return "fine" if next(received) <= 3 else Fault(503)
 
     with FakeOpenAI(down_after_three) as server:  # one request at a time: the order is the batch's
-        replies, cached = ask(tmp_path, model(server.base_url, concurrency=1, max_retries=0, max_consecutive_failures=4),
-                              batch(20))
+        replies, cached = ask(
+            tmp_path, model(server.base_url, concurrency=1, max_retries=0, max_consecutive_failures=4), batch(20)
+        )
         assert server.count() == 3 + 4
     assert [reply.text for reply in replies[:3]] == ["fine"] * 3 and cached == 3
     assert all(reply.error.startswith("HTTP 503") for reply in replies[3:7])
     unsent = replies[7:]
-    assert all(reply.text is None and reply.attempts == 0 and reply.error.startswith(
-        "not sent: the batch stopped after 4 requests in a row failed with no success (the last: HTTP 503") for reply in unsent)
+    assert all(
+        reply.text is None
+        and reply.attempts == 0
+        and reply.error.startswith(
+            "not sent: the batch stopped after 4 requests in a row failed with no success (the last: HTTP 503"
+        )
+        for reply in unsent
+    )
 
 
 def test_a_model_not_found_trips_the_breaker_at_once(tmp_path):
@@ -569,8 +647,11 @@ def test_the_breaker_ends_the_requests_still_waiting_for_a_reply(tmp_path):
 
     with FakeOpenAI(hang_or_fail) as server:
         requests = batch(1, "slow") + batch(5, "fail")
-        replies, cached = ask(tmp_path, model(server.base_url, concurrency=2, max_retries=0, timeout=60,
-                                              max_consecutive_failures=2), requests)
+        replies, cached = ask(
+            tmp_path,
+            model(server.base_url, concurrency=2, max_retries=0, timeout=60, max_consecutive_failures=2),
+            requests,
+        )
         released.set()
     assert replies[0].error.startswith("abandoned: the batch stopped after 2 requests in a row failed")
     assert cached == 0
@@ -587,8 +668,11 @@ def test_a_429_with_retry_after_is_waited_out_and_not_counted_as_a_retry(hipho, 
         arrivals.append(time.monotonic())
         if len(arrivals) > 1:
             return default_responder(body)
-        wait = {"seconds": {"Retry-After": "1"}, "milliseconds": {"retry-after-ms": "1000"},
-                "date": {"Retry-After": email.utils.formatdate(time.time() + 2, usegmt=True)}}[header]
+        wait = {
+            "seconds": {"Retry-After": "1"},
+            "milliseconds": {"retry-after-ms": "1000"},
+            "date": {"Retry-After": email.utils.formatdate(time.time() + 2, usegmt=True)},
+        }[header]
         return Fault(429, {"error": {"message": "Rate limit reached", "type": "requests"}}, headers=wait)
 
     with FakeOpenAI(rate_limited_once) as server:

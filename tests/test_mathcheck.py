@@ -25,9 +25,20 @@ CASES = [
     pytest.param(r"\boxed{$[1.21, 1.25]$}", "1.20", 0.0, "A", False, id="range-below"),
     pytest.param(r"\boxed{$[1.21, 1.25]$}", "1.26", 0.0, "A", False, id="range-above"),
     pytest.param(r"\boxed{$[1.21, 1.25]$}", r"I_3 = 1.23\ \mathrm{A}", 0.0, "A", True, id="range-named-with-unit"),
-    pytest.param(r"\boxed{$[5.21 \times 10^{-1}, 5.28 \times 10^{-1}]$}", "0.525", 0.0, None, True, id="range-sci-inside"),
-    pytest.param(r"\boxed{$[5.21 \times 10^{-1}, 5.28 \times 10^{-1}]$}", r"5.25 \times 10^{-1}", 0.0, None, True, id="range-sci-sci"),
-    pytest.param(r"\boxed{$[5.21 \times 10^{-1}, 5.28 \times 10^{-1}]$}", "0.53", 0.0, None, False, id="range-sci-outside"),
+    pytest.param(
+        r"\boxed{$[5.21 \times 10^{-1}, 5.28 \times 10^{-1}]$}", "0.525", 0.0, None, True, id="range-sci-inside"
+    ),
+    pytest.param(
+        r"\boxed{$[5.21 \times 10^{-1}, 5.28 \times 10^{-1}]$}",
+        r"5.25 \times 10^{-1}",
+        0.0,
+        None,
+        True,
+        id="range-sci-sci",
+    ),
+    pytest.param(
+        r"\boxed{$[5.21 \times 10^{-1}, 5.28 \times 10^{-1}]$}", "0.53", 0.0, None, False, id="range-sci-outside"
+    ),
     # numeric tolerance: PhysElite accepts 5 %
     pytest.param("280 MeV", "279.7 MeV", 0.05, None, True, id="tol-unit-both"),
     pytest.param("280 MeV", "279.7", 0.05, None, True, id="tol-gold-unit-only"),
@@ -60,7 +71,14 @@ CASES = [
     pytest.param(r"\boxed{$W = 275$}", r"275\,\mathrm{J}", 0.0, "J", True, id="mathrm-unit"),
     pytest.param("3.20", r"3.20 \mathrm{m/s^2}", 0.0, "m/s^2", True, id="unit-with-power"),
     pytest.param("9.8", r"9.8\ \mathrm{m\,s^{-2}}", 0.0, None, True, id="unit-braced-exponent"),
-    pytest.param(r"\boxed{$E > 30 \frac{GV}{m}$}", r"E > 30 \frac{GV}{m}", 0.0, r"$\frac{GV}{m}$", True, id="unit-is-part-of-answer"),
+    pytest.param(
+        r"\boxed{$E > 30 \frac{GV}{m}$}",
+        r"E > 30 \frac{GV}{m}",
+        0.0,
+        r"$\frac{GV}{m}$",
+        True,
+        id="unit-is-part-of-answer",
+    ),
     # fractions, decimals, scientific notation, constants
     pytest.param(r"\frac{3}{8}", "0.375", 0.0, None, True, id="fraction-vs-decimal"),
     pytest.param(r"\frac{3}{8}", r"\dfrac{6}{16}", 0.0, None, True, id="dfrac-unreduced"),
@@ -85,14 +103,39 @@ CASES = [
     pytest.param(r"\sqrt{2gh}", r"\sqrt{2hg}", 0.0, None, True, id="sqrt-2gh-2hg"),
     pytest.param(r"\sqrt{2gh}", r"(2 g h)^{1/2}", 0.0, None, True, id="sqrt-vs-power"),
     pytest.param(r"\sqrt{2gh}", r"\sqrt{gh}", 0.0, None, False, id="sqrt-missing-factor"),
-    pytest.param(r"\boxed{$v = \sqrt{2 g h (1 - \mu \cot\theta)}$}", r"\sqrt{2gh - 2gh\mu\cot\theta}", 0.0, None, True, id="hipho-expanded"),
-    pytest.param(r"\boxed{$v = \sqrt{2 g h (1 - \mu \cot\theta)}$}", r"\sqrt{2gh(1+\mu\cot\theta)}", 0.0, None, False, id="hipho-sign-error"),
+    pytest.param(
+        r"\boxed{$v = \sqrt{2 g h (1 - \mu \cot\theta)}$}",
+        r"\sqrt{2gh - 2gh\mu\cot\theta}",
+        0.0,
+        None,
+        True,
+        id="hipho-expanded",
+    ),
+    pytest.param(
+        r"\boxed{$v = \sqrt{2 g h (1 - \mu \cot\theta)}$}",
+        r"\sqrt{2gh(1+\mu\cot\theta)}",
+        0.0,
+        None,
+        False,
+        id="hipho-sign-error",
+    ),
     pytest.param(r"\frac{1}{2} m v^2", r"\frac{mv^2}{2}", 0.0, None, True, id="kinetic-energy"),
-    pytest.param(r"r = \frac{1}{B}\sqrt{\frac{2 m U}{q}}", r"\frac{\sqrt{2mU/q}}{B}", 0.05, None, True, id="physelite-radius"),
+    pytest.param(
+        r"r = \frac{1}{B}\sqrt{\frac{2 m U}{q}}", r"\frac{\sqrt{2mU/q}}{B}", 0.05, None, True, id="physelite-radius"
+    ),
     # symbols are positive, as physical quantities are: sqrt(x/B^2) is sqrt(x)/B
-    pytest.param(r"r = \frac{1}{B}\sqrt{\frac{2 m U}{q}}", r"\sqrt{\frac{2 m U}{q B^2}}", 0.05, None, True, id="radius-B-inside-root"),
+    pytest.param(
+        r"r = \frac{1}{B}\sqrt{\frac{2 m U}{q}}",
+        r"\sqrt{\frac{2 m U}{q B^2}}",
+        0.05,
+        None,
+        True,
+        id="radius-B-inside-root",
+    ),
     # answers that are text with inline maths (real HiPhO: IPhO_2025_2_B_2, IPhO_2025_1_C_4)
-    pytest.param(r"\boxed{Angular point 3: $z^{\star}$}", r"Angular point 3: z^{\star}", 0.0, None, True, id="text-with-dollars"),
+    pytest.param(
+        r"\boxed{Angular point 3: $z^{\star}$}", r"Angular point 3: z^{\star}", 0.0, None, True, id="text-with-dollars"
+    ),
     pytest.param(r"\boxed{[0.94, 0.96] for $R_1$}", "0.95", 0.0, None, True, id="labelled-range"),
     # nothing given
     pytest.param("27", "", 0.0, None, False, id="empty-prediction"),
@@ -200,9 +243,12 @@ def test_the_timeout_counts_the_check_not_a_workers_start(tmp_path):
         "    print(pool.check_many(jobs))\n"
     )
     path = os.pathsep.join([str(tmp_path), str(ROOT / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])
-    result = subprocess.run([sys.executable, "-c", child], env={**os.environ, "PYTHONPATH": path},
-                            capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-c", child],
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == repr([Verdict(True), Verdict(None, "check timed out after 1 s"), Verdict(True)])
-
-

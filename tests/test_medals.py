@@ -12,10 +12,21 @@ from olympiad_eval.benchmarks.hipho import MEDALS, medal
 from tests.support import compose_stage, shared_data
 
 
-@pytest.mark.parametrize("score,expected", [(19.7, "gold"), (19.69, "silver"), (12.1, "silver"), (7.2, "bronze"),
-                                            (7.19, ""), (0.0, ""), (Fraction(197, 10), "gold"),
-                                            (19.6999996, "silver"),  # a millionth below: not gold (once rounded up)
-                                            (float("nan"), ""), (None, "")])
+@pytest.mark.parametrize(
+    "score,expected",
+    [
+        (19.7, "gold"),
+        (19.69, "silver"),
+        (12.1, "silver"),
+        (7.2, "bronze"),
+        (7.19, ""),
+        (0.0, ""),
+        (Fraction(197, 10), "gold"),
+        (19.6999996, "silver"),  # a millionth below: not gold (once rounded up)
+        (float("nan"), ""),
+        (None, ""),
+    ],
+)
 def test_a_score_at_the_cutoff_earns_the_medal(score, expected):
     assert medal(score, {"gold": 19.7, "silver": 12.1, "bronze": 7.2}) == expected
 

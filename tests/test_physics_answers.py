@@ -99,7 +99,13 @@ PAIRS = [
     case(r"1.50 \times 10^{11}", "1.49e11", True, "tol-sci", rel_tol=0.01),
     case("-273", "273", False, "tol-sign", rel_tol=0.05),
     case("0", "0.001", False, "tol-zero-gold", rel_tol=0.05),
-    case(r"0.39\frac{1}{b}\sqrt{\frac{\tau}{\rho}}", r"\frac{0.4}{b}\sqrt{\frac{\tau}{\rho}}", True, "tol-decimal-coefficient", rel_tol=0.05),
+    case(
+        r"0.39\frac{1}{b}\sqrt{\frac{\tau}{\rho}}",
+        r"\frac{0.4}{b}\sqrt{\frac{\tau}{\rho}}",
+        True,
+        "tol-decimal-coefficient",
+        rel_tol=0.05,
+    ),
     case(r"\frac{2}{5}MR^2", "0.41MR^2", False, "tol-exact-coefficient", rel_tol=0.05),
     case(r"\frac{2}{5}MR^2", "0.4MR^2", True, "decimal-of-exact-coefficient"),
     # intervals and tuples
@@ -169,7 +175,12 @@ PAIRS = [
     case(r"\{(1, 2), (3, 4)\}", "(3, 4), (1, 2)", True, "set-of-pairs"),
     case(r"\{(1, 2), (3, 4)\}", "(4, 3), (1, 2)", False, "set-pairs-stay-ordered"),
     case(r"\{\}", r"\emptyset", True, "set-empty"),
-    case(r"\frac{1}{2}\begin{pmatrix} 1 & a \\ b & 2 \end{pmatrix}", r"\begin{pmatrix} 0.5 & a/2 \\ b/2 & 1 \end{pmatrix}", True, "form-matrix"),
+    case(
+        r"\frac{1}{2}\begin{pmatrix} 1 & a \\ b & 2 \end{pmatrix}",
+        r"\begin{pmatrix} 0.5 & a/2 \\ b/2 & 1 \end{pmatrix}",
+        True,
+        "form-matrix",
+    ),
 ]
 
 

@@ -37,26 +37,42 @@ def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
     # same inputs, same bytes: the committed locks are reproduced exactly
     assert lock_files(repo.path) == committed_locks, (
         "a dvc.lock differs after `dvc repro` on a fresh copy: either it is stale (run `dvc repro` and commit "
-        "it) or an output is not byte-stable")
+        "it) or an output is not byte-stable"
+    )
     coverage = json.loads(repo.layout.coverage("hipho", "sample_hipho", "demo", "rule").read_text(encoding="utf-8"))
-    assert coverage == {"judgments": 5, "scored": 5, "judge_errors": 0, "failed_generations": 0, "undecided": 0,
-                        "coverage": 1.0}
+    assert coverage == {
+        "judgments": 5,
+        "scored": 5,
+        "judge_errors": 0,
+        "failed_generations": 0,
+        "undecided": 0,
+        "coverage": 1.0,
+    }
     plots = json.loads(repo.dvc("plots", "show", "--json"))["data"]
     [score_plot] = plots[repo.layout.plot("sample_hipho", "scores").relative_to(repo.path).as_posix()]
     assert {row["cell"] for row in score_plot["content"]["data"]["values"]} == {
-        "reference / rule / sample_hipho", "demo / rule / sample_hipho"}
+        "reference / rule / sample_hipho",
+        "demo / rule / sample_hipho",
+    }
     assert "sample_hipho" in (repo.layout.report() / "index.html").read_text(encoding="utf-8")
     shown = repo.dvc("metrics", "show").splitlines()  # a row per cell, a few columns
     # OlympiadBench's sample suites leave out its proofs (as its official protocol does): `partial` says so
     assert shown[0].split() == ["Path", "ci_high", "ci_low", "coverage", "partial", "protocol", "score"]
-    cells = [judge for benchmark in read_plan(repo.path / "params.yaml")["benchmarks"]
-             for models in repo.metrics(benchmark).values() for judges in models.values() for judge in judges]
+    cells = [
+        judge
+        for benchmark in read_plan(repo.path / "params.yaml")["benchmarks"]
+        for models in repo.metrics(benchmark).values()
+        for judges in models.values()
+        for judge in judges
+    ]
     assert len(shown) == 1 + len(cells) == 13
     [subsets] = plots[repo.layout.plot("sample_physelite", "subsets").relative_to(repo.path).as_posix()]
     encoding = subsets["content"]["encoding"]  # a bar per cell in each subset, side by side, never stacked
     assert encoding["yOffset"]["field"] == "cell" and encoding["x"]["stack"] is None
     written = pd.read_csv(repo.layout.plot("sample_physelite", "subsets"))
-    shown_values = {(row["cell"], row["subset"]): float(row["score (%)"]) for row in subsets["content"]["data"]["values"]}
+    shown_values = {
+        (row["cell"], row["subset"]): float(row["score (%)"]) for row in subsets["content"]["data"]["values"]
+    }
     assert shown_values == dict(zip(zip(written["cell"], written["subset"]), written["score (%)"]))
     assert max(shown_values.values()) <= 100.0
 
@@ -90,8 +106,9 @@ max_reasks: 1
 
 
 def plan(models: list[str]) -> str:
-    return plan_yaml({"sample_hipho": "sample_hipho", "sample_physelite_en": "sample_physelite"},
-                     models, ["rule", "fakejudge"])
+    return plan_yaml(
+        {"sample_hipho": "sample_hipho", "sample_physelite_en": "sample_physelite"}, models, ["rule", "fakejudge"]
+    )
 
 
 def is_judge(body: dict) -> bool:
@@ -116,9 +133,16 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
 
         # a Hydra multirun (joblib launcher) writes the fake model's generations outside DVC ...
         assert repo.repro("render@sample_hipho", "render@sample_physelite_en") == sorted(
-            ["fetch@sample_hipho", "fetch@sample_physelite", "render@sample_hipho", "render@sample_physelite_en"])
-        repo.run(sys.executable, "stages/generate.py", "-m", "hydra/launcher=joblib", "model=fake",
-                 "cell.suite=sample_hipho,sample_physelite_en")
+            ["fetch@sample_hipho", "fetch@sample_physelite", "render@sample_hipho", "render@sample_physelite_en"]
+        )
+        repo.run(
+            sys.executable,
+            "stages/generate.py",
+            "-m",
+            "hydra/launcher=joblib",
+            "model=fake",
+            "cell.suite=sample_hipho,sample_physelite_en",
+        )
         assert generation_requests() == 5 + 3  # one per problem of the two suites
         multirun = repo.layout.generations("hipho", "sample_hipho", "fake").read_bytes()
 
@@ -138,9 +162,15 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
         # show every judge), and no generation
         repo.write("conf/judge/fakejudge.yaml", FAKE_JUDGE.format(base_url=server.base_url, temperature=0.1))
         ran = repo.repro()
-        assert ran == sorted([f"{stage}@{s}-{m}{j}" for s in ("sample_hipho", "sample_physelite_en")
-                              for m in ("reference", "fake") for stage, j in (("judge", "-fakejudge"), ("report", ""))]
-                             + ["aggregate@sample_hipho", "aggregate@sample_physelite", "report"])
+        assert ran == sorted(
+            [
+                f"{stage}@{s}-{m}{j}"
+                for s in ("sample_hipho", "sample_physelite_en")
+                for m in ("reference", "fake")
+                for stage, j in (("judge", "-fakejudge"), ("report", ""))
+            ]
+            + ["aggregate@sample_hipho", "aggregate@sample_physelite", "report"]
+        )
         assert generation_requests() == 8 and judge_requests() == 2 * first_judging
         assert repo.metrics("sample_physelite")["sample_physelite_en"]["fake"]["fakejudge"]["score"] == 0.0
 
@@ -148,17 +178,28 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
         repo.write("conf/model/fake2.yaml", FAKE_MODEL.format(base_url=server.base_url, model="fake-2"))
         repo.write("params.yaml", plan(["reference", "fake", "fake2"]))
         ran = repo.repro()
-        assert ran == sorted([f"{stage}@{s}-fake2{j}" for s in ("sample_hipho", "sample_physelite_en")
-                              for stage, j in (("generate", ""), ("judge", "-rule"), ("judge", "-fakejudge"),
-                                               ("report", ""))]
-                             + ["aggregate@sample_hipho", "aggregate@sample_physelite", "report"])
+        assert ran == sorted(
+            [
+                f"{stage}@{s}-fake2{j}"
+                for s in ("sample_hipho", "sample_physelite_en")
+                for stage, j in (("generate", ""), ("judge", "-rule"), ("judge", "-fakejudge"), ("report", ""))
+            ]
+            + ["aggregate@sample_hipho", "aggregate@sample_physelite", "report"]
+        )
         assert generation_requests() == 16
 
         # a stage rerun on unchanged inputs rewrites the same bytes (and sends nothing: cached)
         outputs = sorted(repo.layout.root.rglob("*.jsonl"))
         before, sent = {path: path.read_bytes() for path in outputs}, server.count()
-        repo.repro("--force", "--single-item", "generate@sample_hipho-fake", "judge@sample_hipho-fake-fakejudge",
-                 "fetch@sample_hipho", "render@sample_hipho", "aggregate@sample_hipho")
+        repo.repro(
+            "--force",
+            "--single-item",
+            "generate@sample_hipho-fake",
+            "judge@sample_hipho-fake-fakejudge",
+            "fetch@sample_hipho",
+            "render@sample_hipho",
+            "aggregate@sample_hipho",
+        )
         assert {path: path.read_bytes() for path in outputs} == before
         assert server.count() == sent
         assert "up to date" in repo.dvc("status")
@@ -186,7 +227,10 @@ def test_a_new_endpoint_tried_on_two_problems_then_the_full_run_sends_only_the_r
         assert sent() == 2
         summary = repo.layout.tables("sample_hipho") / "summary.csv"
         assert "sample_hipho,fake,rule,2," in summary.read_text() and "2 of 5 problems (limit 2)" in summary.read_text()
-        assert "<b>partial:</b> sample_hipho: 2 of 5 problems (limit 2)" in (repo.layout.report() / "index.html").read_text()
+        assert (
+            "<b>partial:</b> sample_hipho: 2 of 5 problems (limit 2)"
+            in (repo.layout.report() / "index.html").read_text()
+        )
 
         repo.dvc("exp", "run", "-S", "conf/suite/hipho.yaml:limit=null")
         assert sent() == 5  # the two tried are answered from the request cache
@@ -221,7 +265,8 @@ def test_machines_share_replies_through_a_shared_cache_and_outputs_through_a_dvc
         b.dvc("pull")
         assert b.repro() == [] and server.count() == 3
         assert (b.layout.tables("sample_physelite") / "summary.csv").read_bytes() == (
-            a.layout.tables("sample_physelite") / "summary.csv").read_bytes()
+            a.layout.tables("sample_physelite") / "summary.csv"
+        ).read_bytes()
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="XDG_CACHE_HOME moves the user's cache folder on Linux only")

@@ -22,8 +22,13 @@ def test_render_lists_the_modules_that_build_a_prompt_s_reference_answer():
     modules): editing either must rerun render."""
     for path in ROOT.glob("pipelines/*/dvc.yaml"):
         deps = yaml.safe_load(path.read_text(encoding="utf-8"))["stages"]["render"]["do"]["deps"]
-        assert {"src/olympiad_eval/answers.py", "src/olympiad_eval/mathcheck.py", "src/olympiad_eval/benchmarks",
-                "src/olympiad_eval/templates.py", "stages/render.py"} <= set(deps), path
+        assert {
+            "src/olympiad_eval/answers.py",
+            "src/olympiad_eval/mathcheck.py",
+            "src/olympiad_eval/benchmarks",
+            "src/olympiad_eval/templates.py",
+            "stages/render.py",
+        } <= set(deps), path
 
 
 def test_code_dependencies_follow_imports_inside_functions_and_benchmarks_imported_by_name():
@@ -47,7 +52,12 @@ def stage_modules() -> set[str]:
 
 
 def test_no_import_runs_from_a_benchmark_module_up_to_a_stage_module():
-    assert {"olympiad_eval.fetch", "olympiad_eval.render", "olympiad_eval.judging", "olympiad_eval.stage"} <= stage_modules()
+    assert {
+        "olympiad_eval.fetch",
+        "olympiad_eval.render",
+        "olympiad_eval.judging",
+        "olympiad_eval.stage",
+    } <= stage_modules()
     for shared in SHARED - {"olympiad_eval"}:
         path = SRC / Path(*shared.split(".")).with_suffix(".py")
         assert not plan.reached(path, SRC) & stage_modules(), shared
@@ -70,8 +80,10 @@ def test_a_template_edit_or_a_new_family_makes_the_plan_stale_until_it_is_genera
     template = root / "pipelines/templates/family.yaml"
     template.write_text(template.read_text(encoding="utf-8").replace("      - conf/prompt\n", ""), encoding="utf-8")
     params = (root / "params.yaml").read_text(encoding="utf-8")
-    (root / "params.yaml").write_text(params.replace("pipelines:\n", "pipelines:\n  newbench:\n    benchmarks: {}\n"
-                                                     "    suites: {}\n"), encoding="utf-8")
+    (root / "params.yaml").write_text(
+        params.replace("pipelines:\n", "pipelines:\n  newbench:\n    benchmarks: {}\n    suites: {}\n"),
+        encoding="utf-8",
+    )
     assert plan.main(["--check"]) == 1
     said = capsys.readouterr().err
     for family in ("hipho", "mathvision", "olympiadbench", "physelite", "newbench"):
@@ -86,5 +98,6 @@ def test_a_pipeline_of_a_family_the_plan_no_longer_has_is_named(tmp_path):
     root = copy_of_the_plan(tmp_path)
     (root / "pipelines/old").mkdir()
     (root / "pipelines/old/dvc.yaml").write_text("stages: {}\n", encoding="utf-8")
-    assert plan.stale(root) == ["pipelines/old/dvc.yaml is a pipeline of a family that params.yaml no longer has: "
-                                "remove its folder"]
+    assert plan.stale(root) == [
+        "pipelines/old/dvc.yaml is a pipeline of a family that params.yaml no longer has: remove its folder"
+    ]

@@ -35,16 +35,36 @@ SCENARIOS = {
     "hipho official": ("sample_hipho", "sample_hipho", "gpt-4o", (), "sample_hipho"),
     "hipho evalscope": ("sample_hipho_evalscope", "sample_hipho", "gpt-4o", (), "sample_hipho"),
     "mathvision official": ("sample_mathvision", "sample_mathvision", "rule", (), "sample_mathvision"),
-    "mathvision evalscope": ("sample_mathvision_evalscope", "sample_mathvision", "rule", (),
-                             "sample_mathvision_evalscope"),
+    "mathvision evalscope": (
+        "sample_mathvision_evalscope",
+        "sample_mathvision",
+        "rule",
+        (),
+        "sample_mathvision_evalscope",
+    ),
     "olympiadbench official": ("sample_olympiadbench", "sample_olympiadbench", "rule", (), "sample_olympiadbench"),
-    "olympiadbench official current layout": ("sample_olympiadbench_current", "sample_olympiadbench_current", "rule", (),
-                                              "sample_olympiadbench_current"),
-    "olympiadbench rules": ("sample_olympiadbench", "sample_olympiadbench", "rule",
-                            ("suite.scoring.protocol=rules", "suite.scoring.rel_tol=0.01"), "sample_olympiadbench"),
+    "olympiadbench official current layout": (
+        "sample_olympiadbench_current",
+        "sample_olympiadbench_current",
+        "rule",
+        (),
+        "sample_olympiadbench_current",
+    ),
+    "olympiadbench rules": (
+        "sample_olympiadbench",
+        "sample_olympiadbench",
+        "rule",
+        ("suite.scoring.protocol=rules", "suite.scoring.rel_tol=0.01"),
+        "sample_olympiadbench",
+    ),
     "physelite en rule": ("sample_physelite_en", "sample_physelite", "rule", (), "sample_physelite_en"),
-    "physelite en official": ("sample_physelite_en", "sample_physelite", "gpt-4o", ("suite.scoring.error_types=true",),
-                              "sample_physelite_en"),
+    "physelite en official": (
+        "sample_physelite_en",
+        "sample_physelite",
+        "gpt-4o",
+        ("suite.scoring.error_types=true",),
+        "sample_physelite_en",
+    ),
     "physelite zh official": ("sample_physelite_zh", "sample_physelite", "gpt-4o", (), "sample_physelite_zh"),
 }
 PINNED = ("status", "score", "points", "verdict", "answer_points", "step_points", "process")  # the last three: parts
@@ -81,8 +101,12 @@ def responses(prompts: list[Prompt], suite: str, written_for: str) -> list[Gener
     generations = []
     for prompt in prompts:
         texts = [prompt.reference, demo.get(prompt.id, ""), *extra.get(prompt.id, [])]
-        generations += [Generation(id=prompt.id, suite=suite, model="golden", sample=sample, response=text,
-                                   request_hash=f"golden-{sample}") for sample, text in enumerate(texts)]
+        generations += [
+            Generation(
+                id=prompt.id, suite=suite, model="golden", sample=sample, response=text, request_hash=f"golden-{sample}"
+            )
+            for sample, text in enumerate(texts)
+        ]
     return generations
 
 
@@ -101,15 +125,21 @@ def verdicts(scenario: str, render_suite, tmp_path) -> dict:
     cfg = compose_stage("judge", [f"judge={judge_name}", "cell.suite=x", "cell.model=y"]).judge
     with FakeOpenAI(fixed_judge) as server:
         if cfg.kind == "llm":
-            cfg.judges = {name: {"base_url": server.base_url, "model": name, "api_key_env": None, "max_retries": 0}
-                          for name in cfg.judges}
+            cfg.judges = {
+                name: {"base_url": server.base_url, "model": name, "api_key_env": None, "max_retries": 0}
+                for name in cfg.judges
+            }
         out = tmp_path / "judgments.jsonl"
         judge(suite_dir, generations, judge_name, cfg, out, tmp_path / "cache.sqlite")
     judgments = read_jsonl(out, Judgment)
     return {
         "protocol": judgments[0].protocol,
-        "verdicts": {f"{j.id}#{j.sample}": {name: _plain(getattr(j, name) if hasattr(j, name) else j.parts.get(name))
-                                            for name in PINNED} for j in judgments},
+        "verdicts": {
+            f"{j.id}#{j.sample}": {
+                name: _plain(getattr(j, name) if hasattr(j, name) else j.parts.get(name)) for name in PINNED
+            }
+            for j in judgments
+        },
     }
 
 
@@ -124,18 +154,25 @@ def test_verdicts_change_only_with_the_protocol_version(scenario, render_suite, 
     now, pinned = verdicts(scenario, render_suite, tmp_path), golden[scenario]
     assert now["protocol"] == pinned["protocol"], (
         f"'{scenario}' is now made by '{now['protocol']}' (golden: '{pinned['protocol']}'): regenerate the golden "
-        "verdicts with `python -m tests.test_protocol_versions` and review what changed")
-    changed = sorted(key for key in now["verdicts"].keys() | pinned["verdicts"].keys()
-                     if now["verdicts"].get(key) != pinned["verdicts"].get(key))
+        "verdicts with `python -m tests.test_protocol_versions` and review what changed"
+    )
+    changed = sorted(
+        key
+        for key in now["verdicts"].keys() | pinned["verdicts"].keys()
+        if now["verdicts"].get(key) != pinned["verdicts"].get(key)
+    )
     assert not changed, (
         f"'{scenario}': {len(changed)} verdicts changed under the same protocol version '{now['protocol']}' "
         f"(first: {changed[0]}: {pinned['verdicts'].get(changed[0])} -> {now['verdicts'].get(changed[0])}); "
-        "bump the benchmark's PROTOCOL_VERSIONS or the judge prompt's version, then regenerate")
+        "bump the benchmark's PROTOCOL_VERSIONS or the judge prompt's version, then regenerate"
+    )
 
 
 def test_a_judgment_records_what_made_it(render_suite, tmp_path):
     made = verdicts("hipho official", render_suite, tmp_path)["protocol"]
-    assert re.fullmatch(r"hipho official v\d+ \(prompts .*hipho_answer_judge v\d+.*hipho_criterion_judge v\d+.*\)", made)
+    assert re.fullmatch(
+        r"hipho official v\d+ \(prompts .*hipho_answer_judge v\d+.*hipho_criterion_judge v\d+.*\)", made
+    )
     assert verdicts("mathvision official", render_suite, tmp_path / "mv")["protocol"].endswith("(rules only)")
 
 
@@ -146,7 +183,9 @@ def test_every_suite_names_a_versioned_protocol_for_every_judge(suite):
     scoring = suite_scoring(suite)
     kind = compose_stage("render", [f"suite={suite}", "cell.benchmark=x"]).suite.kind
     assert re.fullmatch(rf"{kind} \w+ v\d+ \(rules only\)", protocol(kind, scoring, "rule"))
-    assert re.fullmatch(rf"{kind} \w+ v\d+ \((rules only|prompts ({kind}_\w+ v\d+(, )?)+)\)", protocol(kind, scoring, "llm"))
+    assert re.fullmatch(
+        rf"{kind} \w+ v\d+ \((rules only|prompts ({kind}_\w+ v\d+(, )?)+)\)", protocol(kind, scoring, "llm")
+    )
 
 
 def test_a_judge_prompt_without_a_version_is_refused():
@@ -169,8 +208,9 @@ def regenerate() -> None:
     for scenario in SCENARIOS:
         with tempfile.TemporaryDirectory() as tmp:
             outputs = Path(tmp) / "outputs"
-            golden[scenario] = verdicts(scenario, lambda suite, bench, *overrides: render_sample(outputs, suite, bench, *overrides),
-                                       Path(tmp))
+            golden[scenario] = verdicts(
+                scenario, lambda suite, bench, *overrides: render_sample(outputs, suite, bench, *overrides), Path(tmp)
+            )
         print(f"{scenario}: {golden[scenario]['protocol']}, {len(golden[scenario]['verdicts'])} verdicts")
     GOLDEN.parent.mkdir(parents=True, exist_ok=True)
     GOLDEN.write_text(json.dumps(golden, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -24,8 +24,14 @@ OPENAI = {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m
 
 
 def prompt(id: str = "P1", reference: str = "\\boxed{42}") -> Prompt:
-    return Prompt(id=id, suite="s", language="en", messages=({"role": "user", "content": f"Solve {id}."},),
-                  prompt_hash="h", reference=reference)
+    return Prompt(
+        id=id,
+        suite="s",
+        language="en",
+        messages=({"role": "user", "content": f"Solve {id}."},),
+        prompt_hash="h",
+        reference=reference,
+    )
 
 
 def asked(provider: Provider, requests: list[Request], cache: RequestCache | None = None, tally: Tally | None = None):
@@ -39,17 +45,29 @@ def test_every_registered_provider_meets_the_contract_under_its_name():
         assert not provider.__abstractmethods__, f"{name} leaves {set(provider.__abstractmethods__)} unimplemented"
 
 
-@pytest.mark.parametrize("cfg,identity", [
-    (OPENAI, {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}),
-    ({**OPENAI, "max_image_bytes": None}, {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}),
-    ({**OPENAI, "max_image_bytes": 2**20},
-     {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "max_image_bytes": 2**20}),
-    ({"provider": "reference", "samples": 1}, {"provider": "reference"}),
-    ({"provider": "replay", "path": "data/replay/demo/{suite}.jsonl", "id_field": "id"},
-     {"provider": "replay", "path": "data/replay/demo/{suite}.jsonl"}),  # as written, not the suite's file
-    ({"provider": "scripted", "replies": [{"when": "x", "reply": "y"}, {"reply": "z"}]},
-     {"provider": "scripted", "replies": [{"when": "x", "reply": "y"}, {"when": None, "reply": "z"}]}),
-])
+@pytest.mark.parametrize(
+    "cfg,identity",
+    [
+        (OPENAI, {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}),
+        (
+            {**OPENAI, "max_image_bytes": None},
+            {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"},
+        ),
+        (
+            {**OPENAI, "max_image_bytes": 2**20},
+            {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "max_image_bytes": 2**20},
+        ),
+        ({"provider": "reference", "samples": 1}, {"provider": "reference"}),
+        (
+            {"provider": "replay", "path": "data/replay/demo/{suite}.jsonl", "id_field": "id"},
+            {"provider": "replay", "path": "data/replay/demo/{suite}.jsonl"},
+        ),  # as written, not the suite's file
+        (
+            {"provider": "scripted", "replies": [{"when": "x", "reply": "y"}, {"reply": "z"}]},
+            {"provider": "scripted", "replies": [{"when": "x", "reply": "y"}, {"when": None, "reply": "z"}]},
+        ),
+    ],
+)
 def test_the_identity_is_the_one_request_keys_were_always_made_of(cfg, identity, monkeypatch):
     """Generations record their request hashes: an identity that changed would change every output."""
     from tests.support import ROOT
@@ -63,27 +81,35 @@ def test_the_identity_is_the_one_request_keys_were_always_made_of(cfg, identity,
 def test_an_unknown_provider_is_an_input_error_naming_the_known_ones(name):
     with pytest.raises(InputError) as error:
         provider_class(name, "model 'm' (conf/model/m.yaml or an override)")
-    assert str(error.value) == ("model 'm' (conf/model/m.yaml or an override): provider must be one of openai, "
-                                f"reference, replay, scripted, got {name!r}")
+    assert str(error.value) == (
+        "model 'm' (conf/model/m.yaml or an override): provider must be one of openai, "
+        f"reference, replay, scripted, got {name!r}"
+    )
 
 
 def test_a_judge_endpoint_is_openai_unless_it_names_another():
-    assert judge_provider_class(OmegaConf.create({"base_url": "http://x/v1", "model": "m"}), "judges.j").name == "openai"
+    assert (
+        judge_provider_class(OmegaConf.create({"base_url": "http://x/v1", "model": "m"}), "judges.j").name == "openai"
+    )
     assert judge_provider_class(OmegaConf.create({"provider": "scripted"}), "judges.j").name == "scripted"
 
 
 @pytest.mark.parametrize("name", ["reference", "replay"])
 def test_a_judge_cannot_use_a_provider_that_answers_only_a_suite_s_prompts(name):
-    with pytest.raises(InputError, match=rf"^judges.j: provider '{name}' answers only a suite's prompts; a judge needs "
-                                         r"one that answers any request \(openai, scripted\)$"):
+    with pytest.raises(
+        InputError,
+        match=rf"^judges.j: provider '{name}' answers only a suite's prompts; a judge needs "
+        r"one that answers any request \(openai, scripted\)$",
+    ):
         judge_provider_class(OmegaConf.create({"provider": name}), "judges.j")
 
 
 def test_the_reference_answers_each_prompt_with_its_gold_offline(tmp_path):
     provider = provider_class("reference", "model 'r'")(OmegaConf.create({"provider": "reference"}), "model 'r'")
     cache, tally = RequestCache(tmp_path / "cache.sqlite"), Tally()
-    replies = asked(provider, [Request("k1", [], {}, prompt("P1", "A")), Request("k2", [], {}, prompt("P2", "B"))],
-                    cache, tally)
+    replies = asked(
+        provider, [Request("k1", [], {}, prompt("P1", "A")), Request("k2", [], {}, prompt("P2", "B"))], cache, tally
+    )
     assert [(reply.text, reply.finish_reason) for reply in replies] == [("A", "stop"), ("B", "stop")]
     assert tally.sent == 0 and len(cache) == 0  # nothing sent, nothing stored
     cache.close()
@@ -91,12 +117,18 @@ def test_the_reference_answers_each_prompt_with_its_gold_offline(tmp_path):
 
 def test_replay_answers_by_problem_id_and_sample(tmp_path):
     recorded = tmp_path / "s.jsonl"
-    recorded.write_text('{"id": "P1", "response": "first"}\n{"id": "P1", "sample": 1, "response": "second"}\n',
-                        encoding="utf-8")
+    recorded.write_text(
+        '{"id": "P1", "response": "first"}\n{"id": "P1", "sample": 1, "response": "second"}\n', encoding="utf-8"
+    )
     cfg = OmegaConf.create({"provider": "replay", "path": str(tmp_path / "{suite}.jsonl")})
-    replies = asked(ReplayProvider(cfg, "model 'r'", "s"),
-                    [Request("a", [], {}, prompt("P1"), 0), Request("b", [], {}, prompt("P1"), 1),
-                     Request("c", [], {}, prompt("P1"), 2)])
+    replies = asked(
+        ReplayProvider(cfg, "model 'r'", "s"),
+        [
+            Request("a", [], {}, prompt("P1"), 0),
+            Request("b", [], {}, prompt("P1"), 1),
+            Request("c", [], {}, prompt("P1"), 2),
+        ],
+    )
     assert [reply.text for reply in replies] == ["first", "second", None]
     assert replies[2].error == f"no recorded response for id P1 sample 2 in {recorded}"
 
@@ -170,13 +202,24 @@ def scripted(*rules: dict) -> ScriptedProvider:
 
 
 def test_a_scripted_request_gets_the_reply_of_the_first_rule_its_text_contains(tmp_path):
-    provider = scripted({"when": '{"awarded"', "reply": "award"}, {"when": "Grade", "reply": "grade"},
-                        {"reply": "anything else"})
-    requests = [Request("a", [{"role": "system", "content": "Grade."},
-                              {"role": "user", "content": [{"type": "text", "text": 'Answer {"awarded": 1}'},
-                                                           {"type": "image", "path": "f.png"}]}], {}),
-                Request("b", [{"role": "user", "content": "Grade this."}], {}),
-                Request("c", [{"role": "user", "content": "Solve."}], {})]
+    provider = scripted(
+        {"when": '{"awarded"', "reply": "award"}, {"when": "Grade", "reply": "grade"}, {"reply": "anything else"}
+    )
+    requests = [
+        Request(
+            "a",
+            [
+                {"role": "system", "content": "Grade."},
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": 'Answer {"awarded": 1}'}, {"type": "image", "path": "f.png"}],
+                },
+            ],
+            {},
+        ),
+        Request("b", [{"role": "user", "content": "Grade this."}], {}),
+        Request("c", [{"role": "user", "content": "Solve."}], {}),
+    ]
     cache = RequestCache(tmp_path / "cache.sqlite")
     replies = asked(provider, requests, cache)
     assert [reply.text for reply in replies] == ["award", "grade", "anything else"]
@@ -185,17 +228,22 @@ def test_a_scripted_request_gets_the_reply_of_the_first_rule_its_text_contains(t
 
 
 def test_a_request_no_scripted_rule_matches_is_an_error_never_an_answer():
-    [reply] = asked(scripted({"when": "verdict", "reply": "correct"}), [Request("a", [{"role": "user", "content": "?"}], {})])
+    [reply] = asked(
+        scripted({"when": "verdict", "reply": "correct"}), [Request("a", [{"role": "user", "content": "?"}], {})]
+    )
     assert reply.text is None and reply.error.startswith("no scripted reply matches the request")
 
 
-@pytest.mark.parametrize("replies,message", [
-    (None, "replies must be a list of rules"),
-    ([], "replies must be a list of rules"),
-    (["correct"], "replies[0] must have a text `reply` and may have a text `when` (nothing else), got 'correct'"),
-    ([{"reply": "a"}, {"when": 3, "reply": "b"}], "replies[1] must have a text `reply`"),
-    ([{"reply": "a", "whenever": "b"}], "replies[0] must have a text `reply`"),
-])
+@pytest.mark.parametrize(
+    "replies,message",
+    [
+        (None, "replies must be a list of rules"),
+        ([], "replies must be a list of rules"),
+        (["correct"], "replies[0] must have a text `reply` and may have a text `when` (nothing else), got 'correct'"),
+        ([{"reply": "a"}, {"when": 3, "reply": "b"}], "replies[1] must have a text `reply`"),
+        ([{"reply": "a", "whenever": "b"}], "replies[0] must have a text `reply`"),
+    ],
+)
 def test_a_malformed_script_is_named_with_its_key(replies, message):
     with pytest.raises(InputError) as error:
         ScriptedProvider.check(OmegaConf.create({"provider": "scripted", "replies": replies}), "judges.j")

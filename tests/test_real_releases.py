@@ -47,8 +47,13 @@ def test_hipho_config_transcribes_the_papers_table_3():
     for exam in rows["gold_threshold"]:
         if exam == "row":
             continue
-        for ours, theirs in (("full_marks", "full_mark_model"), ("full_marks_human", "full_mark_human"),
-                             ("gold", "gold_threshold"), ("silver", "silver_threshold"), ("bronze", "bronze_threshold")):
+        for ours, theirs in (
+            ("full_marks", "full_mark_model"),
+            ("full_marks_human", "full_mark_human"),
+            ("gold", "gold_threshold"),
+            ("silver", "silver_threshold"),
+            ("bronze", "bronze_threshold"),
+        ):
             assert exams[exam][ours] == float(rows[theirs][exam]), (exam, ours)
 
 

@@ -53,7 +53,10 @@ def leftovers(folder, name):
     [
         (["10", "2", "1"], ["1", "2", "10"]),
         (["P1_c", "P1_b", "P10_a", "P2_a"], ["P1_b", "P1_c", "P2_a", "P10_a"]),
-        (["IPhO_2025_1_C_4", "IPhO_2025_1_A_5", "IPhO_2025_1_A_10"], ["IPhO_2025_1_A_5", "IPhO_2025_1_A_10", "IPhO_2025_1_C_4"]),
+        (
+            ["IPhO_2025_1_C_4", "IPhO_2025_1_A_5", "IPhO_2025_1_A_10"],
+            ["IPhO_2025_1_A_5", "IPhO_2025_1_A_10", "IPhO_2025_1_C_4"],
+        ),
         (["b", "a10", "a9", "3"], ["3", "a9", "a10", "b"]),
     ],
 )
@@ -123,16 +126,41 @@ ROUND_TRIP = [
         language="en",
         question="Find $a$ and $t$.",
         subset="DemoPhO_2025",
-        figures=(Figure(sha256="ab" * 32, path="outputs/figures/x.png", mime="image/png", name="image_question/x.png"),),
-        answers=(AnswerSlot("\\boxed{$a = 3.20$}", "Numerical Value", "m/s^2", 1.0), AnswerSlot("\\boxed{$t = 0.790$}", points=1.0)),
+        figures=(
+            Figure(sha256="ab" * 32, path="outputs/figures/x.png", mime="image/png", name="image_question/x.png"),
+        ),
+        answers=(
+            AnswerSlot("\\boxed{$a = 3.20$}", "Numerical Value", "m/s^2", 1.0),
+            AnswerSlot("\\boxed{$t = 0.790$}", points=1.0),
+        ),
         marking=((Criterion("Award 1.0 pt ...", 1.0), Criterion("Award 1.0 pt ...", 1.0)),),
         choices=("13 cm", "18 cm"),
         level=3,
     ),
-    Prompt(id="7", suite="s", language="zh", messages=({"role": "user", "content": [{"type": "text", "text": "题"}]},), prompt_hash="h"),
+    Prompt(
+        id="7",
+        suite="s",
+        language="zh",
+        messages=({"role": "user", "content": [{"type": "text", "text": "题"}]},),
+        prompt_hash="h",
+    ),
     Generation(id="7", suite="s", model="m", sample=0, response=None, request_hash="r", error="HTTP 500"),
-    Judgment(id="7", suite="s", model="m", judge="rule", sample=1, language="en", subset="x", status="scored",
-             score=0.5, points=1.0, max_points=2.0, extracted=("1", ""), slots=({"correct": True},), level=None),
+    Judgment(
+        id="7",
+        suite="s",
+        model="m",
+        judge="rule",
+        sample=1,
+        language="en",
+        subset="x",
+        status="scored",
+        score=0.5,
+        points=1.0,
+        max_points=2.0,
+        extracted=("1", ""),
+        slots=({"correct": True},),
+        level=None,
+    ),
 ]
 
 
@@ -250,7 +278,7 @@ def test_iter_json_lines_skips_blank_lines_and_counts_them(tmp_path):
     [
         ('{"id": 1}\n{"id": 2,\n', 2),
         ('{"id": 1}\n\n{"id": 3}\nnot json\n', 4),
-        ('[1, 2]\n', 1),  # valid JSON, but not an object
+        ("[1, 2]\n", 1),  # valid JSON, but not an object
     ],
 )
 def test_iter_json_lines_bad_line_names_file_and_line(tmp_path, content, line):
@@ -344,19 +372,32 @@ except OSError as error:
 """
 
 
-@pytest.mark.parametrize("write,written", [
-    ("write_jsonl(out / 'generations.jsonl', records)", "generations.jsonl"),
-    ("with atomic_dir(out / 'tables') as staging:\n        (staging / 'scores.csv').write_text('y' * 200)", "tables"),
-    ("with atomic_dir(out / 'problems') as staging:\n        write_jsonl(staging / 'problems.jsonl', records)",
-     "problems/problems.jsonl"),
-], ids=["a-jsonl-file", "a-folder", "a-jsonl-file-in-a-folder"])
+@pytest.mark.parametrize(
+    "write,written",
+    [
+        ("write_jsonl(out / 'generations.jsonl', records)", "generations.jsonl"),
+        (
+            "with atomic_dir(out / 'tables') as staging:\n        (staging / 'scores.csv').write_text('y' * 200)",
+            "tables",
+        ),
+        (
+            "with atomic_dir(out / 'problems') as staging:\n        write_jsonl(staging / 'problems.jsonl', records)",
+            "problems/problems.jsonl",
+        ),
+    ],
+    ids=["a-jsonl-file", "a-folder", "a-jsonl-file-in-a-folder"],
+)
 def test_a_full_disk_names_the_output_and_leaves_nothing(tmp_path, write, written):
-    result = subprocess.run([sys.executable, "-c", FULL_DISK.replace("{write}", write), str(tmp_path)],
-                            env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", FULL_DISK.replace("{write}", write), str(tmp_path)],
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == f"{errno.EFBIG}|{tmp_path / written}|None"  # the output, never a temporary name
     assert list(tmp_path.iterdir()) == []  # nor its temporary sibling
-
 
 
 def test_a_full_disk_while_copying_into_an_output_names_the_copy(tmp_path):
@@ -366,9 +407,14 @@ def test_a_full_disk_while_copying_into_an_output_names_the_copy(tmp_path):
     with pytest.raises(OSError) as caught:
         with atomic_dir(target) as staging:
             (staging / "figures").mkdir()
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/release/fig.png", None, str(staging / "figures/a.png"))
+            raise OSError(
+                errno.ENOSPC, os.strerror(errno.ENOSPC), "/release/fig.png", None, str(staging / "figures/a.png")
+            )
     assert (caught.value.errno, caught.value.filename, caught.value.filename2) == (
-        errno.ENOSPC, str(target / "figures/a.png"), None)
+        errno.ENOSPC,
+        str(target / "figures/a.png"),
+        None,
+    )
     assert list(tmp_path.iterdir()) == []
 
 
@@ -378,6 +424,8 @@ def test_an_error_about_another_file_keeps_its_names(tmp_path):
         with atomic_file(tmp_path / "out.txt"):
             open(tmp_path / "missing.txt", encoding="utf-8")
     assert caught.value.filename == str(tmp_path / "missing.txt")
+
+
 def test_a_field_added_later_is_left_out_at_its_default_and_read_back(tmp_path):
     """`Generation.refusal` and `Judgment.refused` came after files were written: records without
     them keep their bytes, and files without them read back."""

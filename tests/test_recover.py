@@ -45,8 +45,10 @@ def test_a_torn_rwlock_stops_dvc_until_recovered(repo):
     assert (repo / "out.txt").read_text() == "hello\n"
 
 
-@pytest.mark.parametrize("text, is_torn", [("", True), ('{"read": {}, "wri', True), ("\x00\x00", True),
-                                           ("[]", True), ('{"read": {}, "write": {}}', False)])
+@pytest.mark.parametrize(
+    "text, is_torn",
+    [("", True), ('{"read": {}, "wri', True), ("\x00\x00", True), ("[]", True), ('{"read": {}, "write": {}}', False)],
+)
 def test_what_counts_as_torn(tmp_path, text, is_torn):
     (tmp_path / "rwlock").write_text(text)
     assert torn(tmp_path / "rwlock") is is_torn

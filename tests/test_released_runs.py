@@ -15,8 +15,8 @@ from omegaconf import OmegaConf
 from olympiad_eval.fetch import fetch
 from olympiad_eval.generate import generate
 from olympiad_eval.judging import judge
-from olympiad_eval.render import render
 from olympiad_eval.layout import Layout
+from olympiad_eval.render import render
 from olympiad_eval.tables import aggregate
 from tests.support import compose_stage, shared_data
 
@@ -33,8 +33,9 @@ def published(result: dict, key: str) -> float:
 @pytest.fixture(scope="module")
 def rescored(tmp_path_factory):
     root, layout = shared_data("mathvision"), Layout(tmp_path_factory.mktemp("released") / "outputs")
-    bench = compose_stage("fetch", ["benchmark=mathvision", f"benchmark.source.path={root}",
-                                    "benchmark.require_figures=false"]).benchmark
+    bench = compose_stage(
+        "fetch", ["benchmark=mathvision", f"benchmark.source.path={root}", "benchmark.require_figures=false"]
+    ).benchmark
     fetch("mathvision", bench, layout.problems("mathvision"))
     suite = compose_stage("render", ["suite=mathvision", "cell.benchmark=mathvision"]).suite
     render("mathvision", suite, "mathvision", layout.problem_records("mathvision"), layout.suite("mathvision"))
@@ -43,9 +44,20 @@ def rescored(tmp_path_factory):
     cache = layout.root / "cache.sqlite"
     generate("mathvision", RUN, replay, layout.prompts("mathvision"), generations, cache)
     rule = compose_stage("judge", ["judge=rule", "cell.suite=mathvision", f"cell.model={RUN}"]).judge
-    judge(layout.suite("mathvision"), generations, "rule", rule, layout.judgments("mathvision", "mathvision", RUN, "rule"),
-          cache)
-    plan = {"suites": {"mathvision": "mathvision"}, "models": [RUN], "judges": ["rule"], "family": {"mathvision": "mathvision"}}
+    judge(
+        layout.suite("mathvision"),
+        generations,
+        "rule",
+        rule,
+        layout.judgments("mathvision", "mathvision", RUN, "rule"),
+        cache,
+    )
+    plan = {
+        "suites": {"mathvision": "mathvision"},
+        "models": [RUN],
+        "judges": ["rule"],
+        "family": {"mathvision": "mathvision"},
+    }
     aggregate("mathvision", bench, plan, layout)
     result = json.loads((root / "outputs" / f"{RUN}_result.json").read_text(encoding="utf-8"))
     return layout, result
@@ -76,8 +88,10 @@ def test_every_released_accuracy_is_printed_digit_for_digit(rescored):
     tables = layout.tables("mathvision")
     [overall] = list(csv.DictReader(open(tables / "accuracy.csv", encoding="utf-8")))
     [subjects] = list(csv.DictReader(open(tables / "accuracy_by_subject.csv", encoding="utf-8")))
-    crossed = {row["subject"]: row for row in csv.DictReader(open(tables / "accuracy_by_subject_and_level.csv",
-                                                                  encoding="utf-8"))}
+    crossed = {
+        row["subject"]: row
+        for row in csv.DictReader(open(tables / "accuracy_by_subject_and_level.csv", encoding="utf-8"))
+    }
     ours = {"-all": overall["overall"]}
     ours |= {f"-level{level}": overall[f"level {level}"] for level in range(1, 6)}
     ours |= {subject: subjects[subject] for subject in crossed}

@@ -86,8 +86,10 @@ DATED = ("outputs/usage", "outputs/report")
 
 def undated(files: dict[str, bytes]) -> dict[str, bytes]:
     """A snapshot with every reply date masked, and its locks without the hashes of dated files."""
-    return {name: yaml.safe_dump(without(data, DATED)).encode() if name.endswith("dvc.lock") else DATES.sub(b"<date>", data)
-            for name, data in files.items()}
+    return {
+        name: yaml.safe_dump(without(data, DATED)).encode() if name.endswith("dvc.lock") else DATES.sub(b"<date>", data)
+        for name, data in files.items()
+    }
 
 
 def cached_replies(repo: Repo) -> int:
@@ -104,8 +106,9 @@ def clean(server, tmp_path_factory):
     before, received = Counter(server.answered_bodies), len(server.requests)
     repo.repro()
     repo.requests = len(server.answered_bodies - before)
-    repo.kinds = Counter("judge" if JUDGE_MARKER in json.dumps(body["messages"]) else "generate"
-                         for body in server.requests[received:])
+    repo.kinds = Counter(
+        "judge" if JUDGE_MARKER in json.dumps(body["messages"]) else "generate" for body in server.requests[received:]
+    )
     assert repo.requests == cached_replies(repo) > 30  # generations and judgments, each sent once
     return repo
 
@@ -122,8 +125,16 @@ def faulted(server, tmp_path_factory):
 
 
 def test_a_run_through_injected_faults_ends_as_a_clean_run(clean, faulted):
-    assert set(faulted.injected) == {"HTTP 429", "HTTP 500", "HTTP 503", "dropped connection", "timeout",
-                                     "garbage body", "no message", "null content"}
+    assert set(faulted.injected) == {
+        "HTTP 429",
+        "HTTP 500",
+        "HTTP 503",
+        "dropped connection",
+        "timeout",
+        "garbage body",
+        "no message",
+        "null content",
+    }
     assert sum(faulted.injected.values()) >= 0.15 * clean.requests
     expected, got = snapshot(clean), snapshot(faulted)
     assert sorted(got) == sorted(expected)
@@ -158,6 +169,7 @@ def without(lock: bytes, folders: tuple[str, ...]) -> dict:
 
 # ---------------------------------------------------------------- kills
 
+
 class KilledRun:
     """`dvc repro` in its own process group, SIGKILLed by the server the moment it has sent the
     n-th reply of one kind (a generation or a judgment) since the run started. Chosen by progress,
@@ -170,8 +182,14 @@ class KilledRun:
         self.kind, self.nth, self.replies = kind, nth, 0
         self._lock = threading.Lock()
         with log.open("ab") as output:
-            self.process = subprocess.Popen([str(BIN / "dvc"), "repro"], cwd=repo.path, env=repo.env,
-                                            stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+            self.process = subprocess.Popen(
+                [str(BIN / "dvc"), "repro"],
+                cwd=repo.path,
+                env=repo.env,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         server.after_answer = self._count
 
     def _count(self, body: dict) -> None:
@@ -256,6 +274,7 @@ def test_killed_runs_never_resend_a_reply_they_had_received(clean, killed):
 
 
 # ---------------------------------------------------------------- secrets
+
 
 def test_no_file_or_log_of_any_run_holds_the_api_key(clean, faulted, killed):
     secret = KEY.encode()

@@ -20,14 +20,21 @@ from tests.support import typed
 REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf"
 SAMPLE = REPO / "data" / "sample"
-BENCHMARK_OF = {"sample_hipho": "sample_hipho", "sample_mathvision": "sample_mathvision",
-                "sample_mathvision_evalscope": "sample_mathvision", "hipho_vlmevalkit": "sample_hipho",
-                "sample_physelite_en": "sample_physelite", "sample_physelite_zh": "sample_physelite"}
+BENCHMARK_OF = {
+    "sample_hipho": "sample_hipho",
+    "sample_mathvision": "sample_mathvision",
+    "sample_mathvision_evalscope": "sample_mathvision",
+    "hipho_vlmevalkit": "sample_hipho",
+    "sample_physelite_en": "sample_physelite",
+    "sample_physelite_zh": "sample_physelite",
+}
 
 
 def compose_render(suite: str, *overrides: str):
     with initialize_config_dir(config_dir=str(CONF), version_base=None):
-        return compose(config_name="render", overrides=[f"suite={suite}", f"cell.benchmark={BENCHMARK_OF[suite]}", *overrides])
+        return compose(
+            config_name="render", overrides=[f"suite={suite}", f"cell.benchmark={BENCHMARK_OF[suite]}", *overrides]
+        )
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +120,13 @@ def test_a_limit_takes_the_first_problems_by_id_each_in_every_language():
 
 def test_a_seeded_limit_draws_the_same_problems_and_a_larger_one_keeps_them():
     five = ids(select(TEN, typed("hipho", limit=5, sample_seed=7)))
-    assert five == ["2", "3", "4", "5", "7"]  # pinned (sha256 of "7/<id>"): the draw must not change across machines or versions
+    assert five == [
+        "2",
+        "3",
+        "4",
+        "5",
+        "7",
+    ]  # pinned (sha256 of "7/<id>"): the draw must not change across machines or versions
     assert ids(select(TEN, typed("hipho", limit=5, sample_seed=7))) == five
     assert set(five) < set(ids(select(TEN, typed("hipho", limit=8, sample_seed=7))))
     assert ids(select(TEN, typed("hipho", limit=5, sample_seed=8))) != five
@@ -139,11 +152,14 @@ def where(name: str = "suite") -> str:
     return rf"^suite '{name}' \(conf/suite/{name}.yaml or an override\): "
 
 
-@pytest.mark.parametrize("options, said", [
-    ({"ids": ["1", "12"]}, r"ids: '12' selects no problem of the suite \(closest: 2, 1\)$"),
-    ({"subsets": ["A", "C", "D"]}, r"subsets: 'C', 'D' select no problem of the suite \(its subsets: A, B\)$"),
-    ({"ids": ["1"], "subsets": ["B"]}, r"subsets, ids: each selects problems, but together none$"),
-])
+@pytest.mark.parametrize(
+    "options, said",
+    [
+        ({"ids": ["1", "12"]}, r"ids: '12' selects no problem of the suite \(closest: 2, 1\)$"),
+        ({"subsets": ["A", "C", "D"]}, r"subsets: 'C', 'D' select no problem of the suite \(its subsets: A, B\)$"),
+        ({"ids": ["1"], "subsets": ["B"]}, r"subsets, ids: each selects problems, but together none$"),
+    ],
+)
 def test_a_value_that_selects_nothing_names_the_suite_file_and_the_key(options, said):
     with pytest.raises(InputError, match=where() + said):
         select(TEN, typed("hipho", **options))
@@ -156,11 +172,14 @@ def test_a_value_is_looked_for_among_the_problems_of_the_suite_s_language():
         select(zh_only, typed("hipho", ids=["11"], language="en"), "x")
 
 
-@pytest.mark.parametrize("options, said", [
-    ({"limit": 0}, r"limit must be an integer >= 1 \(null: every problem\), got 0$"),
-    ({"limit": -2}, r"limit must be an integer >= 1 \(null: every problem\), got -2$"),
-    ({"limit": "five"}, r"limit: Value 'five' of type 'str' could not be converted to Integer$"),
-])
+@pytest.mark.parametrize(
+    "options, said",
+    [
+        ({"limit": 0}, r"limit must be an integer >= 1 \(null: every problem\), got 0$"),
+        ({"limit": -2}, r"limit must be an integer >= 1 \(null: every problem\), got -2$"),
+        ({"limit": "five"}, r"limit: Value 'five' of type 'str' could not be converted to Integer$"),
+    ],
+)
 def test_a_limit_below_one_is_refused_before_any_work(options, said):
     with pytest.raises(InputError, match=where("test") + said):
         typed("hipho", **options)
@@ -179,8 +198,11 @@ def test_a_limited_suite_records_what_it_took_beside_its_prompts(fetched, tmp_pa
 
 def test_an_unknown_id_stops_render_and_writes_nothing(fetched, tmp_path):
     cfg = compose_render("sample_hipho", "suite.ids=[DemoPhO_2025_1_a,DemoPhO_2025_9]")
-    with pytest.raises(InputError, match=r"^suite 'sample_hipho' \(conf/suite/sample_hipho.yaml or an override\): "
-                                         r"ids: 'DemoPhO_2025_9' selects no problem of the suite \(closest: "):
+    with pytest.raises(
+        InputError,
+        match=r"^suite 'sample_hipho' \(conf/suite/sample_hipho.yaml or an override\): "
+        r"ids: 'DemoPhO_2025_9' selects no problem of the suite \(closest: ",
+    ):
         render("sample_hipho", cfg.suite, "sample_hipho", fetched["sample_hipho"], tmp_path / "out")
     assert list(tmp_path.iterdir()) == []
 
@@ -212,13 +234,18 @@ def test_hipho_each_exam_gets_the_prompt_of_its_language(hipho_run):
             assert text.startswith(EN_OPENING) and ZH_OPENING not in text
 
 
-@pytest.mark.parametrize("pid", ["DemoPhO_2025_1_a", "DemoPhO_2025_1_b", "DemoPhO_2025_2_a", "DemoCPhO_2025_1_1", "DemoCPhO_2025_2_1"])
+@pytest.mark.parametrize(
+    "pid", ["DemoPhO_2025_1_a", "DemoPhO_2025_1_b", "DemoPhO_2025_2_a", "DemoCPhO_2025_1_1", "DemoCPhO_2025_2_1"]
+)
 def test_hipho_placeholders_are_filled_and_boxes_stay(hipho_run, pid):
     cfg, prompts, problems = hipho_run
     problem, prompt = problems[pid], prompts[pid]
     template = cfg.suite.templates[problem.language].text
-    expected = (template.replace("{information}", problem.information or "None.")
-                .replace("{context}", problem.context).replace("{question}", problem.question))
+    expected = (
+        template.replace("{information}", problem.information or "None.")
+        .replace("{context}", problem.context)
+        .replace("{question}", problem.question)
+    )
     text = text_of(prompt)
     assert text == expected
     for placeholder in ("{information}", "{context}", "{question}"):
@@ -230,7 +257,9 @@ def test_hipho_placeholders_are_filled_and_boxes_stay(hipho_run, pid):
 
 def test_hipho_information_sheet(hipho_run):
     _, prompts, _ = hipho_run
-    assert "Useful information (formulas, constants, units, if applicable):\nConstants sheet:" in text_of(prompts["DemoPhO_2025_2_a"])
+    assert "Useful information (formulas, constants, units, if applicable):\nConstants sheet:" in text_of(
+        prompts["DemoPhO_2025_2_a"]
+    )
     assert "可用信息（如物理公式、常数、单位等）：\nNone.\n" in text_of(prompts["DemoCPhO_2025_1_1"])
 
 
@@ -288,12 +317,23 @@ def test_render_outputs(fetched, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["problems.jsonl", "prompts.jsonl", "suite.json"]
     suite = json.loads((out / "suite.json").read_text())
     scoring = suite.pop("scoring")  # how the judge scores it: the suite's protocol settings, carried to the judge
-    assert suite == {"suite": "sample_hipho", "benchmark": "sample_hipho", "kind": "hipho", "language": None,
-                     "templates": {"en": "hipho_en", "zh": "hipho_zh"}}
+    assert suite == {
+        "suite": "sample_hipho",
+        "benchmark": "sample_hipho",
+        "kind": "hipho",
+        "language": None,
+        "templates": {"en": "hipho_en", "zh": "hipho_zh"},
+    }
     assert {key: value for key, value in scoring.items() if key != "prompts"} == {
-        "protocol": "official", "rel_tol": 0.0, "check_options": {}, "judge_figures": False}
+        "protocol": "official",
+        "rel_tol": 0.0,
+        "check_options": {},
+        "judge_figures": False,
+    }
     assert {key: (prompt["name"], prompt["version"]) for key, prompt in scoring["prompts"].items()} == {
-        "criterion": ("hipho_criterion_judge", 1), "answer": ("hipho_answer_judge", 1)}
+        "criterion": ("hipho_criterion_judge", 1),
+        "answer": ("hipho_answer_judge", 1),
+    }
     assert read_jsonl(out / "problems.jsonl", Problem) == read_jsonl(fetched["sample_hipho"], Problem)
 
 
@@ -344,8 +384,9 @@ OFFICIAL = 'Please solve the problem and put your answer in one "\\boxed{}". If 
 def test_mathvision_official_prompt_lists_options_as_the_official_script(fetched, tmp_path):
     _, prompts = run(fetched, tmp_path, "sample_mathvision")
     problems = {p.id: p for p in read_jsonl(fetched["sample_mathvision"], Problem)}
-    assert text_of(prompts["1"]) == (OFFICIAL + problems["1"].question
-                                     + "\n(A) 13 cm\n(B) 18 cm\n(C) 26 cm\n(D) 40 cm\n(E) 21 cm\n")
+    assert text_of(prompts["1"]) == (
+        OFFICIAL + problems["1"].question + "\n(A) 13 cm\n(B) 18 cm\n(C) 26 cm\n(D) 40 cm\n(E) 21 cm\n"
+    )
     assert text_of(prompts["2"]).rstrip("\n") == OFFICIAL + problems["2"].question  # the script adds "\n" + no options
 
 
@@ -371,7 +412,11 @@ def test_mathvision_free_form_uses_the_free_form_template(fetched, tmp_path):
     problems = {p.id: p for p in read_jsonl(fetched["sample_mathvision"], Problem)}
     for pid in ("2", "4"):
         text = text_of(prompts[pid])
-        assert text == problems[pid].question + "\nPlease reason step by step, and put your final answer within \\boxed{} without units."
+        assert (
+            text
+            == problems[pid].question
+            + "\nPlease reason step by step, and put your final answer within \\boxed{} without units."
+        )
     assert all(len(images_of(p)) == 1 for p in prompts.values())
 
 
@@ -471,5 +516,7 @@ def test_figures_keyed_by_their_own_number_go_after_that_marker():
 def test_a_list_of_figures_is_numbered_by_position_and_unmarked_ones_follow_the_text():
     from olympiad_eval.render import place_figures
 
-    parts = place_figures("<image2> and <image1> then [figure9]", [figure("a"), figure("b"), figure("c")], at_markers=True)
+    parts = place_figures(
+        "<image2> and <image1> then [figure9]", [figure("a"), figure("b"), figure("c")], at_markers=True
+    )
     assert placed(parts) == ["<image2>", "b", "<image1>", "a", "[figure9]", "c"]

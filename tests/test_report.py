@@ -12,24 +12,39 @@ import pytest
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import hipho, physelite
+from olympiad_eval.fake_server import FakeOpenAI
 from olympiad_eval.generate import generate
 from olympiad_eval.judging import judge
 from olympiad_eval.layout import Layout
+from olympiad_eval.llm import utc_now
 from olympiad_eval.records import (
-    AnswerSlot, Criterion, Generation, Judgment, Problem, Prompt, read_jsonl, write_json, write_jsonl,
+    AnswerSlot,
+    Criterion,
+    Generation,
+    Judgment,
+    Problem,
+    Prompt,
+    read_jsonl,
+    write_json,
+    write_jsonl,
 )
 from olympiad_eval.report import write_cell, write_report
-from olympiad_eval.fake_server import FakeOpenAI
-from olympiad_eval.llm import utc_now
 from olympiad_eval.report.cell import MARKS, judgment_html, received_text, status_label
 from olympiad_eval.tables import aggregate
 from tests.support import ROOT, compose_stage
 
 SUITE = BENCHMARK = "sample_hipho"
-MODELS = {"reference": {"provider": "reference"},
-          "demo": {"provider": "replay", "path": str(ROOT / "data/replay/demo/{suite}.jsonl")}}
-PLAN = {"benchmarks": [BENCHMARK], "suites": {SUITE: BENCHMARK}, "models": list(MODELS), "judges": ["rule"],
-        "family": {BENCHMARK: "hipho"}}
+MODELS = {
+    "reference": {"provider": "reference"},
+    "demo": {"provider": "replay", "path": str(ROOT / "data/replay/demo/{suite}.jsonl")},
+}
+PLAN = {
+    "benchmarks": [BENCHMARK],
+    "suites": {SUITE: BENCHMARK},
+    "models": list(MODELS),
+    "judges": ["rule"],
+    "family": {BENCHMARK: "hipho"},
+}
 MB = 1 << 20
 
 
@@ -57,9 +72,17 @@ def real_run(render_suite, *overrides: str) -> Layout:
     judge_cfg = compose_stage("judge", ["judge=rule", f"cell.suite={SUITE}", "cell.model=x"]).judge
     for model, cfg in MODELS.items():
         generations = layout.generations("hipho", SUITE, model)
-        generate(SUITE, model, OmegaConf.create(cfg), layout.prompts(SUITE), generations, layout.root.parent / "cache.sqlite")
-        judge(layout.suite(SUITE), generations, "rule", judge_cfg, layout.judgments("hipho", SUITE, model, "rule"),
-              layout.root.parent / "cache.sqlite")
+        generate(
+            SUITE, model, OmegaConf.create(cfg), layout.prompts(SUITE), generations, layout.root.parent / "cache.sqlite"
+        )
+        judge(
+            layout.suite(SUITE),
+            generations,
+            "rule",
+            judge_cfg,
+            layout.judgments("hipho", SUITE, model, "rule"),
+            layout.root.parent / "cache.sqlite",
+        )
     bench_cfg = compose_stage("aggregate", [f"benchmark={BENCHMARK}"]).benchmark
     suites = {SUITE: compose_stage("render", [f"suite={SUITE}", f"cell.benchmark={BENCHMARK}", *overrides]).suite}
     aggregate(BENCHMARK, bench_cfg, PLAN, layout, suites=suites)
@@ -90,6 +113,7 @@ def files_of(folder: Path) -> dict[Path, bytes]:
 
 
 # ---------------------------------------------------------------- the root index
+
 
 def test_the_index_shows_metadata_charts_tables_and_a_link_per_cell(run, report):
     index = (report / "index.html").read_text(encoding="utf-8")
@@ -126,6 +150,7 @@ def test_no_page_loads_anything_from_outside_the_report(report):
 
 # ---------------------------------------------------------------- a cell's index and pages
 
+
 def test_a_cell_index_has_a_row_per_problem_with_its_status_and_the_controls(run, report):
     ids = [p.id for p in read_jsonl(run.prompts(SUITE), Prompt)]
     index = (report / "cells" / SUITE / "demo" / "index.html").read_text(encoding="utf-8")
@@ -134,12 +159,22 @@ def test_a_cell_index_has_a_row_per_problem_with_its_status_and_the_controls(run
     statuses = {row["data-id"]: row["data-status"] for row in rows}
     assert statuses["DemoCPhO_2025_1_1"] == "wrong" and statuses["DemoCPhO_2025_2_1"] == "correct"
     assert {row["data-group"] for row in rows} == {"DemoCPhO_2025", "DemoPhO_2025"}
-    for control in ('<input id="search"', '<select id="status-filter"', '<select id="group-filter"',
-                    '<span id="shown-count">5</span>'):
+    for control in (
+        '<input id="search"',
+        '<select id="status-filter"',
+        '<select id="group-filter"',
+        '<span id="shown-count">5</span>',
+    ):
         assert control in index
     options = re.findall(r'<option value="([^"]*)"', index.split('id="status-filter"')[1].split("</select>")[0])
     assert options == ["all", "wrong", "judge-error", "truncated", "undecided"]
-    assert [th["data-sort"] for th in tags(index, "th") if "data-sort" in th] == ["id", "group", "level", "status", "score"]
+    assert [th["data-sort"] for th in tags(index, "th") if "data-sort" in th] == [
+        "id",
+        "group",
+        "level",
+        "status",
+        "score",
+    ]
     reference = (report / "cells" / SUITE / "reference" / "index.html").read_text(encoding="utf-8")
     assert reference.count('data-status="correct"') == len(ids)
 
@@ -156,8 +191,9 @@ def test_a_problem_page_shows_question_figures_samples_answers_rules_criteria_an
     assert '<html lang="zh">' in page
     assert '<a rel="next" href="DemoCPhO_2025_2_1.html">' in page and 'rel="prev"' not in page  # the first problem
     assert "model settings" in page and "replay" in page and "olympiad-eval 0.1.0" in page
-    figures = [img["src"] for p in sorted((cell / "problems").iterdir())
-               for img in tags(p.read_text(encoding="utf-8"), "img")]
+    figures = [
+        img["src"] for p in sorted((cell / "problems").iterdir()) for img in tags(p.read_text(encoding="utf-8"), "img")
+    ]
     assert figures, "the sample has figures"
     for src in figures:
         assert re.fullmatch(r"\.\./figures/[0-9a-f]{64}\.(png|jpg|jpeg|gif|webp)", src)
@@ -170,7 +206,9 @@ def test_a_side_by_side_page_per_problem_holds_every_model_and_judge(run, report
     assert '<table class="side-by-side">' in page
     rows = [attrs for attrs in tags(page, "tr") if "data-model" in attrs]
     assert [(r["data-model"], r["data-judge"], r["data-status"]) for r in rows] == [
-        ("reference", "rule", "correct"), ("demo", "rule", "wrong")]
+        ("reference", "rule", "correct"),
+        ("demo", "rule", "wrong"),
+    ]
     assert '<a href="../../cells/sample_hipho/demo/problems/DemoCPhO_2025_1_1.html">' in page
 
 
@@ -183,7 +221,7 @@ def test_a_partial_run_says_so_in_the_index_its_tables_and_its_pages(render_suit
     assert "<th>partial</th>" in index and index.count("<td>2 of 5 problems (limit 2)</td>") >= 2  # the tables' column
     for model in MODELS:
         page = (layout.report_cell(SUITE, model) / "index.html").read_text(encoding="utf-8")
-        assert "2 problems; judges rule</p>\n<p class=\"partial\"><b>partial:</b> 2 of 5 problems (limit 2)</p>" in page
+        assert '2 problems; judges rule</p>\n<p class="partial"><b>partial:</b> 2 of 5 problems (limit 2)</p>' in page
 
 
 def test_a_whole_run_says_nothing_of_parts(report):
@@ -199,12 +237,18 @@ def test_the_report_is_byte_stable(run, report):
 def test_a_new_model_writes_its_own_cell_and_rewrites_no_other_cell_s_file(run):
     alone = {**PLAN, "models": ["reference"]}
     write_all(alone, run)
-    before = {path: (path.stat().st_mtime_ns, path.read_bytes()) for path in run.report_cell(SUITE, "reference").rglob("*")
-              if path.is_file()}
+    before = {
+        path: (path.stat().st_mtime_ns, path.read_bytes())
+        for path in run.report_cell(SUITE, "reference").rglob("*")
+        if path.is_file()
+    }
     write_cell(PLAN, run, SUITE, "demo", MODELS["demo"])  # the new model's own stage
     assert (run.report_cell(SUITE, "demo") / "index.html").is_file()
-    after = {path: (path.stat().st_mtime_ns, path.read_bytes()) for path in run.report_cell(SUITE, "reference").rglob("*")
-             if path.is_file()}
+    after = {
+        path: (path.stat().st_mtime_ns, path.read_bytes())
+        for path in run.report_cell(SUITE, "reference").rglob("*")
+        if path.is_file()
+    }
     assert after == before
 
 
@@ -217,28 +261,60 @@ def test_the_report_shows_the_tables_its_index_lists_in_that_order(run):
     (run.tables(BENCHMARK) / index["all"]).unlink()
     write_report(PLAN, run)
     headings = re.findall(r"<h3>(.*)</h3>", (run.report() / "index.html").read_text(encoding="utf-8"))
-    assert headings == ["table exam_scores", "table summary", "Cells: every problem, its responses and judgments",
-                        "Flips between the plan's models"]
+    assert headings == [
+        "table exam_scores",
+        "table summary",
+        "Cells: every problem, its responses and judgments",
+        "Flips between the plan's models",
+    ]
 
 
 # ---------------------------------------------------------------- the benchmarks' sections, escaped
 
+
 def judgment(**fields) -> Judgment:
-    common = dict(id="P1", suite="s", model="m", judge="gpt-4o", sample=0, language="en", subset="", status="scored",
-                  score=0.5, points=1.0, max_points=2.0)
+    common = dict(
+        id="P1",
+        suite="s",
+        model="m",
+        judge="gpt-4o",
+        sample=0,
+        language="en",
+        subset="",
+        status="scored",
+        score=0.5,
+        points=1.0,
+        max_points=2.0,
+    )
     return Judgment(**{**common, **fields})
 
 
-HIPHO_PROBLEM = Problem(id="P1", benchmark="b", language="en", question="q", answers=(AnswerSlot("F", points=2.0),), marking=(
-    (Criterion("Award 1 pt for $F = ma$", 1.0), Criterion("Award 1 pt for <the> result", 1.0)),
-    (Criterion("Award 2 pt for another way", 2.0),)))
+HIPHO_PROBLEM = Problem(
+    id="P1",
+    benchmark="b",
+    language="en",
+    question="q",
+    answers=(AnswerSlot("F", points=2.0),),
+    marking=(
+        (Criterion("Award 1 pt for $F = ma$", 1.0), Criterion("Award 1 pt for <the> result", 1.0)),
+        (Criterion("Award 2 pt for another way", 2.0),),
+    ),
+)
 
 
 def test_hipho_criteria_show_text_points_award_reason_scheme_totals_and_the_winner():
-    record = judgment(parts={"answer_points": 0.0, "step_points": 1.0}, details=(
-        {"judge": "gpt-4o", "criterion 0.0": {"awarded": 1.0, "reasoning": "uses <b>F=ma</b>"},
-         "criterion 0.1": {"awarded": 0.0, "reasoning": "no result"},
-         "criterion 1.0": {"awarded": 0.5, "reasoning": "half"}, "slot 0": {"equivalent": False, "reasoning": "a<b"}},))
+    record = judgment(
+        parts={"answer_points": 0.0, "step_points": 1.0},
+        details=(
+            {
+                "judge": "gpt-4o",
+                "criterion 0.0": {"awarded": 1.0, "reasoning": "uses <b>F=ma</b>"},
+                "criterion 0.1": {"awarded": 0.0, "reasoning": "no result"},
+                "criterion 1.0": {"awarded": 0.5, "reasoning": "half"},
+                "slot 0": {"equivalent": False, "reasoning": "a<b"},
+            },
+        ),
+    )
     page = "\n".join(judgment_html(record, hipho.report_sections, HIPHO_PROBLEM))
     assert '<section class="criteria">' in page and '<table class="criteria">' in page
     rows = re.findall(r"<tr><td>(\d\.\d)</td>.*?</tr>", page)
@@ -247,17 +323,30 @@ def test_hipho_criteria_show_text_points_award_reason_scheme_totals_and_the_winn
     assert "uses &lt;b&gt;F=ma&lt;/b&gt;" in page and "<b>F=ma" not in page and "a&lt;b" in page
     assert "<dt>scheme 1</dt><dd>1 of 2 points</dd>" in page and "<dt>scheme 2</dt><dd>0.5 of 2 points</dd>" in page
     assert "<dt>winning scheme</dt><dd>scheme 1: this judge's step level, 1 points</dd>" in page
-    assert "<dt>answer level</dt><dd>0 of 2 points (mean" in page and "<dt>step level</dt><dd>1 of 2 points (mean" in page
+    assert (
+        "<dt>answer level</dt><dd>0 of 2 points (mean" in page and "<dt>step level</dt><dd>1 of 2 points (mean" in page
+    )
     assert '<table class="slot-judgments">' in page
 
 
 def test_physelite_shows_each_judge_s_verdict_and_the_steps_graded():
     problem = Problem(id="P1", benchmark="b", language="zh", question="q")
-    record = judgment(verdict="split", parts={"process": 0.75}, details=(
-        {"judge": "a", "answer": {"verdict": "correct", "reasoning": "对 <ok>"},
-         "process": {"steps": [{"step": "$x<y$", "grade": 1}, {"step": "二", "grade": 0.5}]}},
-        {"judge": "b", "answer": {"verdict": "incorrect", "reasoning": "no"},
-         "error_type": {"error_type": "calculation", "reasoning": "sign"}}))
+    record = judgment(
+        verdict="split",
+        parts={"process": 0.75},
+        details=(
+            {
+                "judge": "a",
+                "answer": {"verdict": "correct", "reasoning": "对 <ok>"},
+                "process": {"steps": [{"step": "$x<y$", "grade": 1}, {"step": "二", "grade": 0.5}]},
+            },
+            {
+                "judge": "b",
+                "answer": {"verdict": "incorrect", "reasoning": "no"},
+                "error_type": {"error_type": "calculation", "reasoning": "sign"},
+            },
+        ),
+    )
     page = "\n".join(judgment_html(record, physelite.report_sections, problem))
     assert '<section class="verdicts">' in page and '<table class="steps">' in page
     assert "<td>a</td><td>correct</td>" in page and "<td>b</td><td>incorrect</td>" in page
@@ -286,17 +375,37 @@ def test_a_benchmark_module_without_the_hook_makes_a_whole_report(run, monkeypat
 
 # ---------------------------------------------------------------- streaming and size
 
+
 def synthetic_cell(tmp_path: Path, ids: list[str], samples: int = 1, text: str = "") -> Layout:
     """A suite of plain prompts, a model's responses and a judge's judgments, as the stages write them."""
     layout = Layout(tmp_path / "outputs")
-    write_jsonl(layout.prompts("s"), [Prompt(id=i, suite="s", language="en", prompt_hash=i,
-                                             messages=({"role": "user", "content": f"question {i} {text}"},))
-                                      for i in ids])
-    write_jsonl(layout.suite("s") / "problems.jsonl", [Problem(id=i, benchmark="b", language="en", question="q",
-                                                               subset=f"group {int(i) % 7}") for i in ids if i.isdigit()])
+    write_jsonl(
+        layout.prompts("s"),
+        [
+            Prompt(
+                id=i,
+                suite="s",
+                language="en",
+                prompt_hash=i,
+                messages=({"role": "user", "content": f"question {i} {text}"},),
+            )
+            for i in ids
+        ],
+    )
+    write_jsonl(
+        layout.suite("s") / "problems.jsonl",
+        [
+            Problem(id=i, benchmark="b", language="en", question="q", subset=f"group {int(i) % 7}")
+            for i in ids
+            if i.isdigit()
+        ],
+    )
     (layout.suite("s") / "suite.json").write_text('{"kind": "physelite"}', encoding="utf-8")
-    generations = [Generation(id=i, suite="s", model="m", sample=n, response=f"answer {i}/{n} {text}", request_hash="h")
-                   for i in ids for n in range(samples)]
+    generations = [
+        Generation(id=i, suite="s", model="m", sample=n, response=f"answer {i}/{n} {text}", request_hash="h")
+        for i in ids
+        for n in range(samples)
+    ]
     write_jsonl(layout.generations("physelite", "s", "m"), generations)
     return layout
 
@@ -308,14 +417,30 @@ def test_a_page_pairs_records_by_id_in_natural_order_streaming_each_cell(tmp_pat
     generations = [g for g in read_jsonl(layout.generations("physelite", "s", "m"), Generation) if g.id != "1"]
     generations += [Generation(id="7", suite="s", model="m", sample=0, response="answer 7", request_hash="h")]
     write_jsonl(layout.generations("physelite", "s", "m"), generations)
-    judgments = [judgment(id=g.id, suite="s", model="m", judge="rule", sample=g.sample, score=1.0, max_points=1.0,
-                          detail=f"graded {g.id}/{g.sample}") for g in generations if g.id != "10" or g.sample == 0]
+    judgments = [
+        judgment(
+            id=g.id,
+            suite="s",
+            model="m",
+            judge="rule",
+            sample=g.sample,
+            score=1.0,
+            max_points=1.0,
+            detail=f"graded {g.id}/{g.sample}",
+        )
+        for g in generations
+        if g.id != "10" or g.sample == 0
+    ]
     write_jsonl(layout.judgments("physelite", "s", "m", "rule"), judgments)
     plan = {"suites": {"s": "b"}, "family": {"b": "physelite"}, "models": ["m"], "judges": ["rule"]}
     folder = write_cell(plan, layout, "s", "m", {})
     index = (folder / "index.html").read_text(encoding="utf-8")
     rows = [attrs for attrs in tags(index, "tr") if attrs.get("class") == "problem-row"]
-    assert [(r["data-id"], r["data-status"]) for r in rows] == [("1", "failed"), ("2", "correct"), ("10", "judge-error")]
+    assert [(r["data-id"], r["data-status"]) for r in rows] == [
+        ("1", "failed"),
+        ("2", "correct"),
+        ("10", "judge-error"),
+    ]
     pages = {i: (folder / "problems" / f"{i}.html").read_text(encoding="utf-8") for i in ("1", "2", "10")}
     assert "no generation" in pages["1"] and "no generation" not in pages["2"]
     assert not (folder / "problems" / "7.html").exists() and "graded 7" not in index
@@ -330,9 +455,24 @@ def test_a_physelite_sized_cell_keeps_every_file_under_5_mb(tmp_path):
     layout = synthetic_cell(tmp_path, ids, text="x" * 2000)
     judges = ["rule", "gpt-4o", "physelite-ensemble"]
     for name in judges:
-        write_jsonl(layout.judgments("physelite", "s", "m", name), [
-            judgment(id=i, suite="s", model="m", judge=name, score=0.0, points=0.0, max_points=1.0, verdict="incorrect",
-                     extracted=("12.5 \\mathrm{m}", "x" * 200), subset=f"group {int(i) % 7}") for i in ids])
+        write_jsonl(
+            layout.judgments("physelite", "s", "m", name),
+            [
+                judgment(
+                    id=i,
+                    suite="s",
+                    model="m",
+                    judge=name,
+                    score=0.0,
+                    points=0.0,
+                    max_points=1.0,
+                    verdict="incorrect",
+                    extracted=("12.5 \\mathrm{m}", "x" * 200),
+                    subset=f"group {int(i) % 7}",
+                )
+                for i in ids
+            ],
+        )
     plan = {"suites": {"s": "b"}, "family": {"b": "physelite"}, "models": ["m"], "judges": judges}
     folder = write_cell(plan, layout, "s", "m", {})
     index = (folder / "index.html").stat().st_size
@@ -352,6 +492,7 @@ def test_ids_that_are_not_file_names_get_their_own_pages(tmp_path):
 
 # ---------------------------------------------------------------- dates, the question, the counts
 
+
 def test_every_page_shows_when_the_replies_were_received(render_suite):
     """A model served over the network has the dates its replies were received on every page that
     shows it; an offline provider's cell says it sent nothing; the rule judge sent nothing either."""
@@ -359,21 +500,40 @@ def test_every_page_shows_when_the_replies_were_received(render_suite):
     judge_cfg = compose_stage("judge", ["judge=rule", f"cell.suite={SUITE}", "cell.model=x"]).judge
     cache = layout.root.parent / "cache.sqlite"
     with FakeOpenAI() as server:
-        models = {"reference": {"provider": "reference"},
-                  "served": {"provider": "openai", "base_url": server.base_url, "model": "fake-model",
-                             "api_key_env": None}}
+        models = {
+            "reference": {"provider": "reference"},
+            "served": {"provider": "openai", "base_url": server.base_url, "model": "fake-model", "api_key_env": None},
+        }
         before = utc_now()
         for model, cfg in models.items():
             generations = layout.generations("hipho", SUITE, model)
-            generate(SUITE, model, OmegaConf.create(cfg), layout.prompts(SUITE), generations, cache,
-                     layout.usage("hipho", SUITE, model))
-            outcome = judge(layout.suite(SUITE), generations, "rule", judge_cfg,
-                            layout.judgments("hipho", SUITE, model, "rule"), cache)
+            generate(
+                SUITE,
+                model,
+                OmegaConf.create(cfg),
+                layout.prompts(SUITE),
+                generations,
+                cache,
+                layout.usage("hipho", SUITE, model),
+            )
+            outcome = judge(
+                layout.suite(SUITE),
+                generations,
+                "rule",
+                judge_cfg,
+                layout.judgments("hipho", SUITE, model, "rule"),
+                cache,
+            )
             write_json(layout.judge_usage("hipho", SUITE, model, "rule"), outcome.usage)
         after = utc_now()
     plan = {**PLAN, "models": list(models)}
-    aggregate(BENCHMARK, compose_stage("aggregate", [f"benchmark={BENCHMARK}"]).benchmark, plan, layout,
-              suites={SUITE: compose_stage("render", [f"suite={SUITE}", f"cell.benchmark={BENCHMARK}"]).suite})
+    aggregate(
+        BENCHMARK,
+        compose_stage("aggregate", [f"benchmark={BENCHMARK}"]).benchmark,
+        plan,
+        layout,
+        suites={SUITE: compose_stage("render", [f"suite={SUITE}", f"cell.benchmark={BENCHMARK}"]).suite},
+    )
     for model in models:
         write_cell(plan, layout, SUITE, model, {})
     write_report(plan, layout)
@@ -395,14 +555,15 @@ def test_every_page_shows_when_the_replies_were_received(render_suite):
 
 def metadata_of(page: Path) -> str:
     text = page.read_text(encoding="utf-8")
-    return text[text.index('<section class="metadata">'):]
+    return text[text.index('<section class="metadata">') :]
 
 
 def test_dates_read_as_they_were_kept():
     span = {"requests": 3, "replies_received": {"first": "2026-01-01T00:00:00Z", "last": "2026-01-02T00:00:00Z"}}
     assert received_text([span]) == "first 2026-01-01T00:00:00Z, last 2026-01-02T00:00:00Z (UTC)"
     assert received_text([{"requests": 3, "replies_received": None}]) == (
-        "no dates recorded (replies cached before dates were kept, or none answered)")
+        "no dates recorded (replies cached before dates were kept, or none answered)"
+    )
     assert received_text([{"requests": 3}]) == "offline provider: no requests"
     assert received_text([{}]) == "not recorded"
 
@@ -411,17 +572,24 @@ def test_the_question_is_the_problems_own_text_with_the_full_prompt_one_click_aw
     prompt = next(p for p in read_jsonl(run.prompts(SUITE), Prompt) if p.id == "DemoCPhO_2025_1_1")
     problem = next(p for p in read_jsonl(run.suite(SUITE) / "problems.jsonl", Problem) if p.id == prompt.id)
     page = (report / "cells" / SUITE / "demo" / "problems" / "DemoCPhO_2025_1_1.html").read_text(encoding="utf-8")
-    question = page[page.index('<section class="question">'):page.index("</section>")]
+    question = page[page.index('<section class="question">') : page.index("</section>")]
     shown, sent = question.split('<details class="prompt">')
     instruction = prompt.messages[-1]["content"][0]["text"].split(problem.question[:20])[0].strip()
-    assert instruction and instruction[:30] not in shown.replace("&quot;", '"')  # the template's words are not the question
+    assert instruction and instruction[:30] not in shown.replace(
+        "&quot;", '"'
+    )  # the template's words are not the question
     assert html_escape(problem.question[:40]) in shown
     assert "the full prompt sent" in sent and html_escape(instruction[:30]) in sent
 
 
 def test_a_status_is_said_once():
-    assert [status_label(s) for s in MARKS] == ["\u2713 correct", "\u25d0 partial", "\u2717 wrong", "judge error",
-                                                "failed"]
+    assert [status_label(s) for s in MARKS] == [
+        "\u2713 correct",
+        "\u25d0 partial",
+        "\u2717 wrong",
+        "judge error",
+        "failed",
+    ]
 
 
 def html_escape(value: str) -> str:

@@ -25,32 +25,52 @@ from olympiad_eval.report import write_cell, write_report
 from olympiad_eval.tables import aggregate
 from tests.support import ROOT, compose_stage, render_sample
 
-sync_api = pytest.importorskip("playwright.sync_api",
-                               reason="playwright is in the test extra: pip install -e '.[test]'")
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="playwright is in the test extra: pip install -e '.[test]'"
+)
 
 # The run: HiPhO (marking criteria), PhysElite in both languages (verdicts, process steps, Chinese
 # text) and MATH-Vision (figures in choices), each by the reference and the demo model, judged by
 # the rules and by the offline scripted LLM judge (conf/judge/scripted.yaml).
-SUITES = {"sample_hipho": "sample_hipho", "sample_physelite_en": "sample_physelite",
-          "sample_physelite_zh": "sample_physelite", "sample_mathvision": "sample_mathvision"}
+SUITES = {
+    "sample_hipho": "sample_hipho",
+    "sample_physelite_en": "sample_physelite",
+    "sample_physelite_zh": "sample_physelite",
+    "sample_mathvision": "sample_mathvision",
+}
 FAMILY = {"sample_hipho": "hipho", "sample_physelite": "physelite", "sample_mathvision": "mathvision"}
 MODELS = ["reference", "demo"]  # conf/model/
 JUDGES = ["rule", "scripted"]
-PLAN = {"benchmarks": sorted(FAMILY), "suites": SUITES, "models": list(MODELS), "judges": JUDGES, "family": FAMILY,
-        "families": sorted(set(FAMILY.values()))}
+PLAN = {
+    "benchmarks": sorted(FAMILY),
+    "suites": SUITES,
+    "models": list(MODELS),
+    "judges": JUDGES,
+    "family": FAMILY,
+    "families": sorted(set(FAMILY.values())),
+}
 
 # One worker runs the module: one sample run, one report, one browser.
 pytestmark = pytest.mark.xdist_group("report_browser")
 
 # Chromium headless, and none of its own connections
 # (component updates, sync, field trials), which would fail offline and are not the report's.
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 ROW = "tr.problem-row"
 MATH = "mjx-container, .katex"
 
 
 # ---------------------------------------------------------------- the browser
+
 
 def chromium_binary() -> str:
     """The system's Chromium: Playwright's own download (`playwright install`) is never used."""
@@ -68,8 +88,12 @@ def browser_context(tmp_path_factory, report):
     binary = chromium_binary()
     with sync_api.sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=binary, args=CHROMIUM_ARGS,
-            headless=True, viewport={"width": 1280, "height": 900})
+            str(tmp_path_factory.mktemp("chromium-profile")),
+            executable_path=binary,
+            args=CHROMIUM_ARGS,
+            headless=True,
+            viewport={"width": 1280, "height": 900},
+        )
         yield context
         context.close()
 
@@ -84,8 +108,15 @@ class Watched:
         self.errors: list[str] = []
         self.page = context.new_page()
         self.page.route("**/*", self._route)
-        self.page.on("console", lambda message: message.type == "error" and self.errors.append(
-            f"console error on {self.page.url}: {message.text} ({message.location.get('url', '')})"))
+        self.page.on(
+            "console",
+            lambda message: (
+                message.type == "error"
+                and self.errors.append(
+                    f"console error on {self.page.url}: {message.text} ({message.location.get('url', '')})"
+                )
+            ),
+        )
         self.page.on("pageerror", lambda error: self.errors.append(f"page error on {self.page.url}: {error}"))
 
     def _route(self, route) -> None:
@@ -145,7 +176,9 @@ def test_a_watched_page_catches_requests_off_disk_console_errors_and_exceptions(
     (folder / "page.html").write_text(
         '<!DOCTYPE html><html><head><link rel="stylesheet" href="../beside.css"></head><body>'
         '<img src="https://cdn.example.org/x.png"><script>console.error("boom"); undefinedCall();</script>'
-        "</body></html>", encoding="utf-8")
+        "</body></html>",
+        encoding="utf-8",
+    )
     watched = Watched(browser_context, folder)
     watched.open(folder / "page.html")
     watched.page.close()
@@ -182,19 +215,30 @@ def real_run(outputs: Path) -> Layout:
         for model in MODELS:
             generations = layout.generations(family, suite, model)
             cache = outputs.parent / "cache.sqlite"
-            generate(suite, model, model_config(model), layout.prompts(suite), generations, cache,
-                     layout.usage(family, suite, model))
+            generate(
+                suite,
+                model,
+                model_config(model),
+                layout.prompts(suite),
+                generations,
+                cache,
+                layout.usage(family, suite, model),
+            )
             if (suite, model) == CUT:
                 cut_first_response(generations)
             for name in JUDGES:
                 cfg = compose_stage("judge", [f"judge={name}", f"cell.suite={suite}", f"cell.model={model}"]).judge
-                outcome = judge(layout.suite(suite), generations, name, cfg, layout.judgments(family, suite, model, name),
-                                cache)
+                outcome = judge(
+                    layout.suite(suite), generations, name, cfg, layout.judgments(family, suite, model, name), cache
+                )
                 write_json(layout.judge_usage(family, suite, model, name), outcome.usage)
     for benchmark in FAMILY:
         bench_cfg = compose_stage("aggregate", [f"benchmark={benchmark}"]).benchmark
-        suites = {suite: compose_stage("render", [f"suite={suite}", f"cell.benchmark={benchmark}"]).suite
-                  for suite, of in SUITES.items() if of == benchmark}
+        suites = {
+            suite: compose_stage("render", [f"suite={suite}", f"cell.benchmark={benchmark}"]).suite
+            for suite, of in SUITES.items()
+            if of == benchmark
+        }
         aggregate(benchmark, bench_cfg, PLAN, layout, suites=suites)
     return layout
 
@@ -218,6 +262,7 @@ def report(run) -> Path:
 
 # ---------------------------------------------------------------- reading pages
 
+
 def cell_links(page) -> list[str]:
     return page.eval_on_selector_all("a.cell-link", "links => [...new Set(links.map(a => a.href))]")
 
@@ -229,8 +274,13 @@ def path_of(url: str) -> Path:
 def cell_index(browse, report: Path, suite: str, model: str):
     """A cell's index page, opened by following the report index's link to it."""
     index = browse(report / "index.html")
-    links = [url for url in cell_links(index) if suite in unquote(url) and model in unquote(url)
-             and not any(other != suite and other.startswith(suite) and other in unquote(url) for other in SUITES)]
+    links = [
+        url
+        for url in cell_links(index)
+        if suite in unquote(url)
+        and model in unquote(url)
+        and not any(other != suite and other.startswith(suite) and other in unquote(url) for other in SUITES)
+    ]
     assert len(links) == 1, f"the index links {suite} x {model} {len(links)} times: {cell_links(index)}"
     page = browse(path_of(links[0]))
     page.wait_for_selector(ROW, state="attached")
@@ -239,8 +289,11 @@ def cell_index(browse, report: Path, suite: str, model: str):
 
 def rows(page) -> list[dict]:
     """Every problem row: its data attributes, and whether it is shown."""
-    return page.eval_on_selector_all(ROW, """rows => rows.map(r => ({...r.dataset, shown: !r.hidden,
-        visible: r.offsetParent !== null, text: r.textContent}))""")
+    return page.eval_on_selector_all(
+        ROW,
+        """rows => rows.map(r => ({...r.dataset, shown: !r.hidden,
+        visible: r.offsetParent !== null, text: r.textContent}))""",
+    )
 
 
 def shown(page) -> list[str]:
@@ -268,8 +321,10 @@ def problem_page(browse, report: Path, suite: str, model: str, pick=lambda row: 
 def typeset(page) -> int:
     """Rendered maths nodes, once the typesetter is done (MathJax typesets after load)."""
     page.wait_for_selector(MATH, state="attached", timeout=15_000)
-    page.wait_for_function("() => !window.MathJax || !MathJax.startup || !MathJax.startup.promise"
-                           " || MathJax.startup.promise.then(() => true)")
+    page.wait_for_function(
+        "() => !window.MathJax || !MathJax.startup || !MathJax.startup.promise"
+        " || MathJax.startup.promise.then(() => true)"
+    )
     return page.eval_on_selector_all(MATH, "nodes => nodes.length")
 
 
@@ -282,6 +337,7 @@ def images_loaded(page) -> list[tuple[str, int]]:
 
 
 # ---------------------------------------------------------------- the index
+
 
 def test_the_index_has_charts_and_a_link_to_every_cell(report, browse, artefacts):
     index = browse(report / "index.html")
@@ -305,10 +361,13 @@ def test_the_status_filter_shows_exactly_the_rows_of_that_status(report, browse,
     page = cell_index(browse, report, suite, model)
     every = rows(page)
     assert every and all(row["shown"] for row in every) and shown_count(page) == len(every)
-    wanted = {"all": lambda row: True, "wrong": lambda row: row["status"] == "wrong",
-              "judge-error": lambda row: row["status"] == "judge-error",
-              "truncated": lambda row: row.get("truncated") == "1",
-              "undecided": lambda row: row.get("undecided") == "1"}
+    wanted = {
+        "all": lambda row: True,
+        "wrong": lambda row: row["status"] == "wrong",
+        "judge-error": lambda row: row["status"] == "judge-error",
+        "truncated": lambda row: row.get("truncated") == "1",
+        "undecided": lambda row: row.get("undecided") == "1",
+    }
     options = page.eval_on_selector_all("select#status-filter option", "options => options.map(o => o.value)")
     assert set(wanted) <= set(options), options
     for value in [*wanted, "all"]:
@@ -354,8 +413,9 @@ def test_search_narrows_the_rows_and_clearing_it_brings_them_back(report, browse
 def test_the_group_filter_shows_one_group_and_the_groups_cover_the_cell(report, browse, suite, model):
     page = cell_index(browse, report, suite, model)
     every = rows(page)
-    groups = [v for v in page.eval_on_selector_all("select#group-filter option", "os => os.map(o => o.value)")
-              if v != "all"]
+    groups = [
+        v for v in page.eval_on_selector_all("select#group-filter option", "os => os.map(o => o.value)") if v != "all"
+    ]
     assert sorted(groups) == sorted({row["group"] for row in every})
     seen = []
     for group in groups:
@@ -422,6 +482,7 @@ def test_a_filter_still_applies_after_sorting(report, browse):
 
 # ---------------------------------------------------------------- maths, raw text, figures
 
+
 @pytest.mark.parametrize("suite", list(SUITES))
 def test_maths_is_typeset_and_its_raw_text_is_one_click_away(report, browse, suite):
     _, page = problem_page(browse, report, suite, "demo")
@@ -438,10 +499,12 @@ def test_maths_is_typeset_and_its_raw_text_is_one_click_away(report, browse, sui
         if (h) h.setAttribute('data-test-raw', '1'); return Boolean(h); }""")
     assert found, "no raw text with maths on the page"
     holder = page.locator("[data-test-raw]")
-    raw = holder.evaluate("h => h.matches('details') ? h.querySelector('pre, code, div').textContent"
-                          " : (h.dataset.raw || h.nextElementSibling.textContent)")
+    raw = holder.evaluate(
+        "h => h.matches('details') ? h.querySelector('pre, code, div').textContent"
+        " : (h.dataset.raw || h.nextElementSibling.textContent)"
+    )
     start = min(at for at in (raw.find("$"), raw.find("\\("), raw.find("\\[")) if at >= 0)
-    snippet = raw[start:start + 24].split("\n")[0]  # LaTeX as written: typeset, it reads otherwise
+    snippet = raw[start : start + 24].split("\n")[0]  # LaTeX as written: typeset, it reads otherwise
     assert snippet not in page.inner_text("body"), "the raw text shows before it is asked for"
     (holder.locator("summary") if holder.evaluate("h => h.matches('details')") else holder).click()
     assert snippet in page.inner_text("body")
@@ -476,6 +539,7 @@ def test_every_figure_of_a_cell_loads(report, browse, suite):
 
 
 # ---------------------------------------------------------------- problem pages
+
 
 def shots(page, artefacts: Path, name: str, section: str) -> None:
     """The page as it opens, and its `section` (where the page has it), kept as artefacts."""
@@ -551,6 +615,7 @@ def test_the_side_by_side_page_puts_every_model_of_the_plan_in_one_table(report,
 
 # ---------------------------------------------------------------- the whole report, offline
 
+
 def test_every_page_opens_from_disk_with_no_error_and_no_request_off_disk(report, browse_all):
     pages = sorted(report.rglob("*.html"))
     assert len(pages) > len(SUITES) * len(MODELS)
@@ -561,6 +626,7 @@ def test_every_page_opens_from_disk_with_no_error_and_no_request_off_disk(report
 @pytest.fixture
 def browse_all(browser_context, report):
     """As `browse`, but each page checked and closed at once: the whole report is many pages."""
+
     def open_page(path: Path) -> None:
         watched = Watched(browser_context, report)
         watched.open(path)
@@ -572,6 +638,7 @@ def browse_all(browser_context, report):
 
 
 # ---------------------------------------------------------------- headers, counts, the question, dates
+
 
 @pytest.mark.parametrize("suite,model", [("sample_hipho", "demo"), ("sample_mathvision", "reference")])
 def test_every_sortable_header_shows_whole_with_its_arrow(report, browse, suite, model):

@@ -11,10 +11,10 @@ import pytest
 import yaml
 from omegaconf import OmegaConf
 
-from olympiad_eval.layout import Layout, family_of_suite
-from olympiad_eval.records import Generation, InputError, read_jsonl
 from olympiad_eval.generate import check_model
 from olympiad_eval.judging import check_judge
+from olympiad_eval.layout import Layout, family_of_suite
+from olympiad_eval.records import Generation, InputError, read_jsonl
 from olympiad_eval.stage import check_family, check_release_folder, clear_errors, read_plan, request_cache, user_cache
 from tests.support import REQUEST_CACHE_VARIABLE, ROOT, compose_stage
 
@@ -26,10 +26,23 @@ def test_a_submitit_sweep_writes_what_the_dvc_cells_write(render_suite, tmp_path
     outputs = render_suite("sample_hipho", "sample_hipho")
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     result = subprocess.run(
-        [sys.executable, "stages/generate.py", "-m", "hydra/launcher=submitit_local", "model=reference,demo",
-         "cell.suite=sample_hipho", f"paths.outputs={outputs}", f"paths.request_cache={tmp_path / 'cache.sqlite'}",
-         f"hydra.sweep.dir={tmp_path / 'multirun'}"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "stages/generate.py",
+            "-m",
+            "hydra/launcher=submitit_local",
+            "model=reference,demo",
+            "cell.suite=sample_hipho",
+            f"paths.outputs={outputs}",
+            f"paths.request_cache={tmp_path / 'cache.sqlite'}",
+            f"hydra.sweep.dir={tmp_path / 'multirun'}",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     for model in ("reference", "demo"):
         generations = read_jsonl(Layout(outputs).generations("hipho", "sample_hipho", model), Generation)
@@ -37,6 +50,7 @@ def test_a_submitit_sweep_writes_what_the_dvc_cells_write(render_suite, tmp_path
 
 
 # ---------------------------------------------------------------- the request cache
+
 
 def test_the_request_cache_is_in_the_user_s_cache_folder_unless_the_variable_moves_it(monkeypatch, tmp_path):
     """Not relative to the workspace: clones, worktrees and `dvc exp run --queue` copies share it
@@ -60,9 +74,11 @@ def test_a_request_cache_left_at_the_old_default_is_named_with_how_to_move_it(mo
     (tmp_path / ".cache" / "requests.sqlite").write_bytes(b"")
     request_cache(str(tmp_path / "new" / "requests.sqlite"))
     [warning] = caplog.records
-    assert warning.getMessage().startswith(f".cache/requests.sqlite holds replies of earlier runs, but the request "
-                                           f"cache is now {tmp_path}/new/requests.sqlite: move the file there if none "
-                                           f"is there yet (`mv .cache/requests.sqlite* {tmp_path}/new`")
+    assert warning.getMessage().startswith(
+        f".cache/requests.sqlite holds replies of earlier runs, but the request "
+        f"cache is now {tmp_path}/new/requests.sqlite: move the file there if none "
+        f"is there yet (`mv .cache/requests.sqlite* {tmp_path}/new`"
+    )
     caplog.clear()
     request_cache(".cache/requests.sqlite")  # kept in use, by the variable
     assert not caplog.records
@@ -70,13 +86,16 @@ def test_a_request_cache_left_at_the_old_default_is_named_with_how_to_move_it(mo
 
 # ---------------------------------------------------------------- the plan
 
+
 def test_the_plan_joins_its_pipelines(tmp_path):
     path = tmp_path / "params.yaml"
-    path.write_text("models: [reference, demo]\njudges: [rule]\npipelines:\n"
-                    "  hipho: {benchmarks: {h: data/h}, suites: {h: h}}\n"
-                    "  mathvision: {benchmarks: {}, suites: {}}\n"
-                    "  physelite: {benchmarks: {p: data/p, q: conf/benchmark/q.yaml}, suites: {p_en: p, p_zh: p, q_en: q}}\n",
-                    encoding="utf-8")
+    path.write_text(
+        "models: [reference, demo]\njudges: [rule]\npipelines:\n"
+        "  hipho: {benchmarks: {h: data/h}, suites: {h: h}}\n"
+        "  mathvision: {benchmarks: {}, suites: {}}\n"
+        "  physelite: {benchmarks: {p: data/p, q: conf/benchmark/q.yaml}, suites: {p_en: p, p_zh: p, q_en: q}}\n",
+        encoding="utf-8",
+    )
     plan = read_plan(path)
     assert plan["benchmarks"] == ["h", "p", "q"]
     assert plan["releases"] == {"h": "data/h", "p": "data/p", "q": "conf/benchmark/q.yaml"}
@@ -89,28 +108,60 @@ def test_the_plan_joins_its_pipelines(tmp_path):
 PIPELINE = {"benchmarks": {"pe": "data/pe"}, "suites": {"pe_en": "pe"}}
 
 
-@pytest.mark.parametrize("plan,message", [
-    ({"models": ["m"], "judges": ["rule"]}, "pipelines must map each benchmark family"),
-    ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": {"pe": "data/pe"}}}},
-     "pipelines.physelite must have a mapping `benchmarks` (benchmark: the folder its release is read from, "
-     "e.g. sample_hipho: data/sample/hipho) and a mapping `suites`"),
-    # the plan's layout before each benchmark named its release's folder
-    ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": ["pe"], "suites": {}}}},
-     "pipelines.physelite must have a mapping `benchmarks` (benchmark: the folder its release is read from"),
-    ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": {"pe": None}, "suites": {}}}},
-     "pipelines.physelite.benchmarks.pe must be the folder its release is read from (the source.path of "
-     "conf/benchmark/pe.yaml, or that file for a release on the Hub), got None"),
-    ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": {}, "suites": {"pe_en": "pe"}}}},
-     "pipelines.physelite.suites.pe_en: benchmark 'pe' is not in pipelines.physelite.benchmarks"),
-    ({"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": PIPELINE, "hipho": PIPELINE}},
-     "pipelines.hipho: benchmark 'pe' is also in pipelines.physelite"),
-    # DVC fans a name given twice out into one cell, silently; the tables would count it twice
-    ({"models": ["m", "gpt-4o", "m"], "judges": ["rule"], "pipelines": {}}, "models: 'm' named twice; each name once"),
-    ({"models": ["m"], "judges": ["rule", "gpt-4o", "gpt-4o", "rule"], "pipelines": {}},
-     "judges: 'gpt-4o', 'rule' named twice; each name once"),
-    ({"models": "m", "judges": ["rule"], "pipelines": {}}, "models must be a list of names (a list even of one: [m]), got 'm'"),
-    ({"models": ["m"], "judges": "rule", "pipelines": {}}, "judges must be a list of names (a list even of one: [rule])"),
-])
+@pytest.mark.parametrize(
+    "plan,message",
+    [
+        ({"models": ["m"], "judges": ["rule"]}, "pipelines must map each benchmark family"),
+        (
+            {"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": {"pe": "data/pe"}}}},
+            "pipelines.physelite must have a mapping `benchmarks` (benchmark: the folder its release is read from, "
+            "e.g. sample_hipho: data/sample/hipho) and a mapping `suites`",
+        ),
+        # the plan's layout before each benchmark named its release's folder
+        (
+            {"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": {"benchmarks": ["pe"], "suites": {}}}},
+            "pipelines.physelite must have a mapping `benchmarks` (benchmark: the folder its release is read from",
+        ),
+        (
+            {
+                "models": ["m"],
+                "judges": ["rule"],
+                "pipelines": {"physelite": {"benchmarks": {"pe": None}, "suites": {}}},
+            },
+            "pipelines.physelite.benchmarks.pe must be the folder its release is read from (the source.path of "
+            "conf/benchmark/pe.yaml, or that file for a release on the Hub), got None",
+        ),
+        (
+            {
+                "models": ["m"],
+                "judges": ["rule"],
+                "pipelines": {"physelite": {"benchmarks": {}, "suites": {"pe_en": "pe"}}},
+            },
+            "pipelines.physelite.suites.pe_en: benchmark 'pe' is not in pipelines.physelite.benchmarks",
+        ),
+        (
+            {"models": ["m"], "judges": ["rule"], "pipelines": {"physelite": PIPELINE, "hipho": PIPELINE}},
+            "pipelines.hipho: benchmark 'pe' is also in pipelines.physelite",
+        ),
+        # DVC fans a name given twice out into one cell, silently; the tables would count it twice
+        (
+            {"models": ["m", "gpt-4o", "m"], "judges": ["rule"], "pipelines": {}},
+            "models: 'm' named twice; each name once",
+        ),
+        (
+            {"models": ["m"], "judges": ["rule", "gpt-4o", "gpt-4o", "rule"], "pipelines": {}},
+            "judges: 'gpt-4o', 'rule' named twice; each name once",
+        ),
+        (
+            {"models": "m", "judges": ["rule"], "pipelines": {}},
+            "models must be a list of names (a list even of one: [m]), got 'm'",
+        ),
+        (
+            {"models": ["m"], "judges": "rule", "pipelines": {}},
+            "judges must be a list of names (a list even of one: [rule])",
+        ),
+    ],
+)
 def test_a_malformed_plan_is_named_with_its_key(tmp_path, plan, message):
     path = tmp_path / "params.yaml"
     path.write_text(yaml.safe_dump(plan, sort_keys=False), encoding="utf-8")
@@ -124,29 +175,40 @@ def test_a_malformed_plan_is_named_with_its_key(tmp_path, plan, message):
 GPT = {"provider": "openai", "base_url": "https://api.example.com/v1", "model": "m", "api_key_env": None}
 
 
-@pytest.mark.parametrize("cfg,message", [
-    ({"provider": "reference", "generation": "greedy"}, "generation must be a mapping of request settings"),
-    ({**GPT, "generation": [0.7, 100]}, "generation must be a mapping of request settings (temperature: 0, max_tokens: 4096, ...), got [0.7, 100]"),
-    ({**GPT, "generation": {"seed": 1.5}}, "generation: seed must be an integer, got 1.5"),
-    ({**GPT, "prices": 2.5}, "prices must map input and output to USD per million tokens"),
-    ({**GPT, "prices": [2.5, 10.0]}, "prices must map input and output to USD per million tokens (input: 2.5, output: 10.0), got [2.5, 10.0]"),
-    ({**GPT, "prices": {"input": "2.5", "output": 10}}, "prices: input must be a number >= 0, got '2.5'"),
-    ({**GPT, "prices": {"input": 2.5, "output": None}}, "prices: output must be a number >= 0, got None"),
-    ({**GPT, "prices": {"input": float("nan")}}, "prices: input must be a number >= 0, got nan"),
-    ({**GPT, "prices": {"input": -1}}, "prices: input must be a number >= 0, got -1"),
-    ({**GPT, "prices": {"inputs": 1}}, "prices: 'inputs' is not one of input, output"),
-    ({**GPT, "assumed_output_tokens": "4k"}, "assumed_output_tokens must be an integer >= 0, got '4k'"),
-    ({**GPT, "concurrency": 0}, "concurrency must be an integer >= 1, got 0"),
-    ({**GPT, "concurrency": 2.0}, "concurrency must be an integer >= 1, got 2.0"),
-    ({**GPT, "concurrency": True}, "concurrency must be an integer >= 1, got True"),
-    ({"provider": "replay", "samples": -2}, "samples must be an integer >= 1, got -2"),
-    ({"provider": "reference", "samples": "8"}, "samples must be an integer >= 1, got '8'"),
-    # each provider checks its own settings; an unknown one is named with the known ones
-    ({"provider": "opena1", "base_url": "https://api.example.com/v1"},
-     "provider must be one of openai, reference, replay, scripted, got 'opena1'"),
-    ({"samples": 1}, "provider must be one of openai, reference, replay, scripted, got None"),
-    ({"provider": "replay"}, "path (the recorded responses, `{suite}` for the suite's name) must be set, got None"),
-])
+@pytest.mark.parametrize(
+    "cfg,message",
+    [
+        ({"provider": "reference", "generation": "greedy"}, "generation must be a mapping of request settings"),
+        (
+            {**GPT, "generation": [0.7, 100]},
+            "generation must be a mapping of request settings (temperature: 0, max_tokens: 4096, ...), got [0.7, 100]",
+        ),
+        ({**GPT, "generation": {"seed": 1.5}}, "generation: seed must be an integer, got 1.5"),
+        ({**GPT, "prices": 2.5}, "prices must map input and output to USD per million tokens"),
+        (
+            {**GPT, "prices": [2.5, 10.0]},
+            "prices must map input and output to USD per million tokens (input: 2.5, output: 10.0), got [2.5, 10.0]",
+        ),
+        ({**GPT, "prices": {"input": "2.5", "output": 10}}, "prices: input must be a number >= 0, got '2.5'"),
+        ({**GPT, "prices": {"input": 2.5, "output": None}}, "prices: output must be a number >= 0, got None"),
+        ({**GPT, "prices": {"input": float("nan")}}, "prices: input must be a number >= 0, got nan"),
+        ({**GPT, "prices": {"input": -1}}, "prices: input must be a number >= 0, got -1"),
+        ({**GPT, "prices": {"inputs": 1}}, "prices: 'inputs' is not one of input, output"),
+        ({**GPT, "assumed_output_tokens": "4k"}, "assumed_output_tokens must be an integer >= 0, got '4k'"),
+        ({**GPT, "concurrency": 0}, "concurrency must be an integer >= 1, got 0"),
+        ({**GPT, "concurrency": 2.0}, "concurrency must be an integer >= 1, got 2.0"),
+        ({**GPT, "concurrency": True}, "concurrency must be an integer >= 1, got True"),
+        ({"provider": "replay", "samples": -2}, "samples must be an integer >= 1, got -2"),
+        ({"provider": "reference", "samples": "8"}, "samples must be an integer >= 1, got '8'"),
+        # each provider checks its own settings; an unknown one is named with the known ones
+        (
+            {"provider": "opena1", "base_url": "https://api.example.com/v1"},
+            "provider must be one of openai, reference, replay, scripted, got 'opena1'",
+        ),
+        ({"samples": 1}, "provider must be one of openai, reference, replay, scripted, got None"),
+        ({"provider": "replay"}, "path (the recorded responses, `{suite}` for the suite's name) must be set, got None"),
+    ],
+)
 def test_a_model_config_of_the_wrong_type_is_named_with_its_key(cfg, message):
     with pytest.raises(InputError) as error:
         check_model(OmegaConf.create(cfg), "m")
@@ -154,16 +216,28 @@ def test_a_model_config_of_the_wrong_type_is_named_with_its_key(cfg, message):
     assert message in str(error.value)
 
 
-@pytest.mark.parametrize("endpoint,message", [
-    ({"base_url": "localhost:8000", "model": "m"}, "judges.j: base_url must be an http(s) URL, got 'localhost:8000'"),
-    ({**GPT, "concurrency": 0}, "judges.j: concurrency must be an integer >= 1, got 0"),
-    ({"provider": "reference"}, "judges.j: provider 'reference' answers only a suite's prompts; a judge needs one "
-                                "that answers any request (openai, scripted)"),
-    ({"provider": "anthropic"}, "judges.j: provider must be one of openai, reference, replay, scripted, got 'anthropic'"),
-    # judge endpoints take prices like models
-    ({**GPT, "prices": {"input": "2.5"}}, "judges.j: prices: input must be a number >= 0, got '2.5'"),
-    ({**GPT, "assumed_output_tokens": -1}, "judges.j: assumed_output_tokens must be an integer >= 0, got -1"),
-])
+@pytest.mark.parametrize(
+    "endpoint,message",
+    [
+        (
+            {"base_url": "localhost:8000", "model": "m"},
+            "judges.j: base_url must be an http(s) URL, got 'localhost:8000'",
+        ),
+        ({**GPT, "concurrency": 0}, "judges.j: concurrency must be an integer >= 1, got 0"),
+        (
+            {"provider": "reference"},
+            "judges.j: provider 'reference' answers only a suite's prompts; a judge needs one "
+            "that answers any request (openai, scripted)",
+        ),
+        (
+            {"provider": "anthropic"},
+            "judges.j: provider must be one of openai, reference, replay, scripted, got 'anthropic'",
+        ),
+        # judge endpoints take prices like models
+        ({**GPT, "prices": {"input": "2.5"}}, "judges.j: prices: input must be a number >= 0, got '2.5'"),
+        ({**GPT, "assumed_output_tokens": -1}, "judges.j: assumed_output_tokens must be an integer >= 0, got -1"),
+    ],
+)
 def test_each_judge_endpoint_is_checked_by_its_provider_openai_unless_named(endpoint, message):
     cfg = OmegaConf.create({"kind": "llm", "judges": {"j": endpoint}})
     with pytest.raises(InputError) as error:
@@ -176,13 +250,24 @@ def test_the_shipped_model_configs_pass_their_checks():
         check_model(OmegaConf.merge(OmegaConf.load(path), {"api_key_env": None}), path.stem)
 
 
-@pytest.mark.parametrize("text,line,key", [
-    ("models: [m]\njudges: [rule]\npipelines:\n  physelite:\n    benchmarks: {pe: data/pe}\n    suites:\n      pe_en: pe\n"
-     "      pe_en: pe\n", 8, "pe_en"),
-    ("models: [m]\njudges: [rule]\npipelines:\n  physelite:\n    benchmarks:\n      pe: data/pe\n      pe: data/pe2\n"
-     "    suites: {}\n", 7, "pe"),
-    ("models: [m]\njudges: [rule]\npipelines: {}\nmodels: [n]\n", 4, "models"),
-])
+@pytest.mark.parametrize(
+    "text,line,key",
+    [
+        (
+            "models: [m]\njudges: [rule]\npipelines:\n  physelite:\n    benchmarks: {pe: data/pe}\n    suites:\n      pe_en: pe\n"
+            "      pe_en: pe\n",
+            8,
+            "pe_en",
+        ),
+        (
+            "models: [m]\njudges: [rule]\npipelines:\n  physelite:\n    benchmarks:\n      pe: data/pe\n      pe: data/pe2\n"
+            "    suites: {}\n",
+            7,
+            "pe",
+        ),
+        ("models: [m]\njudges: [rule]\npipelines: {}\nmodels: [n]\n", 4, "models"),
+    ],
+)
 def test_a_key_given_twice_in_the_plan_is_refused(tmp_path, text, line, key):
     """PyYAML keeps the last of two equal keys; DVC refuses the file, and so does the plan's reader."""
     path = tmp_path / "params.yaml"
@@ -197,15 +282,28 @@ def test_a_benchmark_in_the_pipeline_of_another_kind_is_named(tmp_path):
     path.write_text(yaml.safe_dump({"models": ["m"], "judges": ["rule"], "pipelines": {"hipho": PIPELINE}}))
     plan = read_plan(path)
     check_family(plan, "pe", "hipho", path)
-    with pytest.raises(InputError, match=r"pipelines.hipho lists 'pe', a physelite benchmark \(conf/benchmark/pe.yaml\): "
-                                         r"move it under pipelines.physelite"):
+    with pytest.raises(
+        InputError,
+        match=r"pipelines.hipho lists 'pe', a physelite benchmark \(conf/benchmark/pe.yaml\): "
+        r"move it under pipelines.physelite",
+    ):
         check_family(plan, "pe", "physelite", path)
 
 
 def plan_with(tmp_path, folder: str) -> tuple[dict, object]:
     path = tmp_path / "params.yaml"
-    path.write_text(yaml.safe_dump({"models": ["m"], "judges": ["rule"], "pipelines": {
-        "hipho": {"benchmarks": {"sample_hipho": folder}, "suites": {"sample_hipho": "sample_hipho"}}}}), encoding="utf-8")
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "models": ["m"],
+                "judges": ["rule"],
+                "pipelines": {
+                    "hipho": {"benchmarks": {"sample_hipho": folder}, "suites": {"sample_hipho": "sample_hipho"}}
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
     return read_plan(path), path
 
 
@@ -223,11 +321,14 @@ def test_a_local_release_outside_its_plan_s_folder_is_refused(tmp_path, monkeypa
     monkeypatch.chdir(ROOT)
     plan, path = plan_with(tmp_path, folder)
     with pytest.raises(InputError) as error:
-        check_release_folder(plan, "sample_hipho", OmegaConf.create({"type": "local", "path": "data/sample/hipho"}), path)
+        check_release_folder(
+            plan, "sample_hipho", OmegaConf.create({"type": "local", "path": "data/sample/hipho"}), path
+        )
     assert str(error.value) == (
         f"{path}: pipelines.hipho.benchmarks.sample_hipho is '{folder}', but conf/benchmark/sample_hipho.yaml (or an "
         "override) reads the release from source.path 'data/sample/hipho', outside it: DVC would not rerun the fetch "
-        "when that release changes; name the folder the release is read from")
+        "when that release changes; name the folder the release is read from"
+    )
 
 
 def test_a_release_on_the_hub_or_a_benchmark_outside_the_plan_has_no_folder_to_keep_to(tmp_path):
@@ -239,18 +340,28 @@ def test_a_release_on_the_hub_or_a_benchmark_outside_the_plan_has_no_folder_to_k
 def test_a_cell_of_a_suite_outside_the_plan_has_no_family_and_is_named(tmp_path):
     plan, path = plan_with(tmp_path, "data/sample/hipho")
     assert family_of_suite(plan, "sample_hipho", path) == "hipho"
-    with pytest.raises(InputError, match=r"params.yaml: suite 'hipho_en' is in no pipeline of the plan: add it under "
-                                         r"pipelines.<its benchmark's kind>.suites \(suite: its benchmark\)$"):
+    with pytest.raises(
+        InputError,
+        match=r"params.yaml: suite 'hipho_en' is in no pipeline of the plan: add it under "
+        r"pipelines.<its benchmark's kind>.suites \(suite: its benchmark\)$",
+    ):
         family_of_suite(plan, "hipho_en", path)
 
 
 def test_a_stage_that_ends_at_once_has_flushed_its_log_and_written_its_output(tmp_path):
     """`stage.run` skips the interpreter's teardown: what the stage logged and wrote is all there."""
-    result = subprocess.run([sys.executable, "stages/fetch.py", "benchmark=sample_hipho", f"paths.outputs={tmp_path}"],
-                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "stages/fetch.py", "benchmark=sample_hipho", f"paths.outputs={tmp_path}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "sample_hipho: 5 problems" in result.stdout + result.stderr
-    assert len((tmp_path / "problems" / "sample_hipho" / "problems.jsonl").read_text(encoding="utf-8").splitlines()) == 5
+    assert (
+        len((tmp_path / "problems" / "sample_hipho" / "problems.jsonl").read_text(encoding="utf-8").splitlines()) == 5
+    )
 
 
 def test_a_run_logged_to_a_file_has_one_summary_line_per_stage_and_none_per_request(render_suite, fake_openai):
@@ -259,11 +370,28 @@ def test_a_run_logged_to_a_file_has_one_summary_line_per_stage_and_none_per_requ
     outputs = render_suite("sample_hipho", "sample_hipho")
     cache = outputs.parent / "cache.sqlite"
     common = [f"paths.outputs={outputs}", f"paths.request_cache={cache}"]
-    generate = subprocess.run([sys.executable, "stages/generate.py", "model=gpt-4o", "cell.suite=sample_hipho",
-                               f"model.base_url={fake_openai.base_url}", "model.api_key_env=null", *common],
-                              cwd=ROOT, capture_output=True, text=True, timeout=120)
-    judge = subprocess.run([sys.executable, "stages/judge.py", "judge=rule", "cell.suite=sample_hipho",
-                            "cell.model=gpt-4o", *common], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    generate = subprocess.run(
+        [
+            sys.executable,
+            "stages/generate.py",
+            "model=gpt-4o",
+            "cell.suite=sample_hipho",
+            f"model.base_url={fake_openai.base_url}",
+            "model.api_key_env=null",
+            *common,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    judge = subprocess.run(
+        [sys.executable, "stages/judge.py", "judge=rule", "cell.suite=sample_hipho", "cell.model=gpt-4o", *common],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     for result in (generate, judge):
         assert result.returncode == 0, result.stderr[-2000:]
         lines = (result.stdout + result.stderr).splitlines()
@@ -279,8 +407,11 @@ def test_a_stage_logs_each_http_request_when_asked():
 
     with initialize_config_dir(config_dir=str(CONF), version_base=None):
         quiet = compose("generate", ["model=demo", "cell.suite=x"], return_hydra_config=True).hydra.job_logging
-        asked = compose("generate", ["model=demo", "cell.suite=x", "hydra.job_logging.loggers.httpx2.level=INFO"],
-                        return_hydra_config=True).hydra.job_logging
+        asked = compose(
+            "generate",
+            ["model=demo", "cell.suite=x", "hydra.job_logging.loggers.httpx2.level=INFO"],
+            return_hydra_config=True,
+        ).hydra.job_logging
     assert {quiet.loggers[name].level for name in ("httpx", "httpx2", "httpcore", "httpcore2", "openai")} == {"WARNING"}
     assert asked.loggers.httpx2.level == "INFO"
 
@@ -288,19 +419,32 @@ def test_a_stage_logs_each_http_request_when_asked():
 def test_a_sweep_exits_with_its_launcher_s_workers_shut_down(tmp_path):
     """A sweep leaves the process the usual way: joblib's workers, kept for reuse, would otherwise
     outlive it and hold its output pipes open."""
-    result = subprocess.run([sys.executable, "stages/fetch.py", "-m", "hydra/launcher=joblib",
-                             "benchmark=sample_hipho,sample_mathvision", f"paths.outputs={tmp_path}",
-                             f"hydra.sweep.dir={tmp_path / 'multirun'}"],
-                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "stages/fetch.py",
+            "-m",
+            "hydra/launcher=joblib",
+            "benchmark=sample_hipho,sample_mathvision",
+            f"paths.outputs={tmp_path}",
+            f"hydra.sweep.dir={tmp_path / 'multirun'}",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert {path.name for path in (tmp_path / "problems").iterdir()} == {"sample_hipho", "sample_mathvision"}
 
 
 # ---------------------------------------------------------------- errors
 
+
 def test_a_full_disk_that_names_no_file_still_ends_in_one_line(capsys):
     """Outputs name their file when the disk is full (tests/test_bad_input.py runs that); a write
     anywhere else (a scratch file) still ends in one line, never in a traceback."""
+
     @clear_errors
     def stage(cfg):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -308,7 +452,10 @@ def test_a_full_disk_that_names_no_file_still_ends_in_one_line(capsys):
     with pytest.raises(SystemExit) as exit:
         stage(None)
     assert exit.value.code == 2
-    assert capsys.readouterr().err == "error: No space left on device while this stage was writing: free some space, then rerun\n"
+    assert (
+        capsys.readouterr().err
+        == "error: No space left on device while this stage was writing: free some space, then rerun\n"
+    )
 
 
 def test_an_os_error_about_no_file_is_a_bug_and_keeps_its_traceback():
@@ -318,16 +465,22 @@ def test_an_os_error_about_no_file_is_a_bug_and_keeps_its_traceback():
 
     with pytest.raises(ConnectionResetError):
         stage(None)
-@pytest.mark.parametrize("key,value,words", [
-    ("probe", "maybe", "probe must be true or false, got 'maybe'"),
-    ("probe_timeout", 0, "probe_timeout must be a number > 0, got 0"),
-    ("max_consecutive_failures", -1, "max_consecutive_failures must be an integer >= 0, got -1"),
-    ("max_rate_limit_wait", "long", "max_rate_limit_wait must be a number >= 0, got 'long'"),
-])
+
+
+@pytest.mark.parametrize(
+    "key,value,words",
+    [
+        ("probe", "maybe", "probe must be true or false, got 'maybe'"),
+        ("probe_timeout", 0, "probe_timeout must be a number > 0, got 0"),
+        ("max_consecutive_failures", -1, "max_consecutive_failures must be an integer >= 0, got -1"),
+        ("max_rate_limit_wait", "long", "max_rate_limit_wait must be a number >= 0, got 'long'"),
+    ],
+)
 def test_the_fail_fast_settings_of_an_endpoint_are_checked_before_any_request(key, value, words):
     from omegaconf import OmegaConf
 
-    cfg = OmegaConf.create({"provider": "openai", "base_url": "http://localhost:8000/v1", "model": "m",
-                            "api_key_env": None, key: value})
+    cfg = OmegaConf.create(
+        {"provider": "openai", "base_url": "http://localhost:8000/v1", "model": "m", "api_key_env": None, key: value}
+    )
     with pytest.raises(InputError, match=f"^model 'm' \\(conf/model/m.yaml or an override\\): {words}$"):
         check_model(cfg, "m")

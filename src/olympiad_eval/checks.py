@@ -15,18 +15,33 @@ from omegaconf.errors import OmegaConfBaseException
 from olympiad_eval.records import InputError
 
 
-def number(cfg, key: str, where: str, *, integer: bool = False, minimum: float | None = None,
-           above: float | None = None, maximum: float | None = None) -> None:
+def number(
+    cfg,
+    key: str,
+    where: str,
+    *,
+    integer: bool = False,
+    minimum: float | None = None,
+    above: float | None = None,
+    maximum: float | None = None,
+) -> None:
     """`cfg[key]`, where set (null or absent: the code's default), must be a finite number in range."""
     value = cfg.get(key)
     if value is None:
         return
     kinds = int if integer else (int, float)
-    wrong_type = isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value)  # NaN passes any bound
-    if wrong_type or (minimum is not None and value < minimum) or (above is not None and value <= above) \
-            or (maximum is not None and value > maximum):
-        bounds = " and ".join(f"{sign} {limit:g}" for sign, limit in ((">=", minimum), (">", above), ("<=", maximum))
-                              if limit is not None)
+    wrong_type = (
+        isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value)
+    )  # NaN passes any bound
+    if (
+        wrong_type
+        or (minimum is not None and value < minimum)
+        or (above is not None and value <= above)
+        or (maximum is not None and value > maximum)
+    ):
+        bounds = " and ".join(
+            f"{sign} {limit:g}" for sign, limit in ((">=", minimum), (">", above), ("<=", maximum)) if limit is not None
+        )
         wanted = ("an integer" if integer else "a number") + (f" {bounds}" if bounds else "")
         raise InputError(f"{where}: {key} must be {wanted}, got {value!r}")
 
@@ -38,8 +53,10 @@ def request_settings(cfg, key: str, where: str) -> None:
     if settings is None:
         return
     if not OmegaConf.is_dict(settings):
-        raise InputError(f"{where}: {key} must be a mapping of request settings (temperature: 0, max_tokens: 4096, ...), "
-                         f"got {settings!r}")
+        raise InputError(
+            f"{where}: {key} must be a mapping of request settings (temperature: 0, max_tokens: 4096, ...), "
+            f"got {settings!r}"
+        )
     number(settings, "seed", f"{where}: {key}", integer=True)
 
 
@@ -53,8 +70,10 @@ def check_prices(cfg, where: str) -> None:
     if prices is None:
         return
     if not OmegaConf.is_dict(prices):
-        raise InputError(f"{where}: prices must map input and output to USD per million tokens (input: 2.5, "
-                         f"output: 10.0), got {prices!r}")
+        raise InputError(
+            f"{where}: prices must map input and output to USD per million tokens (input: 2.5, "
+            f"output: 10.0), got {prices!r}"
+        )
     for key in prices:
         if key not in PRICES:
             raise InputError(f"{where}: prices: '{key}' is not one of {', '.join(PRICES)}")

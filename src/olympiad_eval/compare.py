@@ -38,10 +38,14 @@ from olympiad_eval.layout import OUTPUTS, Layout, family_of_suite, spelled
 from olympiad_eval.records import InputError, Judgment, atomic_dir, natural_key, read_jsonl, write_json
 from olympiad_eval.report import write_comparison_index
 from olympiad_eval.stage import fail, read_plan
-from olympiad_eval.tables import (
-    check_one_provenance, made_by_latex, made_by_markdown, to_latex, to_markdown,
-)
 from olympiad_eval.stats import ratio_bootstrap
+from olympiad_eval.tables import (
+    check_one_provenance,
+    made_by_latex,
+    made_by_markdown,
+    to_latex,
+    to_markdown,
+)
 
 RESAMPLES = 10_000
 SEED = 0
@@ -71,7 +75,7 @@ def mcnemar(right_to_wrong: int, wrong_to_right: int) -> tuple[float, str]:
         return 1.0, "McNemar, no discordant pairs"
     if discordant < MCNEMAR_EXACT_BELOW:
         tail = sum(math.comb(discordant, k) for k in range(min(b, c) + 1))
-        return min(1.0, 2 * tail / 2 ** discordant), "McNemar, exact binomial"
+        return min(1.0, 2 * tail / 2**discordant), "McNemar, exact binomial"
     statistic = (abs(b - c) - 1) ** 2 / discordant
     # The chi-square with one degree of freedom is a squared standard normal: P(X > x) = erfc(sqrt(x / 2)).
     return math.erfc(math.sqrt(statistic / 2)), "McNemar, chi-square with continuity correction"
@@ -90,8 +94,10 @@ def sign_flip_test(differences: Sequence[float], resamples: int, seed: int) -> t
     observed = abs(nonzero.sum()) * (1 - _TIE)
     if nonzero.size <= SIGN_FLIP_EXACT_UP_TO:
         flips = 1 << nonzero.size
-        reached = sum(int((np.abs(_flipped_sums(nonzero, start, min(flips, start + _FLIPS_PER_CHUNK))) >= observed).sum())
-                      for start in range(0, flips, _FLIPS_PER_CHUNK))
+        reached = sum(
+            int((np.abs(_flipped_sums(nonzero, start, min(flips, start + _FLIPS_PER_CHUNK))) >= observed).sum())
+            for start in range(0, flips, _FLIPS_PER_CHUNK)
+        )
         return reached / flips, f"sign-flip permutation, exact (all {flips} flips)"
     rng = np.random.default_rng(seed)
     reached = 0
@@ -109,8 +115,9 @@ def _flipped_sums(values: np.ndarray, start: int, stop: int) -> np.ndarray:
     return signs @ values
 
 
-def paired_bootstrap(gained: Sequence[float], available: Sequence[float], resamples: int, seed: int,
-                     level: float = 0.95) -> tuple[float, float]:
+def paired_bootstrap(
+    gained: Sequence[float], available: Sequence[float], resamples: int, seed: int, level: float = 0.95
+) -> tuple[float, float]:
     """The percentile interval of 100 * sum(gained) / sum(available) over problems resampled with
     replacement, each keeping both of its runs (so the pairing is kept). `gained` is B's points minus
     A's per problem, `available` the points there were (1 each for a share of problems right)."""
@@ -128,7 +135,7 @@ def cohen_kappa(first: Sequence[str], second: Sequence[str]) -> float:
     items = len(first)
     observed = sum(a == b for a, b in zip(first, second)) / items
     shares_first, shares_second = Counter(first), Counter(second)
-    chance = sum(shares_first[label] * shares_second[label] for label in shares_first) / items ** 2
+    chance = sum(shares_first[label] * shares_second[label] for label in shares_first) / items**2
     return math.nan if math.isclose(chance, 1) else (observed - chance) / (1 - chance)
 
 
@@ -141,12 +148,14 @@ def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
         return math.nan
     raters = table.sum(1)
     if raters.min() != raters.max() or raters[0] < 2:
-        raise ValueError("Fleiss' kappa needs every item rated by the same number (at least 2) of raters, "
-                         f"got {sorted(set(raters.astype(int).tolist()))}")
+        raise ValueError(
+            "Fleiss' kappa needs every item rated by the same number (at least 2) of raters, "
+            f"got {sorted(set(raters.astype(int).tolist()))}"
+        )
     n = raters[0]
-    per_item = ((table ** 2).sum(1) - n) / (n * (n - 1))
+    per_item = ((table**2).sum(1) - n) / (n * (n - 1))
     shares = table.sum(0) / table.sum()
-    chance = float((shares ** 2).sum())
+    chance = float((shares**2).sum())
     return math.nan if math.isclose(chance, 1) else (float(per_item.mean()) - chance) / (1 - chance)
 
 
@@ -176,7 +185,9 @@ class Cell:
     @property
     def slug(self) -> str:
         """The label as a file name: `demo/rule:0,2` is `demo__rule__s0_2`."""
-        return f"{self.model}__{self.judge}" + (f"__s{samples_text(self.samples).replace(',', '_')}" if self.samples else "")
+        return f"{self.model}__{self.judge}" + (
+            f"__s{samples_text(self.samples).replace(',', '_')}" if self.samples else ""
+        )
 
 
 def parse_cell(text: str) -> Cell:
@@ -223,16 +234,18 @@ class Judged:
 def read_cell(layout: Layout, family: str, suite: str, cell: Cell) -> Judged:
     path = layout.judgments(family, suite, cell.model, cell.judge)
     if not path.is_file():
-        raise InputError(f"{path}: no judgments of cell {cell.label} on suite {suite}; "
-                         f"{cells_on_disk(layout, family, suite, cell)}")
+        raise InputError(
+            f"{path}: no judgments of cell {cell.label} on suite {suite}; {cells_on_disk(layout, family, suite, cell)}"
+        )
     judgments = read_jsonl(path, Judgment)
     if not judgments:
         raise InputError(f"{path}: cell {cell.label} holds no judgments; rerun its judge stage")
     present = sorted({judgment.sample for judgment in judgments})
     missing = sorted(set(cell.samples) - set(present))
     if missing:
-        raise InputError(f"{path}: cell {cell.model}/{cell.judge} has samples {samples_text(present)}, "
-                         f"not {samples_text(missing)}")
+        raise InputError(
+            f"{path}: cell {cell.model}/{cell.judge} has samples {samples_text(present)}, not {samples_text(missing)}"
+        )
     samples = cell.samples or tuple(present)
     chosen = tuple(judgment for judgment in judgments if judgment.sample in samples)
     return Judged(cell, path, chosen, samples, one_provenance(path, chosen))
@@ -290,8 +303,10 @@ def outcomes(judged: Judged) -> dict[str, Outcome]:
 def outcome(judged: Judged, problem: str, samples: list[Judgment]) -> Outcome:
     missing = sorted(set(judged.samples) - {judgment.sample for judgment in samples})
     if missing:
-        raise InputError(f"{judged.path}: record {problem}: no judgment of sample {samples_text(missing)}, "
-                         f"which cell {judged.cell.label} compares; rerun its stages")
+        raise InputError(
+            f"{judged.path}: record {problem}: no judgment of sample {samples_text(missing)}, "
+            f"which cell {judged.cell.label} compares; rerun its stages"
+        )
     return Outcome(
         subset=samples[0].subset,
         points=sum(j.points or 0.0 for j in samples) / len(samples),
@@ -304,16 +319,26 @@ def outcome(judged: Judged, problem: str, samples: list[Judgment]) -> Outcome:
 def paired_problems(a: Judged, b: Judged, first: dict[str, Outcome], second: dict[str, Outcome]) -> list[str]:
     """The problems of both cells in natural order; cells of different problems (a cell from an
     older release, a partial run) or problems worth different points are refused, naming them."""
-    only_a, only_b = sorted(set(first) - set(second), key=natural_key), sorted(set(second) - set(first), key=natural_key)
+    only_a, only_b = (
+        sorted(set(first) - set(second), key=natural_key),
+        sorted(set(second) - set(first), key=natural_key),
+    )
     if only_a or only_b:
-        sides = [f"only in {cell.label} ({path}): {few(ids)}" for cell, path, ids
-                 in ((a.cell, a.path, only_a), (b.cell, b.path, only_b)) if ids]
-        raise InputError(f"cells {a.cell.label} and {b.cell.label} judged different problems: {'; '.join(sides)}. "
-                         "Compare cells of the same problems (rerun the older cell's stages)")
+        sides = [
+            f"only in {cell.label} ({path}): {few(ids)}"
+            for cell, path, ids in ((a.cell, a.path, only_a), (b.cell, b.path, only_b))
+            if ids
+        ]
+        raise InputError(
+            f"cells {a.cell.label} and {b.cell.label} judged different problems: {'; '.join(sides)}. "
+            "Compare cells of the same problems (rerun the older cell's stages)"
+        )
     for problem in sorted(first, key=natural_key):
         if not math.isclose(first[problem].max_points, second[problem].max_points):
-            raise InputError(f"{b.path}: record {problem}: field 'max_points': {second[problem].max_points:g}, but "
-                             f"{first[problem].max_points:g} in {a.path}: the cells judged different versions of it")
+            raise InputError(
+                f"{b.path}: record {problem}: field 'max_points': {second[problem].max_points:g}, but "
+                f"{first[problem].max_points:g} in {a.path}: the cells judged different versions of it"
+            )
     return sorted(first, key=natural_key)
 
 
@@ -326,12 +351,16 @@ def check_comparable(a: Judged, b: Judged) -> None:
     packages, else the difference could be the protocol's, not the models'. Two judges differ by
     design (comparing them is the point); their protocols are printed with the tables."""
     if a.cell == b.cell or (a.cell.model, a.cell.judge, a.samples) == (b.cell.model, b.cell.judge, b.samples):
-        raise InputError(f"cells {a.cell.label} and {b.cell.label} are the same run: compare two models, two judges "
-                         "or two sample sets of one model (demo/rule:0 demo/rule:1)")
+        raise InputError(
+            f"cells {a.cell.label} and {b.cell.label} are the same run: compare two models, two judges "
+            "or two sample sets of one model (demo/rule:0 demo/rule:1)"
+        )
     if a.cell.judge == b.cell.judge and a.made_by != b.made_by:
-        raise InputError(f"judge '{a.cell.judge}' judged {a.cell.label} ({a.path}) and {b.cell.label} ({b.path}) under "
-                         f"different protocols or setups ({' | '.join(a.made_by)} against {' | '.join(b.made_by)}): "
-                         "rerun the judge stage of the older cell")
+        raise InputError(
+            f"judge '{a.cell.judge}' judged {a.cell.label} ({a.path}) and {b.cell.label} ({b.path}) under "
+            f"different protocols or setups ({' | '.join(a.made_by)} against {' | '.join(b.made_by)}): "
+            "rerun the judge stage of the older cell"
+        )
 
 
 @dataclass
@@ -355,20 +384,36 @@ def compare_runs(suite: str, a: Judged, b: Judged, resamples: int = RESAMPLES, s
     first, second = outcomes(a), outcomes(b)
     problems = paired_problems(a, b, first, second)
     pairs = [(first[p], second[p]) for p in problems]
-    tables = {"runs": runs_table(a, b, pairs),
-              "difference": difference_table(pairs, resamples, seed),
-              "flips": flips_table(problems, pairs)}
-    return Comparison(suite, f"{a.cell.slug}-vs-{b.cell.slug}", f"{suite}: {a.cell.label} (A) vs {b.cell.label} (B)",
-                      "runs", [a.cell.label, b.cell.label], tables, run_notes(resamples, seed),
-                      [made_by_line("A", a), made_by_line("B", b)], {"resamples": resamples, "seed": seed})
+    tables = {
+        "runs": runs_table(a, b, pairs),
+        "difference": difference_table(pairs, resamples, seed),
+        "flips": flips_table(problems, pairs),
+    }
+    return Comparison(
+        suite,
+        f"{a.cell.slug}-vs-{b.cell.slug}",
+        f"{suite}: {a.cell.label} (A) vs {b.cell.label} (B)",
+        "runs",
+        [a.cell.label, b.cell.label],
+        tables,
+        run_notes(resamples, seed),
+        [made_by_line("A", a), made_by_line("B", b)],
+        {"resamples": resamples, "seed": seed},
+    )
 
 
 def runs_table(a: Judged, b: Judged, pairs: list[tuple[Outcome, Outcome]]) -> pd.DataFrame:
     def row(name: str, judged: Judged, side: int) -> dict:
         unscored = sum((pair[side].unscored for pair in pairs), Counter())
-        return {"run": name, "model": judged.cell.model, "judge": judged.cell.judge,
-                "samples": samples_text(judged.samples), "problems": len(pairs),
-                "failed generations": unscored["generation_error"], "judge errors": unscored["judge_error"]}
+        return {
+            "run": name,
+            "model": judged.cell.model,
+            "judge": judged.cell.judge,
+            "samples": samples_text(judged.samples),
+            "problems": len(pairs),
+            "failed generations": unscored["generation_error"],
+            "judge errors": unscored["judge_error"],
+        }
 
     return pd.DataFrame([row("A", a, 0), row("B", b, 1)])
 
@@ -380,18 +425,30 @@ def difference_table(pairs: list[tuple[Outcome, Outcome]], resamples: int, seed:
     right_a, right_b = (np.array([float(pair[side].right) for pair in pairs]) for side in (0, 1))
     available = np.array([pair[0].max_points for pair in pairs])
     rows = []
-    for measure, a, b, possible in (("score (%)", points_a, points_b, available),
-                                    ("right (%)", right_a, right_b, np.ones(len(pairs)))):
+    for measure, a, b, possible in (
+        ("score (%)", points_a, points_b, available),
+        ("right (%)", right_a, right_b, np.ones(len(pairs))),
+    ):
         score_a, score_b = percent(a.sum(), possible.sum()), percent(b.sum(), possible.sum())
         low, high = paired_bootstrap(b - a, possible, resamples, seed)
         if measure == "score (%)":
             p, test = sign_flip_test(b - a, resamples, seed)
         else:
             p, test = mcnemar(int((a > b).sum()), int((b > a).sum()))
-        rows.append({"measure": measure, "A": score_a, "B": score_b, "B - A": score_b - score_a,
-                     "95% CI low": low, "95% CI high": high,
-                     "A ahead": int((a > b + _TIE * possible).sum()), "B ahead": int((b > a + _TIE * possible).sum()),
-                     "test": test, "p": float(f"{p:.4g}")})
+        rows.append(
+            {
+                "measure": measure,
+                "A": score_a,
+                "B": score_b,
+                "B - A": score_b - score_a,
+                "95% CI low": low,
+                "95% CI high": high,
+                "A ahead": int((a > b + _TIE * possible).sum()),
+                "B ahead": int((b > a + _TIE * possible).sum()),
+                "test": test,
+                "p": float(f"{p:.4g}"),
+            }
+        )
     table = pd.DataFrame(rows)
     return table.round({column: 2 for column in ("A", "B", "B - A", "95% CI low", "95% CI high")})
 
@@ -404,19 +461,39 @@ def flips_table(problems: list[str], pairs: list[tuple[Outcome, Outcome]]) -> pd
     """Every problem whose right/wrong flipped between the runs, or whose points changed."""
     rows = []
     for problem, (a, b) in zip(problems, pairs):
-        change = ("right → wrong" if a.right and not b.right else "wrong → right" if b.right and not a.right
-                  else "fewer points" if a.points - b.points > _TIE * a.max_points
-                  else "more points" if b.points - a.points > _TIE * a.max_points else None)
+        change = (
+            "right → wrong"
+            if a.right and not b.right
+            else "wrong → right"
+            if b.right and not a.right
+            else "fewer points"
+            if a.points - b.points > _TIE * a.max_points
+            else "more points"
+            if b.points - a.points > _TIE * a.max_points
+            else None
+        )
         if change:
-            rows.append({"id": problem, "subset": a.subset, "A points": a.points, "B points": b.points,
-                         "max points": a.max_points, "change": change, "unscored": unscored_text(a, b)})
+            rows.append(
+                {
+                    "id": problem,
+                    "subset": a.subset,
+                    "A points": a.points,
+                    "B points": b.points,
+                    "max points": a.max_points,
+                    "change": change,
+                    "unscored": unscored_text(a, b),
+                }
+            )
     return pd.DataFrame(rows, columns=["id", "subset", "A points", "B points", "max points", "change", "unscored"])
 
 
 def unscored_text(a: Outcome, b: Outcome) -> str:
     """Why a flip may be no verdict at all: samples a run failed to generate or judge (scored 0)."""
-    said = [f"{side}: {count} {status.replace('_', ' ')}" for side, outcome in (("A", a), ("B", b))
-            for status, count in sorted(outcome.unscored.items())]
+    said = [
+        f"{side}: {count} {status.replace('_', ' ')}"
+        for side, outcome in (("A", a), ("B", b))
+        for status, count in sorted(outcome.unscored.items())
+    ]
     return "; ".join(said)
 
 
@@ -470,10 +547,12 @@ def ensemble_ratings(judged: Judged) -> tuple[list[str], dict[str, list[list[str
     item, in the judges' order): every task of every scored response that all of them answered."""
     judges = sorted({detail["judge"] for judgment in judged.judgments for detail in judgment.details})
     if len(judges) < 2:
-        raise InputError(f"{judged.path}: cell {judged.cell.label} was judged by "
-                         f"{'rules only' if not judges else 'one judge, ' + judges[0]}: agreement needs several judges of "
-                         "the same responses, an ensemble cell (judge=physelite-ensemble) or two or more cells of one "
-                         "model (demo/rule demo/gpt-4o)")
+        raise InputError(
+            f"{judged.path}: cell {judged.cell.label} was judged by "
+            f"{'rules only' if not judges else 'one judge, ' + judges[0]}: agreement needs several judges of "
+            "the same responses, an ensemble cell (judge=physelite-ensemble) or two or more cells of one "
+            "model (demo/rule demo/gpt-4o)"
+        )
     ratings: dict[str, list[list[str]]] = {}
     for judgment in judged.judgments:
         replies = {detail["judge"]: detail for detail in judgment.details}
@@ -484,8 +563,10 @@ def ensemble_ratings(judged: Judged) -> tuple[list[str], dict[str, list[list[str
             if all(labels) and len({asked for asked, _ in labels}) == 1:
                 ratings.setdefault(labels[0][0], []).append([label for _, label in labels])
     if not ratings:
-        raise InputError(f"{judged.path}: the judges of cell {judged.cell.label} gave no category to compare "
-                         f"(the fields {', '.join(LABELS)} in their replies)")
+        raise InputError(
+            f"{judged.path}: the judges of cell {judged.cell.label} gave no category to compare "
+            f"(the fields {', '.join(LABELS)} in their replies)"
+        )
     return judges, ratings
 
 
@@ -495,30 +576,47 @@ def cross_cell_ratings(cells: list[Judged]) -> tuple[list[str], dict[str, list[l
     score (a judge error) are left out."""
     models = sorted({judged.cell.model for judged in cells})
     if len(models) > 1 or len({judged.samples for judged in cells}) > 1:
-        raise InputError(f"cells {', '.join(judged.cell.label for judged in cells)}: judges agree or not on the same "
-                         "responses: give cells of one model and the same samples")
+        raise InputError(
+            f"cells {', '.join(judged.cell.label for judged in cells)}: judges agree or not on the same "
+            "responses: give cells of one model and the same samples"
+        )
     if len({judged.cell.judge for judged in cells}) < len(cells):
         raise InputError(f"cells {', '.join(judged.cell.label for judged in cells)}: each cell's judge once")
     keyed = [{(j.id, j.sample): j for j in judged.judgments} for judged in cells]
     for judged, mine in zip(cells[1:], keyed[1:]):
         if set(mine) != set(keyed[0]):
-            raise InputError(f"cells {cells[0].cell.label} and {judged.cell.label} judged different responses: "
-                             f"{different_responses(keyed[0], mine, cells[0], judged)}")
-    responses = [key for key in sorted(keyed[0], key=lambda key: (natural_key(key[0]), key[1]))
-                 if all(mine[key].status == "scored" for mine in keyed)]
-    ratings = {"right/wrong (score 1)": [["right" if mine[key].score >= RIGHT_FROM else "wrong" for mine in keyed]
-                                         for key in responses]}
+            raise InputError(
+                f"cells {cells[0].cell.label} and {judged.cell.label} judged different responses: "
+                f"{different_responses(keyed[0], mine, cells[0], judged)}"
+            )
+    responses = [
+        key
+        for key in sorted(keyed[0], key=lambda key: (natural_key(key[0]), key[1]))
+        if all(mine[key].status == "scored" for mine in keyed)
+    ]
+    ratings = {
+        "right/wrong (score 1)": [
+            ["right" if mine[key].score >= RIGHT_FROM else "wrong" for mine in keyed] for key in responses
+        ]
+    }
     if responses and all(mine[key].verdict is not None for mine in keyed for key in responses):
         ratings["verdict"] = [[mine[key].verdict for mine in keyed] for key in responses]
     return [judged.cell.judge for judged in cells], ratings
 
 
 def different_responses(first: dict, second: dict, a: Judged, b: Judged) -> str:
-    named = lambda keys: few([f"{problem} (sample {sample})" for problem, sample  # noqa: E731
-                              in sorted(keys, key=lambda key: (natural_key(key[0]), key[1]))])
+    named = lambda keys: few(
+        [
+            f"{problem} (sample {sample})"
+            for problem, sample in sorted(keys, key=lambda key: (natural_key(key[0]), key[1]))  # noqa: E731
+        ]
+    )
     only_a, only_b = set(first) - set(second), set(second) - set(first)
-    return "; ".join(f"only in {judged.cell.label} ({judged.path}): {named(keys)}"
-                     for judged, keys in ((a, only_a), (b, only_b)) if keys)
+    return "; ".join(
+        f"only in {judged.cell.label} ({judged.path}): {named(keys)}"
+        for judged, keys in ((a, only_a), (b, only_b))
+        if keys
+    )
 
 
 def agreement_table(judges: list[str], ratings: dict[str, list[list[str]]]) -> pd.DataFrame:
@@ -528,8 +626,10 @@ def agreement_table(judges: list[str], ratings: dict[str, list[list[str]]]) -> p
     rows = []
     for asked, items in ratings.items():
         rows.append(agreement_row(asked, " + ".join(judges), items))
-        rows += [agreement_row(asked, f"{judges[i]} vs {judges[j]}", [[item[i], item[j]] for item in items])
-                 for i, j in pairs]
+        rows += [
+            agreement_row(asked, f"{judges[i]} vs {judges[j]}", [[item[i], item[j]] for item in items])
+            for i, j in pairs
+        ]
     return pd.DataFrame(rows).round({"all agree (%)": 2, "kappa": 3})
 
 
@@ -539,10 +639,15 @@ def agreement_row(asked: str, judges: str, items: list[list[str]]) -> dict:
         kappa, statistic = cohen_kappa([item[0] for item in items], [item[1] for item in items]), "Cohen's kappa"
     else:
         kappa, statistic = fleiss_kappa(category_counts(items)), "Fleiss' kappa"
-    return {"asked": asked, "judges": judges, "items": len(items),
-            "categories": len({label for item in items for label in item}),
-            "all agree (%)": percent(sum(len(set(item)) == 1 for item in items), len(items)),
-            "kappa": kappa, "statistic": statistic}
+    return {
+        "asked": asked,
+        "judges": judges,
+        "items": len(items),
+        "categories": len({label for item in items for label in item}),
+        "all agree (%)": percent(sum(len(set(item)) == 1 for item in items), len(items)),
+        "kappa": kappa,
+        "statistic": statistic,
+    }
 
 
 def judge_agreement(suite: str, cells: list[Judged]) -> Comparison:
@@ -555,18 +660,27 @@ def judge_agreement(suite: str, cells: list[Judged]) -> Comparison:
         "is one category.",
     ]
     if len(cells) == 1:
-        notes.append("asked: the kind of task and the reply field read. A HiPhO criterion's award is binarised "
-                     "(some credit, none); PhysElite's process grading is left out (each judge splits the steps "
-                     "its own way).")
+        notes.append(
+            "asked: the kind of task and the reply field read. A HiPhO criterion's award is binarised "
+            "(some credit, none); PhysElite's process grading is left out (each judge splits the steps "
+            "its own way)."
+        )
     else:
         notes.append("right/wrong: a response is right when its judge gave it all the problem's points (score 1).")
-    return Comparison(suite, "judges-" + "-vs-".join(judged.cell.slug for judged in cells),
-                      f"{suite}: judges' agreement, {' vs '.join(labels)}", "judges", labels,
-                      {"agreement": agreement_table(judges, ratings)}, notes,
-                      [made_by_line(f"cell {n + 1}", judged) for n, judged in enumerate(cells)])
+    return Comparison(
+        suite,
+        "judges-" + "-vs-".join(judged.cell.slug for judged in cells),
+        f"{suite}: judges' agreement, {' vs '.join(labels)}",
+        "judges",
+        labels,
+        {"agreement": agreement_table(judges, ratings)},
+        notes,
+        [made_by_line(f"cell {n + 1}", judged) for n, judged in enumerate(cells)],
+    )
 
 
 # ---------------------------------------------------------------- writing
+
 
 def readable(table: pd.DataFrame) -> pd.DataFrame:
     """A table as Markdown and LaTeX print it: each p-value in words beside its test (the shared
@@ -574,7 +688,9 @@ def readable(table: pd.DataFrame) -> pd.DataFrame:
     no number ranked (the formatters mark the best of a column, which means nothing across the
     rows of a comparison: two measures, two runs, problems)."""
     if "p" in table.columns:
-        table = table.assign(test=[f"{test}: p = {p:.3g}" for test, p in zip(table["test"], table["p"])]).drop(columns="p")
+        table = table.assign(test=[f"{test}: p = {p:.3g}" for test, p in zip(table["test"], table["p"])]).drop(
+            columns="p"
+        )
     return table.astype({column: object for column in table.columns if pd.api.types.is_numeric_dtype(table[column])})
 
 
@@ -583,11 +699,24 @@ def write_comparison(layout: Layout, comparison: Comparison) -> tuple[Path, str]
     comparison.md, and index.json listing them (the comparisons page reads it); returns the folder
     and comparison.md's text."""
     folder = layout.comparison(comparison.suite, comparison.name)
-    index = {"suite": comparison.suite, "kind": comparison.kind, "title": comparison.title, "cells": comparison.cells,
-             **comparison.settings, "all": "comparison.md", "notes": comparison.notes, "made_by": comparison.made_by,
-             "tables": [{"name": name, "title": name, "files": {"markdown": f"{name}.md", "csv": f"{name}.csv",
-                                                                "latex": f"{name}.tex"}}
-                        for name in comparison.tables]}
+    index = {
+        "suite": comparison.suite,
+        "kind": comparison.kind,
+        "title": comparison.title,
+        "cells": comparison.cells,
+        **comparison.settings,
+        "all": "comparison.md",
+        "notes": comparison.notes,
+        "made_by": comparison.made_by,
+        "tables": [
+            {
+                "name": name,
+                "title": name,
+                "files": {"markdown": f"{name}.md", "csv": f"{name}.csv", "latex": f"{name}.tex"},
+            }
+            for name in comparison.tables
+        ],
+    }
     notes = "".join(f"- {note}\n" for note in comparison.notes)
     made = made_by_markdown(comparison.made_by)
     sections = [f"# {comparison.title}\n"]
@@ -596,8 +725,9 @@ def write_comparison(layout: Layout, comparison: Comparison) -> tuple[Path, str]
             shown = to_markdown(readable(table))
             table.to_csv(staging / f"{name}.csv", index=False, lineterminator="\n")
             (staging / f"{name}.md").write_text(shown + made, encoding="utf-8")
-            (staging / f"{name}.tex").write_text(made_by_latex(comparison.made_by) + to_latex(readable(table)),
-                                                 encoding="utf-8")
+            (staging / f"{name}.tex").write_text(
+                made_by_latex(comparison.made_by) + to_latex(readable(table)), encoding="utf-8"
+            )
             sections.append(f"## {name}\n\n{shown}")
         text = "\n".join(sections) + "\n" + notes + made
         (staging / "comparison.md").write_text(text, encoding="utf-8")
@@ -607,21 +737,33 @@ def write_comparison(layout: Layout, comparison: Comparison) -> tuple[Path, str]
 
 # ---------------------------------------------------------------- command line
 
+
 def arguments() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m olympiad_eval.compare", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m olympiad_eval.compare",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="{runs,judges}")
     runs = commands.add_parser("runs", help="two cells of a suite: flips, score difference, paired tests")
     runs.add_argument("suite")
     runs.add_argument("a", metavar="A", help="the first cell, MODEL/JUDGE[:SAMPLES] (the baseline)")
     runs.add_argument("b", metavar="B", help="the second cell; differences are B - A")
-    runs.add_argument("--resamples", type=positive, default=RESAMPLES,
-                      help=f"bootstrap resamples and random sign flips (default {RESAMPLES})")
+    runs.add_argument(
+        "--resamples",
+        type=positive,
+        default=RESAMPLES,
+        help=f"bootstrap resamples and random sign flips (default {RESAMPLES})",
+    )
     runs.add_argument("--seed", type=natural, default=SEED, help=f"their generator's seed (default {SEED})")
     judges = commands.add_parser("judges", help="Cohen's or Fleiss' kappa between judges of the same responses")
     judges.add_argument("suite")
-    judges.add_argument("cells", nargs="+", metavar="CELL",
-                        help="one cell judged by an ensemble, or cells of one model with different judges")
+    judges.add_argument(
+        "cells",
+        nargs="+",
+        metavar="CELL",
+        help="one cell judged by an ensemble, or cells of one model with different judges",
+    )
     for command in (runs, judges):
         command.add_argument("--outputs", default=OUTPUTS, help=f"the outputs folder (default {OUTPUTS})")
         command.add_argument("--plan", default="params.yaml", help="the run plan, which gives the suite's family")

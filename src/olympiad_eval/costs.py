@@ -63,8 +63,20 @@ from olympiad_eval.stage import read_plan
 # counted as the model's assumed output.
 STAND_IN = "[[olympiad-eval: a response not generated yet]]"
 
-COLUMNS = ["stage", "suite", "model", "judge", "asks", "requests", "cached", "to send", "input tokens",
-           "output tokens", "cost ($)", "counted"]
+COLUMNS = [
+    "stage",
+    "suite",
+    "model",
+    "judge",
+    "asks",
+    "requests",
+    "cached",
+    "to send",
+    "input tokens",
+    "output tokens",
+    "cost ($)",
+    "counted",
+]
 
 
 # ---------------------------------------------------------------- token estimates
@@ -120,11 +132,14 @@ def assumed_output_tokens(cfg, settings: dict, where: str) -> int:
     for value in (cfg.get("assumed_output_tokens"), settings.get("max_tokens"), settings.get("max_completion_tokens")):
         if value is not None:
             return int(value)
-    raise InputError(f"{where}: set assumed_output_tokens (the tokens a reply is assumed to take) or a max_tokens "
-                     "request setting, so that its cost can be planned")
+    raise InputError(
+        f"{where}: set assumed_output_tokens (the tokens a reply is assumed to take) or a max_tokens "
+        "request setting, so that its cost can be planned"
+    )
 
 
 # ---------------------------------------------------------------- one row of the plan
+
 
 @dataclass
 class Endpoint:
@@ -175,8 +190,22 @@ class Row:
             self.to_send[key] = estimate()
 
     def record(self) -> dict:
-        return dict(zip(COLUMNS, [self.stage, self.suite, self.model, self.judge, self.asks, self.requests,
-                                  self.cached, *totals(self.to_send), self.counted]))
+        return dict(
+            zip(
+                COLUMNS,
+                [
+                    self.stage,
+                    self.suite,
+                    self.model,
+                    self.judge,
+                    self.asks,
+                    self.requests,
+                    self.cached,
+                    *totals(self.to_send),
+                    self.counted,
+                ],
+            )
+        )
 
 
 def totals(to_send: dict) -> list:
@@ -186,6 +215,7 @@ def totals(to_send: dict) -> list:
 
 
 # ---------------------------------------------------------------- what render wrote
+
 
 @dataclass(frozen=True)
 class RenderedSuite:
@@ -200,17 +230,24 @@ def rendered_suite(layout: Layout, suite: str, family: str) -> RenderedSuite:
     folder = layout.suite(suite)
     path = folder / "suite.json"
     if not path.is_file():
-        raise InputError(f"suite '{suite}' has not been rendered ({path} is missing): render it first, offline and "
-                         f"free (dvc repro pipelines/{family}/dvc.yaml:render@{suite})")
+        raise InputError(
+            f"suite '{suite}' has not been rendered ({path} is missing): render it first, offline and "
+            f"free (dvc repro pipelines/{family}/dvc.yaml:render@{suite})"
+        )
     rendered = json.loads(path.read_text(encoding="utf-8"))
     if "scoring" not in rendered:
         raise InputError(f"{path}: no `scoring`: it was rendered by an older version; render the suite again")
-    return RenderedSuite(suite, rendered["kind"], OmegaConf.create(rendered["scoring"]),
-                         {p.id: p for p in read_jsonl(folder / "problems.jsonl", Problem)},
-                         read_jsonl(layout.prompts(suite), Prompt))
+    return RenderedSuite(
+        suite,
+        rendered["kind"],
+        OmegaConf.create(rendered["scoring"]),
+        {p.id: p for p in read_jsonl(folder / "problems.jsonl", Problem)},
+        read_jsonl(layout.prompts(suite), Prompt),
+    )
 
 
 # ---------------------------------------------------------------- generation
+
 
 def plan_generation(suite: RenderedSuite, model: str, cfg, cache: RequestCache | None) -> tuple[Row, dict, int]:
     """A generate cell's row, each (problem id, sample)'s reply where it is known before the cell
@@ -227,8 +264,11 @@ def plan_generation(suite: RenderedSuite, model: str, cfg, cache: RequestCache |
     replies = known_replies(provider, requests, cache)
     row = Row("generate", suite.name, model, "", endpoint.named(model))
     for request, reply in zip(requests, replies):
-        row.add(request.key, provider.sends and reply is not None,
-                functools.partial(endpoint.estimate, request.messages) if provider.sends else None)
+        row.add(
+            request.key,
+            provider.sends and reply is not None,
+            functools.partial(endpoint.estimate, request.messages) if provider.sends else None,
+        )
     return row, {(r.prompt.id, r.sample): reply for r, reply in zip(requests, replies)}, output
 
 
@@ -241,8 +281,17 @@ def known_replies(provider: Provider, requests: list, cache: RequestCache | None
 
 # ---------------------------------------------------------------- judging
 
-def plan_judging(suite: RenderedSuite, model: str, responses: dict, response_tokens: int, judge: str, cfg,
-                 cache: RequestCache | None, rules: dict) -> list[Row]:
+
+def plan_judging(
+    suite: RenderedSuite,
+    model: str,
+    responses: dict,
+    response_tokens: int,
+    judge: str,
+    cfg,
+    cache: RequestCache | None,
+    rules: dict,
+) -> list[Row]:
     """A judge cell's rows: one per judge of its ensemble (none asked by a rule judge).
     `rules` keeps the rules' grades of each suite x model's known responses, for the next judge."""
     where = f"judge '{judge}' (conf/judge/{judge}.yaml or an override)"
@@ -254,12 +303,37 @@ def plan_judging(suite: RenderedSuite, model: str, responses: dict, response_tok
     unknown = sum(not asked.known for asked in tasks.values())
     counted = "exact" if not unknown else f"at most ({unknown} of {len(tasks)} responses not generated yet)"
     settings = OmegaConf.to_container(cfg.settings, resolve=True)
-    return [judge_row(suite, model, judge, name, endpoint, settings, f"{where}: judges.{name}", tasks, counted,
-                      response_tokens, cache) for name, endpoint in cfg.judges.items()]
+    return [
+        judge_row(
+            suite,
+            model,
+            judge,
+            name,
+            endpoint,
+            settings,
+            f"{where}: judges.{name}",
+            tasks,
+            counted,
+            response_tokens,
+            cache,
+        )
+        for name, endpoint in cfg.judges.items()
+    ]
 
 
-def judge_row(suite: RenderedSuite, model: str, judge: str, name: str, cfg, settings: dict, where: str,
-              tasks: dict, counted: str, response_tokens: int, cache: RequestCache | None) -> Row:
+def judge_row(
+    suite: RenderedSuite,
+    model: str,
+    judge: str,
+    name: str,
+    cfg,
+    settings: dict,
+    where: str,
+    tasks: dict,
+    counted: str,
+    response_tokens: int,
+    cache: RequestCache | None,
+) -> Row:
     """One judge of the ensemble: every task of every response, its first ask (re-asks are not counted)."""
     check_costs(cfg, where)
     provider = judge_provider_class(cfg, where)(cfg, f"judge '{name}'")
@@ -272,8 +346,11 @@ def judge_row(suite: RenderedSuite, model: str, judge: str, name: str, cfg, sett
             key = task_key(identity, settings, task)
             cached = asked.known and provider.sends and cache is not None and cache.get(key) is not None
             estimate = functools.partial(endpoint.estimate, task.messages, 0 if asked.known else response_tokens)
-            row.add(key if asked.known else stand_in_key(model, problem_id, sample, task, key, after), cached,
-                    estimate if provider.sends else None)
+            row.add(
+                key if asked.known else stand_in_key(model, problem_id, sample, task, key, after),
+                cached,
+                estimate if provider.sends else None,
+            )
     return row
 
 
@@ -300,8 +377,11 @@ def response_tasks(suite: RenderedSuite, model: str, responses: dict, cfg, rules
     asked after them), and for one not generated yet the most it could get. A failed generation or
     a refusal is not judged."""
     bench = plugin(suite.kind)
-    answered = {key: reply.text or "" for key, reply in responses.items()
-                if reply is not None and reply.error is None and reply.refusal is None}
+    answered = {
+        key: reply.text or ""
+        for key, reply in responses.items()
+        if reply is not None and reply.error is None and reply.refusal is None
+    }
     graded = known_rules(suite, model, answered, cfg, rules)
     tasks: dict[tuple, ResponseTasks] = {}
     for key, response in answered.items():
@@ -310,8 +390,11 @@ def response_tasks(suite: RenderedSuite, model: str, responses: dict, cfg, rules
         tasks[key] = ResponseTasks(bench.judge_tasks(problem, response, suite.scoring), after, True)
     for key in [key for key, reply in responses.items() if reply is None]:
         problem = suite.problems[key[0]]
-        tasks[key] = ResponseTasks(bench.judge_tasks(problem, STAND_IN, suite.scoring),
-                                   bench.judge_tasks_after_rules_at_most(problem, STAND_IN, suite.scoring), False)
+        tasks[key] = ResponseTasks(
+            bench.judge_tasks(problem, STAND_IN, suite.scoring),
+            bench.judge_tasks_after_rules_at_most(problem, STAND_IN, suite.scoring),
+            False,
+        )
     return tasks
 
 
@@ -320,14 +403,19 @@ def known_rules(suite: RenderedSuite, model: str, answered: dict, cfg, rules: di
     need none: their bound is empty), run once per suite x model."""
     if (suite.name, model) not in rules:
         bench = plugin(suite.kind)
-        needed = [Generation(id=problem_id, suite=suite.name, model=model, sample=sample, response=response,
-                             request_hash="") for (problem_id, sample), response in answered.items()
-                  if bench.judge_tasks_after_rules_at_most(suite.problems[problem_id], response, suite.scoring)]
-        rules[(suite.name, model)] = rule_grades(suite.kind, suite.problems, needed, suite.scoring, cfg) if needed else {}
+        needed = [
+            Generation(id=problem_id, suite=suite.name, model=model, sample=sample, response=response, request_hash="")
+            for (problem_id, sample), response in answered.items()
+            if bench.judge_tasks_after_rules_at_most(suite.problems[problem_id], response, suite.scoring)
+        ]
+        rules[(suite.name, model)] = (
+            rule_grades(suite.kind, suite.problems, needed, suite.scoring, cfg) if needed else {}
+        )
     return rules[(suite.name, model)]
 
 
 # ---------------------------------------------------------------- the whole plan
+
 
 def cost_plan(conf: Path, overrides: list[str]) -> list[Row]:
     """Every row of the plan that the shared settings (`paths.plan`, `paths.outputs`, the request
@@ -348,8 +436,9 @@ def cost_plan(conf: Path, overrides: list[str]) -> list[Row]:
                     row, responses, response_tokens = plan_generation(suite, model, model_cfg, cache)
                     rows.append(row)
                     for judge in plan["judges"]:
-                        judge_cfg = compose(config_name="judge", overrides=[f"judge={judge}", f"cell.model={model}",
-                                                                            *cell]).judge
+                        judge_cfg = compose(
+                            config_name="judge", overrides=[f"judge={judge}", f"cell.model={model}", *cell]
+                        ).judge
                         rows += plan_judging(suite, model, responses, response_tokens, judge, judge_cfg, cache, rules)
         finally:
             if cache is not None:
@@ -370,8 +459,22 @@ def table(rows: list[Row]) -> pd.DataFrame:
         for key, estimate in row.to_send.items():
             merged.setdefault(key, estimate)
     exact = all(row.counted == "exact" for row in rows)
-    total = dict(zip(COLUMNS, ["total", "", "", "", "", sum(row.requests for row in rows),
-                               sum(row.cached for row in rows), *totals(merged), "exact" if exact else "at most"]))
+    total = dict(
+        zip(
+            COLUMNS,
+            [
+                "total",
+                "",
+                "",
+                "",
+                "",
+                sum(row.requests for row in rows),
+                sum(row.cached for row in rows),
+                *totals(merged),
+                "exact" if exact else "at most",
+            ],
+        )
+    )
     return pd.DataFrame([row.record() for row in rows] + [total], columns=COLUMNS)
 
 
@@ -397,11 +500,15 @@ NOTES = """
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m olympiad_eval.costs", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m olympiad_eval.costs",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--csv", type=Path, help="also write the table to this CSV file")
-    parser.add_argument("overrides", nargs="*", help="the shared settings as a stage takes them "
-                                                     "(paths.plan=..., paths.outputs=...)")
+    parser.add_argument(
+        "overrides", nargs="*", help="the shared settings as a stage takes them (paths.plan=..., paths.outputs=...)"
+    )
     arguments = parser.parse_args(argv)
     conf = Path.cwd() / "conf"
     if not conf.is_dir():

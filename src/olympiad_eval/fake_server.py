@@ -20,9 +20,10 @@ import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable, Union
+from typing import Union
 
 JUDGE_MARKER = "The student's response appears between the markers"  # every judge request says it
 
@@ -64,15 +65,22 @@ def judge_reply(prompt: str) -> dict:
     return {"verdict": "correct", "reasoning": "The final result matches the reference."}
 
 
-def flaky(responder: "Responder", rate: float = 0.2, seed: int = 0, timeout_delay: float = 2.0) -> "Responder":
+def flaky(responder: Responder, rate: float = 0.2, seed: int = 0, timeout_delay: float = 2.0) -> Responder:
     """`responder`, except that a `rate` share of requests (drawn with `seed`) fail as real endpoints
     fail: 429 with Retry-After, 500, 503, a dropped connection, a reply slower than `timeout_delay`
     (set it above the client's timeout), a garbage body with status 200, or a completion with no
     answer in it (a choice without a message, `content: null`), taking turns. Retried requests draw
     again, so every request is answered in the end."""
-    faults = (Fault(429, headers={"Retry-After": "0.1"}), Fault(500), Fault(503), Fault(drop=True),
-              Fault(delay=timeout_delay), Fault(raw=b"<html><body>502 Bad Gateway</body></html>"),
-              Fault(raw=_NO_MESSAGE, name="no message"), Fault(raw=_NULL_CONTENT, name="null content"))
+    faults = (
+        Fault(429, headers={"Retry-After": "0.1"}),
+        Fault(500),
+        Fault(503),
+        Fault(drop=True),
+        Fault(delay=timeout_delay),
+        Fault(raw=b"<html><body>502 Bad Gateway</body></html>"),
+        Fault(raw=_NO_MESSAGE, name="no message"),
+        Fault(raw=_NULL_CONTENT, name="null content"),
+    )
     draw, lock = random.Random(seed), threading.Lock()
     injected: Counter = Counter()
 
@@ -87,11 +95,24 @@ def flaky(responder: "Responder", rate: float = 0.2, seed: int = 0, timeout_dela
     return respond
 
 
-_NO_MESSAGE = json.dumps({"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "fake",
-                          "choices": [{"index": 0, "finish_reason": "stop"}]}).encode()
-_NULL_CONTENT = json.dumps({"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "fake",
-                            "choices": [{"index": 0, "finish_reason": "stop",
-                                         "message": {"role": "assistant", "content": None}}]}).encode()
+_NO_MESSAGE = json.dumps(
+    {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "fake",
+        "choices": [{"index": 0, "finish_reason": "stop"}],
+    }
+).encode()
+_NULL_CONTENT = json.dumps(
+    {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "fake",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": None}}],
+    }
+).encode()
 
 
 def _fault_name(fault: Fault) -> str:
@@ -120,8 +141,15 @@ class _Server(ThreadingHTTPServer):
 class FakeOpenAI:
     """`with FakeOpenAI() as server:` serves on `server.base_url` until the block ends."""
 
-    def __init__(self, responder: Responder = default_responder, port: int = 0, latency: float = 0.0,
-                 record: bool = True, models: list[str] | None = None, api_key: str | None = None):
+    def __init__(
+        self,
+        responder: Responder = default_responder,
+        port: int = 0,
+        latency: float = 0.0,
+        record: bool = True,
+        models: list[str] | None = None,
+        api_key: str | None = None,
+    ):
         self.responder, self.latency = responder, latency
         self.record = record  # keep every request's body and headers (off for long benches: memory)
         self.models, self.api_key = models, api_key
@@ -160,7 +188,7 @@ class FakeOpenAI:
                 raise ValueError("counting by predicate needs FakeOpenAI(record=True)")
             return sum(1 for body in self.requests if predicate(body))
 
-    def __enter__(self) -> "FakeOpenAI":
+    def __enter__(self) -> FakeOpenAI:
         self._thread.start()
         return self
 
@@ -189,14 +217,17 @@ class FakeOpenAI:
                 finally:
                     with server._lock:
                         server.connections -= 1
+
             def do_GET(self) -> None:
                 with server._lock:
                     server.probes += 1
                 if not self._authorized():
                     return
                 if self.path.rstrip("/").endswith("/models") and server.models is not None:
-                    listing = {"object": "list", "data": [{"id": name, "object": "model", "owned_by": "fake"}
-                                                          for name in server.models]}
+                    listing = {
+                        "object": "list",
+                        "data": [{"id": name, "object": "model", "owned_by": "fake"} for name in server.models],
+                    }
                     self._send(200, json.dumps(listing).encode())
                 else:
                     self._send(404, json.dumps({"error": {"message": "not found", "type": "not_found"}}).encode())
@@ -205,8 +236,18 @@ class FakeOpenAI:
                 """Without the server's key (where it has one): a 401, as OpenAI answers it."""
                 if server.api_key is None or self.headers.get("Authorization") == f"Bearer {server.api_key}":
                     return True
-                self._send(401, json.dumps({"error": {"message": "Incorrect API key provided",
-                                                      "type": "invalid_request_error", "code": "invalid_api_key"}}).encode())
+                self._send(
+                    401,
+                    json.dumps(
+                        {
+                            "error": {
+                                "message": "Incorrect API key provided",
+                                "type": "invalid_request_error",
+                                "code": "invalid_api_key",
+                            }
+                        }
+                    ).encode(),
+                )
                 return False
 
             def _send(self, status: int, data: bytes, headers: dict | None = None) -> None:

@@ -52,7 +52,9 @@ def _source_field(source, name: str):
 def _local_directory(source, benchmark: str) -> Path:
     path = _source_field(source, "path")
     if path is None:
-        raise InputError(f"benchmark '{benchmark}': source.path is missing: a 'local' source names the release's directory")
+        raise InputError(
+            f"benchmark '{benchmark}': source.path is missing: a 'local' source names the release's directory"
+        )
     root = Path(path)
     if not root.is_dir():
         raise InputError(f"benchmark '{benchmark}': source.path '{root}' is not a directory")
@@ -86,7 +88,10 @@ def _warn_unpinned(benchmark: str, repository: str, revision: str, resolved: str
     logging.getLogger(__name__).warning(
         "benchmark '%s': source.revision '%s' of %s is a branch or tag%s, not a pinned commit: the release "
         "it names can change between runs; set source.revision to a 40-hex commit sha",
-        benchmark, revision, repository, commit,
+        benchmark,
+        revision,
+        repository,
+        commit,
     )
 
 
@@ -96,10 +101,14 @@ def _subdir(snapshot: Path, source, benchmark: str, where: str) -> Path:
     if subdir is None:
         return snapshot
     if Path(subdir).is_absolute() or ".." in Path(subdir).parts:
-        raise InputError(f"benchmark '{benchmark}': source.subdir '{subdir}' must be a relative path inside the repository")
+        raise InputError(
+            f"benchmark '{benchmark}': source.subdir '{subdir}' must be a relative path inside the repository"
+        )
     root = snapshot / subdir
     if not root.is_dir():
-        raise InputError(f"benchmark '{benchmark}': source.subdir '{subdir}' is not a directory in {where} ({snapshot})")
+        raise InputError(
+            f"benchmark '{benchmark}': source.subdir '{subdir}' is not a directory in {where} ({snapshot})"
+        )
     return root
 
 
@@ -108,7 +117,12 @@ def _offline_requested() -> bool:
     (a test's monkeypatch, a caller's os.environ) would otherwise be ignored."""
     from huggingface_hub import constants
 
-    return bool(constants.HF_HUB_OFFLINE) or os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+    return bool(constants.HF_HUB_OFFLINE) or os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {
+        "1",
+        "ON",
+        "YES",
+        "TRUE",
+    }
 
 
 def _hub_snapshot(source, benchmark: str) -> Path:
@@ -117,7 +131,9 @@ def _hub_snapshot(source, benchmark: str) -> Path:
     revision = _pinned_revision(source, benchmark)
     repo_type = str(_source_field(source, "repo_type") or "dataset")
     patterns = _source_field(source, "allow_patterns")
-    allow_patterns = [str(patterns)] if isinstance(patterns, str) else None if patterns is None else [str(p) for p in patterns]
+    allow_patterns = (
+        [str(patterns)] if isinstance(patterns, str) else None if patterns is None else [str(p) for p in patterns]
+    )
     cache_dir = _source_field(source, "cache_dir")
     try:
         from huggingface_hub import snapshot_download
@@ -219,8 +235,12 @@ def _check_unique(problems: list[Problem], root: Path) -> None:
     for problem in problems:
         earlier = first.setdefault((problem.id, problem.language), problem)
         if earlier is not problem:
-            raise RecordError(root / problem.origin if problem.origin else root, problem.id, "id",
-                              f"duplicate problem id (language {problem.language}); first seen at {earlier.origin or '?'}")
+            raise RecordError(
+                root / problem.origin if problem.origin else root,
+                problem.id,
+                "id",
+                f"duplicate problem id (language {problem.language}); first seen at {earlier.origin or '?'}",
+            )
 
 
 def _store_figures(problem: Problem, staging: Path, final_dir: Path) -> Problem:

@@ -33,8 +33,10 @@ class Outcome:
 
     def summary(self) -> str:
         cost = self.usage.get("cost_usd", 0.0)
-        return (f"{self.total} generations, {self.errors} failed, {self.refusals} refused, {self.sent} requests sent, "
-                f"{self.usage.get('retries', 0)} retries, cost ${cost:.4f}")
+        return (
+            f"{self.total} generations, {self.errors} failed, {self.refusals} refused, {self.sent} requests sent, "
+            f"{self.usage.get('retries', 0)} retries, cost ${cost:.4f}"
+        )
 
 
 def sample_settings(settings: dict, sample: int) -> dict:
@@ -50,29 +52,54 @@ def generation_requests(provider: Provider, cfg, prompts: list[Prompt]) -> list[
     samples = int(cfg.get("samples", 1))
     settings = OmegaConf.to_container(cfg.generation, resolve=True) if cfg.get("generation") else {}
     identity = provider.identity()
-    return [Request(request_key(identity, prompt.messages, asked, sample), list(prompt.messages), asked, prompt, sample)
-            for prompt in prompts for sample in range(samples) for asked in [sample_settings(settings, sample)]]
+    return [
+        Request(request_key(identity, prompt.messages, asked, sample), list(prompt.messages), asked, prompt, sample)
+        for prompt in prompts
+        for sample in range(samples)
+        for asked in [sample_settings(settings, sample)]
+    ]
 
 
-def generate(suite: str, model: str, cfg, prompts_path: str | Path, out_path: str | Path, cache_path: str | Path,
-             usage_path: str | Path | None = None) -> Outcome:
+def generate(
+    suite: str,
+    model: str,
+    cfg,
+    prompts_path: str | Path,
+    out_path: str | Path,
+    cache_path: str | Path,
+    usage_path: str | Path | None = None,
+) -> Outcome:
     where = f"model '{model}'"
     provider = provider_class(cfg.get("provider"), where)(cfg, where, suite)
     requests = generation_requests(provider, cfg, read_jsonl(prompts_path, Prompt))
     tally = Tally(prices=dict(cfg.get("prices") or {}))
     replies = ask_all(provider, cache_path, requests, f"generate {suite} x {model}", tally)
     generations = [
-        Generation(id=request.prompt.id, suite=suite, model=model, sample=request.sample, response=reply.text,
-                   request_hash=request.key, finish_reason=reply.finish_reason, reasoning=reply.reasoning,
-                   error=reply.error, refusal=reply.refusal)
+        Generation(
+            id=request.prompt.id,
+            suite=suite,
+            model=model,
+            sample=request.sample,
+            response=reply.text,
+            request_hash=request.key,
+            finish_reason=reply.finish_reason,
+            reasoning=reply.reasoning,
+            error=reply.error,
+            refusal=reply.refusal,
+        )
         for request, reply in zip(requests, replies)
     ]
     write_jsonl(out_path, generations)
     usage = usage_totals(replies, tally.prices, provider.sends)
     if usage_path is not None:
         write_json(usage_path, usage)
-    return Outcome(total=len(generations), errors=usage["failed"], sent=tally.sent, usage=usage,
-                   refusals=sum(g.refusal is not None for g in generations))
+    return Outcome(
+        total=len(generations),
+        errors=usage["failed"],
+        sent=tally.sent,
+        usage=usage,
+        refusals=sum(g.refusal is not None for g in generations),
+    )
 
 
 def check_model(cfg, name: str) -> None:

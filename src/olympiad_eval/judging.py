@@ -66,6 +66,8 @@ class JudgeConfig:
     max_reasks: int = 2  # re-asks of a judge whose reply broke the asked schema
     settings: dict[str, Any] = field(default_factory=dict)  # sent with every judge request
     judges: dict[str, Any] = field(default_factory=dict)  # name: endpoint (its provider's settings)
+
+
 log = logging.getLogger(__name__)
 
 
@@ -84,24 +86,39 @@ class Outcome:
         return self.scored / self.total if self.total else 1.0
 
     def metrics(self) -> dict:
-        return {"judgments": self.total, "scored": self.scored, "judge_errors": self.judge_errors,
-                "failed_generations": self.generation_errors, "undecided": self.undecided,
-                "coverage": round(self.coverage, 6)}
+        return {
+            "judgments": self.total,
+            "scored": self.scored,
+            "judge_errors": self.judge_errors,
+            "failed_generations": self.generation_errors,
+            "undecided": self.undecided,
+            "coverage": round(self.coverage, 6),
+        }
 
     def summary(self) -> str:
-        return (f"{self.total} judgments: {self.scored} scored, {self.judge_errors} judge errors, "
-                f"{self.generation_errors} failed generations, {self.undecided} undecided checks, "
-                f"{self.refusals} refusals (coverage {self.coverage:.1%})")
+        return (
+            f"{self.total} judgments: {self.scored} scored, {self.judge_errors} judge errors, "
+            f"{self.generation_errors} failed generations, {self.undecided} undecided checks, "
+            f"{self.refusals} refusals (coverage {self.coverage:.1%})"
+        )
 
 
-def judge(suite_dir: str | Path, generations_path: str | Path, judge_name: str, cfg, out_path: str | Path,
-          cache_path: str | Path) -> Outcome:
+def judge(
+    suite_dir: str | Path,
+    generations_path: str | Path,
+    judge_name: str,
+    cfg,
+    out_path: str | Path,
+    cache_path: str | Path,
+) -> Outcome:
     made_by_cfg, cfg = cfg, typed_judge(cfg, judge_name)  # provenance hashes the config as composed
     suite_dir = Path(suite_dir)
     suite = json.loads((suite_dir / "suite.json").read_text(encoding="utf-8"))
     if "scoring" not in suite:
-        raise InputError(f"{suite_dir / 'suite.json'}: no `scoring` (how its responses are scored): it was rendered "
-                         "by an older version; render the suite again (`dvc repro` does)")
+        raise InputError(
+            f"{suite_dir / 'suite.json'}: no `scoring` (how its responses are scored): it was rendered "
+            "by an older version; render the suite again (`dvc repro` does)"
+        )
     kind, scoring = suite["kind"], OmegaConf.create(suite["scoring"])
     problems = {p.id: p for p in read_jsonl(suite_dir / "problems.jsonl", Problem)}
     generations = read_jsonl(generations_path, Generation)
@@ -135,8 +152,10 @@ def _check_parts(kind: str, grades) -> None:
     declared = set(plugin(kind).PARTS)
     for grade in grades:
         if isinstance(grade, Score) and not set(grade.parts) <= declared:
-            raise ValueError(f"benchmark '{kind}' scored parts {sorted(set(grade.parts) - declared)} that its PARTS "
-                             f"{sorted(declared)} does not declare")
+            raise ValueError(
+                f"benchmark '{kind}' scored parts {sorted(set(grade.parts) - declared)} that its PARTS "
+                f"{sorted(declared)} does not declare"
+            )
 
 
 def _report_undecided(judgments: list[Judgment], judge_kind: str) -> None:
@@ -145,11 +164,19 @@ def _report_undecided(judgments: list[Judgment], judge_kind: str) -> None:
     if not undecided:
         return
     ids = list(dict.fromkeys(j.id for j in undecided))
-    became = ("the LLM judge decided where the protocol asks it about unmatched answers, else not matched"
-              if judge_kind == "llm" else "scored as not matched")
-    log.warning("rules could not decide %d checks, of problem(s) %s%s (the first: %s): %s",
-                sum(len(j.undecided) for j in undecided), ", ".join(ids[:10]),
-                f" and {len(ids) - 10} more" if len(ids) > 10 else "", undecided[0].undecided[0], became)
+    became = (
+        "the LLM judge decided where the protocol asks it about unmatched answers, else not matched"
+        if judge_kind == "llm"
+        else "scored as not matched"
+    )
+    log.warning(
+        "rules could not decide %d checks, of problem(s) %s%s (the first: %s): %s",
+        sum(len(j.undecided) for j in undecided),
+        ", ".join(ids[:10]),
+        f" and {len(ids) - 10} more" if len(ids) > 10 else "",
+        undecided[0].undecided[0],
+        became,
+    )
 
 
 def check_options(scoring) -> Options:
@@ -161,19 +188,31 @@ def check_options(scoring) -> Options:
         raise InputError(f"suite scoring: check_options: {error}") from None
 
 
-def _judgment(problem: Problem, generation: Generation, judge_name: str, grade: Score | str | None,
-              made_by: Provenance) -> Judgment:
+def _judgment(
+    problem: Problem, generation: Generation, judge_name: str, grade: Score | str | None, made_by: Provenance
+) -> Judgment:
     common = dict(
-        protocol=made_by.protocol, judge_config=made_by.judge_config, packages=made_by.packages,
-        id=generation.id, suite=generation.suite, model=generation.model, judge=judge_name,
-        sample=generation.sample, language=problem.language, subset=problem.subset, subject=problem.subject,
-        level=problem.level, max_points=problem.points, truncated=generation.finish_reason == "length",
+        protocol=made_by.protocol,
+        judge_config=made_by.judge_config,
+        packages=made_by.packages,
+        id=generation.id,
+        suite=generation.suite,
+        model=generation.model,
+        judge=judge_name,
+        sample=generation.sample,
+        language=problem.language,
+        subset=problem.subset,
+        subject=problem.subject,
+        level=problem.level,
+        max_points=problem.points,
+        truncated=generation.finish_reason == "length",
     )
     if generation.error is not None:
         return Judgment(**common, status="generation_error", score=None, points=None, detail=generation.error)
     if generation.refusal is not None:  # the model's answer, and one that earns nothing: scored 0, marked
-        return Judgment(**common, status="scored", score=0.0, points=0.0, refused=True,
-                        detail=f"refused: {generation.refusal}")
+        return Judgment(
+            **common, status="scored", score=0.0, points=0.0, refused=True, detail=f"refused: {generation.refusal}"
+        )
     if isinstance(grade, str) or grade is None:
         return Judgment(**common, status="judge_error", score=None, points=None, detail=grade or "not judged")
     return Judgment(**common, status="scored", **{name: getattr(grade, name) for name in RECORDED})
@@ -193,19 +232,23 @@ def _by_rules(kind: str, problems: dict, answered: list[Generation], scoring, po
     bench = plugin(kind)
     needed = {(g.id, g.sample): bench.rule_checks(problems[g.id], g.response or "", scoring) for g in answered}
     unique = list(dict.fromkeys(check for checks in needed.values() for check in checks))
-    with tqdm(total=len(unique), desc="judge (rules)", unit="check", disable=None) as progress:  # a bar on terminals only
+    with tqdm(
+        total=len(unique), desc="judge (rules)", unit="check", disable=None
+    ) as progress:  # a bar on terminals only
         verdicts = dict(zip(unique, pool.check_many(unique, progress)))
     grades: dict = {}
     for generation in answered:
         key = (generation.id, generation.sample)
-        grade = bench.rule_score(problems[generation.id], generation.response or "", scoring,
-                                 [verdicts[check] for check in needed[key]])
+        grade = bench.rule_score(
+            problems[generation.id], generation.response or "", scoring, [verdicts[check] for check in needed[key]]
+        )
         grades[key] = f"rules could not decide: {grade.unscorable}" if grade.unscorable else grade
     return grades
 
 
-async def _by_llm(kind: str, problems: dict, answered: list[Generation], scoring, cfg, cache_path,
-                  pool: CheckPool) -> tuple[dict, dict]:
+async def _by_llm(
+    kind: str, problems: dict, answered: list[Generation], scoring, cfg, cache_path, pool: CheckPool
+) -> tuple[dict, dict]:
     """Every task of every response to every judge, then the protocol's combination; and the
     judges' usage (requests, tokens, cost)."""
     bench = plugin(kind)
@@ -217,8 +260,10 @@ async def _by_llm(kind: str, problems: dict, answered: list[Generation], scoring
     def rules_and_tasks() -> tuple[dict, dict]:
         """In a thread, so that the event loop keeps sending meanwhile."""
         rules = _by_rules(kind, problems, answered, scoring, pool)
-        return rules, {key: bench.judge_tasks_after_rules(problem, response, rules[key], scoring)
-                       for key, (problem, response) in responses.items()}
+        return rules, {
+            key: bench.judge_tasks_after_rules(problem, response, rules[key], scoring)
+            for key, (problem, response) in responses.items()
+        }
 
     cache = RequestCache(cache_path)
     askers = [_Asker(name, endpoint, cfg, cache) for name, endpoint in judges.items()]
@@ -243,10 +288,14 @@ async def _by_llm(kind: str, problems: dict, answered: list[Generation], scoring
     finally:
         await asyncio.gather(*(asker.close() for asker in askers))
         cache.close()
-    replies = {key: {asker.name: {task.key: results[(asker.name, key, task.key)] for task in cell_tasks}
-                     for asker in askers} for key, cell_tasks in tasks.items()}
-    grades = {key: _with_undecided(bench.combine(problems[key[0]], rules[key], replies[key], scoring), rules[key])
-              for key in tasks}
+    replies = {
+        key: {asker.name: {task.key: results[(asker.name, key, task.key)] for task in cell_tasks} for asker in askers}
+        for key, cell_tasks in tasks.items()
+    }
+    grades = {
+        key: _with_undecided(bench.combine(problems[key[0]], rules[key], replies[key], scoring), rules[key])
+        for key in tasks
+    }
     return grades, judges_usage([asker.usage() for asker in askers])
 
 
@@ -346,17 +395,27 @@ class _Asker:
 
 
 # Keys a judge config once had that now belong to the suite it scores (`scoring:` in conf/suite).
-MOVED_TO_SUITES = ("rel_tol", "check_options", "mathvision_protocol", "protocol", "prompts", "process",
-                   "error_types", "figures")
+MOVED_TO_SUITES = (
+    "rel_tol",
+    "check_options",
+    "mathvision_protocol",
+    "protocol",
+    "prompts",
+    "process",
+    "error_types",
+    "figures",
+)
 
 
 def check_judge(cfg, name: str) -> None:
     where = f"judge '{name}' (conf/judge/{name}.yaml or an override)"
     moved = [key for key in MOVED_TO_SUITES if key in cfg]
     if moved:
-        raise InputError(f"{where}: {', '.join(moved)} describe how a benchmark is scored, so they live with its "
-                         "suites now: set them under `scoring:` in conf/suite/<suite>.yaml (a judge config says "
-                         "who grades: kind, judges, settings, workers, re-asks)")
+        raise InputError(
+            f"{where}: {', '.join(moved)} describe how a benchmark is scored, so they live with its "
+            "suites now: set them under `scoring:` in conf/suite/<suite>.yaml (a judge config says "
+            "who grades: kind, judges, settings, workers, re-asks)"
+        )
     request_settings(cfg, "settings", where)  # before typing it: this message says what a mapping holds
     cfg = typed_judge(cfg, name)
     number(cfg, "workers", where, integer=True, minimum=1)
@@ -366,10 +425,14 @@ def check_judge(cfg, name: str) -> None:
         return
     judges = cfg.get("judges")
     if not OmegaConf.is_dict(judges) or not judges:
-        raise InputError(f"{where}: an llm judge needs at least one entry under `judges` (name: endpoint), got {judges!r}")
+        raise InputError(
+            f"{where}: an llm judge needs at least one entry under `judges` (name: endpoint), got {judges!r}"
+        )
     for judge_name, endpoint in judges.items():
         if not OmegaConf.is_dict(endpoint):
-            raise InputError(f"{where}: judges.{judge_name} must be an endpoint (base_url, model, ...), got {endpoint!r}")
+            raise InputError(
+                f"{where}: judges.{judge_name} must be an endpoint (base_url, model, ...), got {endpoint!r}"
+            )
         at = f"{where}: judges.{judge_name}"
         judge_provider_class(endpoint, at).check(endpoint, at)
         check_costs(endpoint, at)

@@ -80,8 +80,9 @@ def spelled(name: str, **fields: str) -> str:
     kept = list(itertools.takewhile(lambda part: set(_FIELD.findall(part)) <= set(fields), PATTERNS[name].split("/")))
     stranded = set(fields) - set(_FIELD.findall("/".join(kept)))
     if stranded:
-        raise KeyError(f"the path '{name}' ({PATTERNS[name]}): {', '.join(sorted(stranded))} given after a field "
-                       "left out")
+        raise KeyError(
+            f"the path '{name}' ({PATTERNS[name]}): {', '.join(sorted(stranded))} given after a field left out"
+        )
     return "/".join(part.format(**fields) for part in kept)
 
 
@@ -107,8 +108,9 @@ class Layout:
     def table_index(self, benchmark: str) -> Path:
         return self._path("table_index", benchmark=benchmark)
 
-    def metrics(self, benchmark: str, suite: str | None = None, model: str | None = None,
-                judge: str | None = None) -> Path:
+    def metrics(
+        self, benchmark: str, suite: str | None = None, model: str | None = None, judge: str | None = None
+    ) -> Path:
         """A cell's headline metrics; with the cell left out, the benchmark's folder of them."""
         cell = {name: value for name, value in (("suite", suite), ("model", model), ("judge", judge)) if value}
         return self._path("metrics", benchmark=benchmark, **cell)
@@ -169,12 +171,15 @@ class Layout:
 
 # ---------------------------------------------------------------- a cell's family, from the plan
 
+
 def family_of_benchmark(plan: dict, benchmark: str, plan_path: str | Path) -> str:
     """The family whose pipeline holds a benchmark (`plan` as `stage.read_plan` joins it)."""
     family = plan["family"].get(benchmark)
     if family is None:
-        raise InputError(f"{plan_path}: benchmark '{benchmark}' is in no pipeline of the plan: add it under "
-                         "pipelines.<its kind>.benchmarks (benchmark: the folder its release is read from)")
+        raise InputError(
+            f"{plan_path}: benchmark '{benchmark}' is in no pipeline of the plan: add it under "
+            "pipelines.<its kind>.benchmarks (benchmark: the folder its release is read from)"
+        )
     return family
 
 
@@ -182,6 +187,8 @@ def family_of_suite(plan: dict, suite: str, plan_path: str | Path) -> str:
     """The family whose folders hold a suite's cells: its benchmark's."""
     benchmark = plan["suites"].get(suite)
     if benchmark is None:
-        raise InputError(f"{plan_path}: suite '{suite}' is in no pipeline of the plan: add it under "
-                         "pipelines.<its benchmark's kind>.suites (suite: its benchmark)")
+        raise InputError(
+            f"{plan_path}: suite '{suite}' is in no pipeline of the plan: add it under "
+            "pipelines.<its benchmark's kind>.suites (suite: its benchmark)"
+        )
     return family_of_benchmark(plan, benchmark, plan_path)

@@ -56,10 +56,9 @@ import socket
 import sqlite3
 import tempfile
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
 
 from olympiad_eval.records import InputError, content_hash, without_paths
 
@@ -88,7 +87,7 @@ CONTENT_FILTER = "content filter"  # the refusal of a reply that the endpoint's 
 
 def utc_now() -> str:
     """The time now as a reply's `received` date: UTC, ISO 8601, to the second."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def valid_unicode(text: str | None) -> str | None:
@@ -111,8 +110,9 @@ def _sanitized(reply: Reply) -> Reply:
 
 def request_key(endpoint: dict, messages: list | tuple, settings: dict, sample: int) -> str:
     """The hash of everything that determines a reply. Images enter by their content hash."""
-    return content_hash({"endpoint": endpoint, "messages": without_paths(messages), "settings": settings,
-                         "sample": sample})
+    return content_hash(
+        {"endpoint": endpoint, "messages": without_paths(messages), "settings": settings, "sample": sample}
+    )
 
 
 class RequestCache:
@@ -153,8 +153,9 @@ class RequestCache:
     def put(self, key: str, reply: Reply) -> Reply:
         """Store `reply`; returns it as stored (with its date)."""
         reply = _sanitized(reply if reply.received else replace(reply, received=utc_now()))
-        self._store.put(key, json.dumps({name: getattr(reply, name) for name in (*self.FIELDS, "received")},
-                                        sort_keys=True))
+        self._store.put(
+            key, json.dumps({name: getattr(reply, name) for name in (*self.FIELDS, "received")}, sort_keys=True)
+        )
         return reply
 
     def __len__(self) -> int:
@@ -163,9 +164,12 @@ class RequestCache:
     def close(self) -> None:
         self._store.close()
         if self.unreadable:
-            log.warning("request cache %s: %d stored replies could not be read (corrupt or cut short); they were "
-                        "treated as not cached and requested again (each reply that came overwrote its row)",
-                        self.path, len(self.unreadable))
+            log.warning(
+                "request cache %s: %d stored replies could not be read (corrupt or cut short); they were "
+                "treated as not cached and requested again (each reply that came overwrote its row)",
+                self.path,
+                len(self.unreadable),
+            )
             self.unreadable = set()
 
 
@@ -180,22 +184,33 @@ def _stored_reply(text: str) -> Reply | None:
         return None
     texts = [stored.get(name) for name in ("text", "reasoning", "finish_reason", "refusal")]
     usage, attempts = stored["usage"], stored["attempts"]
-    well_typed = (all(value is None or isinstance(value, str) for value in texts)
-                  and isinstance(usage, dict) and all(isinstance(count, int) for count in usage.values())
-                  and isinstance(attempts, int) and not isinstance(attempts, bool))
+    well_typed = (
+        all(value is None or isinstance(value, str) for value in texts)
+        and isinstance(usage, dict)
+        and all(isinstance(count, int) for count in usage.values())
+        and isinstance(attempts, int)
+        and not isinstance(attempts, bool)
+    )
     if not well_typed or (stored["text"] is None and stored.get("refusal") is None):  # neither answer nor refusal
         return None
     received = stored.get("received")
-    return _sanitized(Reply(**{name: stored[name] for name in RequestCache.FIELDS if name in stored}, cached=True,
-                            received=received if isinstance(received, str) else None))
+    return _sanitized(
+        Reply(
+            **{name: stored[name] for name in RequestCache.FIELDS if name in stored},
+            cached=True,
+            received=received if isinstance(received, str) else None,
+        )
+    )
 
 
 _NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # disk full, quota, file size limit
 
 
 def _no_room(reason: str) -> InputError:
-    return InputError(f"{reason}: free space there, or set paths.request_cache to a disk with room (the replies "
-                      "stored so far are kept), and rerun")
+    return InputError(
+        f"{reason}: free space there, or set paths.request_cache to a disk with room (the replies "
+        "stored so far are kept), and rerun"
+    )
 
 
 @contextlib.contextmanager
@@ -210,8 +225,10 @@ def _sqlite_errors(path: Path):
         if code == sqlite3.SQLITE_IOERR:  # how SQLite reports a write the OS refused, for want of room among others
             raise _no_room(f"cannot write the request cache {path} ({error}: a full or failing disk?)") from None
         if code in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT):
-            raise InputError(f"the request cache {path} is not a readable SQLite database ({error}): move it "
-                             "aside or delete it, and rerun (replies it held are requested again)") from None
+            raise InputError(
+                f"the request cache {path} is not a readable SQLite database ({error}): move it "
+                "aside or delete it, and rerun (replies it held are requested again)"
+            ) from None
         raise InputError(f"the request cache {path}: {error}") from None
 
 
@@ -266,16 +283,18 @@ class _FolderStore:
         try:
             path.parent.mkdir(exist_ok=True)
             # a temporary name of its own: two machines storing the same reply never clash
-            with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{key}.", suffix=".tmp",
-                                             encoding="utf-8", delete=False) as handle:
+            with tempfile.NamedTemporaryFile(
+                "w", dir=path.parent, prefix=f".{key}.", suffix=".tmp", encoding="utf-8", delete=False
+            ) as handle:
                 handle.write(text)
             os.replace(handle.name, path)
         except OSError as error:
             if handle is not None:
                 Path(handle.name).unlink(missing_ok=True)
             if error.errno in _NO_ROOM:
-                raise _no_room(f"no room to store a reply in the request cache {self.root} "
-                               f"({error.strerror or error})") from None
+                raise _no_room(
+                    f"no room to store a reply in the request cache {self.root} ({error.strerror or error})"
+                ) from None
             raise
 
     def __len__(self) -> int:
@@ -286,6 +305,7 @@ class _FolderStore:
 
 
 # ---------------------------------------------------------------- images
+
 
 def inline_images(messages: list | tuple, max_image_bytes: int | None = None) -> list[dict]:
     """Replace our image references by base64 data URLs, checking each file's hash."""
@@ -303,7 +323,9 @@ def _inline(part: dict, max_image_bytes: int | None) -> dict:
         return dict(part)
     data = Path(part["path"]).read_bytes()
     if hashlib.sha256(data).hexdigest() != part["sha256"]:
-        raise InputError(f"figure {part['path']} changed since it was rendered (sha256 differs); rerun the render stage")
+        raise InputError(
+            f"figure {part['path']} changed since it was rendered (sha256 differs); rerun the render stage"
+        )
     mime = part["mime"]
     if max_image_bytes and len(data) > max_image_bytes:
         data, mime = shrink_image(data, max_image_bytes, where=part["path"])
@@ -338,6 +360,7 @@ def _encodings(image):
 
 
 # ---------------------------------------------------------------- endpoints
+
 
 class RateLimiter:
     """Spaces request starts evenly so that at most `rpm` start in any minute."""
@@ -380,8 +403,10 @@ class OpenAIEndpoint:
         self.breaker = Breaker(int(_setting(cfg, "max_consecutive_failures", 10)))
         self.rate_limits = RateLimitWait(float(_setting(cfg, "max_rate_limit_wait", 900)))
         self.client = openai.AsyncOpenAI(
-            base_url=self.base_url, api_key=api_key(self.api_key_env),
-            max_retries=self.max_retries, timeout=float(cfg.get("timeout", 600)),
+            base_url=self.base_url,
+            api_key=api_key(self.api_key_env),
+            max_retries=self.max_retries,
+            timeout=float(cfg.get("timeout", 600)),
             http_client=_waiting_http_client()(self.rate_limits, event_hooks={"request": [_count_attempt]}),
         )
         self._completion = openai.types.chat.ChatCompletion
@@ -429,17 +454,22 @@ class OpenAIEndpoint:
         openai = self._openai
         _attempts.set([0])  # not an attempt of any request
         try:
-            listing = await self.client.get("/models", cast_to=object,
-                                            options={"timeout": self.probe_timeout, "max_retries": 0})
+            listing = await self.client.get(
+                "/models", cast_to=object, options={"timeout": self.probe_timeout, "max_retries": 0}
+            )
         except (openai.AuthenticationError, openai.PermissionDeniedError) as error:
-            raise self._down(f"the endpoint refused the API key (HTTP {error.status_code}: "
-                             f"{_short(_said(error), 120)})", self._key_hint(error.status_code)) from None
+            raise self._down(
+                f"the endpoint refused the API key (HTTP {error.status_code}: {_short(_said(error), 120)})",
+                self._key_hint(error.status_code),
+            ) from None
         except openai.APIStatusError:
             return
         except openai.APITimeoutError as error:
             if _caused_by(error, "ConnectTimeout"):
-                raise self._down(f"no connection within {self.probe_timeout:g} s (probe_timeout)",
-                                 "check that the host is up and reachable from here, and base_url") from None
+                raise self._down(
+                    f"no connection within {self.probe_timeout:g} s (probe_timeout)",
+                    "check that the host is up and reachable from here, and base_url",
+                ) from None
             return
         except openai.APIConnectionError as error:
             raise self._down(*_connection_failure(error)) from None
@@ -447,9 +477,11 @@ class OpenAIEndpoint:
             return
         served = _listed_models(listing)
         if served is not None and self.model not in served:
-            raise self._down(f"the endpoint does not list the model (it lists {len(served)}: "
-                             f"{', '.join(_some_models(self.model, served))})",
-                             "check `model`, or set `probe: false` if the endpoint serves models it does not list")
+            raise self._down(
+                f"the endpoint does not list the model (it lists {len(served)}: "
+                f"{', '.join(_some_models(self.model, served))})",
+                "check `model`, or set `probe: false` if the endpoint serves models it does not list",
+            )
 
     def _down(self, what: str, check: str) -> EndpointError:
         return EndpointError(f"{self.who} ('{self.model}' at {self.base_url}): {what}; {check}")
@@ -466,8 +498,9 @@ class OpenAIEndpoint:
         openai = self._openai
         await self.rate.wait()
         try:
-            result = await self.client.post("/chat/completions", cast_to=self._completion,
-                                            **_request_parts(self.model, messages, settings))
+            result = await self.client.post(
+                "/chat/completions", cast_to=self._completion, **_request_parts(self.model, messages, settings)
+            )
         except openai.APIStatusError as error:
             return Reply(error=f"HTTP {error.status_code}: {_short(error.message)}"), False
         except (openai.APIConnectionError, openai.APITimeoutError) as error:
@@ -510,17 +543,25 @@ def _parsed(result) -> tuple[Reply, bool]:
     usage = _usage(result)
     if refusal or finish_reason == "content_filter":  # an empty refusal is none: some servers send ""
         said = refusal or CONTENT_FILTER
-        return _sanitized(Reply(text=content, reasoning=reasoning, finish_reason=finish_reason, refusal=said,
-                                usage=usage)), False
+        return _sanitized(
+            Reply(text=content, reasoning=reasoning, finish_reason=finish_reason, refusal=said, usage=usage)
+        ), False
     if content is None and finish_reason != "length":
-        tools = [getattr(getattr(call, "function", None), "name", None) or "?"
-                 for call in getattr(message, "tool_calls", None) or ()]
+        tools = [
+            getattr(getattr(call, "function", None), "name", None) or "?"
+            for call in getattr(message, "tool_calls", None) or ()
+        ]
         if tools:
-            return Reply(error=f"invalid response: a call of the tool {', '.join(tools)} instead of an answer "
-                               "(no tools are offered)"), True
-        return Reply(error=f"invalid response: no content (null), no refusal, no tool call "
-                           f"(finish_reason {finish_reason})"), True
+            return Reply(
+                error=f"invalid response: a call of the tool {', '.join(tools)} instead of an answer "
+                "(no tools are offered)"
+            ), True
+        return Reply(
+            error=f"invalid response: no content (null), no refusal, no tool call (finish_reason {finish_reason})"
+        ), True
     return _sanitized(Reply(text=content or "", reasoning=reasoning, finish_reason=finish_reason, usage=usage)), False
+
+
 def _setting(cfg, key: str, default):
     """`cfg[key]`, or `default` where unset or null."""
     value = cfg.get(key)
@@ -548,8 +589,10 @@ def _connection_failure(error: BaseException) -> tuple[str, str]:
     """What a failed connection says (a host that does not resolve, a refused port), and what to check."""
     causes = list(_causes(error))
     if any(isinstance(cause, socket.gaierror) for cause in causes):
-        return (f"the host name does not resolve ({causes[-1]})",
-                "check the host in base_url, and this machine's network and DNS")
+        return (
+            f"the host name does not resolve ({causes[-1]})",
+            "check the host in base_url, and this machine's network and DNS",
+        )
     if any(isinstance(cause, ConnectionRefusedError) for cause in causes):
         return "connection refused", "check that the server is running and listens at that host and port"
     return f"cannot connect ({_short(causes[-1], 160)})", "check that the server is running and base_url is right"
@@ -558,8 +601,9 @@ def _connection_failure(error: BaseException) -> tuple[str, str]:
 def _listed_models(listing) -> set[str] | None:
     """The model ids of an OpenAI-style listing ({"data": [{"id": ...}]}), or None where it is not one."""
     data = listing.get("data") if isinstance(listing, dict) else None
-    if not isinstance(data, list) or not all(isinstance(item, dict) and isinstance(item.get("id"), str)
-                                             for item in data):
+    if not isinstance(data, list) or not all(
+        isinstance(item, dict) and isinstance(item.get("id"), str) for item in data
+    ):
         return None
     return {item["id"] for item in data}
 
@@ -597,8 +641,10 @@ class Breaker:
         elif failed_in_transport(reply.error):
             self.in_a_row += 1
             if self.limit and self.in_a_row >= self.limit and self.reason is None:
-                self.reason = (f"the batch stopped after {self.in_a_row} requests in a row failed with no success "
-                               f"(the last: {_short(reply.error, 160)})")
+                self.reason = (
+                    f"the batch stopped after {self.in_a_row} requests in a row failed with no success "
+                    f"(the last: {_short(reply.error, 160)})"
+                )
                 self.tripped().set_result(None)
 
     def tripped(self) -> asyncio.Future:
@@ -633,8 +679,8 @@ def retry_after(headers) -> float | None:
             when = email.utils.parsedate_to_datetime(value)
         except (TypeError, ValueError):
             return None
-        when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
-        seconds = (when - datetime.now(timezone.utc)).total_seconds()
+        when = when if when.tzinfo else when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
     return seconds if math.isfinite(seconds) else None
 
 
@@ -742,6 +788,7 @@ def _short(text: Any, limit: int = 300) -> str:
 
 # ---------------------------------------------------------------- a batch's totals
 
+
 @dataclass
 class Tally:
     """Running totals of a batch of requests, for the progress bar and the metrics."""
@@ -760,8 +807,10 @@ class Tally:
 
     @property
     def cost(self) -> float:
-        return (self.prompt_tokens * float(self.prices.get("input", 0))
-                + self.completion_tokens * float(self.prices.get("output", 0))) / 1e6
+        return (
+            self.prompt_tokens * float(self.prices.get("input", 0))
+            + self.completion_tokens * float(self.prices.get("output", 0))
+        ) / 1e6
 
 
 def usage_totals(replies: list[Reply], prices: dict, sends: bool = False) -> dict:
@@ -771,8 +820,10 @@ def usage_totals(replies: list[Reply], prices: dict, sends: bool = False) -> dic
     received (None where none has one: all failed, or cached before dates were kept); an offline
     provider's totals have no such key, so that their bytes are those they had before dates."""
     answered = [reply for reply in replies if reply.error is None]
-    tokens = {name: sum(reply.usage.get(name, 0) for reply in answered)
-              for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens")}
+    tokens = {
+        name: sum(reply.usage.get(name, 0) for reply in answered)
+        for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens")
+    }
     cost = Tally(prices=prices, **tokens).cost
     dates = {"replies_received": received_span([reply.received for reply in answered])} if sends else {}
     return {

@@ -111,11 +111,11 @@ class Options:
     percent: bool = False  # an answer ending in `%` may also read as the percentage over 100
     unordered: bool = False  # several answers may come in any order
 
-    def __or__(self, other: "Options") -> "Options":
+    def __or__(self, other: Options) -> Options:
         return Options(**{f.name: getattr(self, f.name) or getattr(other, f.name) for f in fields(self)})
 
     @classmethod
-    def from_mapping(cls, mapping) -> "Options":
+    def from_mapping(cls, mapping) -> Options:
         """`{percent: true}` (a suite's `scoring.check_options`); raises ValueError naming
         an unknown option or a value that is not a boolean."""
         known = {f.name for f in fields(cls)}
@@ -130,11 +130,33 @@ class Options:
 # ---------------------------------------------------------------- presentation
 
 _UNICODE = {
-    "×": r" \times ", "·": r" \cdot ", "⋅": r" \cdot ", "−": "-", "–": "-", "°": r"^{\circ}",
-    "π": r"\pi ", "μ": r"\mu ", "µ": r"\mu ", "Ω": r"\Omega ", "θ": r"\theta ", "λ": r"\lambda ",
-    "ω": r"\omega ", "α": r"\alpha ", "β": r"\beta ", "γ": r"\gamma ", "Δ": r"\Delta ", "ρ": r"\rho ",
-    "≤": r" \leq ", "≥": r" \geq ", "≈": r" \approx ", "∞": r"\infty ",
-    "ε": r"\epsilon ", "ϵ": r"\epsilon ", "φ": r"\phi ", "ϕ": r"\phi ", "ϑ": r"\theta ",
+    "×": r" \times ",
+    "·": r" \cdot ",
+    "⋅": r" \cdot ",
+    "−": "-",
+    "–": "-",
+    "°": r"^{\circ}",
+    "π": r"\pi ",
+    "μ": r"\mu ",
+    "µ": r"\mu ",
+    "Ω": r"\Omega ",
+    "θ": r"\theta ",
+    "λ": r"\lambda ",
+    "ω": r"\omega ",
+    "α": r"\alpha ",
+    "β": r"\beta ",
+    "γ": r"\gamma ",
+    "Δ": r"\Delta ",
+    "ρ": r"\rho ",
+    "≤": r" \leq ",
+    "≥": r" \geq ",
+    "≈": r" \approx ",
+    "∞": r"\infty ",
+    "ε": r"\epsilon ",
+    "ϵ": r"\epsilon ",
+    "φ": r"\phi ",
+    "ϕ": r"\phi ",
+    "ϑ": r"\theta ",
 }
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻", "0123456789+-")
 _SUPERSCRIPTS = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻]+")
@@ -149,13 +171,22 @@ _END = r"(?=\s*(?:$|[,;)\]]))"  # the end of an answer or of one of its parts
 _DEGREE = r"^{\circ}"
 _ANGLE_MARKS = [
     # `^\circ C` is a temperature: a unit like any other, not an angle
-    (re.compile(r"\^\s*\{?\s*\\circ\s*\}?\s*(?:\\(?:text|mathrm)\s*\{\s*([CF])\s*\}|([CF])(?![A-Za-z]))"),
-     r" \\mathrm{deg\1\2}"),
+    (
+        re.compile(r"\^\s*\{?\s*\\circ\s*\}?\s*(?:\\(?:text|mathrm)\s*\{\s*([CF])\s*\}|([CF])(?![A-Za-z]))"),
+        r" \\mathrm{deg\1\2}",
+    ),
     (re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\^?\\(?:degree|textdegree)(?![A-Za-z])"), r"^{\\circ}"),
-    (re.compile(rf"\s*(?:\\(?:text|mathrm)\s*\{{\s*(?:degrees?|deg)\s*\}}|\{{\s*degrees?\s*\}}|\s(?:degrees?|deg))"
-                rf"{_END}"), r"^{\\circ}"),
-    (re.compile(rf"\s*(?:\\(?:text|mathrm)\s*\{{\s*(?:rad|radians?)\s*\}}|\s(?:rad|radians?)){_END}"),
-     r" \\mathrm{rad}"),
+    (
+        re.compile(
+            rf"\s*(?:\\(?:text|mathrm)\s*\{{\s*(?:degrees?|deg)\s*\}}|\{{\s*degrees?\s*\}}|\s(?:degrees?|deg))"
+            rf"{_END}"
+        ),
+        r"^{\\circ}",
+    ),
+    (
+        re.compile(rf"\s*(?:\\(?:text|mathrm)\s*\{{\s*(?:rad|radians?)\s*\}}|\s(?:rad|radians?)){_END}"),
+        r" \\mathrm{rad}",
+    ),
 ]
 _NUMERAL = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)"
 # `\sin 60^{\circ}`, `\cos(30^{\circ})`, `\tan{45^{\circ}}`, `\sin^2 30^{\circ}`: the parser drops the
@@ -245,20 +276,22 @@ _SCIENTIFIC = re.compile(
     r"(?P<sign>[-+])?10\s*\^\s*(?:\{\s*(?P<braced>[-+]?\d+(?:\.\d+)?)\s*\}|(?P<bare>[-+]?\d+))"
 )
 _PREFIX = r"(?:da|[YZEPTGMkhdcmunpfa]|\\mu\s*)"
-_BASE = (r"(?:eV/c(?:\^\{?2\}?)?|mol|cd|Hz|Pa|Wb|eV|rad|sr|bar|atm|min|hr|yrs?|years?|days?|ly|pc|au|AU|Da|erg|dyn"
-         r"|cal|Torr|torr|mmHg|psi|\\Omega|Ω|[mgsAKNJWCVFSTHLh])")
-_UNIT_NAMES = (r"(?:met(?:er|re)s?|seconds?|(?:kilo)?grams?|newtons?|joules?|watts?|volts?|amperes?|amps?"
-               r"|kelvins?|hertz|pascals?|ohms?|coulombs?|teslas?|farads?|hours?|minutes?"
-               r"|inch(?:es)?|feet|foot|ft|miles?|lbs?|units?"
-               r"|[MRL]_\{?\\odot\}?)")
+_BASE = (
+    r"(?:eV/c(?:\^\{?2\}?)?|mol|cd|Hz|Pa|Wb|eV|rad|sr|bar|atm|min|hr|yrs?|years?|days?|ly|pc|au|AU|Da|erg|dyn"
+    r"|cal|Torr|torr|mmHg|psi|\\Omega|Ω|[mgsAKNJWCVFSTHLh])"
+)
+_UNIT_NAMES = (
+    r"(?:met(?:er|re)s?|seconds?|(?:kilo)?grams?|newtons?|joules?|watts?|volts?|amperes?|amps?"
+    r"|kelvins?|hertz|pascals?|ohms?|coulombs?|teslas?|farads?|hours?|minutes?"
+    r"|inch(?:es)?|feet|foot|ft|miles?|lbs?|units?"
+    r"|[MRL]_\{?\\odot\}?)"
+)
 _UNIT_WORD = rf"(?:{_PREFIX}?{_BASE}|{_UNIT_NAMES})(?![A-Za-z])"
 _UNIT_GROUP = r"\\(?:text|mathrm|rm|textrm)\s*\{(?:[^{}]|\{[^{}]*\})*\}"
 _UNIT_POWER = r"(?:\s*\^\s*(?:\{\s*[-+]?\d+(?:\.\d+)?\s*\}|[-+]?\d))?"
 _UNIT_TOKEN = rf"(?:(?:\\mu\s*)?{_UNIT_GROUP}|{_UNIT_WORD}){_UNIT_POWER}"
 # "3.0 m/s", "2.5 \times 10^{3} kg", "9.8 m s^{-2}": a head, a space, then nothing but unit words
-_NUMBER_THEN_UNIT = re.compile(
-    rf"(?P<head>.*?\S)\s+(?P<unit>{_UNIT_TOKEN}(?:\s*(?:/|\\cdot|\*)?\s*{_UNIT_TOKEN})*)\s*"
-)
+_NUMBER_THEN_UNIT = re.compile(rf"(?P<head>.*?\S)\s+(?P<unit>{_UNIT_TOKEN}(?:\s*(?:/|\\cdot|\*)?\s*{_UNIT_TOKEN})*)\s*")
 
 
 def to_number(text: str) -> float | None:
@@ -348,11 +381,23 @@ def _readings(value: float, pred_angle: str | None, gold_angle: str | None) -> l
 _OPENING, _CLOSING = "([{", ")]}"
 # an accepted range, possibly labelled: "[5.21, 5.28]", "[0.94, 0.96] for $R_1$"
 _RANGE = re.compile(r"^\[\s*([^,\[\]]+?)\s*,\s*([^,\[\]]+?)\s*\](?:\s+for\b.*)?$")
-_RELATION = re.compile(
-    r"\\(?:leq?|geq?|lt|gt|approx|simeq|in)(?![A-Za-z])|<=|>=|=|<|>")
-_RELATION_KIND = {"=": "=", r"\approx": "=", r"\simeq": "=", r"\in": "=", "<": "<", r"\lt": "<",
-                  r"\le": "<=", r"\leq": "<=", "<=": "<=", ">": ">", r"\gt": ">", r"\ge": ">=",
-                  r"\geq": ">=", ">=": ">="}
+_RELATION = re.compile(r"\\(?:leq?|geq?|lt|gt|approx|simeq|in)(?![A-Za-z])|<=|>=|=|<|>")
+_RELATION_KIND = {
+    "=": "=",
+    r"\approx": "=",
+    r"\simeq": "=",
+    r"\in": "=",
+    "<": "<",
+    r"\lt": "<",
+    r"\le": "<=",
+    r"\leq": "<=",
+    "<=": "<=",
+    ">": ">",
+    r"\gt": ">",
+    r"\ge": ">=",
+    r"\geq": ">=",
+    ">=": ">=",
+}
 # a bare name: a letter or Greek letter, maybe accented, with sub/superscripts and arguments: `v_{0}`,
 # `\dot{\rho}_0`, `\vec{B}_{i,\text{eff}}`, `x(t)`, `\Delta \omega`, `f^{\star}`
 _NAME = re.compile(
@@ -433,8 +478,9 @@ class _Context:
     unordered: bool = False
 
 
-def equivalent(gold: str, pred: str, rel_tol: float = 0.0, unit: str | None = None,
-               options: Options | None = None) -> bool:
+def equivalent(
+    gold: str, pred: str, rel_tol: float = 0.0, unit: str | None = None, options: Options | None = None
+) -> bool:
     """True when `pred` states the same answer as `gold` (runs in the calling process)."""
     if pred.strip() and gold.strip() == pred.strip():
         return True
@@ -565,8 +611,11 @@ def _by_relation(gold: str, pred: str, context: _Context) -> bool | None:
     if pred_rel is None:  # `W = 275` is answered by `275`; `x - y = 0` is not answered by `0`
         return gold_rel.kind == "=" and _is_quantity(gold_rel.lhs) and _same(gold_rel.rhs, pred, context)
     if gold_rel is None:  # `2` is answered by `\beta = 2`, and by `\beta = \sqrt{4} = 2`
-        return (pred_rel.kind == "=" and _is_quantity(pred_rel.lhs)
-                and any(_same(gold, value, context) for value in pred_rel.values))
+        return (
+            pred_rel.kind == "="
+            and _is_quantity(pred_rel.lhs)
+            and any(_same(gold, value, context) for value in pred_rel.values)
+        )
     if gold_rel.kind != pred_rel.kind:
         return False
     same_name = _squeeze(gold_rel.lhs) == _squeeze(pred_rel.lhs)
@@ -622,8 +671,8 @@ def _tolerance(gold: str, context: _Context) -> float:
 @functools.lru_cache(maxsize=2048)
 def _parse(text: str):
     """The sympy form with every symbol positive, or None where the parser gives up."""
-    from latex2sympy2_extended.latex2sympy2 import ConversionConfig, latex2sympy
     import sympy
+    from latex2sympy2_extended.latex2sympy2 import ConversionConfig, latex2sympy
 
     if max(_depths(text), default=0) > MAX_DEPTH:  # antlr slows down with the square of the depth
         return None
@@ -647,7 +696,8 @@ def _as_functions(expression):
 
     derivatives = {
         d: sympy.Derivative(sympy.Function(d.expr.name)(*d.variables), *d.variable_count)
-        for d in expression.atoms(sympy.Derivative) if isinstance(d.expr, sympy.Symbol)
+        for d in expression.atoms(sympy.Derivative)
+        if isinstance(d.expr, sympy.Symbol)
     }
     return expression.xreplace(derivatives) if derivatives else expression
 
@@ -917,14 +967,19 @@ class CheckPool:
     the reniced workers wait for a core) nor its wait for a free worker. A check that overruns
     costs only its own worker, which is replaced while the others go on."""
 
-    def __init__(self, workers: int = 2, timeout: float = 10.0, options: Options = Options(),
-                 start_timeout: float = START_TIMEOUT):
+    def __init__(
+        self,
+        workers: int = 2,
+        timeout: float = 10.0,
+        options: Options = Options(),
+        start_timeout: float = START_TIMEOUT,
+    ):
         self.workers, self.timeout, self.options = max(1, workers), timeout, options
         self.start_timeout = start_timeout
         self._warm: list[_Worker] = []  # idle and ready for a check
         self._starting: dict[_Worker, float] = {}  # started, not yet warm: each by its deadline
 
-    def __enter__(self) -> "CheckPool":
+    def __enter__(self) -> CheckPool:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -1006,8 +1061,10 @@ class CheckPool:
                             settle(index, worker.connection.recv())
                             self._warm.append(worker)
                         except EOFError:  # the process died in the check (out of memory, a crash in C)
-                            settle(index, Verdict(None, f"check failed: its worker ended (exit code "
-                                                        f"{worker.process.exitcode})"))
+                            settle(
+                                index,
+                                Verdict(None, f"check failed: its worker ended (exit code {worker.process.exitcode})"),
+                            )
                             self._replace(worker)
                     elif time.monotonic() >= deadline:
                         del busy[worker]

@@ -60,8 +60,9 @@ def imported(path: Path, src: Path) -> frozenset[str]:
     for name in names:
         # importing `a.b.c` runs `a` and `a.b` first
         parts = name.split(".")
-        modules.update(prefix for prefix in (".".join(parts[:n]) for n in range(1, len(parts) + 1))
-                       if module_file(prefix, src))
+        modules.update(
+            prefix for prefix in (".".join(parts[:n]) for n in range(1, len(parts) + 1)) if module_file(prefix, src)
+        )
     return frozenset(modules)
 
 
@@ -76,8 +77,11 @@ def reached(script: Path, src: Path) -> set[str]:
         seen.add(name)
         todo.extend(imported(module_file(name, src), src))
         if name == BY_NAME:
-            todo.extend(f"{BY_NAME}.{path.stem}" for path in sorted(module_file(BY_NAME, src).parent.glob("*.py"))
-                        if path.stem != "__init__")
+            todo.extend(
+                f"{BY_NAME}.{path.stem}"
+                for path in sorted(module_file(BY_NAME, src).parent.glob("*.py"))
+                if path.stem != "__init__"
+            )
     return seen
 
 
@@ -134,7 +138,8 @@ def stale(root: Path) -> list[str]:
     dropped = [path for path in (root / "pipelines").glob("*/dvc.yaml") if path not in files]
     return [f"{path.relative_to(root)} differs from the generated one" for path in changed] + [
         f"{path.relative_to(root)} is a pipeline of a family that params.yaml no longer has: remove its folder"
-        for path in dropped]
+        for path in dropped
+    ]
 
 
 def main(argv: list[str]) -> int:

@@ -182,8 +182,10 @@ class ReplayProvider(Provider):
     @classmethod
     def check(cls, cfg, where: str) -> None:
         if not isinstance(cfg.get("path"), str) or not cfg.get("path"):
-            raise InputError(f"{where}: path (the recorded responses, `{{suite}}` for the suite's name) must be "
-                             f"set, got {cfg.get('path')!r}")
+            raise InputError(
+                f"{where}: path (the recorded responses, `{{suite}}` for the suite's name) must be "
+                f"set, got {cfg.get('path')!r}"
+            )
 
     def identity(self) -> dict:
         return {"provider": self.name, "path": str(self.cfg.path)}  # as written: one identity for every suite
@@ -191,7 +193,9 @@ class ReplayProvider(Provider):
     async def complete(self, request: Request) -> Reply:
         wanted = (request.prompt.id, request.sample)
         if wanted not in self.recorded:
-            return Reply(error=f"no recorded response for id {wanted[0]} sample {wanted[1]} in {self.path}", cached=True)
+            return Reply(
+                error=f"no recorded response for id {wanted[0]} sample {wanted[1]} in {self.path}", cached=True
+            )
         return Reply(text=self.recorded[wanted], finish_reason="stop", cached=True)
 
 
@@ -201,15 +205,17 @@ def _not_recorded(who: str, path: Path, pattern: str, suite: str | None) -> str:
     recorded = _suites_recorded(pattern) if suite is not None and "{suite}" in pattern else ""
     if not recorded:
         return f"{who}: replay file {path} not found"
-    return (f"{who} has no recorded responses for suite '{suite}' ({path} does not exist): it has them for "
-            f"{recorded} only; run it on those, or leave it out of params.yaml's models for a plan of other suites")
+    return (
+        f"{who} has no recorded responses for suite '{suite}' ({path} does not exist): it has them for "
+        f"{recorded} only; run it on those, or leave it out of params.yaml's models for a plan of other suites"
+    )
 
 
 def _suites_recorded(pattern: str) -> str:
     """The suites whose names fill a replay path's `{suite}` with a file that exists."""
     head, _, tail = pattern.partition("{suite}")
     files = glob.glob(glob.escape(head) + "*" + glob.escape(tail))
-    return ", ".join(sorted(name[len(head):len(name) - len(tail)] for name in files))
+    return ", ".join(sorted(name[len(head) : len(name) - len(tail)] for name in files))
 
 
 def _recorded(path: Path, id_field: str, response_field: str) -> dict[tuple[str, int], str]:
@@ -220,8 +226,9 @@ def _recorded(path: Path, id_field: str, response_field: str) -> dict[tuple[str,
             raise InputError(f"{path}:{line}: a replay row needs the fields '{id_field}' and '{response_field}'")
         response, sample = row[response_field], row.get("sample", 0)
         if not isinstance(response, str):  # a null would otherwise be replayed as the text "None"
-            raise RecordError(path, f"{row[id_field]} (line {line})", response_field,
-                              f"expected text, got {type(response).__name__}")
+            raise RecordError(
+                path, f"{row[id_field]} (line {line})", response_field, f"expected text, got {type(response).__name__}"
+            )
         if not isinstance(sample, int) or isinstance(sample, bool):
             raise RecordError(path, f"{row[id_field]} (line {line})", "sample", f"expected an integer, got {sample!r}")
         recorded[(str(row[id_field]), sample)] = response
@@ -243,13 +250,20 @@ class ScriptedProvider(Provider):
     def check(cls, cfg, where: str) -> None:
         replies = cfg.get("replies")
         if not OmegaConf.is_list(replies) or not replies:
-            raise InputError(f"{where}: replies must be a list of rules ({{when: '\"verdict\"', reply: ...}}), "
-                             f"got {replies!r}")
+            raise InputError(
+                f"{where}: replies must be a list of rules ({{when: '\"verdict\"', reply: ...}}), got {replies!r}"
+            )
         for index, rule in enumerate(replies):
-            if not OmegaConf.is_dict(rule) or not isinstance(rule.get("reply"), str) \
-                    or not isinstance(rule.get("when", ""), str) or set(rule) - {"when", "reply"}:
-                raise InputError(f"{where}: replies[{index}] must have a text `reply` and may have a text `when` "
-                                 f"(nothing else), got {rule!r}")
+            if (
+                not OmegaConf.is_dict(rule)
+                or not isinstance(rule.get("reply"), str)
+                or not isinstance(rule.get("when", ""), str)
+                or set(rule) - {"when", "reply"}
+            ):
+                raise InputError(
+                    f"{where}: replies[{index}] must have a text `reply` and may have a text `when` "
+                    f"(nothing else), got {rule!r}"
+                )
 
     def identity(self) -> dict:
         return {"provider": self.name, "replies": self.replies}  # another script is another model
@@ -267,8 +281,9 @@ def request_text(messages: list) -> str:
     parts = []
     for message in messages:
         content = message["content"]
-        parts.extend([content] if isinstance(content, str) else
-                     [part["text"] for part in content if part.get("type") == "text"])
+        parts.extend(
+            [content] if isinstance(content, str) else [part["text"] for part in content if part.get("type") == "text"]
+        )
     return "\n".join(parts)
 
 
@@ -292,12 +307,15 @@ def judge_provider_class(endpoint, where: str) -> type[Provider]:
     provider = provider_class(endpoint.get("provider", JUDGE_PROVIDER), where)
     if provider.needs_prompts:
         judging = ", ".join(name for name, other in PROVIDERS.items() if not other.needs_prompts)
-        raise InputError(f"{where}: provider '{provider.name}' answers only a suite's prompts; a judge needs one "
-                         f"that answers any request ({judging})")
+        raise InputError(
+            f"{where}: provider '{provider.name}' answers only a suite's prompts; a judge needs one "
+            f"that answers any request ({judging})"
+        )
     return provider
 
 
 # ---------------------------------------------------------------- asking
+
 
 class Client:
     """One provider behind the request cache: a cached reply is not asked again, and a reply is
@@ -335,8 +353,11 @@ class Client:
             self._tallied.add(request.key)
             self.tally.add(reply)
         if self.progress is not None:
-            self.progress.set_postfix(tokens=self.tally.prompt_tokens + self.tally.completion_tokens,
-                                      cost=f"${self.tally.cost:.4f}", refresh=False)
+            self.progress.set_postfix(
+                tokens=self.tally.prompt_tokens + self.tally.completion_tokens,
+                cost=f"${self.tally.cost:.4f}",
+                refresh=False,
+            )
             self.progress.update(1)
         return reply
 
@@ -375,8 +396,9 @@ class Client:
         await self.provider.aclose()
 
 
-async def complete_all(provider: Provider, cache: RequestCache | None, requests: list[Request], progress=None,
-                       tally: Tally | None = None) -> list[Reply]:
+async def complete_all(
+    provider: Provider, cache: RequestCache | None, requests: list[Request], progress=None, tally: Tally | None = None
+) -> list[Reply]:
     """Ask every request concurrently, in order; cached replies are not asked again."""
     client = Client(provider, cache, progress, tally)
     try:
@@ -385,8 +407,9 @@ async def complete_all(provider: Provider, cache: RequestCache | None, requests:
         await client.aclose()
 
 
-def ask_all(provider: Provider, cache_path: str | Path, requests: list[Request], label: str,
-            tally: Tally | None = None) -> list[Reply]:
+def ask_all(
+    provider: Provider, cache_path: str | Path, requests: list[Request], label: str, tally: Tally | None = None
+) -> list[Reply]:
     """A batch through one provider and, where it sends, the request cache and a progress bar.
     Raises EndpointError, sending nothing, where the probe finds the endpoint unable to serve."""
     if not provider.sends:  # answered at once: no cache to open, no progress to show

@@ -18,10 +18,11 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Iterable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 
 class InputError(Exception):
@@ -267,8 +268,11 @@ def to_dict(record: Any) -> dict:
 
 @functools.cache
 def _omitted_when_default(cls: type) -> tuple[tuple[str, Any], ...]:
-    return tuple((f.name, f.default if f.default is not dataclasses.MISSING else f.default_factory())
-                 for f in dataclasses.fields(cls) if f.metadata.get("omitted_when_default"))
+    return tuple(
+        (f.name, f.default if f.default is not dataclasses.MISSING else f.default_factory())
+        for f in dataclasses.fields(cls)
+        if f.metadata.get("omitted_when_default")
+    )
 
 
 def from_dict(cls: type[R], data: dict, *, path: str | os.PathLike = "<memory>") -> R:
@@ -339,10 +343,15 @@ def without_paths(messages: Iterable[dict]) -> list[dict]:
     """Messages with each image named by its content only: where a figure is stored is no part
     of what is asked, so it must not change a prompt's hash or a request's cache key."""
     return [
-        {**message, "content": [
-            {k: v for k, v in part.items() if k != "path"} if isinstance(part, dict) else part
-            for part in message["content"]
-        ]} if isinstance(message.get("content"), (list, tuple)) else dict(message)
+        {
+            **message,
+            "content": [
+                {k: v for k, v in part.items() if k != "path"} if isinstance(part, dict) else part
+                for part in message["content"]
+            ],
+        }
+        if isinstance(message.get("content"), (list, tuple))
+        else dict(message)
         for message in messages
     ]
 
@@ -363,8 +372,12 @@ def iter_json_lines(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as error:
-                raise RecordError(path, f"at line {line_number}", "(encoding)",
-                                  f"not UTF-8: byte {raw[error.start]:#04x} at column {error.start + 1}") from None
+                raise RecordError(
+                    path,
+                    f"at line {line_number}",
+                    "(encoding)",
+                    f"not UTF-8: byte {raw[error.start]:#04x} at column {error.start + 1}",
+                ) from None
             if not line.strip():
                 continue
             try:
@@ -391,8 +404,12 @@ def check_no_surrogates(data: Any, path: str | os.PathLike, record: str) -> None
     if found is not None:
         field_name, text = found
         character = _SURROGATE.search(text).group()
-        raise RecordError(path, record, field_name or "(json)",
-                          f"a lone surrogate \\u{ord(character):04x} (a \\u escape that is no character): fix the file")
+        raise RecordError(
+            path,
+            record,
+            field_name or "(json)",
+            f"a lone surrogate \\u{ord(character):04x} (a \\u escape that is no character): fix the file",
+        )
 
 
 def _surrogate_at(value: Any, where: str) -> tuple[str, str] | None:
@@ -417,9 +434,10 @@ def _naming_output(error: OSError, path: Path, temporary: str) -> OSError:
     """`error`, from writing the output `path` through its temporary sibling `temporary`, as an
     error that names `path`: a full disk names no file, and a temporary name means nothing to a
     user. Other errors that name no temporary file are returned as they are."""
+
     def final(name):
         inside = isinstance(name, str) and (name == temporary or name.startswith(temporary + os.sep))
-        return str(path) + name[len(temporary):] if inside else name
+        return str(path) + name[len(temporary) :] if inside else name
 
     filename, filename2 = final(error.filename), final(error.filename2)
     if error.errno in WRITE_ERRORS:  # only the output it was writing (copyfile names its source too)
@@ -445,10 +463,17 @@ def atomic_file(path: str | os.PathLike, mode: str = "w"):
     """Open a temporary sibling of `path` and move it into place only if the block succeeds. A
     failed write (a full disk) removes the sibling and raises an OSError that names `path`."""
     path = Path(path)
-    handle = _make_temporary(path, lambda: tempfile.NamedTemporaryFile(
-        mode, dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False,
-        **({"encoding": "utf-8", "newline": "\n"} if "b" not in mode else {}),
-    ))
+    handle = _make_temporary(
+        path,
+        lambda: tempfile.NamedTemporaryFile(
+            mode,
+            dir=path.parent,
+            prefix=f".{path.name}.",
+            suffix=".tmp",
+            delete=False,
+            **({"encoding": "utf-8", "newline": "\n"} if "b" not in mode else {}),
+        ),
+    )
     try:
         with handle:
             yield handle
@@ -475,7 +500,9 @@ def atomic_dir(path: str | os.PathLike):
     """Build a directory next to `path` and swap it in only when the block succeeds; a failed write
     removes it, and its OSError names the output (see `atomic_file`)."""
     path = Path(path)
-    staging = _make_temporary(path, lambda: Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")))
+    staging = _make_temporary(
+        path, lambda: Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
+    )
     try:
         yield staging
         if path.exists():

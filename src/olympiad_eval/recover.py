@@ -53,11 +53,15 @@ def recover(root: Path) -> tuple[int, str]:
     if not torn(rwlock):
         return 0, "nothing to recover: DVC's lock files are readable"
     if dvc_running(root / REPO_LOCK):
-        return 1, (f"{RWLOCK} is unreadable but a DVC process is running in this repository: "
-                   "let it finish (or stop it), then run this again")
+        return 1, (
+            f"{RWLOCK} is unreadable but a DVC process is running in this repository: "
+            "let it finish (or stop it), then run this again"
+        )
     rwlock.unlink()
-    return 0, (f"removed {RWLOCK}, torn by a killed DVC process (no DVC process is running); "
-               "`dvc repro` now resumes where the run stopped")
+    return 0, (
+        f"removed {RWLOCK}, torn by a killed DVC process (no DVC process is running); "
+        "`dvc repro` now resumes where the run stopped"
+    )
 
 
 def main() -> None:

@@ -24,7 +24,9 @@ LARGE_FIGURE_BYTES = 20 * 1024 * 1024
 UNREADABLE_IMAGE = (UnidentifiedImageError, Image.DecompressionBombError, OSError, SyntaxError, ValueError)
 
 
-def load_figure(path: Path, *, release_file: str | Path, record: str, field_name: str, name: str, role: str = "") -> Figure:
+def load_figure(
+    path: Path, *, release_file: str | Path, record: str, field_name: str, name: str, role: str = ""
+) -> Figure:
     """A figure of the release, checked to be a readable image; named by its content hash."""
     if not path.is_file():
         raise RecordError(release_file, record, field_name, f"figure '{name}' not found at {path}")
@@ -33,12 +35,20 @@ def load_figure(path: Path, *, release_file: str | Path, record: str, field_name
             image_format = image.format
             image.load()  # decodes every pixel: a truncated file fails here, not at a model
     except UNREADABLE_IMAGE as error:
-        raise RecordError(release_file, record, field_name, f"figure '{name}' is not a readable image: {error}") from None
+        raise RecordError(
+            release_file, record, field_name, f"figure '{name}' is not a readable image: {error}"
+        ) from None
     size = path.stat().st_size
     if size > LARGE_FIGURE_BYTES:
         logging.getLogger(__name__).warning(
             "%s: record %s: figure '%s' is %.1f MB; most endpoints refuse images over %d MB: set max_image_bytes "
-            "in the model's config to send it shrunk", release_file, record, name, size / 2**20, LARGE_FIGURE_BYTES >> 20)
+            "in the model's config to send it shrunk",
+            release_file,
+            record,
+            name,
+            size / 2**20,
+            LARGE_FIGURE_BYTES >> 20,
+        )
     mime = MIME_BY_FORMAT.get(image_format or "", f"image/{(image_format or 'octet-stream').lower()}")
     return Figure(sha256=file_sha256(path), path=str(path), mime=mime, name=name, role=role)
 
@@ -52,7 +62,12 @@ def release_path(name, *, root: Path, where: str | Path, record: str, field_name
         raise RecordError(where, record, field_name, f"a file name must be a non-empty string, got {name!r:.80}")
     parts = Path(name).parts
     if Path(name).is_absolute() or ".." in parts:
-        raise RecordError(where, record, field_name, f"'{name}' points outside the release ({root}): only relative paths inside it are read")
+        raise RecordError(
+            where,
+            record,
+            field_name,
+            f"'{name}' points outside the release ({root}): only relative paths inside it are read",
+        )
     return root / name
 
 
@@ -80,7 +95,9 @@ def as_points(value, *, where: str | Path, record: str, field_name: str) -> floa
     """Points: a finite number >= 0. Text ("2"), NaN, infinities and negatives are refused: they
     would otherwise turn into a score that is silently wrong, or fail deep in a later stage."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RecordError(where, record, field_name, f"expected a number of points, got {type(value).__name__} {value!r:.80}")
+        raise RecordError(
+            where, record, field_name, f"expected a number of points, got {type(value).__name__} {value!r:.80}"
+        )
     if not math.isfinite(value) or value < 0:
         raise RecordError(where, record, field_name, f"points must be a finite number >= 0, got {value!r}")
     return float(value)
@@ -125,8 +142,12 @@ class Fields:
         """An id is text or an integer, and not blank: records, cache keys and tables are keyed by it."""
         raw = self.raw("id")
         if isinstance(raw, bool) or not isinstance(raw, (str, int)):
-            raise RecordError(self.where, self.record, self.column("id"),
-                              f"expected text or an integer, got {type(raw).__name__} {raw!r:.80}")
+            raise RecordError(
+                self.where,
+                self.record,
+                self.column("id"),
+                f"expected text or an integer, got {type(raw).__name__} {raw!r:.80}",
+            )
         if not str(raw).strip():
             raise RecordError(self.where, repr(raw), self.column("id"), "empty: every problem needs an id")
 
@@ -146,10 +167,17 @@ class Fields:
         """A gold answer that must not be empty (the protocol compares with it)."""
         text = self.text(name)
         if not text.strip():
-            raise RecordError(self.where, self.record, self.column(name), "empty: the protocol compares responses with it")
+            raise RecordError(
+                self.where, self.record, self.column(name), "empty: the protocol compares responses with it"
+            )
         return text
 
     def path(self, name: str, root: Path, value=None) -> Path:
         """The release file the field names (or `value`, one entry of a list field)."""
-        return release_path(self.raw(name) if value is None else value, root=root, where=self.where,
-                            record=self.record, field_name=self.column(name))
+        return release_path(
+            self.raw(name) if value is None else value,
+            root=root,
+            where=self.where,
+            record=self.record,
+            field_name=self.column(name),
+        )

@@ -18,8 +18,17 @@ from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import Filter, plugin, suite_where, typed_suite
 from olympiad_eval.records import (
-    InputError, Problem, Prompt, Selection, atomic_dir, content_hash, natural_key, read_jsonl, without_paths,
-    write_json, write_jsonl,
+    InputError,
+    Problem,
+    Prompt,
+    Selection,
+    atomic_dir,
+    content_hash,
+    natural_key,
+    read_jsonl,
+    without_paths,
+    write_json,
+    write_jsonl,
 )
 from olympiad_eval.templates import fill, unknown_placeholders
 
@@ -38,7 +47,7 @@ def place_figures(text: str, figures: list | dict, at_markers: bool) -> list[dic
     for marker in _FIGURE_MARKER.finditer(text) if at_markers else ():
         number = int(marker.group(1) or marker.group(2))
         if number in numbered and number not in placed:
-            parts.append({"type": "text", "text": text[start:marker.end()]})
+            parts.append({"type": "text", "text": text[start : marker.end()]})
             parts.append(image(numbered[number]))
             placed.add(number)
             start = marker.end()
@@ -50,13 +59,16 @@ def place_figures(text: str, figures: list | dict, at_markers: bool) -> list[dic
 
 # ---------------------------------------------------------------- taking part of a benchmark
 
+
 def suite_filters(suite) -> list[Filter]:
     """The options of a typed suite that take part of its benchmark by what a problem is, in the
     order they apply: the generic ones, then its benchmark's own (`filters` in its module)."""
     own = getattr(plugin(suite.kind), "filters", None)
-    return [Filter("subsets", suite.subsets, lambda problem: (problem.subset,)),
-            Filter("ids", suite.ids, lambda problem: (problem.id,)),
-            *(own(suite) if own else ())]
+    return [
+        Filter("subsets", suite.subsets, lambda problem: (problem.subset,)),
+        Filter("ids", suite.ids, lambda problem: (problem.id,)),
+        *(own(suite) if own else ()),
+    ]
 
 
 def in_language(problems: list[Problem], suite) -> list[Problem]:
@@ -89,9 +101,11 @@ def _kept(chosen: list[Problem], pool: list[Problem], option: Filter, name: str)
     have = {value for problem in pool for value in option.values_of(problem)}
     missing = [value for value in wanted if value not in have]
     if missing:
-        raise InputError(f"{suite_where(name)}: {option.key}: {', '.join(repr(v) for v in missing[:5])} "
-                         f"{'selects' if len(missing) == 1 else 'select'} no problem of the suite "
-                         f"({_nearest(missing[0], have, option.key)})")
+        raise InputError(
+            f"{suite_where(name)}: {option.key}: {', '.join(repr(v) for v in missing[:5])} "
+            f"{'selects' if len(missing) == 1 else 'select'} no problem of the suite "
+            f"({_nearest(missing[0], have, option.key)})"
+        )
     keep = set(wanted)
     return [problem for problem in chosen if keep.intersection(option.values_of(problem))]
 
@@ -140,13 +154,16 @@ def selection(problems: list[Problem], chosen: list[Problem], suite) -> Selectio
 
 # ---------------------------------------------------------------- prompts
 
+
 def prompt_for(problem: Problem, suite_name: str, suite) -> Prompt:
     """One problem's prompt; `suite` is typed (`typed_suite`)."""
     bench = plugin(suite.kind)
     key, fields = bench.template_fields(problem, suite)
     templates = dict(suite.templates)
     if key not in templates:
-        raise InputError(f"suite '{suite_name}': no template '{key}' (problem {problem.id}); templates: {sorted(templates)}")
+        raise InputError(
+            f"suite '{suite_name}': no template '{key}' (problem {problem.id}); templates: {sorted(templates)}"
+        )
     unknown = unknown_placeholders(str(templates[key].text), fields)
     if unknown:
         raise InputError(
@@ -158,7 +175,9 @@ def prompt_for(problem: Problem, suite_name: str, suite) -> Prompt:
     placement = suite.figure_placement
     content = place_figures(text, bench.figures(problem, suite), at_markers=placement == "markers")
     if placement == "before_text":
-        content = [part for part in content if part["type"] == "image"] + [part for part in content if part["type"] == "text"]
+        content = [part for part in content if part["type"] == "image"] + [
+            part for part in content if part["type"] == "text"
+        ]
     messages = []
     if suite.system_prompt:
         messages.append({"role": "system", "content": suite.system_prompt})
@@ -178,10 +197,15 @@ def render(suite_name: str, suite, benchmark: str, problems_path: str | Path, ou
     released = read_jsonl(problems_path, Problem)
     problems = select(released, suite, suite_name)
     if not problems:
-        raise InputError(f"suite '{suite_name}': no problem of {problems_path} matches language={suite.get('language')}")
+        raise InputError(
+            f"suite '{suite_name}': no problem of {problems_path} matches language={suite.get('language')}"
+        )
     prompts = [prompt_for(problem, suite_name, suite) for problem in problems]
     record = {
-        "suite": suite_name, "benchmark": benchmark, "kind": suite.kind, "language": suite.get("language"),
+        "suite": suite_name,
+        "benchmark": benchmark,
+        "kind": suite.kind,
+        "language": suite.get("language"),
         "templates": {key: template.get("name", key) for key, template in dict(suite.templates).items()},
         "scoring": OmegaConf.to_container(suite.scoring),  # how the judge scores this suite's responses
     }

@@ -52,10 +52,16 @@ def request_cache(path: str) -> str:
     """The request cache (`paths.request_cache`); a warning while the workspace still holds one at
     the old default, whose replies this run would otherwise pay for again without a word."""
     if OLD_REQUEST_CACHE.is_file() and OLD_REQUEST_CACHE.resolve() != Path(path).resolve():
-        log.warning("%s holds replies of earlier runs, but the request cache is now %s: move the file there if "
-                    "none is there yet (`mv %s* %s`, while no stage runs), or keep using it (`export "
-                    "OLYMPIAD_EVAL_REQUEST_CACHE=%s`); the README's \"Where the request cache is\" says how to merge two",
-                    OLD_REQUEST_CACHE, path, OLD_REQUEST_CACHE, Path(path).parent, OLD_REQUEST_CACHE.resolve())
+        log.warning(
+            "%s holds replies of earlier runs, but the request cache is now %s: move the file there if "
+            "none is there yet (`mv %s* %s`, while no stage runs), or keep using it (`export "
+            'OLYMPIAD_EVAL_REQUEST_CACHE=%s`); the README\'s "Where the request cache is" says how to merge two',
+            OLD_REQUEST_CACHE,
+            path,
+            OLD_REQUEST_CACHE,
+            Path(path).parent,
+            OLD_REQUEST_CACHE.resolve(),
+        )
     return path
 
 
@@ -81,7 +87,9 @@ def clear_errors(stage):
         except InputError as error:
             fail(str(error))
         except OSError as error:
-            if error.filename is None and error.errno in WRITE_ERRORS:  # outputs name their file; this net catches the rest
+            if (
+                error.filename is None and error.errno in WRITE_ERRORS
+            ):  # outputs name their file; this net catches the rest
                 fail(f"{error.strerror or error} while this stage was writing: free some space, then rerun")
             if error.filename is None:  # not about a file: a bug, or a failure the stage should have caught
                 raise
@@ -127,8 +135,10 @@ def check_run_from(root: Path) -> None:
     another plan, or none, and write its outputs there."""
     here = Path.cwd().resolve()
     if here != root:
-        raise InputError(f"run the stages from the repository's root, {root} (`cd {root}`), not from {here}: "
-                         "they read params.yaml, conf/ and the releases, and write outputs/, relative to it")
+        raise InputError(
+            f"run the stages from the repository's root, {root} (`cd {root}`), not from {here}: "
+            "they read params.yaml, conf/ and the releases, and write outputs/, relative to it"
+        )
 
 
 def check_config_names(conf: Path, overrides: list[str]) -> None:
@@ -140,8 +150,10 @@ def check_config_names(conf: Path, overrides: list[str]) -> None:
             choices = sorted(path.relative_to(folder).with_suffix("").as_posix() for path in folder.rglob("*.yaml"))
             close = difflib.get_close_matches(name, choices, n=1)
             hint = f"did you mean '{close[0]}'? " if close else ""
-            raise InputError(f"{group} '{name}' ({group}={name}, from params.yaml or the command line): there is no "
-                             f"conf/{group}/{name}.yaml. {hint}The {group} configs: {', '.join(choices)}")
+            raise InputError(
+                f"{group} '{name}' ({group}={name}, from params.yaml or the command line): there is no "
+                f"conf/{group}/{name}.yaml. {hint}The {group} configs: {', '.join(choices)}"
+            )
 
 
 def _chosen_names(overrides: list[str]) -> list[tuple[str, str]]:
@@ -177,6 +189,7 @@ def most_common(reasons: Iterable[str], shown: int = 3) -> str:
 
 
 # ---------------------------------------------------------------- the plan
+
 
 class _PlanLoader(yaml.SafeLoader):
     """YAML that refuses a key given twice in one mapping (PyYAML would keep the last silently,
@@ -217,8 +230,15 @@ def read_plan(path: str | Path) -> dict:
         _refuse_twice(plan[key], f"{path}: {key}")
     if not isinstance(plan.get("pipelines"), dict):
         raise InputError(f"{path}: pipelines must map each benchmark family to its benchmarks and suites")
-    joined = {"benchmarks": [], "releases": {}, "suites": {}, "models": plan["models"], "judges": plan["judges"],
-              "family": {}, "families": list(plan["pipelines"])}
+    joined = {
+        "benchmarks": [],
+        "releases": {},
+        "suites": {},
+        "models": plan["models"],
+        "judges": plan["judges"],
+        "family": {},
+        "families": list(plan["pipelines"]),
+    }
     for family, part in plan["pipelines"].items():
         _join_pipeline(joined, family, part, path)
     return joined
@@ -227,24 +247,33 @@ def read_plan(path: str | Path) -> dict:
 def _join_pipeline(joined: dict, family: str, part, path: str | Path) -> None:
     """One family's block of the plan, added to the joined plan (`read_plan`)."""
     where = f"{path}: pipelines.{family}"
-    if not isinstance(part, dict) or not isinstance(part.get("benchmarks"), dict) \
-            or not isinstance(part.get("suites"), dict):
-        raise InputError(f"{where} must have a mapping `benchmarks` (benchmark: the folder its release is read "
-                         "from, e.g. sample_hipho: data/sample/hipho) and a mapping `suites` (suite: its benchmark)")
+    if (
+        not isinstance(part, dict)
+        or not isinstance(part.get("benchmarks"), dict)
+        or not isinstance(part.get("suites"), dict)
+    ):
+        raise InputError(
+            f"{where} must have a mapping `benchmarks` (benchmark: the folder its release is read "
+            "from, e.g. sample_hipho: data/sample/hipho) and a mapping `suites` (suite: its benchmark)"
+        )
     for benchmark, folder in part["benchmarks"].items():
         if benchmark in joined["family"]:
             raise InputError(f"{where}: benchmark '{benchmark}' is also in pipelines.{joined['family'][benchmark]}")
         if not isinstance(folder, str) or not folder.strip():
-            raise InputError(f"{where}.benchmarks.{benchmark} must be the folder its release is read from (the "
-                             f"source.path of conf/benchmark/{benchmark}.yaml, or that file for a release on the "
-                             f"Hub), got {folder!r}")
+            raise InputError(
+                f"{where}.benchmarks.{benchmark} must be the folder its release is read from (the "
+                f"source.path of conf/benchmark/{benchmark}.yaml, or that file for a release on the "
+                f"Hub), got {folder!r}"
+            )
         joined["family"][benchmark] = family
         joined["benchmarks"].append(benchmark)
         joined["releases"][benchmark] = folder
     for suite, benchmark in part["suites"].items():
         if benchmark not in part["benchmarks"]:
-            raise InputError(f"{where}.suites.{suite}: benchmark '{benchmark}' is not in pipelines.{family}.benchmarks"
-                             f"{_closest(str(benchmark), list(part['benchmarks']))}")
+            raise InputError(
+                f"{where}.suites.{suite}: benchmark '{benchmark}' is not in pipelines.{family}.benchmarks"
+                f"{_closest(str(benchmark), list(part['benchmarks']))}"
+            )
         if suite in joined["suites"]:
             raise InputError(f"{where}.suites: suite '{suite}' is in another pipeline too")
         joined["suites"][suite] = benchmark
@@ -264,14 +293,20 @@ def check_pairing(plan: dict, suite: str, kind: str, benchmark: str, path: str |
     suite outside the plan (rendered by hand, or in a sweep) has only its kind to keep to."""
     paired = plan["suites"].get(suite)
     if paired is not None and paired != benchmark:
-        raise InputError(f"{path}: pipelines.{plan['family'][paired]}.suites.{suite} pairs suite '{suite}' with "
-                         f"benchmark '{paired}', not '{benchmark}' (cell.benchmark={benchmark})")
+        raise InputError(
+            f"{path}: pipelines.{plan['family'][paired]}.suites.{suite} pairs suite '{suite}' with "
+            f"benchmark '{paired}', not '{benchmark}' (cell.benchmark={benchmark})"
+        )
     family = plan["family"].get(benchmark)
     if family is not None and family != kind:
-        key = f"pipelines.{family}.suites.{suite}" if paired is not None else f"pipelines.{family}.benchmarks.{benchmark}"
-        raise InputError(f"{path}: {key}: suite '{suite}' (conf/suite/{suite}.yaml) asks {kind} problems, and benchmark "
-                         f"'{benchmark}' is a {family} release: pair the suite with a {kind} benchmark, under "
-                         f"pipelines.{kind}")
+        key = (
+            f"pipelines.{family}.suites.{suite}" if paired is not None else f"pipelines.{family}.benchmarks.{benchmark}"
+        )
+        raise InputError(
+            f"{path}: {key}: suite '{suite}' (conf/suite/{suite}.yaml) asks {kind} problems, and benchmark "
+            f"'{benchmark}' is a {family} release: pair the suite with a {kind} benchmark, under "
+            f"pipelines.{kind}"
+        )
 
 
 def _refuse_twice(names: list, where: str) -> None:
@@ -288,7 +323,8 @@ def suite_configs(plan: dict, benchmark: str) -> dict:
 
     return {
         suite: compose(config_name="render", overrides=[f"suite={suite}", f"cell.benchmark={benchmark}"]).suite
-        for suite, owner in plan["suites"].items() if owner == benchmark
+        for suite, owner in plan["suites"].items()
+        if owner == benchmark
     }
 
 
@@ -296,8 +332,10 @@ def check_family(plan: dict, benchmark: str, kind: str, path: str | Path) -> Non
     """A benchmark belongs in the pipeline of its kind, where its stages and their dvc.lock are."""
     family = plan["family"].get(benchmark)
     if family is not None and family != kind:
-        raise InputError(f"{path}: pipelines.{family} lists '{benchmark}', a {kind} benchmark "
-                         f"(conf/benchmark/{benchmark}.yaml): move it under pipelines.{kind}")
+        raise InputError(
+            f"{path}: pipelines.{family} lists '{benchmark}', a {kind} benchmark "
+            f"(conf/benchmark/{benchmark}.yaml): move it under pipelines.{kind}"
+        )
 
 
 def check_release_folder(plan: dict, benchmark: str, source, path: str | Path) -> None:
@@ -309,8 +347,9 @@ def check_release_folder(plan: dict, benchmark: str, source, path: str | Path) -
     if folder is None or source.get("type") != "local" or not source.get("path"):
         return
     if not Path(source.path).resolve().is_relative_to(Path(folder).resolve()):
-        raise InputError(f"{path}: pipelines.{plan['family'][benchmark]}.benchmarks.{benchmark} is '{folder}', but "
-                         f"conf/benchmark/{benchmark}.yaml (or an override) reads the release from source.path "
-                         f"'{source.path}', outside it: DVC would not rerun the fetch when that release changes; "
-                         "name the folder the release is read from")
-
+        raise InputError(
+            f"{path}: pipelines.{plan['family'][benchmark]}.benchmarks.{benchmark} is '{folder}', but "
+            f"conf/benchmark/{benchmark}.yaml (or an override) reads the release from source.path "
+            f"'{source.path}', outside it: DVC would not rerun the fetch when that release changes; "
+            "name the folder the release is read from"
+        )

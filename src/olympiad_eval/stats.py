@@ -11,8 +11,9 @@ BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_CHUNK = 1_000_000  # picks per chunk
 
 
-def ratio_bootstrap(earned, available, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0,
-                    level: float = 0.95) -> tuple[float, float]:
+def ratio_bootstrap(
+    earned, available, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
     """The percentile interval of 100 * sum(earned) / sum(available) over items resampled with
     replacement (problems; a comparison's paired differences keep both runs of each), or NaNs when
     nothing is available. Seeded, so that tables stay byte-stable. Resamples are drawn in chunks

@@ -17,14 +17,20 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import plugin, typed_suite
 from olympiad_eval.layout import TABLE_INDEX, Layout
 from olympiad_eval.records import (
-    InputError, Judgment, Problem, atomic_dir, atomic_file, iter_jsonl, read_jsonl, write_json,
+    InputError,
+    Judgment,
+    Problem,
+    atomic_dir,
+    atomic_file,
+    iter_jsonl,
+    read_jsonl,
+    write_json,
 )
 from olympiad_eval.render import select, selection, selection_options
 from olympiad_eval.stats import BOOTSTRAP_RESAMPLES, ratio_bootstrap
@@ -44,7 +50,9 @@ def load_judgments(layout: Layout, plan: dict, benchmark: str, parts: tuple[str,
     for suite, model, judge in cells(plan, benchmark):
         path = layout.judgments(plan["family"][benchmark], suite, model, judge)
         if not path.is_file():
-            raise InputError(f"{path}: the plan's cell {suite} x {model} x {judge} has no judgments; run its stages first")
+            raise InputError(
+                f"{path}: the plan's cell {suite} x {model} x {judge} has no judgments; run its stages first"
+            )
         judgments = [_row(judgment, parts) for judgment in iter_jsonl(path, Judgment)]
         check_one_provenance(path, {row[_PROVENANCE] for row in judgments})
         rows += judgments
@@ -60,14 +68,27 @@ def load_judgments(layout: Layout, plan: dict, benchmark: str, parts: tuple[str,
 DROPPED = {"extracted", "slots", "detail", "parts"}  # parts: a column each
 COLUMNS = [f.name for f in fields(Judgment) if f.name not in DROPPED]
 PROSE = {"reasoning", "step"}
-_NAMES = {"suite", "model", "judge", "language", "subset", "subject", "status", "verdict", "protocol",
-          "judge_config", "packages"}
+_NAMES = {
+    "suite",
+    "model",
+    "judge",
+    "language",
+    "subset",
+    "subject",
+    "status",
+    "verdict",
+    "protocol",
+    "judge_config",
+    "packages",
+}
 
 
 def _row(judgment: Judgment, parts: tuple[str, ...]) -> tuple:
     return tuple(
-        _without_prose(getattr(judgment, name)) if name == "details"
-        else sys.intern(value) if name in _NAMES and isinstance(value := getattr(judgment, name), str)
+        _without_prose(getattr(judgment, name))
+        if name == "details"
+        else sys.intern(value)
+        if name in _NAMES and isinstance(value := getattr(judgment, name), str)
         else getattr(judgment, name)
         for name in COLUMNS
     ) + tuple(judgment.parts.get(name) for name in parts)
@@ -85,8 +106,10 @@ def check_one_provenance(path: Path, seen: set) -> None:
     would average verdicts of different protocols into one number."""
     if len(seen) > 1:
         kinds = "; ".join(" | ".join(value or "(none)" for value in made) for made in sorted(seen))
-        raise InputError(f"{path}: judgments made by {len(seen)} different protocols or setups ({kinds}): "
-                         "rerun its judge stage so that one protocol scores the whole cell")
+        raise InputError(
+            f"{path}: judgments made by {len(seen)} different protocols or setups ({kinds}): "
+            "rerun its judge stage so that one protocol scores the whole cell"
+        )
 
 
 def _without_prose(value):
@@ -101,18 +124,20 @@ def counts(frame: pd.DataFrame) -> pd.DataFrame:
     """Per cell: how many problems, how many scored, and every kind of failure; `undecided` counts
     the rule checks that could not finish (not judgments: a response may have several)."""
     grouped = frame.groupby(CELL)
-    table = pd.DataFrame({
-        "problems": grouped["id"].nunique(),
-        "samples": grouped["sample"].nunique(),
-        "scored": grouped["status"].apply(lambda s: int((s == "scored").sum())),
-        "judge errors": grouped["status"].apply(lambda s: int((s == "judge_error").sum())),
-        "undecided": grouped["undecided"].apply(lambda checks: int(sum(len(undecided) for undecided in checks))),
-        "failed generations": grouped["status"].apply(lambda s: int((s == "generation_error").sum())),
-        # scored (0 points), but told apart from wrong answers: the model declined, or a filter stopped it
-        "refusals": grouped["refused"].sum().astype(int),
-        "truncated": grouped["truncated"].sum().astype(int),
-        "score (%)": grouped.apply(_score_percent, include_groups=False),
-    })
+    table = pd.DataFrame(
+        {
+            "problems": grouped["id"].nunique(),
+            "samples": grouped["sample"].nunique(),
+            "scored": grouped["status"].apply(lambda s: int((s == "scored").sum())),
+            "judge errors": grouped["status"].apply(lambda s: int((s == "judge_error").sum())),
+            "undecided": grouped["undecided"].apply(lambda checks: int(sum(len(undecided) for undecided in checks))),
+            "failed generations": grouped["status"].apply(lambda s: int((s == "generation_error").sum())),
+            # scored (0 points), but told apart from wrong answers: the model declined, or a filter stopped it
+            "refusals": grouped["refused"].sum().astype(int),
+            "truncated": grouped["truncated"].sum().astype(int),
+            "score (%)": grouped.apply(_score_percent, include_groups=False),
+        }
+    )
     bounds = grouped.apply(bootstrap_interval, include_groups=False)
     table["95% CI low"] = bounds.map(lambda pair: pair[0])
     table["95% CI high"] = bounds.map(lambda pair: pair[1])
@@ -123,8 +148,9 @@ def bootstrap_interval(group: pd.DataFrame, resamples: int = BOOTSTRAP_RESAMPLES
     """The 95% percentile bootstrap interval of the score, resampling problems (with all their
     samples) with replacement. The generator is seeded so that the tables stay byte-stable."""
     per_problem = group.assign(points=group["points"].fillna(0)).groupby("id")[["points", "max_points"]].sum()
-    low, high = ratio_bootstrap(per_problem["points"].to_numpy(), per_problem["max_points"].to_numpy(), resamples,
-                                seed=0)
+    low, high = ratio_bootstrap(
+        per_problem["points"].to_numpy(), per_problem["max_points"].to_numpy(), resamples, seed=0
+    )
     return (low, high) if math.isnan(low) else (round(low, 2), round(high, 2))
 
 
@@ -134,14 +160,21 @@ def with_usage(table: pd.DataFrame, layout: Layout, family: str) -> pd.DataFrame
     cells = list(zip(table["suite"], table["model"], table["judge"]))
     generation = [_usage(layout.usage(family, suite, model)) for suite, model, _ in cells]
     judging = [_usage(layout.judge_usage(family, suite, model, judge)) for suite, model, judge in cells]
-    return table.assign(**{"generation tokens": _tokens(generation), "generation cost ($)": _costs(generation),
-                           "judge tokens": _tokens(judging), "judge cost ($)": _costs(judging)})
+    return table.assign(
+        **{
+            "generation tokens": _tokens(generation),
+            "generation cost ($)": _costs(generation),
+            "judge tokens": _tokens(judging),
+            "judge cost ($)": _costs(judging),
+        }
+    )
 
 
 def _tokens(usages: list[dict]) -> pd.api.extensions.ExtensionArray:
     """Input and output tokens together; missing where a cell has no usage metrics."""
-    return pd.array([u.get("prompt_tokens", 0) + u.get("completion_tokens", 0) if u else None for u in usages],
-                    dtype="Int64")
+    return pd.array(
+        [u.get("prompt_tokens", 0) + u.get("completion_tokens", 0) if u else None for u in usages], dtype="Int64"
+    )
 
 
 def _costs(usages: list[dict]) -> list:
@@ -164,10 +197,14 @@ def protocol_by_judge(frame: pd.DataFrame) -> pd.DataFrame:
     made = frame.drop_duplicates([*CELL, *PROVENANCE])
     mixed = made.groupby("judge").filter(lambda cells: len(cells[PROVENANCE].drop_duplicates()) > 1)
     if not mixed.empty:
-        cells = "; ".join(f"{s} x {m}: {p or 'not recorded'} ({c})" for s, m, p, c
-                          in mixed[["suite", "model", "protocol", "judge_config"]].itertuples(index=False))
-        raise InputError(f"judge '{mixed['judge'].iloc[0]}': its cells were judged under different protocols or "
-                         f"configs ({cells}): rerun the judge stages of the older cells")
+        cells = "; ".join(
+            f"{s} x {m}: {p or 'not recorded'} ({c})"
+            for s, m, p, c in mixed[["suite", "model", "protocol", "judge_config"]].itertuples(index=False)
+        )
+        raise InputError(
+            f"judge '{mixed['judge'].iloc[0]}': its cells were judged under different protocols or "
+            f"configs ({cells}): rerun the judge stages of the older cells"
+        )
     return made.groupby("judge")[PROVENANCE].first()
 
 
@@ -184,7 +221,11 @@ def made_by(made: pd.DataFrame, judge: str) -> str:
     """What made a judge's numbers: its protocol, its config's hash and the versions of the packages
     that decided its verdicts."""
     protocol, config, packages = made.loc[judge, PROVENANCE]
-    return f"{protocol}; judge config {config}; {packages}" if protocol else "not recorded (judged before protocols had versions)"
+    return (
+        f"{protocol}; judge config {config}; {packages}"
+        if protocol
+        else "not recorded (judged before protocols had versions)"
+    )
 
 
 def made_by_lines(made: pd.DataFrame) -> list[str]:
@@ -200,6 +241,7 @@ def made_by_latex(lines: list[str]) -> str:
 
 
 # ---------------------------------------------------------------- partial suites
+
 
 def partial_suites(benchmark: str, suites: dict, layout: Layout) -> dict[str, str]:
     """Each of the plan's suites of the benchmark that leaves problems out, with what it took
@@ -229,8 +271,11 @@ def partial_lines(partial: dict[str, str]) -> list[str]:
 
 
 def partial_markdown(partial: dict[str, str]) -> str:
-    return "\nPartial, not every problem:\n" + "".join(f"- partial: {line}\n" for line in partial_lines(partial)) \
-        if partial else ""
+    return (
+        "\nPartial, not every problem:\n" + "".join(f"- partial: {line}\n" for line in partial_lines(partial))
+        if partial
+        else ""
+    )
 
 
 def partial_latex(partial: dict[str, str]) -> str:
@@ -244,11 +289,17 @@ def headline(summary: pd.DataFrame, frame: pd.DataFrame, partial: dict[str, str]
     leaves problems out, what it took; the counts, costs, judge config and package versions are in
     the summary table."""
     judgments = frame.groupby(CELL).size()
-    return {(row["suite"], row["model"], row["judge"]): {
-        "score": row["score (%)"], "ci_low": row["95% CI low"], "ci_high": row["95% CI high"],
-        "coverage": round(row["scored"] / judgments[(row["suite"], row["model"], row["judge"])], 6),
-        "protocol": row["protocol"], **({"partial": partial[row["suite"]]} if row["suite"] in partial else {}),
-    } for row in summary.to_dict("records")}
+    return {
+        (row["suite"], row["model"], row["judge"]): {
+            "score": row["score (%)"],
+            "ci_low": row["95% CI low"],
+            "ci_high": row["95% CI high"],
+            "coverage": round(row["scored"] / judgments[(row["suite"], row["model"], row["judge"])], 6),
+            "protocol": row["protocol"],
+            **({"partial": partial[row["suite"]]} if row["suite"] in partial else {}),
+        }
+        for row in summary.to_dict("records")
+    }
 
 
 def to_markdown(table: pd.DataFrame) -> str:
@@ -257,13 +308,37 @@ def to_markdown(table: pd.DataFrame) -> str:
 
 
 # Counts, not scores: no "best" among them. A row of reference values ("full marks") is not ranked.
-NOT_RANKED = {"problems", "samples", "scored", "judge errors", "undecided", "failed generations", "refusals",
-              "truncated",
-              "95% CI low", "95% CI high", "generation tokens", "generation cost ($)", "judge tokens",
-              "judge cost ($)", "protocol", "judge config"}
+NOT_RANKED = {
+    "problems",
+    "samples",
+    "scored",
+    "judge errors",
+    "undecided",
+    "failed generations",
+    "refusals",
+    "truncated",
+    "95% CI low",
+    "95% CI high",
+    "generation tokens",
+    "generation cost ($)",
+    "judge tokens",
+    "judge cost ($)",
+    "protocol",
+    "judge config",
+}
 REFERENCE_ROWS = {"full marks"}
-_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 
 def latex_escape(text: str) -> str:
@@ -286,13 +361,19 @@ def to_latex(table: pd.DataFrame) -> str:
                 elif len(values) > 1 and round(value, 2) == values[1]:
                     marks[(row, column)] = r"\underline"
     align = "".join("r" if pd.api.types.is_numeric_dtype(table[c]) else "l" for c in table.columns)
-    lines = [rf"\begin{{tabular}}{{{align}}}", r"\toprule",
-             " & ".join(latex_escape(str(c)) for c in table.columns) + r" \\", r"\midrule"]
+    lines = [
+        rf"\begin{{tabular}}{{{align}}}",
+        r"\toprule",
+        " & ".join(latex_escape(str(c)) for c in table.columns) + r" \\",
+        r"\midrule",
+    ]
     for row, record in table.iterrows():
         cells = []
         for column in table.columns:
             value = record[column]
-            text = "--" if pd.isna(value) else (f"{value:.2f}" if isinstance(value, float) else latex_escape(str(value)))
+            text = (
+                "--" if pd.isna(value) else (f"{value:.2f}" if isinstance(value, float) else latex_escape(str(value)))
+            )
             cells.append(f"{marks[(row, column)]}{{{text}}}" if (row, column) in marks else text)
         lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
@@ -305,27 +386,49 @@ def plot_data(frame: pd.DataFrame, summary: pd.DataFrame) -> dict[str, pd.DataFr
     scores = pd.DataFrame({"cell": cell(summary), "score (%)": summary["score (%)"]})
     subsets = frame.groupby(["suite", "model", "judge", "subset"]).apply(_score_percent, include_groups=False)
     subsets = subsets.rename("score (%)").reset_index()
-    return {"scores": scores, "subsets": pd.DataFrame({"cell": cell(subsets), "subset": subsets["subset"],
-                                                       "score (%)": subsets["score (%)"]})}
+    return {
+        "scores": scores,
+        "subsets": pd.DataFrame(
+            {"cell": cell(subsets), "subset": subsets["subset"], "score (%)": subsets["score (%)"]}
+        ),
+    }
 
 
 def with_suites(bench_cfg, suites: dict):
     """The benchmark's config with `suites` added, each typed as its render stage types it (a copy:
     Hydra's own config is read-only)."""
     plain = OmegaConf.to_container(bench_cfg, resolve=True) if OmegaConf.is_config(bench_cfg) else dict(bench_cfg)
-    return OmegaConf.create({**plain, "suites": {name: OmegaConf.to_container(typed_suite(name, OmegaConf.create(suite)))
-                                                 for name, suite in suites.items()}})
+    return OmegaConf.create(
+        {
+            **plain,
+            "suites": {
+                name: OmegaConf.to_container(typed_suite(name, OmegaConf.create(suite)))
+                for name, suite in suites.items()
+            },
+        }
+    )
 
 
 def table_index(benchmark: str, names: list[str]) -> dict:
     """What the tables folder holds, in the order the tables are printed: each table's name, its
     title, and its file in each format; the report reads it (`TABLE_INDEX`)."""
-    return {"benchmark": benchmark, "all": "tables.md", "tables": [
-        {"name": name, "title": name.replace("_", " "),
-         "files": {"markdown": f"{name}.md", "csv": f"{name}.csv", "latex": f"{name}.tex"}} for name in names]}
+    return {
+        "benchmark": benchmark,
+        "all": "tables.md",
+        "tables": [
+            {
+                "name": name,
+                "title": name.replace("_", " "),
+                "files": {"markdown": f"{name}.md", "csv": f"{name}.csv", "latex": f"{name}.tex"},
+            }
+            for name in names
+        ],
+    }
 
 
-def aggregate(benchmark: str, bench_cfg, plan: dict, layout: Layout, suites: dict | None = None) -> dict[str, pd.DataFrame]:
+def aggregate(
+    benchmark: str, bench_cfg, plan: dict, layout: Layout, suites: dict | None = None
+) -> dict[str, pd.DataFrame]:
     """Write a benchmark's tables, their index, its metrics and plots where `layout` puts them.
     `suites`: the composed config of each of the plan's suites of this benchmark, which its tables
     read under `suites` in the benchmark's config (which suites are one setting, and so on)."""
@@ -333,7 +436,8 @@ def aggregate(benchmark: str, bench_cfg, plan: dict, layout: Layout, suites: dic
     frame = load_judgments(layout, plan, benchmark, bench.PARTS)
     made = protocol_by_judge(frame)
     summary = with_usage(counts(frame), layout, plan["family"][benchmark]).join(
-        made[["protocol", "judge_config"]].rename(columns={"judge_config": "judge config"}), on="judge")
+        made[["protocol", "judge_config"]].rename(columns={"judge_config": "judge config"}), on="judge"
+    )
     tables = {"summary": summary, **bench.tables(frame, with_suites(bench_cfg, suites or {}))}
     partial = partial_suites(benchmark, suites or {}, layout)
     write_tables(benchmark, tables, made, layout.tables(benchmark), partial)
@@ -346,8 +450,13 @@ def aggregate(benchmark: str, bench_cfg, plan: dict, layout: Layout, suites: dic
     return tables
 
 
-def write_tables(benchmark: str, tables: dict[str, pd.DataFrame], made: pd.DataFrame, folder: Path,
-                 partial: dict[str, str] | None = None) -> None:
+def write_tables(
+    benchmark: str,
+    tables: dict[str, pd.DataFrame],
+    made: pd.DataFrame,
+    folder: Path,
+    partial: dict[str, str] | None = None,
+) -> None:
     """Each table as CSV, Markdown and LaTeX, all of them in tables.md, and their index; each
     says which suites are `partial` (suite: what it took; see `partial_suites`)."""
     notes, partial = made_by_lines(made), partial or {}
@@ -356,12 +465,15 @@ def write_tables(benchmark: str, tables: dict[str, pd.DataFrame], made: pd.DataF
         sections = []
         for entry in index["tables"]:
             table, files = tables[entry["name"]], entry["files"]
-            with_partial(with_protocol(table, made), partial).to_csv(staging / files["csv"], index=False,
-                                                                     lineterminator="\n")
-            (staging / files["markdown"]).write_text(to_markdown(table) + partial_markdown(partial)
-                                                     + made_by_markdown(notes), encoding="utf-8")
-            (staging / files["latex"]).write_text(partial_latex(partial) + made_by_latex(notes) + to_latex(table),
-                                                  encoding="utf-8")
+            with_partial(with_protocol(table, made), partial).to_csv(
+                staging / files["csv"], index=False, lineterminator="\n"
+            )
+            (staging / files["markdown"]).write_text(
+                to_markdown(table) + partial_markdown(partial) + made_by_markdown(notes), encoding="utf-8"
+            )
+            (staging / files["latex"]).write_text(
+                partial_latex(partial) + made_by_latex(notes) + to_latex(table), encoding="utf-8"
+            )
             sections.append(f"## {benchmark}: {entry['title']}\n\n{to_markdown(table)}{partial_markdown(partial)}")
         sections.append(made_by_markdown(notes).lstrip("\n"))  # no heading: headings name the tables
         (staging / index["all"]).write_text("\n".join(sections), encoding="utf-8")

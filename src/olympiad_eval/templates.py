@@ -23,7 +23,11 @@ def fill(template: str, fields: dict[str, str]) -> str:
 def unknown_placeholders(template: str, fields: dict[str, str]) -> list[str]:
     """The `{name}`s that no field fills and that are not LaTeX: a typo (`{questoin}`) would
     otherwise reach the model as literal text."""
-    return sorted({
-        match.group(1) for match in _PLACEHOLDER.finditer(template)
-        if match.group(1) not in fields and not _LATEX_ARGUMENT.search(template[max(0, match.start() - 40):match.start()])
-    })
+    return sorted(
+        {
+            match.group(1)
+            for match in _PLACEHOLDER.finditer(template)
+            if match.group(1) not in fields
+            and not _LATEX_ARGUMENT.search(template[max(0, match.start() - 40) : match.start()])
+        }
+    )

@@ -24,8 +24,9 @@ SAMPLE = REPO / "data" / "sample" / "hipho"
 REAL = REPO / ".." / "shared" / "data" / "hipho"
 REAL_RESULTS = REPO / ".." / "shared" / "data" / "hipho_results"
 SAMPLE_CFG = OmegaConf.load(REPO / "conf" / "benchmark" / "sample_hipho.yaml")
-REAL_CFG = OmegaConf.create({"kind": "hipho", "default_language": "en",
-                             "language_by_exam": {"CPhO_2025": "zh", "PanMechanics_2024": "zh"}})
+REAL_CFG = OmegaConf.create(
+    {"kind": "hipho", "default_language": "en", "language_by_exam": {"CPhO_2025": "zh", "PanMechanics_2024": "zh"}}
+)
 SUITE = typed("hipho")
 
 
@@ -48,8 +49,11 @@ def gradable_points(problem: Problem) -> float:
         ("Award 1.5 pts if both values are correct.", 1.5),
         ("award 2 pt for the diagram", 2.0),
         ("Award 0.3pt if ...", 0.3),
-        ("Award a total of 1.0 pt for the following: award 0.5 pt if the answer uses $L = \\frac{1}{2} a t^2$ "
-         "and 0.5 pt if it obtains $t$.", 1.0),
+        (
+            "Award a total of 1.0 pt for the following: award 0.5 pt if the answer uses $L = \\frac{1}{2} a t^2$ "
+            "and 0.5 pt if it obtains $t$.",
+            1.0,
+        ),
         ("Award a total of 0.8 pts for the following: award 0.1 pt for each correct entry.", 0.8),
         ("如果解答正确写出 $W = p_1 V_1 \\ln\\frac{V_1}{V_2}$，则得 2 分。否则得 0 分。", 2.0),
         ("如果解答正确，则得 0.5 分。否则得 0 分。", 0.5),
@@ -71,7 +75,13 @@ def sample():
 
 
 def test_sample_has_five_problems_in_two_exams(sample):
-    assert sorted(sample) == ["DemoCPhO_2025_1_1", "DemoCPhO_2025_2_1", "DemoPhO_2025_1_a", "DemoPhO_2025_1_b", "DemoPhO_2025_2_a"]
+    assert sorted(sample) == [
+        "DemoCPhO_2025_1_1",
+        "DemoCPhO_2025_2_1",
+        "DemoPhO_2025_1_a",
+        "DemoPhO_2025_1_b",
+        "DemoPhO_2025_2_a",
+    ]
     assert {p.subset for p in sample.values()} == {"DemoPhO_2025", "DemoCPhO_2025"}
     assert {p.benchmark for p in sample.values()} == {"sample_hipho"}
 
@@ -81,8 +91,11 @@ def test_a_suite_takes_exams_by_name(sample):
 
     chosen = select(list(sample.values()), typed("hipho", exams=["DemoCPhO_2025"]))
     assert [p.id for p in chosen] == ["DemoCPhO_2025_1_1", "DemoCPhO_2025_2_1"]
-    with pytest.raises(InputError, match=r"^suite 'test' \(conf/suite/test.yaml or an override\): exams: 'IPhO_2025' "
-                                         r"selects no problem of the suite \(closest: DemoPhO_2025, DemoCPhO_2025\)$"):
+    with pytest.raises(
+        InputError,
+        match=r"^suite 'test' \(conf/suite/test.yaml or an override\): exams: 'IPhO_2025' "
+        r"selects no problem of the suite \(closest: DemoPhO_2025, DemoCPhO_2025\)$",
+    ):
         select(list(sample.values()), typed("hipho", exams=["DemoCPhO_2025", "IPhO_2025"]), "test")
 
 
@@ -93,8 +106,13 @@ def test_sample_exam_totals(sample, exam, total):
 
 def test_sample_languages_follow_the_exam(sample):
     languages = {p.id: p.language for p in sample.values()}
-    assert languages == {"DemoCPhO_2025_1_1": "zh", "DemoCPhO_2025_2_1": "zh",
-                         "DemoPhO_2025_1_a": "en", "DemoPhO_2025_1_b": "en", "DemoPhO_2025_2_a": "en"}
+    assert languages == {
+        "DemoCPhO_2025_1_1": "zh",
+        "DemoCPhO_2025_2_1": "zh",
+        "DemoPhO_2025_1_a": "en",
+        "DemoPhO_2025_1_b": "en",
+        "DemoPhO_2025_2_a": "en",
+    }
 
 
 def test_sample_information_sheet(sample):
@@ -192,13 +210,16 @@ def test_alternative_schemes_are_each_checked(tmp_path):
 
 
 def test_unit_list_shorter_than_answers_leaves_units_none(tmp_path):
-    _, [problem] = load_exam(tmp_path, item(
-        answer=["\\boxed{$1$}", "\\boxed{$2$}", "\\boxed{$3$}"],
-        answer_type=["Numerical Value", "Expression"],
-        unit=["m"],
-        points=[0.5, 0.25, 0.25],
-        marking=[["Award 1.0 pt if all."]],
-    ))
+    _, [problem] = load_exam(
+        tmp_path,
+        item(
+            answer=["\\boxed{$1$}", "\\boxed{$2$}", "\\boxed{$3$}"],
+            answer_type=["Numerical Value", "Expression"],
+            unit=["m"],
+            points=[0.5, 0.25, 0.25],
+            marking=[["Award 1.0 pt if all."]],
+        ),
+    )
     assert [(s.unit, s.kind) for s in problem.answers] == [("m", "Numerical Value"), (None, "Expression"), (None, "")]
     assert problem.points == 1.0
 
@@ -283,18 +304,34 @@ GOLDS = [
     ("\\boxed{$a = 3.20$}", "$a = 3.20$", "a = 3.20", "a = 3.20"),
     ("\\boxed{B}", "B", "B", "B"),  # no `$`
     ("\\boxed{$[1.21, 1.25]$}", "$[1.21, 1.25]$", "[1.21, 1.25]", "1.23"),  # a range: its midpoint answers it
-    ("\\boxed{$[5.21 \\times 10^{-1}, 5.28 \\times 10^{-1}]$}", "$[5.21 \\times 10^{-1}, 5.28 \\times 10^{-1}]$",
-     "[5.21 \\times 10^{-1}, 5.28 \\times 10^{-1}]", "0.5245"),
+    (
+        "\\boxed{$[5.21 \\times 10^{-1}, 5.28 \\times 10^{-1}]$}",
+        "$[5.21 \\times 10^{-1}, 5.28 \\times 10^{-1}]$",
+        "[5.21 \\times 10^{-1}, 5.28 \\times 10^{-1}]",
+        "0.5245",
+    ),
     ("\\boxed{[0.94, 0.96] for $R_1$}", "[0.94, 0.96] for $R_1$", "[0.94, 0.96] for R_1", "0.95"),  # labelled range
     ("\\boxed{[10^{10.5}, 10^{11.5}]}", "[10^{10.5}, 10^{11.5}]", "[10^{10.5}, 10^{11.5}]", "1.73925e+11"),
-    ("\\boxed{$\\gamma = \\sqrt{\\dfrac{C}{2\\kappa}}}$", "\\gamma = \\sqrt{\\dfrac{C}{2\\kappa}}",  # `$` left outside
-     "\\gamma = \\sqrt{\\dfrac{C}{2\\kappa}}", "\\gamma = \\sqrt{\\dfrac{C}{2\\kappa}}"),
-    ("\\boxed{$\\omega^2 = \\frac{k}{m}$", "$\\omega^2 = \\frac{k}{m}$", "\\omega^2 = \\frac{k}{m}",  # never closed
-     "\\omega^2 = \\frac{k}{m}"),
+    (
+        "\\boxed{$\\gamma = \\sqrt{\\dfrac{C}{2\\kappa}}}$",
+        "\\gamma = \\sqrt{\\dfrac{C}{2\\kappa}}",  # `$` left outside
+        "\\gamma = \\sqrt{\\dfrac{C}{2\\kappa}}",
+        "\\gamma = \\sqrt{\\dfrac{C}{2\\kappa}}",
+    ),
+    (
+        "\\boxed{$\\omega^2 = \\frac{k}{m}$",
+        "$\\omega^2 = \\frac{k}{m}$",
+        "\\omega^2 = \\frac{k}{m}",  # never closed
+        "\\omega^2 = \\frac{k}{m}",
+    ),
     ("$\\boxed{3.2}$", "3.2", "3.2", "3.2"),  # a box inside `$`
     ("v = \\boxed{$3.2$} m/s", "$3.2$", "3.2", "3.2"),  # text outside the box
-    ("\\boxed{Segment 1: slope = $\\rho S$}", "Segment 1: slope = $\\rho S$", "Segment 1: slope = \\rho S",
-     "Segment 1: slope = \\rho S"),  # text inside the box
+    (
+        "\\boxed{Segment 1: slope = $\\rho S$}",
+        "Segment 1: slope = $\\rho S$",
+        "Segment 1: slope = \\rho S",
+        "Segment 1: slope = \\rho S",
+    ),  # text inside the box
     ("\\boxed{$x = 1$}, \\boxed{$y = 2$}", "$x = 1$, $y = 2$", "x = 1, y = 2", "x = 1, y = 2"),  # two boxes, one slot
     ("\\boxed{\\boxed{7}}", "\\boxed{7}", "\\boxed{7}", "\\boxed{7}"),  # a box in a box is one answer
     ("$2.5$", "$2.5$", "2.5", "2.5"),  # no box
@@ -332,7 +369,9 @@ def test_template_fields(sample, prompt_language, expected):
 # ---------------------------------------------------------------- scoring
 
 
-@pytest.mark.parametrize("pid", ["DemoPhO_2025_1_a", "DemoPhO_2025_1_b", "DemoPhO_2025_2_a", "DemoCPhO_2025_1_1", "DemoCPhO_2025_2_1"])
+@pytest.mark.parametrize(
+    "pid", ["DemoPhO_2025_1_a", "DemoPhO_2025_1_b", "DemoPhO_2025_2_a", "DemoCPhO_2025_1_1", "DemoCPhO_2025_2_1"]
+)
 def test_reference_response_earns_full_points(sample, pid):
     problem = sample[pid]
     result = by_rules(hipho, problem, hipho.reference(problem, SUITE), check)
@@ -360,8 +399,13 @@ def test_one_wrong_slot_loses_its_points(sample):
     ],
 )
 def test_partial_points_are_weighted_by_slot_points(boxes, points, score):
-    problem = Problem(id="P", benchmark="x", language="en", question="q",
-                      answers=(AnswerSlot("\\boxed{$2$}", points=1.0), AnswerSlot("\\boxed{$5$}", points=3.0)))
+    problem = Problem(
+        id="P",
+        benchmark="x",
+        language="en",
+        question="q",
+        answers=(AnswerSlot("\\boxed{$2$}", points=1.0), AnswerSlot("\\boxed{$5$}", points=3.0)),
+    )
     response = "<answer>[" + ", ".join(f"\\boxed{{{b}}}" for b in boxes) + "]</answer>"
     result = by_rules(hipho, problem, response, check)
     assert (result.points, result.score) == (points, score)
@@ -383,8 +427,13 @@ def recorded_score(problem: Problem, response: str, cfg=None):
     return by_rules(hipho, problem, response, recording_check, **(cfg or {})), seen
 
 
-TWO_SLOTS = Problem(id="P", benchmark="x", language="en", question="q",
-                    answers=(AnswerSlot("\\boxed{$2$}"), AnswerSlot("\\boxed{$5$}", points=3.0)))
+TWO_SLOTS = Problem(
+    id="P",
+    benchmark="x",
+    language="en",
+    question="q",
+    answers=(AnswerSlot("\\boxed{$2$}"), AnswerSlot("\\boxed{$5$}", points=3.0)),
+)
 
 
 @pytest.mark.parametrize("cfg", [None, {"protocol": "official"}])
@@ -404,14 +453,21 @@ def test_missing_boxes_fill_the_first_slots_in_the_evalscope_protocol():
 
 
 def test_an_unknown_protocol_is_an_error_when_the_suite_is_composed():
-    suite = compose_stage("render", ["suite=sample_hipho", "cell.benchmark=x", "suite.scoring.protocol=vlmevalkit"]).suite
+    suite = compose_stage(
+        "render", ["suite=sample_hipho", "cell.benchmark=x", "suite.scoring.protocol=vlmevalkit"]
+    ).suite
     with pytest.raises(InputError, match="scoring.protocol: 'vlmevalkit' is not one of official, evalscope"):
         typed_suite("sample_hipho", suite)
 
 
 def test_one_of_three_slots_of_a_three_point_problem_is_exactly_one_point():
-    problem = Problem(id="P", benchmark="x", language="en", question="q",
-                      answers=tuple(AnswerSlot(f"\\boxed{{{n}}}") for n in (1, 2, 3)))
+    problem = Problem(
+        id="P",
+        benchmark="x",
+        language="en",
+        question="q",
+        answers=tuple(AnswerSlot(f"\\boxed{{{n}}}") for n in (1, 2, 3)),
+    )
     result = by_rules(hipho, problem, "<answer>[\\boxed{1}, \\boxed{0}, \\boxed{0}]</answer>", check)
     assert result.points == 1.0 and result.score == 1 / 3
 
@@ -420,18 +476,31 @@ OFFICIAL = scoring(hipho)
 
 
 def test_the_official_protocol_gives_one_of_three_slots_exactly_one_point():
-    problem = Problem(id="P", benchmark="x", language="en", question="q",
-                      answers=tuple(AnswerSlot(f"\\boxed{{{n}}}") for n in (1, 2, 3)),
-                      marking=((Criterion("Award 3 pt if all.", 3.0),),))
+    problem = Problem(
+        id="P",
+        benchmark="x",
+        language="en",
+        question="q",
+        answers=tuple(AnswerSlot(f"\\boxed{{{n}}}") for n in (1, 2, 3)),
+        marking=((Criterion("Award 3 pt if all.", 3.0),),),
+    )
     rules = by_rules(hipho, problem, "<answer>[\\boxed{1}, \\boxed{0}, \\boxed{0}]</answer>", check)
-    replies = {"g": {"criterion 0.0": {"awarded": 0.0}, "slot 1": {"equivalent": False}, "slot 2": {"equivalent": False}}}
+    replies = {
+        "g": {"criterion 0.0": {"awarded": 0.0}, "slot 1": {"equivalent": False}, "slot 2": {"equivalent": False}}
+    }
     result = hipho.combine(problem, rules, replies, OFFICIAL)
     assert (result.points, result.parts) == (1.0, {"answer_points": 1.0, "step_points": 0.0})
 
 
 def test_judges_and_criteria_add_up_exactly():
-    problem = Problem(id="P", benchmark="x", language="en", question="q", answers=(AnswerSlot("\\boxed{1}", points=0.7),),
-                      marking=((Criterion("a", 0.1), Criterion("b", 0.2), Criterion("c", 0.4)),))
+    problem = Problem(
+        id="P",
+        benchmark="x",
+        language="en",
+        question="q",
+        answers=(AnswerSlot("\\boxed{1}", points=0.7),),
+        marking=((Criterion("a", 0.1), Criterion("b", 0.2), Criterion("c", 0.4)),),
+    )
     rules = by_rules(hipho, problem, "<answer>[\\boxed{0}]</answer>", check)
     awarded = {f"criterion 0.{c}": {"awarded": points} for c, points in enumerate((0.1, 0.2, 0.0))}
     replies = {judge: {**awarded, "slot 0": {"equivalent": False}} for judge in ("g", "h", "k")}
@@ -441,10 +510,19 @@ def test_judges_and_criteria_add_up_exactly():
 
 
 def test_decimal_slot_points_add_up_exactly():
-    problem = Problem(id="P", benchmark="x", language="en", question="q",
-                      answers=tuple(AnswerSlot(f"\\boxed{{{n}}}", points=p) for n, p in ((1, 0.1), (2, 0.2), (3, 0.4))))
+    problem = Problem(
+        id="P",
+        benchmark="x",
+        language="en",
+        question="q",
+        answers=tuple(AnswerSlot(f"\\boxed{{{n}}}", points=p) for n, p in ((1, 0.1), (2, 0.2), (3, 0.4))),
+    )
     result = by_rules(hipho, problem, hipho.reference(problem, SUITE), check)
-    assert (result.points, result.score, problem.points) == (0.7, 1.0, 0.7)  # 0.1 + 0.2 + 0.4 is 0.7000000000000001 in floats
+    assert (result.points, result.score, problem.points) == (
+        0.7,
+        1.0,
+        0.7,
+    )  # 0.1 + 0.2 + 0.4 is 0.7000000000000001 in floats
 
 
 def test_open_ended_slot_is_left_to_judges():
@@ -454,15 +532,24 @@ def test_open_ended_slot_is_left_to_judges():
         seen.extend(jobs)
         return check(jobs)
 
-    problem = Problem(id="P", benchmark="x", language="en", question="q",
-                      answers=(AnswerSlot("", kind="Open-Ended"), AnswerSlot("\\boxed{$2$}")))
+    problem = Problem(
+        id="P",
+        benchmark="x",
+        language="en",
+        question="q",
+        answers=(AnswerSlot("", kind="Open-Ended"), AnswerSlot("\\boxed{$2$}")),
+    )
     result = by_rules(hipho, problem, "<answer>[\\boxed{a sketch}, \\boxed{2}]</answer>", recording_check)
     assert [job[0] for job in seen] == ["2"]
     assert result.points == 1.0
     assert [slot["correct"] for slot in result.slots] == [False, True]
 
 
-WRONG_OR_MISSING = ["<answer>[\\boxed{0}, \\boxed{0}, \\boxed{0}]</answer>", "<answer>[\\boxed{0}]</answer>", "no answer"]
+WRONG_OR_MISSING = [
+    "<answer>[\\boxed{0}, \\boxed{0}, \\boxed{0}]</answer>",
+    "<answer>[\\boxed{0}]</answer>",
+    "no answer",
+]
 
 
 @pytest.mark.parametrize("suite", ["sample_hipho", "sample_hipho_evalscope"])
@@ -501,8 +588,15 @@ def real():
     return hipho.load(REAL, REAL_CFG, "hipho")
 
 
-EXAMS = {"APhO_2025": 45, "CPhO_2025": 43, "EuPhO_2024": 7, "F=MA_2024": 25, "IPhO_2025": 39,
-         "PanMechanics_2024": 29, "PanPhO_2025": 47}
+EXAMS = {
+    "APhO_2025": 45,
+    "CPhO_2025": 43,
+    "EuPhO_2024": 7,
+    "F=MA_2024": 25,
+    "IPhO_2025": 39,
+    "PanMechanics_2024": 29,
+    "PanPhO_2025": 47,
+}
 
 
 def test_real_release_loads_235_problems_over_7_exams(real):
@@ -595,8 +689,11 @@ def real_suites(real):
 
 def lost_slots(problem: Problem, response: str) -> list[int]:
     result = by_rules(hipho, problem, response, check)
-    return [index for index, (slot, checked) in enumerate(zip(problem.answers, result.slots))
-            if hipho.gold_value(slot) and not checked["correct"]]
+    return [
+        index
+        for index, (slot, checked) in enumerate(zip(problem.answers, result.slots))
+        if hipho.gold_value(slot) and not checked["correct"]
+    ]
 
 
 @pytest.mark.parametrize("suite", ["hipho", "hipho_en"])
@@ -608,16 +705,25 @@ def test_real_reference_earns_every_rule_checkable_point(real_suites, suite, exa
         result = by_rules(hipho, problem, prompt.reference, check)
         quirky = [i for i, slot in enumerate(problem.answers) if release_quirk(slot)]
         assert lost_slots(problem, prompt.reference) == quirky, problem.id
-        assert exact(result.points) == exact(gradable_points(problem)) - sum(exact(problem.answers[i].points) for i in quirky)
+        assert exact(result.points) == exact(gradable_points(problem)) - sum(
+            exact(problem.answers[i].points) for i in quirky
+        )
 
 
 def real_quirks() -> list:
     if not (REAL / "data").is_dir():
         return []
-    return [pytest.param(problem, index, id=f"{problem.id}[{index}]",
-                         marks=pytest.mark.xfail(strict=True, reason=release_quirk(slot)))
-            for problem in hipho.load(REAL, REAL_CFG, "hipho") for index, slot in enumerate(problem.answers)
-            if release_quirk(slot)]
+    return [
+        pytest.param(
+            problem,
+            index,
+            id=f"{problem.id}[{index}]",
+            marks=pytest.mark.xfail(strict=True, reason=release_quirk(slot)),
+        )
+        for problem in hipho.load(REAL, REAL_CFG, "hipho")
+        for index, slot in enumerate(problem.answers)
+        if release_quirk(slot)
+    ]
 
 
 @pytest.mark.parametrize("problem, index", real_quirks())
@@ -626,7 +732,9 @@ def test_real_reference_misses_only_the_release_quirks(problem, index):
 
 
 def test_the_quirk_rule_finds_unbalanced_braces():
-    assert release_quirk(AnswerSlot("\\boxed{$\\frac{1}{2$")) and not release_quirk(AnswerSlot("\\boxed{$\\frac{1}{2}$"))
+    assert release_quirk(AnswerSlot("\\boxed{$\\frac{1}{2$")) and not release_quirk(
+        AnswerSlot("\\boxed{$\\frac{1}{2}$")
+    )
 
 
 def test_real_wrappings_that_rules_once_missed(real):
@@ -639,20 +747,27 @@ def test_real_wrappings_that_rules_once_missed(real):
 
 # ---------------------------------------------------------------- the answer judge sees ranges as ranges
 
-ANSWER_JUDGE = scoring(hipho, prompts={
-    "answer": OmegaConf.load(REPO / "conf" / "prompt" / "hipho_answer_judge.yaml"),
-    "criterion": OmegaConf.load(REPO / "conf" / "prompt" / "hipho_criterion_judge.yaml")})
+ANSWER_JUDGE = scoring(
+    hipho,
+    prompts={
+        "answer": OmegaConf.load(REPO / "conf" / "prompt" / "hipho_answer_judge.yaml"),
+        "criterion": OmegaConf.load(REPO / "conf" / "prompt" / "hipho_criterion_judge.yaml"),
+    },
+)
 
 
 def judge_messages(problem: Problem, response: str) -> dict[str, str]:
     rules = by_rules(hipho, problem, response, check)
-    return {task.key: task.messages[1]["content"][0]["text"]
-            for task in hipho.judge_tasks_after_rules(problem, response, rules, ANSWER_JUDGE)}
+    return {
+        task.key: task.messages[1]["content"][0]["text"]
+        for task in hipho.judge_tasks_after_rules(problem, response, rules, ANSWER_JUDGE)
+    }
 
 
 def test_the_answer_judge_is_shown_the_range_as_written():
-    problem = Problem(id="P", benchmark="x", language="en", question="q",
-                      answers=(AnswerSlot("\\boxed{$[140, 215]$}", unit="K"),))
+    problem = Problem(
+        id="P", benchmark="x", language="en", question="q", answers=(AnswerSlot("\\boxed{$[140, 215]$}", unit="K"),)
+    )
     [text] = judge_messages(problem, "<answer>[\\boxed{100}]</answer>").values()
     assert "Official answer for this part: $[140, 215]$" in text
     assert "177.5" not in text
@@ -719,14 +834,22 @@ def test_real_every_figure_follows_the_marker_of_its_number(real_suites):
     assert {key: found for key, found in figures_of.items() if len(found) > 1} == {}
 
 
-@pytest.mark.parametrize("pid, expected", [
-    ("IPhO_2025_1_C_3", [(2, "IPhO_2025_1_c_1.png", "Fig. 2: Geometry of the measurement")]),
-    ("IPhO_2025_2_C_3", [(1, "IPhO_2025_2_a_1.png", "Fig. 1. Artistic view of Cox's clock"),
-                         (4, "IPhO_2025_2_b_2.png", "Fig. 4. Simplified model of the perturbative term $P_{1}(t)$"),
-                         (5, "IPhO_2025_2_c_1.png", "Fig. 5. Real Cox's timepiece (without mercury)"),
-                         (6, "IPhO_2025_2_c_2.png", "Fig. 6. Sketch of the system modeling the timepiece"),
-                         (7, "IPhO_2025_2_c_3.png", "")]),
-])
+@pytest.mark.parametrize(
+    "pid, expected",
+    [
+        ("IPhO_2025_1_C_3", [(2, "IPhO_2025_1_c_1.png", "Fig. 2: Geometry of the measurement")]),
+        (
+            "IPhO_2025_2_C_3",
+            [
+                (1, "IPhO_2025_2_a_1.png", "Fig. 1. Artistic view of Cox's clock"),
+                (4, "IPhO_2025_2_b_2.png", "Fig. 4. Simplified model of the perturbative term $P_{1}(t)$"),
+                (5, "IPhO_2025_2_c_1.png", "Fig. 5. Real Cox's timepiece (without mercury)"),
+                (6, "IPhO_2025_2_c_2.png", "Fig. 6. Sketch of the system modeling the timepiece"),
+                (7, "IPhO_2025_2_c_3.png", ""),
+            ],
+        ),
+    ],
+)
 def test_real_figures_by_number_where_the_list_skips_numbers(real_suites, pid, expected):
     [(problem, prompt)] = [(p, q) for p, q in real_suites["hipho"] if p.id == pid]
     names = {f.sha256: f.name.rsplit("/", 1)[-1] for f in problem.figures}
@@ -738,28 +861,49 @@ def test_real_figures_by_number_where_the_list_skips_numbers(real_suites, pid, e
 
 def judgments(rows: list[tuple[str, str, float | None, float]], sample: int = 0) -> pd.DataFrame:
     """(exam, problem, points earned or None for a failure, problem points) -> the frame `tables` reads."""
-    return pd.DataFrame([{"suite": "s", "model": "m", "judge": "j", "subset": exam, "id": pid, "sample": sample,
-                          "points": points, "max_points": available, "status": "scored" if points is not None else "judge_error"}
-                         for exam, pid, points, available in rows])
+    return pd.DataFrame(
+        [
+            {
+                "suite": "s",
+                "model": "m",
+                "judge": "j",
+                "subset": exam,
+                "id": pid,
+                "sample": sample,
+                "points": points,
+                "max_points": available,
+                "status": "scored" if points is not None else "judge_error",
+            }
+            for exam, pid, points, available in rows
+        ]
+    )
 
 
-TWO_EXAMS = judgments([
-    ("A", "a1", 2.0, 2.0), ("A", "a2", 0.0, 2.0), ("A", "a3", None, 2.0),  # 2 of 6 points; a judge error earns 0
-    ("B", "b1", 1.0, 1.0), ("B", "b2", 0.0, 9.0),  # 1 of 10 points
-])
+TWO_EXAMS = judgments(
+    [
+        ("A", "a1", 2.0, 2.0),
+        ("A", "a2", 0.0, 2.0),
+        ("A", "a3", None, 2.0),  # 2 of 6 points; a judge error earns 0
+        ("B", "b1", 1.0, 1.0),
+        ("B", "b2", 0.0, 9.0),  # 1 of 10 points
+    ]
+)
 
 
 def test_exam_score_rates_and_their_mean_over_exams():
     table = hipho.tables(TWO_EXAMS, OmegaConf.create({}))["exam_score_rate"]
     # A: 2/6 = 33.33%; B: 1/10 = 10%; the mean of the two rates 21.67% (pooled points would give 3/16)
-    assert table.to_dict("records") == [{"suite": "s", "model": "m", "judge": "j", "A": 33.33, "B": 10.0,
-                                         "mean over exams": 21.67}]
+    assert table.to_dict("records") == [
+        {"suite": "s", "model": "m", "judge": "j", "A": 33.33, "B": 10.0, "mean over exams": 21.67}
+    ]
 
 
 def test_evalscope_mean_problem_ratio_per_exam_and_overall():
     table = hipho.tables(TWO_EXAMS, OmegaConf.create({}))["problem_ratio"]
     # A: (1 + 0 + 0) / 3; B: (1 + 0) / 2; overall (1 + 0 + 0 + 1 + 0) / 5
-    assert table.to_dict("records") == [{"suite": "s", "model": "m", "judge": "j", "A": 33.33, "B": 50.0, "overall": 40.0}]
+    assert table.to_dict("records") == [
+        {"suite": "s", "model": "m", "judge": "j", "A": 33.33, "B": 50.0, "overall": 40.0}
+    ]
 
 
 def test_an_exam_whose_points_add_up_exactly_to_the_cutoff_earns_the_medal():
@@ -773,8 +917,12 @@ def test_an_exam_whose_points_add_up_exactly_to_the_cutoff_earns_the_medal():
 
 def test_the_mean_over_samples_is_exact():
     # samples of 0.1 + 0.2 and 0.4 points: the mean is 0.35, not 0.35000000000000003
-    frame = pd.concat([judgments([("X", "p1", 0.1, 1.0), ("X", "p2", 0.2, 1.0)], sample=0),
-                       judgments([("X", "p1", 0.4, 1.0), ("X", "p2", 0.0, 1.0)], sample=1)])
+    frame = pd.concat(
+        [
+            judgments([("X", "p1", 0.1, 1.0), ("X", "p2", 0.2, 1.0)], sample=0),
+            judgments([("X", "p1", 0.4, 1.0), ("X", "p2", 0.0, 1.0)], sample=1),
+        ]
+    )
     tables = hipho.tables(frame, OmegaConf.create({"exams": {"X": {"gold": 0.35}}}))
     assert tables["medals"]["X"].tolist() == ["gold"]
     assert tables["exam_scores_std"]["X"].tolist() == [0.05]
@@ -783,17 +931,46 @@ def test_the_mean_over_samples_is_exact():
 def test_the_report_shows_every_criterion_with_its_award_and_the_scheme_totals():
     from olympiad_eval.records import AnswerSlot, Criterion, Judgment, Problem
 
-    problem = Problem(id="1", benchmark="b", language="en", question="q", answers=(AnswerSlot("x", points=3.0),),
-                      marking=((Criterion("A", 1.0), Criterion("B", 2.0)), (Criterion("C", 3.0),)))
-    common = dict(id="1", suite="s", model="m", sample=0, language="en", subset="", status="scored", score=1.0,
-                  points=3.0, max_points=3.0)
-    judged = Judgment(**common, judge="gpt-4o", parts={"answer_points": 0.0, "step_points": 3.0}, details=(
-        {"judge": "gpt-4o", "criterion 0.0": {"awarded": 1.0, "reasoning": "yes"},
-         "criterion 0.1": {"awarded": 2.0, "reasoning": "yes too"}, "criterion 1.0": {"awarded": 1.0, "reasoning": "part"}},))
+    problem = Problem(
+        id="1",
+        benchmark="b",
+        language="en",
+        question="q",
+        answers=(AnswerSlot("x", points=3.0),),
+        marking=((Criterion("A", 1.0), Criterion("B", 2.0)), (Criterion("C", 3.0),)),
+    )
+    common = dict(
+        id="1",
+        suite="s",
+        model="m",
+        sample=0,
+        language="en",
+        subset="",
+        status="scored",
+        score=1.0,
+        points=3.0,
+        max_points=3.0,
+    )
+    judged = Judgment(
+        **common,
+        judge="gpt-4o",
+        parts={"answer_points": 0.0, "step_points": 3.0},
+        details=(
+            {
+                "judge": "gpt-4o",
+                "criterion 0.0": {"awarded": 1.0, "reasoning": "yes"},
+                "criterion 0.1": {"awarded": 2.0, "reasoning": "yes too"},
+                "criterion 1.0": {"awarded": 1.0, "reasoning": "part"},
+            },
+        ),
+    )
     [section] = hipho.report_sections(problem, judged)
     assert section.css == "criteria"
-    assert section.tables[0].rows == (("1.1", "A", 1.0, 1.0, "yes"), ("1.2", "B", 2.0, 2.0, "yes too"),
-                                      ("2.1", "C", 3.0, 1.0, "part"))
+    assert section.tables[0].rows == (
+        ("1.1", "A", 1.0, 1.0, "yes"),
+        ("1.2", "B", 2.0, 2.0, "yes too"),
+        ("2.1", "C", 3.0, 1.0, "part"),
+    )
     facts = dict(section.facts)
     assert facts["scheme 1"] == "3 of 3 points" and facts["scheme 2"] == "1 of 3 points"
     assert facts["winning scheme"].startswith("scheme 1") and facts["step level"].startswith("3 of 3 points")

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from olympiad_eval.benchmarks import Score, hipho, hipho_evalscope as evalscope
+from olympiad_eval.benchmarks import Score, hipho
+from olympiad_eval.benchmarks import hipho_evalscope as evalscope
 from olympiad_eval.records import AnswerSlot, Criterion, Figure, InputError, Problem
 from tests.support import suite_scoring
 
@@ -14,36 +15,56 @@ CFG = suite_scoring("sample_hipho_evalscope")
 
 needs_math_verify = pytest.mark.skipif(
     __import__("importlib").util.find_spec("math_verify") is None,
-    reason="the evalscope protocol's rule check needs math-verify (pip install 'olympiad-eval[evalscope]')")
+    reason="the evalscope protocol's rule check needs math-verify (pip install 'olympiad-eval[evalscope]')",
+)
 
 
 def problem(marking=(), answers=(AnswerSlot("\\boxed{$2$}", points=1.0),), figures=()) -> Problem:
-    return Problem(id="P_1", benchmark="hipho", language="en", question="Find $x$.", context="A ball.",
-                   information="g = 9.8", answers=tuple(answers), figures=tuple(figures),
-                   marking=tuple(tuple(Criterion(text, points) for text, points in scheme) for scheme in marking))
+    return Problem(
+        id="P_1",
+        benchmark="hipho",
+        language="en",
+        question="Find $x$.",
+        context="A ball.",
+        information="g = 9.8",
+        answers=tuple(answers),
+        figures=tuple(figures),
+        marking=tuple(tuple(Criterion(text, points) for text, points in scheme) for scheme in marking),
+    )
 
 
 def rules(*given: str) -> Score:
     """The rules' score as `hipho.score` leaves it: what was extracted, slot by slot."""
-    return Score(score=0.0, points=0.0, extracted=given,
-                 slots=tuple({"expected": "", "given": g, "correct": False, "points": 1.0} for g in given))
+    return Score(
+        score=0.0,
+        points=0.0,
+        extracted=given,
+        slots=tuple({"expected": "", "given": g, "correct": False, "points": 1.0} for g in given),
+    )
 
 
 # ---------------------------------------------------------------- criterion points, as evalscope parses them
 
-@pytest.mark.parametrize("text, points", [
-    ("Award 0.4 pt if the answer writes $f = \\mu m g$. Otherwise, award 0 pt.", 0.4),
-    ("Award 1.5 points if both values are correct.", 1.5),
-    ("Award $0.5$ pt for the diagram", 0.5),
-    ("如果解答正确，则得 2 分。否则得 0 分。", 2.0),
-    ("答案错误扣 1 分", 1.0),
-    # evalscope's bug, copied: "a total of" hides the total; the largest partial award wins, or nothing
-    ("Award a total of 1.0 pt for the following: award 0.4 pt if the answer uses $L = at^2/2$ "
-     "and 0.6 pt if it obtains $t$.", 0.4),
-    ("Award a total of 0.8 pts for the following: award 0.1 pt for each correct entry.", 0.1),
-    ("Award a total of 2 pts if the sketch is right.", 0.0),
-    ("The answer is correct.", 0.0),
-])
+
+@pytest.mark.parametrize(
+    "text, points",
+    [
+        ("Award 0.4 pt if the answer writes $f = \\mu m g$. Otherwise, award 0 pt.", 0.4),
+        ("Award 1.5 points if both values are correct.", 1.5),
+        ("Award $0.5$ pt for the diagram", 0.5),
+        ("如果解答正确，则得 2 分。否则得 0 分。", 2.0),
+        ("答案错误扣 1 分", 1.0),
+        # evalscope's bug, copied: "a total of" hides the total; the largest partial award wins, or nothing
+        (
+            "Award a total of 1.0 pt for the following: award 0.4 pt if the answer uses $L = at^2/2$ "
+            "and 0.6 pt if it obtains $t$.",
+            0.4,
+        ),
+        ("Award a total of 0.8 pts for the following: award 0.1 pt for each correct entry.", 0.1),
+        ("Award a total of 2 pts if the sketch is right.", 0.0),
+        ("The answer is correct.", 0.0),
+    ],
+)
 def test_criterion_points_are_evalscopes(text, points):
     assert evalscope.criterion_points(text) == points
 
@@ -68,8 +89,10 @@ def test_step_requests_are_evalscopes_prompt_one_user_message_no_figures():
     assert message["role"] == "user" and isinstance(message["content"], str)  # no system guard, no image
     assert message["content"].startswith("You are an expert physics competition grader.")
     # the judge sees the response without its think block, as evalscope's message model leaves it
-    assert "Physics Problem:\nFind $x$.\nStudent's Solution:\n<answer>[\\boxed{2}]</answer>\nGrading Criterion:\n" \
-           "Award 0.5 pt if $v = gt$.\nInstructions:" in message["content"]
+    assert (
+        "Physics Problem:\nFind $x$.\nStudent's Solution:\n<answer>[\\boxed{2}]</answer>\nGrading Criterion:\n"
+        "Award 0.5 pt if $v = gt$.\nInstructions:" in message["content"]
+    )
     assert "A ball." not in message["content"] and "g = 9.8" not in message["content"]  # no context, no constants
     assert message["content"].endswith('- "awarded": a number >= 0.0 and <= 0.5')
     assert tasks[1].messages[0]["content"].endswith("<= 2.0")  # evalscope writes the bound as a float
@@ -87,9 +110,13 @@ def test_a_criterion_without_parsed_points_is_not_asked_and_not_attainable():
 
 
 def test_the_best_scheme_is_the_best_ratio_and_the_answers_do_not_count():
-    p = problem([[("Award 1 pt if a.", 1.0), ("Award 1 pt if b.", 1.0)],  # 1 of 2: ratio 0.5
-                 [("Award 0.6 pt if c.", 0.6)]],                           # 0.45 of 0.6: ratio 0.75
-                answers=[AnswerSlot("\\boxed{$2$}", points=2.0)])
+    p = problem(
+        [
+            [("Award 1 pt if a.", 1.0), ("Award 1 pt if b.", 1.0)],  # 1 of 2: ratio 0.5
+            [("Award 0.6 pt if c.", 0.6)],
+        ],  # 0.45 of 0.6: ratio 0.75
+        answers=[AnswerSlot("\\boxed{$2$}", points=2.0)],
+    )
     judged = {"criterion 0.0": {"awarded": 1.0}, "criterion 0.1": {"awarded": 0.0}, "criterion 1.0": {"awarded": 0.45}}
     score = evalscope.combine(p, rules("2"), {"g": judged})  # the right answer: no max with the answer level
     assert score.score == pytest.approx(0.75) and score.points == pytest.approx(1.5)
@@ -97,16 +124,19 @@ def test_the_best_scheme_is_the_best_ratio_and_the_answers_do_not_count():
     assert two_judges.score == pytest.approx((0.75 + 0.5) / 2)
 
 
-@pytest.mark.parametrize("reply, parsed", [
-    ('{"awarded": 0.5}', {"awarded": 0.5}),
-    ('<think>hm</think> {"awarded": 0, "why": "extra keys are allowed"}', {"awarded": 0.0}),
-    ('{"awarded": "0.25"}', {"awarded": 0.25}),    # pydantic's coercion of a numeric string
-    ('{"awarded": 0.6}', None),                     # above the criterion's points: invalid, never capped
-    ('{"awarded": -0.1}', None),
-    ('{"awarded": true}', None),
-    ('{"awarded": 0.1} {"awarded": 0.2}', None),    # two verdicts: invalid
-    ("full marks", None),
-])
+@pytest.mark.parametrize(
+    "reply, parsed",
+    [
+        ('{"awarded": 0.5}', {"awarded": 0.5}),
+        ('<think>hm</think> {"awarded": 0, "why": "extra keys are allowed"}', {"awarded": 0.0}),
+        ('{"awarded": "0.25"}', {"awarded": 0.25}),  # pydantic's coercion of a numeric string
+        ('{"awarded": 0.6}', None),  # above the criterion's points: invalid, never capped
+        ('{"awarded": -0.1}', None),
+        ('{"awarded": true}', None),
+        ('{"awarded": 0.1} {"awarded": 0.2}', None),  # two verdicts: invalid
+        ("full marks", None),
+    ],
+)
 def test_awards_follow_evalscopes_contract(reply, parsed):
     assert evalscope.parse_awarded(0.5)(reply) == parsed
 
@@ -118,11 +148,15 @@ def test_an_invalid_reply_leaves_the_problem_unscored():
 
 # ---------------------------------------------------------------- answer level
 
-@pytest.mark.parametrize("response, graded", [
-    ("<think>\nv = gt\n</think>\n<answer>[\\boxed{2}]</answer>", "<answer>[\\boxed{2}]</answer>"),
-    ("So <think signature=\"s\">a</think> then <think>b</think> end", "So  then <think>b</think> end"),
-    ("<think>never closed", "<think>never closed"),
-])
+
+@pytest.mark.parametrize(
+    "response, graded",
+    [
+        ("<think>\nv = gt\n</think>\n<answer>[\\boxed{2}]</answer>", "<answer>[\\boxed{2}]</answer>"),
+        ('So <think signature="s">a</think> then <think>b</think> end', "So  then <think>b</think> end"),
+        ("<think>never closed", "<think>never closed"),
+    ],
+)
 def test_evalscope_grades_the_response_without_its_first_think_block(response, graded):
     assert evalscope.completion(response) == graded
 
@@ -135,8 +169,11 @@ def test_boxes_come_from_the_whole_response_in_order():
 
 @needs_math_verify
 def test_answer_level_rule_check_then_the_judge_for_non_empty_misses():
-    slots = [AnswerSlot("\\boxed{$\\frac{1}{2}$}", points=3.0), AnswerSlot("\\boxed{$7$}", points=1.0),
-             AnswerSlot("\\boxed{$B$}", points=1.0)]
+    slots = [
+        AnswerSlot("\\boxed{$\\frac{1}{2}$}", points=3.0),
+        AnswerSlot("\\boxed{$7$}", points=1.0),
+        AnswerSlot("\\boxed{$B$}", points=1.0),
+    ]
     p = problem(answers=slots)
     given = rules("0.5", "8", "")  # the rule matches slot 0; slot 1 goes to the judge; slot 2 is empty
     tasks = hipho.judge_tasks_after_rules(p, "unused", given, CFG)

@@ -47,23 +47,31 @@ def test_sample_test_split(sample):
     assert {p.benchmark for p in sample.values()} == {"sample_mathvision"}
 
 
-@pytest.mark.parametrize("options, expected", [
-    ({"levels": [1]}, ["1", "3"]),
-    ({"levels": [1, 3]}, ["1", "3", "4"]),
-    ({"subjects": ["arithmetic", "counting"]}, ["2", "3"]),
-    ({"levels": [1], "subjects": ["counting"]}, ["3"]),
-])
+@pytest.mark.parametrize(
+    "options, expected",
+    [
+        ({"levels": [1]}, ["1", "3"]),
+        ({"levels": [1, 3]}, ["1", "3", "4"]),
+        ({"subjects": ["arithmetic", "counting"]}, ["2", "3"]),
+        ({"levels": [1], "subjects": ["counting"]}, ["3"]),
+    ],
+)
 def test_a_suite_takes_levels_and_subjects(sample, options, expected):
     from olympiad_eval.render import select
 
     assert [p.id for p in select(list(sample.values()), typed("mathvision", language="en", **options))] == expected
 
 
-@pytest.mark.parametrize("options, said", [
-    ({"levels": [1, 4]}, r"levels: 4 selects no problem of the suite \(its levels: 1, 2, 3\)$"),
-    ({"subjects": ["metric geometry - volume"]},
-     r"subjects: 'metric geometry - volume' selects no problem of the suite \(closest: metric geometry - length, "),
-])
+@pytest.mark.parametrize(
+    "options, said",
+    [
+        ({"levels": [1, 4]}, r"levels: 4 selects no problem of the suite \(its levels: 1, 2, 3\)$"),
+        (
+            {"subjects": ["metric geometry - volume"]},
+            r"subjects: 'metric geometry - volume' selects no problem of the suite \(closest: metric geometry - length, ",
+        ),
+    ],
+)
 def test_a_level_or_subject_the_release_lacks_is_refused(sample, options, said):
     from olympiad_eval.render import select
 
@@ -123,8 +131,16 @@ def write_release(tmp_path, rows, images=("1.jpg",)):
     return path
 
 
-ROW = {"id": "1", "question": "q <image1>", "options": [], "answer": "5", "solution": None, "level": 2,
-       "subject": "algebra", "image": "images/1.jpg"}
+ROW = {
+    "id": "1",
+    "question": "q <image1>",
+    "options": [],
+    "answer": "5",
+    "solution": None,
+    "level": 2,
+    "subject": "algebra",
+    "image": "images/1.jpg",
+}
 
 
 @pytest.mark.parametrize("field", ["id", "question", "answer"])
@@ -240,7 +256,9 @@ def test_real_test_split_loads_3040_problems_when_every_image_exists(real_root, 
 @pytest.mark.parametrize("protocol", ["official", "evalscope"])
 def test_the_reference_scores_under_both_protocols(sample, protocol):
     for problem in sample.values():
-        assert by_rules(mathvision, problem, mathvision.reference(problem, SUITE), check, protocol=protocol).score == 1.0
+        assert (
+            by_rules(mathvision, problem, mathvision.reference(problem, SUITE), check, protocol=protocol).score == 1.0
+        )
 
 
 def test_the_official_protocol_is_the_default_and_reads_the_official_way(sample):
@@ -254,10 +272,30 @@ def test_the_official_protocol_is_the_default_and_reads_the_official_way(sample)
 def test_the_report_shows_a_choice_problem_s_options_with_the_gold_and_the_chosen_one():
     from olympiad_eval.records import AnswerSlot, Judgment, Problem
 
-    problem = Problem(id="1", benchmark="b", language="en", question="q", choices=("13 cm", "$26$ cm", "40 cm"),
-                      answers=(AnswerSlot("B"),), level=2, subject="metric geometry")
-    judgment = Judgment(id="1", suite="s", model="m", judge="rule", sample=0, language="en", subset="", status="scored",
-                        score=0.0, points=0.0, max_points=1.0, extracted=("C",))
+    problem = Problem(
+        id="1",
+        benchmark="b",
+        language="en",
+        question="q",
+        choices=("13 cm", "$26$ cm", "40 cm"),
+        answers=(AnswerSlot("B"),),
+        level=2,
+        subject="metric geometry",
+    )
+    judgment = Judgment(
+        id="1",
+        suite="s",
+        model="m",
+        judge="rule",
+        sample=0,
+        language="en",
+        subset="",
+        status="scored",
+        score=0.0,
+        points=0.0,
+        max_points=1.0,
+        extracted=("C",),
+    )
     [section] = mathvision.report_sections(problem, judgment)
     assert section.css == "choices" and ("level", "2") in section.facts
     [table] = section.tables

@@ -42,33 +42,36 @@ def result_scoring():
 
 # Problem 1: options 13/18/26/40/21 cm, gold C. evalscope reads the last "ANSWER:" that a label
 # follows, else the last capital letter of the whole response; never the option's text.
-@pytest.mark.parametrize("pid, response, read, correct", [
-    ('1', 'So the answer is \\boxed{C}.\nANSWER: D', 'D', False),
-    ('1', '\\boxed{C}', 'C', True),
-    ('1', 'ANSWER: D\nActually it is \\boxed{C}', 'D', False),
-    ('1', 'ANSWER: C\nWait, that was wrong.\nANSWER: D', 'D', False),
-    ('1', "The format is 'ANSWER: [LETTER]'.\nANSWER: C", 'C', True),
-    ('1', 'ANSWER: [LETTER]', '', False),
-    ('1', '**ANSWER: C**', 'C', True),
-    ('1', 'ANSWER: **C**', 'C', True),
-    ('1', 'answer: c', '', False),
-    ('1', 'Answer: (C)', 'C', True),
-    ('1', 'ANSWER: C, not D', 'C', True),
-    ('1', 'ANSWER: C and D', '', False),
-    ('1', 'ANSWER: CD', '', False),
-    ('1', 'ANSWER: 26 cm', '', False),
-    ('1', 'The perimeter is 26 cm', '', False),
-    ('1', '答案：C', 'C', True),
-    ('1', '答案：C，因为 D 不对', 'D', False),
-    ('1', '<think>ANSWER: D</think>\nANSWER: C', 'C', True),
-    ('1', 'ANSWER: $\\boxed{\\text{C}}$', 'C', True),
-    ('1', 'ANSWER: （C）', 'C', True),
-    ('1', '\\boxed{C} and \\boxed{D}', 'D', False),
-    ('1', 'ANSWER: C.', 'C', True),
-    ('1', 'ANSWER: The answer is C', 'C', True),
-    ('1', 'ANSWER: F\nso C', 'C', True),
-    ('1', '', '', False),
-])
+@pytest.mark.parametrize(
+    "pid, response, read, correct",
+    [
+        ("1", "So the answer is \\boxed{C}.\nANSWER: D", "D", False),
+        ("1", "\\boxed{C}", "C", True),
+        ("1", "ANSWER: D\nActually it is \\boxed{C}", "D", False),
+        ("1", "ANSWER: C\nWait, that was wrong.\nANSWER: D", "D", False),
+        ("1", "The format is 'ANSWER: [LETTER]'.\nANSWER: C", "C", True),
+        ("1", "ANSWER: [LETTER]", "", False),
+        ("1", "**ANSWER: C**", "C", True),
+        ("1", "ANSWER: **C**", "C", True),
+        ("1", "answer: c", "", False),
+        ("1", "Answer: (C)", "C", True),
+        ("1", "ANSWER: C, not D", "C", True),
+        ("1", "ANSWER: C and D", "", False),
+        ("1", "ANSWER: CD", "", False),
+        ("1", "ANSWER: 26 cm", "", False),
+        ("1", "The perimeter is 26 cm", "", False),
+        ("1", "答案：C", "C", True),
+        ("1", "答案：C，因为 D 不对", "D", False),
+        ("1", "<think>ANSWER: D</think>\nANSWER: C", "C", True),
+        ("1", "ANSWER: $\\boxed{\\text{C}}$", "C", True),
+        ("1", "ANSWER: （C）", "C", True),
+        ("1", "\\boxed{C} and \\boxed{D}", "D", False),
+        ("1", "ANSWER: C.", "C", True),
+        ("1", "ANSWER: The answer is C", "C", True),
+        ("1", "ANSWER: F\nso C", "C", True),
+        ("1", "", "", False),
+    ],
+)
 def test_multiple_choice_reads_as_evalscope(sample, pid, response, read, correct):
     result = score(sample[pid], response)
     assert (result.extracted, result.score) == ((read,), 1.0 if correct else 0.0)
@@ -78,39 +81,42 @@ def test_multiple_choice_reads_as_evalscope(sample, pid, response, read, correct
 # Problem 2: gold 27; problem 4: gold \frac{3}{8}. Math-Verify's display of the whole response (all
 # boxes as one set; no "ANSWER:" or Chinese phrase of its own), compared strictly: an integer gold
 # takes no rounding (27.0000001 is wrong), a fraction's value is rounded to 6 digits (0.3750004 is right).
-@pytest.mark.parametrize("pid, response, read, correct", [
-    ('2', '\\boxed{27}', '27', True),
-    ('2', '\\boxed{26} then \\boxed{27}', '26,27', False),
-    ('2', '\\boxed{27} then \\boxed{26}', '27,26', False),
-    ('2', '\\boxed{27}\nANSWER: 28', '27', True),
-    ('2', 'ANSWER: 27', '27', True),
-    ('2', '答案：27', '', False),
-    ('2', '最终答案是 \\boxed{27}', '27', True),
-    ('2', '答案为27。', '', False),
-    ('2', '\\boxed{27.0000001}', '27.0000001', False),
-    ('2', '\\boxed{27.000001}', '27.000001', False),
-    ('2', '\\boxed{27.00001}', '27.00001', False),
-    ('2', '\\boxed{27.0000004}', '27.0000004', False),
-    ('2', '\\boxed{26.9999996}', '26.9999996', False),
-    ('2', '\\boxed{27\\%}', '27\\%', True),
-    ('2', '27%', '27%', True),
-    ('2', '\\boxed{2.7e1}', '2.7e1', True),
-    ('2', '\\boxed{2.7E1}', '2.7E1', True),
-    ('2', '\\boxed{27 \\text{ cm}}', '27', True),
-    ('2', '\\boxed{x = 27}', 'x = 27', True),
-    ('2', '\\boxed{27', '', False),
-    ('2', '<think>\\boxed{28}</think>\\boxed{27}', '27', True),
-    ('2', 'The top brick is 27.', '27', True),
-    ('2', '', '', False),
-    ('2', '\\boxed{27, 27}', '27, 27', True),
-    ('4', '\\boxed{0.375}', '0.375', True),
-    ('4', '\\boxed{\\dfrac{6}{16}}', '\\frac{6}{16}', True),
-    ('4', '\\boxed{0.3750004}', '0.3750004', True),
-    ('4', '\\boxed{0.375001}', '0.375001', False),
-    ('4', '\\boxed{0.37}', '0.37', False),
-    ('4', '\\boxed{3/8}', '\\frac{3}{8}', True),
-    ('4', '\\boxed{37.5\\%}', '37.5\\%', True),
-])
+@pytest.mark.parametrize(
+    "pid, response, read, correct",
+    [
+        ("2", "\\boxed{27}", "27", True),
+        ("2", "\\boxed{26} then \\boxed{27}", "26,27", False),
+        ("2", "\\boxed{27} then \\boxed{26}", "27,26", False),
+        ("2", "\\boxed{27}\nANSWER: 28", "27", True),
+        ("2", "ANSWER: 27", "27", True),
+        ("2", "答案：27", "", False),
+        ("2", "最终答案是 \\boxed{27}", "27", True),
+        ("2", "答案为27。", "", False),
+        ("2", "\\boxed{27.0000001}", "27.0000001", False),
+        ("2", "\\boxed{27.000001}", "27.000001", False),
+        ("2", "\\boxed{27.00001}", "27.00001", False),
+        ("2", "\\boxed{27.0000004}", "27.0000004", False),
+        ("2", "\\boxed{26.9999996}", "26.9999996", False),
+        ("2", "\\boxed{27\\%}", "27\\%", True),
+        ("2", "27%", "27%", True),
+        ("2", "\\boxed{2.7e1}", "2.7e1", True),
+        ("2", "\\boxed{2.7E1}", "2.7E1", True),
+        ("2", "\\boxed{27 \\text{ cm}}", "27", True),
+        ("2", "\\boxed{x = 27}", "x = 27", True),
+        ("2", "\\boxed{27", "", False),
+        ("2", "<think>\\boxed{28}</think>\\boxed{27}", "27", True),
+        ("2", "The top brick is 27.", "27", True),
+        ("2", "", "", False),
+        ("2", "\\boxed{27, 27}", "27, 27", True),
+        ("4", "\\boxed{0.375}", "0.375", True),
+        ("4", "\\boxed{\\dfrac{6}{16}}", "\\frac{6}{16}", True),
+        ("4", "\\boxed{0.3750004}", "0.3750004", True),
+        ("4", "\\boxed{0.375001}", "0.375001", False),
+        ("4", "\\boxed{0.37}", "0.37", False),
+        ("4", "\\boxed{3/8}", "\\frac{3}{8}", True),
+        ("4", "\\boxed{37.5\\%}", "37.5\\%", True),
+    ],
+)
 def test_free_form_reads_and_compares_as_evalscope(sample, pid, response, read, correct):
     pytest.importorskip("math_verify", reason="the evalscope protocol checks free-form answers with math-verify")
     result = score(sample[pid], response)
@@ -135,8 +141,10 @@ def test_a_check_that_overruns_is_not_matched_and_on_record(sample):
 def test_the_free_form_check_runs_in_the_check_workers(sample):
     """A benchmark's own check crosses to a worker by name and comes back with the answer it read."""
     pytest.importorskip("math_verify", reason="the evalscope protocol checks free-form answers with math-verify")
-    jobs = [mathvision.rule_checks(sample[pid], response, result_scoring())[0]
-            for pid, response in (("2", "so \\boxed{27}"), ("4", "\\boxed{0.37}"))]
+    jobs = [
+        mathvision.rule_checks(sample[pid], response, result_scoring())[0]
+        for pid, response in (("2", "so \\boxed{27}"), ("4", "\\boxed{0.37}"))
+    ]
     assert jobs[0][0] is mathvision_evalscope.free_form_check
     with CheckPool(workers=1, timeout=60) as pool:
         assert pool.check_many(jobs) == [Verdict(True, "", "27"), Verdict(False, "", "0.37")]

@@ -127,8 +127,12 @@ def test_is_equal(given, gold, equal):
         ("The answer is \\boxed{72 \\text{ square centimeters.}}", "72", [], "72{squarecentimeters.}"),
         # multiple choice, the extracted text an unclosed expression: never the option's value
         ("The answer is $2\\sqrt{3", "C", ["$1$", "$\\sqrt{3}$", "$2$", "$2\\sqrt{3}$", "$4$"], "2\\sqrt{3"),
-        ("The correct answer is \\frac{1}{2}\\frac{1}{", "B", ["$\\frac{1}{4}$", "$\\frac{1}{2}$", "$1$", "$2$", "$4$"],
-         "\\frac{1}{2}\\frac{1}{"),
+        (
+            "The correct answer is \\frac{1}{2}\\frac{1}{",
+            "B",
+            ["$\\frac{1}{4}$", "$\\frac{1}{2}$", "$1$", "$2$", "$4$"],
+            "\\frac{1}{2}\\frac{1}{",
+        ),
     ],
 )
 def test_what_the_old_parser_read_on_into_is_wrong(response, answer, options, extracted):
@@ -208,14 +212,20 @@ def release():
 RELEASE_QUIRKS = {("Gemini-Pro", "3013")}
 
 
-@pytest.mark.xfail(strict=True, reason="release quirk: Gemini-Pro row 3013 ('4/3' for \\frac{4}{3}) is released "
-                                       "as wrong, which the published scorer does not give")
+@pytest.mark.xfail(
+    strict=True,
+    reason="release quirk: Gemini-Pro row 3013 ('4/3' for \\frac{4}{3}) is released "
+    "as wrong, which the published scorer does not give",
+)
 @pytest.mark.parametrize(("run", "row_id"), sorted(RELEASE_QUIRKS))
 def test_released_verdicts_the_published_scorer_does_not_give(release, run, row_id):
     root, problems = release
     [row] = [row for row in read_jsonl(root / "outputs" / f"{run}.jsonl") if row["id"] == row_id]
     problem = problems[row_id]
-    assert official.verdict(row["response"], problem["answer"], problem["options"]) == (row["model_answer"], row["correct"])
+    assert official.verdict(row["response"], problem["answer"], problem["options"]) == (
+        row["model_answer"],
+        row["correct"],
+    )
 
 
 @pytest.mark.parametrize("run", RUNS)
@@ -225,17 +235,25 @@ def test_verdicts_of_released_runs(release, run):
     accuracy is within 0.1 points of the released `<run>_result.json`."""
     root, problems = release
     rows = read_jsonl(root / "outputs" / f"{run}.jsonl")
-    ours = [official.is_correct(row["response"], problems[row["id"]]["answer"], problems[row["id"]]["options"]) for row in rows]
-    disagreements = [row["id"] for row, verdict in zip(rows, ours)
-                     if verdict != row["correct"] and (run, row["id"]) not in RELEASE_QUIRKS]
+    ours = [
+        official.is_correct(row["response"], problems[row["id"]]["answer"], problems[row["id"]]["options"])
+        for row in rows
+    ]
+    disagreements = [
+        row["id"]
+        for row, verdict in zip(rows, ours)
+        if verdict != row["correct"] and (run, row["id"]) not in RELEASE_QUIRKS
+    ]
     agreement = 100 * (1 - len(disagreements) / len(rows))
     # `"-all": "537/3040=17.66%"`: right/total=percentage, rounded; the fraction is exact.
     result = json.loads((root / "outputs" / f"{run}_result.json").read_text(encoding="utf-8"))
     right, total = result["-all"].split("=")[0].split("/")
     official_accuracy = 100 * int(right) / int(total)
     accuracy = 100 * sum(ours) / len(rows)
-    report = (f"{run}: agreement {agreement:.2f}% over {len(rows)} rows (disagreeing ids: {disagreements[:20]}); "
-              f"accuracy {accuracy:.2f} vs official {official_accuracy:.2f} (difference {accuracy - official_accuracy:+.2f})")
+    report = (
+        f"{run}: agreement {agreement:.2f}% over {len(rows)} rows (disagreeing ids: {disagreements[:20]}); "
+        f"accuracy {accuracy:.2f} vs official {official_accuracy:.2f} (difference {accuracy - official_accuracy:+.2f})"
+    )
     print(report)
     assert int(total) == len(rows), report
     assert not disagreements, report

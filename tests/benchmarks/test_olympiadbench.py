@@ -18,7 +18,6 @@ from olympiad_eval.fetch import fetch
 from olympiad_eval.mathcheck import CheckPool, _check
 from olympiad_eval.records import InputError, RecordError
 from olympiad_eval.render import prompt_for, select, selection
-from olympiad_eval.templates import fill
 from tests.support import ROOT, by_rules, compose_stage, shared_data, typed
 from tests.test_fetch_sources import hf_cache, offline  # noqa: F401  (offline: a fixture)
 
@@ -62,8 +61,12 @@ def current():
 def test_the_first_release_layout_loads_with_its_classification_metadata(first):
     assert sorted(first, key=int) == ["101", "102", "103", "201", "202", "203", "204", "301", "302", "303"]
     p = first["101"]
-    assert (p.language, p.subset, p.subject, p.origin) == ("en", "OE_TO_physics_en_COMP", "Mechanics",
-                                                           "data/English_Olympiad_Physics.json")
+    assert (p.language, p.subset, p.subject, p.origin) == (
+        "en",
+        "OE_TO_physics_en_COMP",
+        "Mechanics",
+        "data/English_Olympiad_Physics.json",
+    )
     assert (p.answers[0].value, p.answers[0].kind, p.answers[0].unit) == ("$9.9$", "Numerical", "m/s")
     assert p.attributes["error"] == "1e-1" and p.attributes["competition"] == "DemoPhO/2025"
     assert first["301"].subset == "OE_TO_maths_zh_CEE" and first["301"].language == "zh"
@@ -94,14 +97,36 @@ def test_the_same_problem_reads_the_same_in_both_layouts(tmp_path):
     """A first-release record, written in the current layout, gives the same problem."""
     record = json.loads((SAMPLE / "first_release/data/Gaokao_Maths.json").read_text(encoding="utf-8"))[0]
     (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "OE_TO_maths_zh_CEE.json").write_text(json.dumps([
-        {key: record[key] for key in ("id", "subfield", "question", "solution", "final_answer", "is_multiple_answer",
-                                      "unit", "answer_type", "error")}]), encoding="utf-8")
+    (tmp_path / "data" / "OE_TO_maths_zh_CEE.json").write_text(
+        json.dumps(
+            [
+                {
+                    key: record[key]
+                    for key in (
+                        "id",
+                        "subfield",
+                        "question",
+                        "solution",
+                        "final_answer",
+                        "is_multiple_answer",
+                        "unit",
+                        "answer_type",
+                        "error",
+                    )
+                }
+            ]
+        ),
+        encoding="utf-8",
+    )
     old = olympiadbench.load(SAMPLE / "first_release", FIRST, "b")
     new = olympiadbench.load(tmp_path, CURRENT, "b")[0]
     before = next(p for p in old if p.id == new.id)
-    assert (new.subset, new.question, new.answers, new.solution) == (before.subset, before.question, before.answers,
-                                                                     before.solution)
+    assert (new.subset, new.question, new.answers, new.solution) == (
+        before.subset,
+        before.question,
+        before.answers,
+        before.solution,
+    )
 
 
 def write_release(root: Path, name: str, records) -> Path:
@@ -112,22 +137,38 @@ def write_release(root: Path, name: str, records) -> Path:
 
 
 def good(**changes) -> dict:
-    record = {"id": 7, "subfield": "Algebra", "question": "Find $x$.", "solution": ["..."], "final_answer": ["$2$"],
-              "is_multiple_answer": False, "unit": None, "answer_type": "Numerical", "error": None}
+    record = {
+        "id": 7,
+        "subfield": "Algebra",
+        "question": "Find $x$.",
+        "solution": ["..."],
+        "final_answer": ["$2$"],
+        "is_multiple_answer": False,
+        "unit": None,
+        "answer_type": "Numerical",
+        "error": None,
+    }
     return {**record, **changes}
 
 
-@pytest.mark.parametrize("changes, field, said", [
-    ({"question": None}, "question", "missing"),
-    ({"question": ["a"]}, "question", "expected text, got list"),
-    ({"final_answer": "$2$"}, "final_answer", "expected a list, got str"),
-    ({"final_answer": []}, "final_answer", "empty: the official scorer compares"),
-    ({"final_answer": [{"v": 2}]}, "final_answer", "expected text, got dict"),
-    ({"answer_type": None, "support_auto_scoring": True}, "answer_type", "missing: the prompt states the answer type"),
-    ({"is_multiple_answer": "yes"}, "is_multiple_answer", "expected true, false or null"),
-    ({"id": None}, "id", "missing"),
-    ({"error": "1e-1x"}, "error", "is not a tolerance"),
-])
+@pytest.mark.parametrize(
+    "changes, field, said",
+    [
+        ({"question": None}, "question", "missing"),
+        ({"question": ["a"]}, "question", "expected text, got list"),
+        ({"final_answer": "$2$"}, "final_answer", "expected a list, got str"),
+        ({"final_answer": []}, "final_answer", "empty: the official scorer compares"),
+        ({"final_answer": [{"v": 2}]}, "final_answer", "expected text, got dict"),
+        (
+            {"answer_type": None, "support_auto_scoring": True},
+            "answer_type",
+            "missing: the prompt states the answer type",
+        ),
+        ({"is_multiple_answer": "yes"}, "is_multiple_answer", "expected true, false or null"),
+        ({"id": None}, "id", "missing"),
+        ({"error": "1e-1x"}, "error", "is not a tolerance"),
+    ],
+)
 def test_a_bad_record_names_file_record_and_field(tmp_path, changes, field, said):
     path = write_release(tmp_path, "OE_TO_maths_en_COMP.json", [good(), good(**{"id": 8, **changes})])
     with pytest.raises(RecordError) as caught:
@@ -138,7 +179,9 @@ def test_a_bad_record_names_file_record_and_field(tmp_path, changes, field, said
 
 def test_a_file_of_another_layout_or_not_a_list_is_refused(tmp_path):
     write_release(tmp_path, "OE_TO_maths_en_COMP.json", [good()])
-    with pytest.raises(InputError, match=r"OE_TO_maths_en_COMP.json: not a file of OlympiadBench's first_release layout"):
+    with pytest.raises(
+        InputError, match=r"OE_TO_maths_en_COMP.json: not a file of OlympiadBench's first_release layout"
+    ):
         olympiadbench.load(tmp_path, FIRST, "b")
     write_release(tmp_path, "OE_TO_maths_en_COMP.json", {"id": 1})
     with pytest.raises(InputError, match=r"OE_TO_maths_en_COMP.json: expected a JSON list of problems, got dict"):
@@ -151,21 +194,30 @@ def test_a_file_of_another_layout_or_not_a_list_is_refused(tmp_path):
 
 
 def test_problems_whose_figure_the_release_lacks_are_counted_and_left_out(tmp_path, caplog):
-    write_release(tmp_path, "OE_MM_maths_en_COMP.json", [
-        good(id=1, question="Its sides are shown:\n<img_1>\nFind $x$."),
-        good(id=2, question="The graph is\n<img_2>\nFind $x$."),
-        good(id=3, question="In the diagram below, find $x$."),  # no marker, but it needs a figure
-        good(id=4, question="如图，求 $x$。"),
-        good(id=5),
-        good(id=6, question="Find $x$.\n![](https://cdn.example/cropped/a.jpg?height=80)"),
-    ])
+    write_release(
+        tmp_path,
+        "OE_MM_maths_en_COMP.json",
+        [
+            good(id=1, question="Its sides are shown:\n<img_1>\nFind $x$."),
+            good(id=2, question="The graph is\n<img_2>\nFind $x$."),
+            good(id=3, question="In the diagram below, find $x$."),  # no marker, but it needs a figure
+            good(id=4, question="如图，求 $x$。"),
+            good(id=5),
+            good(id=6, question="Find $x$.\n![](https://cdn.example/cropped/a.jpg?height=80)"),
+        ],
+    )
     (tmp_path / "images").mkdir()
     Image.new("RGB", (8, 8), "white").save(tmp_path / "images" / "img_1.jpg", format="JPEG")
     with caplog.at_level(logging.WARNING):
         problems = olympiadbench.load(tmp_path, CURRENT, "b")
     assert "benchmark 'b': 4 of 6 problems refer to a figure the release does not hold" in caplog.text
     missing = {p.id: p.attributes["missing_figures"] for p in problems if p.attributes["figure_missing"]}
-    assert missing == {"2": ["images/img_2.jpg"], "3": [], "4": [], "6": ["https://cdn.example/cropped/a.jpg?height=80"]}
+    assert missing == {
+        "2": ["images/img_2.jpg"],
+        "3": [],
+        "4": [],
+        "6": ["https://cdn.example/cropped/a.jpg?height=80"],
+    }
     asked = select(problems, suite(), "s")
     assert [p.id for p in asked] == ["1", "5"]
     taken = selection(problems, asked, suite())
@@ -178,17 +230,29 @@ def test_the_first_release_holds_no_figure_and_its_figure_problems_are_left_out(
     missing = sorted(p.id for p in first.values() if p.attributes["figure_missing"])
     assert missing == ["204", "303"]
     assert first["303"].subset == "OE_MM_maths_zh_CEE"  # it needs a figure: multimodal, without it
-    assert sorted(p.id for p in select(list(first.values()), suite())) == ["101", "102", "201", "202", "203", "301", "302"]
+    assert sorted(p.id for p in select(list(first.values()), suite())) == [
+        "101",
+        "102",
+        "201",
+        "202",
+        "203",
+        "301",
+        "302",
+    ]
 
 
 # ---------------------------------------------------------------- the official prompts, verbatim
 
-EN_OPEN = ('The following is an open-ended problem from an International {subject} competition. {types}Please '
-           'calculate the answer according to the given requirements and the information provided. Please use '
-           'LaTeX format to represent the variables and formulas used in the solution process and results. Please '
-           'end your solution with "So the final answer is {format}." and give the result explicitly{unit}.')
-ZH_OPEN = ('以下是中国{subject}竞赛中的解答题{types}。请根据题目的要求和所提供的信息计算得出答案。解答过程和结果中使用的变量和公式'
-           '请使用LaTeX格式表示。请在最后以“所以最终答案是{format}。”显式给出结果{unit}。')
+EN_OPEN = (
+    "The following is an open-ended problem from an International {subject} competition. {types}Please "
+    "calculate the answer according to the given requirements and the information provided. Please use "
+    "LaTeX format to represent the variables and formulas used in the solution process and results. Please "
+    'end your solution with "So the final answer is {format}." and give the result explicitly{unit}.'
+)
+ZH_OPEN = (
+    "以下是中国{subject}竞赛中的解答题{types}。请根据题目的要求和所提供的信息计算得出答案。解答过程和结果中使用的变量和公式"
+    "请使用LaTeX格式表示。请在最后以“所以最终答案是{format}。”显式给出结果{unit}。"
+)
 EN_UNIT = ", note that the unit of the answer should not be included in \\boxed{}"
 ZH_UNIT = "，注意答案的单位不要放在\\boxed{}中"
 
@@ -196,39 +260,142 @@ ZH_UNIT = "，注意答案的单位不要放在\\boxed{}中"
 def problem_with(base, language="en", subject="maths", **attributes):
     from dataclasses import replace
 
-    return replace(base, language=language, context="",
-                   attributes={**base.attributes, "subject": subject, "type": "OE", **attributes})
+    return replace(
+        base,
+        language=language,
+        context="",
+        attributes={**base.attributes, "subject": subject, "type": "OE", **attributes},
+    )
 
 
-@pytest.mark.parametrize("language, subject, answer_type, multiple, unit, expected", [
-    ("en", "physics", "Numerical", False, "m/s",
-     EN_OPEN.format(subject="Physics", types="The answer of The problem should be a numerical value. ",
-                    format="\\boxed{answer}(unit)", unit=EN_UNIT)),
-    ("en", "maths", "Expression", True, None,
-     EN_OPEN.format(subject="Math", types="The problem has multiple answers, each of them should be an expression. ",
-                    format="\\boxed{multiple answers connected with commas}", unit="")),
-    ("en", "maths", "Numerical,Numerical", True, None,
-     EN_OPEN.format(subject="Math", types="The problem has multiple answers, each of them should be a numerical value. ",
-                    format="\\boxed{multiple answers connected with commas}", unit="")),
-    ("en", "physics", "Expression,Interval", True, None,
-     EN_OPEN.format(subject="Physics", types="The problem has multiple answers, with the answers in order being an "
-                    "expression, an interval. ", format="\\boxed{multiple answers connected with commas}", unit="")),
-    ("en", "maths", "Tuple", False, None,
-     EN_OPEN.format(subject="Math", types="", format="\\boxed{answer}", unit="")),
-    ("en", "maths", "Expression,Numerical", False, None,  # one answer, two types: the official loop reads numerical
-     EN_OPEN.format(subject="Math", types="The answer of The problem should be a numerical value. ",
-                    format="\\boxed{answer}", unit="")),
-    ("zh", "maths", "Equation", False, None,
-     ZH_OPEN.format(subject="数学", types="，答案类型为方程", format="\\boxed{答案}", unit="")),
-    ("zh", "physics", "Numerical", False, "N",
-     ZH_OPEN.format(subject="物理", types="，答案类型为数值", format="\\boxed{答案}(单位)", unit=ZH_UNIT)),
-    ("zh", "maths", "Numerical,Interval", True, None,
-     ZH_OPEN.format(subject="数学", types="，题目有多个答案，答案类型分别为数值、区间", format="\\boxed{用英文逗号连接的多个答案}", unit="")),
-    ("zh", "maths", "Interval", True, None,
-     ZH_OPEN.format(subject="数学", types="，题目有多个答案，答案类型均为区间", format="\\boxed{用英文逗号连接的多个答案}", unit="")),
-    ("zh", "maths", "Tuple,Numerical", True, None,
-     ZH_OPEN.format(subject="数学", types="", format="\\boxed{用英文逗号连接的多个答案}", unit="")),
-])
+@pytest.mark.parametrize(
+    "language, subject, answer_type, multiple, unit, expected",
+    [
+        (
+            "en",
+            "physics",
+            "Numerical",
+            False,
+            "m/s",
+            EN_OPEN.format(
+                subject="Physics",
+                types="The answer of The problem should be a numerical value. ",
+                format="\\boxed{answer}(unit)",
+                unit=EN_UNIT,
+            ),
+        ),
+        (
+            "en",
+            "maths",
+            "Expression",
+            True,
+            None,
+            EN_OPEN.format(
+                subject="Math",
+                types="The problem has multiple answers, each of them should be an expression. ",
+                format="\\boxed{multiple answers connected with commas}",
+                unit="",
+            ),
+        ),
+        (
+            "en",
+            "maths",
+            "Numerical,Numerical",
+            True,
+            None,
+            EN_OPEN.format(
+                subject="Math",
+                types="The problem has multiple answers, each of them should be a numerical value. ",
+                format="\\boxed{multiple answers connected with commas}",
+                unit="",
+            ),
+        ),
+        (
+            "en",
+            "physics",
+            "Expression,Interval",
+            True,
+            None,
+            EN_OPEN.format(
+                subject="Physics",
+                types="The problem has multiple answers, with the answers in order being an expression, an interval. ",
+                format="\\boxed{multiple answers connected with commas}",
+                unit="",
+            ),
+        ),
+        (
+            "en",
+            "maths",
+            "Tuple",
+            False,
+            None,
+            EN_OPEN.format(subject="Math", types="", format="\\boxed{answer}", unit=""),
+        ),
+        (
+            "en",
+            "maths",
+            "Expression,Numerical",
+            False,
+            None,  # one answer, two types: the official loop reads numerical
+            EN_OPEN.format(
+                subject="Math",
+                types="The answer of The problem should be a numerical value. ",
+                format="\\boxed{answer}",
+                unit="",
+            ),
+        ),
+        (
+            "zh",
+            "maths",
+            "Equation",
+            False,
+            None,
+            ZH_OPEN.format(subject="数学", types="，答案类型为方程", format="\\boxed{答案}", unit=""),
+        ),
+        (
+            "zh",
+            "physics",
+            "Numerical",
+            False,
+            "N",
+            ZH_OPEN.format(subject="物理", types="，答案类型为数值", format="\\boxed{答案}(单位)", unit=ZH_UNIT),
+        ),
+        (
+            "zh",
+            "maths",
+            "Numerical,Interval",
+            True,
+            None,
+            ZH_OPEN.format(
+                subject="数学",
+                types="，题目有多个答案，答案类型分别为数值、区间",
+                format="\\boxed{用英文逗号连接的多个答案}",
+                unit="",
+            ),
+        ),
+        (
+            "zh",
+            "maths",
+            "Interval",
+            True,
+            None,
+            ZH_OPEN.format(
+                subject="数学",
+                types="，题目有多个答案，答案类型均为区间",
+                format="\\boxed{用英文逗号连接的多个答案}",
+                unit="",
+            ),
+        ),
+        (
+            "zh",
+            "maths",
+            "Tuple,Numerical",
+            True,
+            None,
+            ZH_OPEN.format(subject="数学", types="", format="\\boxed{用英文逗号连接的多个答案}", unit=""),
+        ),
+    ],
+)
 def test_the_open_ended_prompt_is_the_official_one(first, language, subject, answer_type, multiple, unit, expected):
     from dataclasses import replace
 
@@ -241,17 +408,31 @@ def test_the_open_ended_prompt_is_the_official_one(first, language, subject, ans
 
 def test_an_answer_type_the_prompt_cannot_name_is_refused_with_its_record(first):
     p = problem_with(first["202"], answer_type="Proof", support_auto_scoring=False)
-    with pytest.raises(InputError, match=r"^data/English_Olympiad_Mathematics.json: record 202: field 'answer_type': "
-                                         r"'Proof' is none of Numerical, Expression, Equation, Interval"):
+    with pytest.raises(
+        InputError,
+        match=r"^data/English_Olympiad_Mathematics.json: record 202: field 'answer_type': "
+        r"'Proof' is none of Numerical, Expression, Equation, Interval",
+    ):
         prompt_for(p, "s", suite())
 
 
-@pytest.mark.parametrize("language, subject, expected", [
-    ("en", "maths", "The following is a theorem proving problem from an International Math competition. Please use "
-     "logical reasoning and common theorems to prove the proposition in the problem according to the given "
-     "requirements. Please use LaTeX format to represent the variables and formulas used in the proof."),
-    ("zh", "physics", "以下是中国物理竞赛中的证明题。请根据题目的要求，运用逻辑推理及常用定理证明题目中的命题。证明过程中使用的变量和公式请使用LaTeX格式表示。"),
-])
+@pytest.mark.parametrize(
+    "language, subject, expected",
+    [
+        (
+            "en",
+            "maths",
+            "The following is a theorem proving problem from an International Math competition. Please use "
+            "logical reasoning and common theorems to prove the proposition in the problem according to the given "
+            "requirements. Please use LaTeX format to represent the variables and formulas used in the proof.",
+        ),
+        (
+            "zh",
+            "physics",
+            "以下是中国物理竞赛中的证明题。请根据题目的要求，运用逻辑推理及常用定理证明题目中的命题。证明过程中使用的变量和公式请使用LaTeX格式表示。",
+        ),
+    ],
+)
 def test_the_theorem_proving_prompt_is_the_official_one(first, language, subject, expected):
     p = problem_with(first["103"], language, subject, type="TP")
     assert prompt_for(p, "s", suite()).messages[-1]["content"][0]["text"] == expected + "\n" + p.question
@@ -263,13 +444,23 @@ def test_maths_problems_are_asked_without_their_context_as_the_official_code_doe
     p = problem_with(current["9101"], "zh", "maths")
     assert olympiadbench.template_fields(replace(p, context="Given"), suite())[1]["question"] == p.question
     physics = problem_with(current["9101"], "zh", "physics")
-    assert olympiadbench.template_fields(replace(physics, context="Given"), suite())[1]["question"] == "Given\n" + p.question
+    assert (
+        olympiadbench.template_fields(replace(physics, context="Given"), suite())[1]["question"]
+        == "Given\n" + p.question
+    )
 
 
 def test_the_suite_is_in_each_problems_own_language(first):
     prompts = {p.id: prompt_for(p, "s", suite()) for p in select(list(first.values()), suite())}
     assert {pid: prompt.language for pid, prompt in prompts.items()} == {
-        "101": "en", "102": "en", "201": "en", "202": "en", "203": "en", "301": "zh", "302": "zh"}
+        "101": "en",
+        "102": "en",
+        "201": "en",
+        "202": "en",
+        "203": "en",
+        "301": "zh",
+        "302": "zh",
+    }
     assert prompts["301"].messages[-1]["content"][0]["text"].startswith("以下是中国数学竞赛中的解答题")
 
 
@@ -302,8 +493,13 @@ def test_the_rules_protocol_scores_the_extracted_answer_by_our_physics_rules(fir
 
 def test_the_sample_suites_have_demo_replays_some_right_some_wrong():
     for name in ("sample_olympiadbench", "sample_olympiadbench_current"):
-        rows = [json.loads(line) for line in (ROOT / f"data/replay/demo/{name}.jsonl").read_text(encoding="utf-8").splitlines()]
-        root, cfg = (SAMPLE / "first_release", FIRST) if name == "sample_olympiadbench" else (SAMPLE / "current", CURRENT)
+        rows = [
+            json.loads(line)
+            for line in (ROOT / f"data/replay/demo/{name}.jsonl").read_text(encoding="utf-8").splitlines()
+        ]
+        root, cfg = (
+            (SAMPLE / "first_release", FIRST) if name == "sample_olympiadbench" else (SAMPLE / "current", CURRENT)
+        )
         problems = {p.id: p for p in olympiadbench.load(root, cfg, name)}
         asked = {p.id for p in select(list(problems.values()), suite())}
         assert {row["id"] for row in rows} == asked
@@ -362,7 +558,9 @@ def release_verdicts() -> dict[str, bool | None]:
     problems = [p for p in olympiadbench.load(root, FIRST, "olympiadbench") if olympiadbench.auto_scored(p)]
     scoring = OmegaConf.structured(olympiadbench.Scoring)
     jobs = {p.id: olympiadbench.rule_checks(p, olympiadbench.reference(p, None), scoring) for p in problems}
-    assert all(len(checks) == 1 and hash(checks[0]) for checks in jobs.values())  # the judge runs each distinct one once
+    assert all(
+        len(checks) == 1 and hash(checks[0]) for checks in jobs.values()
+    )  # the judge runs each distinct one once
     with CheckPool(2, 20.0) as pool:
         verdicts = pool.check_many([checks[0] for checks in jobs.values()])
     return {pid: verdict.correct for pid, verdict in zip(jobs, verdicts)}
@@ -374,8 +572,13 @@ def test_the_reference_scores_every_auto_scorable_problem_of_the_shared_release(
     assert failed == sorted(RELEASE_QUIRKS, key=int)
 
 
-@pytest.mark.parametrize("pid", [pytest.param(pid, marks=pytest.mark.xfail(strict=True, reason=f"release quirk: {why}"))
-                                 for pid, why in RELEASE_QUIRKS.items()])
+@pytest.mark.parametrize(
+    "pid",
+    [
+        pytest.param(pid, marks=pytest.mark.xfail(strict=True, reason=f"release quirk: {why}"))
+        for pid, why in RELEASE_QUIRKS.items()
+    ],
+)
 def test_a_release_quirk_is_not_scored_right(release_verdicts, pid):
     assert release_verdicts[pid]
 
@@ -384,17 +587,43 @@ def test_a_release_quirk_is_not_scored_right(release_verdicts, pid):
 
 
 def frame(rows) -> pd.DataFrame:
-    return pd.DataFrame([{"suite": "s", "model": "m", "judge": "rule", "sample": 0, "status": "scored", "points": score,
-                          "max_points": 1.0, "score": score, "id": pid, "subset": subset, "subject": subfield,
-                          "language": subset.split("_")[3]} for pid, subset, subfield, score in rows])
+    return pd.DataFrame(
+        [
+            {
+                "suite": "s",
+                "model": "m",
+                "judge": "rule",
+                "sample": 0,
+                "status": "scored",
+                "points": score,
+                "max_points": 1.0,
+                "score": score,
+                "id": pid,
+                "subset": subset,
+                "subject": subfield,
+                "language": subset.split("_")[3],
+            }
+            for pid, subset, subfield, score in rows
+        ]
+    )
 
 
 def test_tables_report_accuracy_per_subject_language_source_modality_and_subfield():
-    rows = [("1", "OE_TO_maths_en_COMP", "Algebra", 1.0), ("2", "OE_TO_maths_en_COMP", "Algebra", 0.0),
-            ("3", "OE_MM_physics_zh_CEE", "Mechanics", 1.0), ("4", "OE_TO_physics_en_COMP", "Optics", 1.0)]
+    rows = [
+        ("1", "OE_TO_maths_en_COMP", "Algebra", 1.0),
+        ("2", "OE_TO_maths_en_COMP", "Algebra", 0.0),
+        ("3", "OE_MM_physics_zh_CEE", "Mechanics", 1.0),
+        ("4", "OE_TO_physics_en_COMP", "Optics", 1.0),
+    ]
     tables = olympiadbench.tables(frame(rows), OmegaConf.create({"suites": {}}))
-    assert list(tables) == ["accuracy", "accuracy_by_subject", "accuracy_by_language", "accuracy_by_source",
-                            "accuracy_by_modality", "accuracy_by_subfield"]
+    assert list(tables) == [
+        "accuracy",
+        "accuracy_by_subject",
+        "accuracy_by_language",
+        "accuracy_by_source",
+        "accuracy_by_modality",
+        "accuracy_by_subfield",
+    ]
     overall = tables["accuracy"].iloc[0]
     assert (overall["problems"], overall["accuracy (%)"]) == (4, 75.0)
     assert overall["95% CI low"] <= 75.0 <= overall["95% CI high"]
@@ -409,8 +638,13 @@ def test_tables_report_accuracy_per_subject_language_source_modality_and_subfiel
 
 
 def test_tables_count_what_rules_could_not_score_apart_from_the_accuracy():
-    data = frame([("1", "OE_TO_maths_en_COMP", "Algebra", 1.0), ("2", "TP_TO_maths_en_COMP", "Algebra", None),
-                  ("3", "OE_TO_maths_en_COMP", "Algebra", None)])
+    data = frame(
+        [
+            ("1", "OE_TO_maths_en_COMP", "Algebra", 1.0),
+            ("2", "TP_TO_maths_en_COMP", "Algebra", None),
+            ("3", "OE_TO_maths_en_COMP", "Algebra", None),
+        ]
+    )
     data.loc[1, "status"], data.loc[2, "status"] = "judge_error", "generation_error"
     overall = olympiadbench.tables(data, OmegaConf.create({"suites": {}}))["accuracy"].iloc[0]
     # the proof is left out (not scored); the failed generation counts, as wrong
@@ -423,10 +657,16 @@ def test_tables_count_what_rules_could_not_score_apart_from_the_accuracy():
 def test_the_configs_read_each_layout_and_the_hub_one_names_its_revision_and_is_marked_unchecked():
     first_release = compose_stage("fetch", ["benchmark=olympiadbench"]).benchmark
     hub = compose_stage("fetch", ["benchmark=olympiadbench_hub"]).benchmark
-    assert (first_release.kind, first_release.layout, first_release.source.type) == ("olympiadbench", "first_release", "local")
+    assert (first_release.kind, first_release.layout, first_release.source.type) == (
+        "olympiadbench",
+        "first_release",
+        "local",
+    )
     assert (hub.layout, hub.source.type, hub.source.repo_id) == ("current", "hub", "Hothan/OlympiadBench")
     assert hub.source.revision  # fetch refuses a remote release without one
-    assert "NOT YET CHECKED against the real Hub" in (ROOT / "conf/benchmark/olympiadbench_hub.yaml").read_text(encoding="utf-8")
+    assert "NOT YET CHECKED against the real Hub" in (ROOT / "conf/benchmark/olympiadbench_hub.yaml").read_text(
+        encoding="utf-8"
+    )
 
 
 def test_the_hub_config_fetches_the_current_layout_from_a_pinned_snapshot(tmp_path, offline):

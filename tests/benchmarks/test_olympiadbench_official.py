@@ -27,10 +27,14 @@ EXAMPLES = [
     ("\\Phi (x,y)=\\frac{x+1}{2y}", "\\Phi (x,    y)=\\frac{x}{2y} + \\frac{1}{2y}", None, True),
     ("(-\\infty,1]\\cup[10,+\\infty)", "c \\in \\left(-\\infty, 1\\right]\\cup[10,+\\infty)", None, True),
     ("$\\boxed{[-4/2, 0.5]}$", "[-2, \\frac{1}{2}]", None, True),
-    ("(\\frac{\\sqrt{2}v^2_0}{g}-\\frac{v^2_0}{5\\pi g},\\frac{\\sqrt{2}v^2_0}{g}+\\frac{v^2_0}{4g},"
-     "-\\frac{v^2_0}{5\\pi g})",
-     "(\\frac{v^2_0 \\sqrt{2}}{g}-\\frac{v^2_0}{5g\\pi },\\frac{\\sqrt{2}v^2_0}{g}+\\frac{v^2_0}{4g},"
-     "-\\frac{v^2_0}{5g \\pi})", None, True),
+    (
+        "(\\frac{\\sqrt{2}v^2_0}{g}-\\frac{v^2_0}{5\\pi g},\\frac{\\sqrt{2}v^2_0}{g}+\\frac{v^2_0}{4g},"
+        "-\\frac{v^2_0}{5\\pi g})",
+        "(\\frac{v^2_0 \\sqrt{2}}{g}-\\frac{v^2_0}{5g\\pi },\\frac{\\sqrt{2}v^2_0}{g}+\\frac{v^2_0}{4g},"
+        "-\\frac{v^2_0}{5g \\pi})",
+        None,
+        True,
+    ),
     ("(2,1),(3,1)", "(3,1),(2,1)", None, True),
     ("x^2+y^2=1", "\\boxed{x^{2}+y^{2}=1}", None, True),
     ("x^2+y^2=1", "\\boxed{x^{2}=1-y^2}", None, True),
@@ -44,15 +48,23 @@ EXAMPLES = [
     ("0.6", "\\boxed{\\frac{3}{5}}", None, True),
     ("0.6", "60%", None, True),
     ("\\cos \\theta_1", "\\cos \\theta _1", None, True),
-    ("\\boxed{n_{\\gamma}(\\nu)=A \\frac{R_{\\odot}^{2}}{d_{\\odot}^{2}} \\frac{2 \\pi}{c^{2}} \\nu^{2} "
-     "e^{\\frac{-h \\nu}{ k_{\\mathrm{B}} T_{\\mathrm{s}}}}}",
-     "\\boxed{n_{\\gamma}(\\nu) = \\frac{2 \\pi A R_{\\odot}^2}{d_{\\odot}^2} \\left( \\frac{\\nu^2}{c^2} \\right) "
-     "e^{ \\frac{-h \\nu}{k_B T_s}}}", None, True),
+    (
+        "\\boxed{n_{\\gamma}(\\nu)=A \\frac{R_{\\odot}^{2}}{d_{\\odot}^{2}} \\frac{2 \\pi}{c^{2}} \\nu^{2} "
+        "e^{\\frac{-h \\nu}{ k_{\\mathrm{B}} T_{\\mathrm{s}}}}}",
+        "\\boxed{n_{\\gamma}(\\nu) = \\frac{2 \\pi A R_{\\odot}^2}{d_{\\odot}^2} \\left( \\frac{\\nu^2}{c^2} \\right) "
+        "e^{ \\frac{-h \\nu}{k_B T_s}}}",
+        None,
+        True,
+    ),
     ("\\frac{(n-1)!}{k!} \\frac{n}{(n-k)!}", "\\frac{n!}{k!(n-k)!}", None, True),
     ("7.8\\times 10^2", "780", None, True),
     ("\\Delta p\\approx -\\frac{\\hbar \\omega_{L}}{c}", "-\\frac{\\omega_{L} \\hbar}{c}", None, True),
-    ("a = +\\frac{1}{2} \\hbar \\omega_{L}^{\\prime} \\frac{v}{c}",
-     "\\frac{1}{2} \\hbar \\omega_{L}^{\\prime} \\frac{v}{c}", None, True),
+    (
+        "a = +\\frac{1}{2} \\hbar \\omega_{L}^{\\prime} \\frac{v}{c}",
+        "\\frac{1}{2} \\hbar \\omega_{L}^{\\prime} \\frac{v}{c}",
+        None,
+        True,
+    ),
     ("\\cos ^{10}(\\frac{\\pi}{10})", "0.6054", "1e-4", True),
     ("\\sqrt[3]{\\frac{5}{12}}", "(\\frac{5}{12})^{\\frac{1}{3}}", None, True),
     ("\\sqrt[3]{\\frac{5}{12}}, -\\sqrt[3]{\\frac{5}{12}}", "y = \\pm \\sqrt[3]{\\frac{5}{12}}", None, True),
@@ -77,27 +89,33 @@ def test_the_examples_are_all_of_the_file():
 # ------------------------------------------------------------------------------ extraction
 
 
-@pytest.mark.parametrize("response, language, answer", [
-    ("Thus v = 3.\nSo the final answer is \\boxed{3}.", "en", "\\boxed{3}."),
-    ("So the final answer is \\boxed{1}.\nWait.\nSo the final answer is \\boxed{2}(m). ", "en", "\\boxed{2}(m)."),
-    ("So the final answer is $x=2$ \nand more text", "en", "$x=2$"),  # up to the end of its line
-    ("The answer is \\boxed{5}.", "en", "The answer is \\boxed{5}."),  # no phrase: the whole response
-    ("so the final answer is 4", "en", "so the final answer is 4"),  # the phrase is case-sensitive
-    ("解得 x=1。\n所以最终答案是\\boxed{1}。", "zh", "\\boxed{1}。"),
-    ("所以最终答案是\\boxed{1}。", "en", "所以最终答案是\\boxed{1}。"),  # each language reads its own phrase
-    ("So the final answer is \\boxed{7}.", "zh", "So the final answer is \\boxed{7}."),
-])
+@pytest.mark.parametrize(
+    "response, language, answer",
+    [
+        ("Thus v = 3.\nSo the final answer is \\boxed{3}.", "en", "\\boxed{3}."),
+        ("So the final answer is \\boxed{1}.\nWait.\nSo the final answer is \\boxed{2}(m). ", "en", "\\boxed{2}(m)."),
+        ("So the final answer is $x=2$ \nand more text", "en", "$x=2$"),  # up to the end of its line
+        ("The answer is \\boxed{5}.", "en", "The answer is \\boxed{5}."),  # no phrase: the whole response
+        ("so the final answer is 4", "en", "so the final answer is 4"),  # the phrase is case-sensitive
+        ("解得 x=1。\n所以最终答案是\\boxed{1}。", "zh", "\\boxed{1}。"),
+        ("所以最终答案是\\boxed{1}。", "en", "所以最终答案是\\boxed{1}。"),  # each language reads its own phrase
+        ("So the final answer is \\boxed{7}.", "zh", "So the final answer is \\boxed{7}."),
+    ],
+)
 def test_the_final_answer_is_read_after_the_last_phrase_of_its_language(response, language, answer):
     assert official.extract_answer(response, language) == answer
 
 
-@pytest.mark.parametrize("response, language, gold, correct", [
-    ("... So the final answer is \\boxed{12, 16}.", "en", "$12 , 16$", True),
-    ("... 所以最终答案是\\boxed{16,12}(米)。", "zh", "$12 , 16$", True),
-    ("no phrase, but \\boxed{3} and then \\boxed{4}", "en", "$3, 4$", True),  # every box, joined
-    ("the last line's formulas count\nso $x = 3$ and $y = 4$", "en", "$3, 4$", True),
-    ("So the final answer is 3.", "en", "$3$", True),
-])
+@pytest.mark.parametrize(
+    "response, language, gold, correct",
+    [
+        ("... So the final answer is \\boxed{12, 16}.", "en", "$12 , 16$", True),
+        ("... 所以最终答案是\\boxed{16,12}(米)。", "zh", "$12 , 16$", True),
+        ("no phrase, but \\boxed{3} and then \\boxed{4}", "en", "$3, 4$", True),  # every box, joined
+        ("the last line's formulas count\nso $x = 3$ and $y = 4$", "en", "$3, 4$", True),
+        ("So the final answer is 3.", "en", "$3$", True),
+    ],
+)
 def test_extracted_answers_are_judged_as_the_official_pipeline_does(response, language, gold, correct):
     verdict = _check(official.check(gold, official.extract_answer(response, language), 1e-8))
     assert verdict.correct is correct
@@ -106,18 +124,21 @@ def test_extracted_answers_are_judged_as_the_official_pipeline_does(response, la
 # ------------------------------------------------------------------------------ tolerance
 
 
-@pytest.mark.parametrize("error, answer_type, expected", [
-    (None, "Numerical", 1e-8),
-    ("", "Numerical", 1e-8),
-    ("1e-1", "Numerical", 0.1),
-    ("0", "Numerical", 0.0),  # a string "0" is a tolerance: exact
-    ("5e1", "Expression", 50.0),
-    ("1e-2,1e-3", "Numerical,Numerical", [1e-2, 1e-3]),
-    (",1e-2", "Expression,Numerical", [1e-8, 1e-2]),  # an empty piece is the default
-    ("0,", "Numerical,Expression", [0.0, 1e-8]),
-    ("1e-1", "Tuple", 1e-8),  # judge.py gives a Tuple no tolerance
-    ("1e-1", "Tuple,Numerical", 1e-8),
-])
+@pytest.mark.parametrize(
+    "error, answer_type, expected",
+    [
+        (None, "Numerical", 1e-8),
+        ("", "Numerical", 1e-8),
+        ("1e-1", "Numerical", 0.1),
+        ("0", "Numerical", 0.0),  # a string "0" is a tolerance: exact
+        ("5e1", "Expression", 50.0),
+        ("1e-2,1e-3", "Numerical,Numerical", [1e-2, 1e-3]),
+        (",1e-2", "Expression,Numerical", [1e-8, 1e-2]),  # an empty piece is the default
+        ("0,", "Numerical,Expression", [0.0, 1e-8]),
+        ("1e-1", "Tuple", 1e-8),  # judge.py gives a Tuple no tolerance
+        ("1e-1", "Tuple,Numerical", 1e-8),
+    ],
+)
 def test_precision_is_the_official_reading_of_error(error, answer_type, expected):
     assert official.precision(error, ["$1$"], answer_type) == expected
 
@@ -132,13 +153,16 @@ def test_the_gold_is_the_first_final_answer():
     assert official.check(["$a$", "$c$"], "a", 1e-8)[1] == "$a$"
 
 
-@pytest.mark.parametrize("gold, answer, tolerance, correct", [
-    ("$3.14$", "3.15", 1e-2, True),  # absolute: |3.15 - 3.14| <= 1e-2 * 1.01
-    ("$3.14$", "3.16", 1e-2, False),
-    ("$1000$", "1000.5", 1e-3, False),  # not relative to the gold
-    ("$2$", "2.0000000001", 1e-8, True),  # the default tolerance
-    ("$2$", "2.0001", 0.0, False),  # error "0"
-])
+@pytest.mark.parametrize(
+    "gold, answer, tolerance, correct",
+    [
+        ("$3.14$", "3.15", 1e-2, True),  # absolute: |3.15 - 3.14| <= 1e-2 * 1.01
+        ("$3.14$", "3.16", 1e-2, False),
+        ("$1000$", "1000.5", 1e-3, False),  # not relative to the gold
+        ("$2$", "2.0000000001", 1e-8, True),  # the default tolerance
+        ("$2$", "2.0001", 0.0, False),  # error "0"
+    ],
+)
 def test_numbers_match_within_the_absolute_tolerance(gold, answer, tolerance, correct):
     assert _check(official.check(gold, answer, tolerance)).correct is correct
 
@@ -147,75 +171,89 @@ def test_numbers_match_within_the_absolute_tolerance(gold, answer, tolerance, co
 # (gold, extracted answer, precision, the official verdict), judged in judge.py's order
 
 
-@pytest.mark.parametrize("gold, answer, tolerance, correct", [
-    # several answers: in any order, each matched once; counts must agree; \pm is two answers
-    ("$12 , 16$", "16, 12", 1e-8, True),
-    ("$1, 2$", "1", 1e-8, False),
-    ("$2, -2$", "\\pm 2", 1e-8, True),
-    # a tolerance per answer follows the positions of the MODEL's answers (judge.py puts them first)
-    ("$2, 1$", "1.001, 2", [1e-2, 1e-8], True),
-    ("$2, 1$", "2, 1.001", [1e-2, 1e-8], False),
-    ("$1, 2, 3$", "3, 1, 2", [1e-8, 1e-8], False),  # a list shorter than the answers raises there: False
-    # percentages: either side may be the percentage of the other
-    ("$0.6$", "60", 1e-8, True),
-    ("$60$", "0.6", 1e-8, True),
-    ("$0.6$", "60\\%", 1e-8, False),  # "%" goes, its backslash stays: "60\\" is no number
-    # intervals: same brackets, ends by expression, unions in order
-    ("$(1,2]$", "[1,2]", 1e-8, False),
-    ("$(0,1] \\cup (2, \\sqrt{5}]$", "(0,1] \\cup (2, \\sqrt{5}]", 1e-8, True),
-    ("$(-\\infty, 1]$", "x \\in (-\\infty, 1]", 1e-8, True),
-    ("$(1, 3)$", "(1, 2)", 1e-8, False),
-    # tuples: in order inside, the pairs in any order
-    ("$(2,1),(3,1)$", "(3,1),(2,1)", 1e-8, True),
-    ("$(1,2)$", "(2,1)", 1e-8, False),
-    # equations: the same up to an integer factor and the sides' order
-    ("$y=2x+1$", "2x+1=y", 1e-8, True),
-    ("$y=2x+1$", "2y=4x+2", 1e-8, True),
-    ("$x=1$", "x=2", 1e-8, False),
-    ("$y=x$", "y=2x", 1e-8, False),
-    # units are not stripped: an answer carrying one is not the bare number
-    ("$5$", "5 \\mathrm{~m}", 1e-8, False),
-    ("$5$", "5 \\text{ m}", 1e-8, False),
-    ("$0.64N$", "0.64 \\text{N}", 1e-8, False),
-    # Chinese is removed: a yes/no gold is matched by any Chinese-only answer (an official quirk)
-    ("能", "能", 1e-8, True),
-    ("能", "不能", 1e-8, True),
-    # e and pi are symbols: e^2 is no number, pi is replaced by its value
-    ("$e^{2}$", "7.389056", 1e-2, False),
-    ("$\\frac{\\pi}{2}$", "1.5708", 1e-4, True),
-    ("$1$", "2\\frac{1}{2}", 1e-8, True),  # juxtaposition multiplies: no mixed numbers
-    ("$x$", "\\sqrt{x^2}", 1e-8, False),  # symbols carry no sign
-    ("$100000$", "1e5", 1e-8, True),  # Python's float reads it
-    ("$3$", "\\boxed{3", 1e-8, False),  # an unclosed box
-])
+@pytest.mark.parametrize(
+    "gold, answer, tolerance, correct",
+    [
+        # several answers: in any order, each matched once; counts must agree; \pm is two answers
+        ("$12 , 16$", "16, 12", 1e-8, True),
+        ("$1, 2$", "1", 1e-8, False),
+        ("$2, -2$", "\\pm 2", 1e-8, True),
+        # a tolerance per answer follows the positions of the MODEL's answers (judge.py puts them first)
+        ("$2, 1$", "1.001, 2", [1e-2, 1e-8], True),
+        ("$2, 1$", "2, 1.001", [1e-2, 1e-8], False),
+        ("$1, 2, 3$", "3, 1, 2", [1e-8, 1e-8], False),  # a list shorter than the answers raises there: False
+        # percentages: either side may be the percentage of the other
+        ("$0.6$", "60", 1e-8, True),
+        ("$60$", "0.6", 1e-8, True),
+        ("$0.6$", "60\\%", 1e-8, False),  # "%" goes, its backslash stays: "60\\" is no number
+        # intervals: same brackets, ends by expression, unions in order
+        ("$(1,2]$", "[1,2]", 1e-8, False),
+        ("$(0,1] \\cup (2, \\sqrt{5}]$", "(0,1] \\cup (2, \\sqrt{5}]", 1e-8, True),
+        ("$(-\\infty, 1]$", "x \\in (-\\infty, 1]", 1e-8, True),
+        ("$(1, 3)$", "(1, 2)", 1e-8, False),
+        # tuples: in order inside, the pairs in any order
+        ("$(2,1),(3,1)$", "(3,1),(2,1)", 1e-8, True),
+        ("$(1,2)$", "(2,1)", 1e-8, False),
+        # equations: the same up to an integer factor and the sides' order
+        ("$y=2x+1$", "2x+1=y", 1e-8, True),
+        ("$y=2x+1$", "2y=4x+2", 1e-8, True),
+        ("$x=1$", "x=2", 1e-8, False),
+        ("$y=x$", "y=2x", 1e-8, False),
+        # units are not stripped: an answer carrying one is not the bare number
+        ("$5$", "5 \\mathrm{~m}", 1e-8, False),
+        ("$5$", "5 \\text{ m}", 1e-8, False),
+        ("$0.64N$", "0.64 \\text{N}", 1e-8, False),
+        # Chinese is removed: a yes/no gold is matched by any Chinese-only answer (an official quirk)
+        ("能", "能", 1e-8, True),
+        ("能", "不能", 1e-8, True),
+        # e and pi are symbols: e^2 is no number, pi is replaced by its value
+        ("$e^{2}$", "7.389056", 1e-2, False),
+        ("$\\frac{\\pi}{2}$", "1.5708", 1e-4, True),
+        ("$1$", "2\\frac{1}{2}", 1e-8, True),  # juxtaposition multiplies: no mixed numbers
+        ("$x$", "\\sqrt{x^2}", 1e-8, False),  # symbols carry no sign
+        ("$100000$", "1e5", 1e-8, True),  # Python's float reads it
+        ("$3$", "\\boxed{3", 1e-8, False),  # an unclosed box
+    ],
+)
 def test_the_official_rules(gold, answer, tolerance, correct):
     assert _check(official.check(gold, answer, tolerance)) == Verdict(correct, "", answer)
 
 
 # How sympy's parse_latex reads LaTeX, which the official verdicts rest on, emulated over
 # latex2sympy2_extended (the module docstring lists each reading); the official verdicts.
-@pytest.mark.parametrize("gold, answer, tolerance, correct", [
-    ("$1.5$", "\\frac32", 1e-8, True),  # a lone digit is a fraction's argument
-    ("$\\frac{\\pi}{6}$", "\\frac{\\pi} 6", 1e-8, True),
-    ("$2$", "2(1)", 1e-8, True),  # juxtaposition multiplies (latex2sympy2_extended would add: 3)
-    ("${a_5}=1$", "2({a_5}) = 2(1)", 1e-8, True),  # a braced whole is a group, not a set
-    ("$m_e c^2$", "c^{2} m_{e}", 1e-8, True),
-    ("$E_{p}$", "E_p", 1e-8, True),  # E, e and I are letters
-    ("$I_0 R$", "R I_0", 1e-8, True),
-    ("$I$", "i", 1e-8, False),
-    ("$\\ln 2$", "0.6931", 1e-4, True),  # but \\ln is the natural logarithm
-    ("$1e5$", "10^5", 1e-8, False),  # 1e5 is 1*e*5 to the parser (Python's float reads it only alone)
-    ("$\\gamma m c^2$", "m c^2 \\gamma", 1e-8, True),  # a Greek letter, not the gamma function
-    ("$n_{\\gamma}(\\nu)$", "n_\\gamma(\\nu)", 1e-8, True),
-    ("$\\vec{E}_{A}$", "\\vec{E}", 1e-8, True),  # an unknown command is a symbol; it stops before `_`
-    ("$3x$", "3x)", 1e-8, True),  # the parser reads the leading expression and stops
-    ("$x$", "x+\\sqrt 2", 1e-8, True),  # ... and before an unbraced root, with its operator
-    ("$2^{x}$", "2^(x)", 1e-8, False),
-    ("$x$", "\\frac{1}{2}x garbage", 1e-8, False),
-    pytest.param("$v_0^2$", "v^2_0", 1e-8, False, marks=pytest.mark.xfail(
-        strict=True, reason="sympy's parser drops a subscript after a superscript (v^2_0 is v^2 there); "
-                            "latex2sympy2_extended reads v_0^2")),
-])
+@pytest.mark.parametrize(
+    "gold, answer, tolerance, correct",
+    [
+        ("$1.5$", "\\frac32", 1e-8, True),  # a lone digit is a fraction's argument
+        ("$\\frac{\\pi}{6}$", "\\frac{\\pi} 6", 1e-8, True),
+        ("$2$", "2(1)", 1e-8, True),  # juxtaposition multiplies (latex2sympy2_extended would add: 3)
+        ("${a_5}=1$", "2({a_5}) = 2(1)", 1e-8, True),  # a braced whole is a group, not a set
+        ("$m_e c^2$", "c^{2} m_{e}", 1e-8, True),
+        ("$E_{p}$", "E_p", 1e-8, True),  # E, e and I are letters
+        ("$I_0 R$", "R I_0", 1e-8, True),
+        ("$I$", "i", 1e-8, False),
+        ("$\\ln 2$", "0.6931", 1e-4, True),  # but \\ln is the natural logarithm
+        ("$1e5$", "10^5", 1e-8, False),  # 1e5 is 1*e*5 to the parser (Python's float reads it only alone)
+        ("$\\gamma m c^2$", "m c^2 \\gamma", 1e-8, True),  # a Greek letter, not the gamma function
+        ("$n_{\\gamma}(\\nu)$", "n_\\gamma(\\nu)", 1e-8, True),
+        ("$\\vec{E}_{A}$", "\\vec{E}", 1e-8, True),  # an unknown command is a symbol; it stops before `_`
+        ("$3x$", "3x)", 1e-8, True),  # the parser reads the leading expression and stops
+        ("$x$", "x+\\sqrt 2", 1e-8, True),  # ... and before an unbraced root, with its operator
+        ("$2^{x}$", "2^(x)", 1e-8, False),
+        ("$x$", "\\frac{1}{2}x garbage", 1e-8, False),
+        pytest.param(
+            "$v_0^2$",
+            "v^2_0",
+            1e-8,
+            False,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="sympy's parser drops a subscript after a superscript (v^2_0 is v^2 there); "
+                "latex2sympy2_extended reads v_0^2",
+            ),
+        ),
+    ],
+)
 def test_latex_is_read_as_sympys_parser_reads_it(gold, answer, tolerance, correct):
     assert _check(official.check(gold, answer, tolerance)).correct is correct
 
@@ -223,12 +261,18 @@ def test_latex_is_read_as_sympys_parser_reads_it(gold, answer, tolerance, correc
 def test_a_hostile_answer_ends_by_the_timeout_through_the_check_pool():
     """`x` against a tower times x: sympy's simplify would evaluate the tower forever; the worker
     is stopped at the timeout, the check is undecided, and the checks around it get verdicts."""
-    jobs = [official.check("$3$", "3", 1e-8), official.check("$x$", "10^{10^{10^{10}}} x", 1e-8),
-            official.check("$10^{10^{10^{10}}}$", "10^{10}", 1e-8)]
+    jobs = [
+        official.check("$3$", "3", 1e-8),
+        official.check("$x$", "10^{10^{10^{10}}} x", 1e-8),
+        official.check("$10^{10^{10^{10}}}$", "10^{10}", 1e-8),
+    ]
     with CheckPool(workers=2, timeout=5) as pool:  # 5 s: hundreds of times what the others need
         verdicts = pool.check_many(jobs)
-    assert verdicts == [Verdict(True, "", "3"), Verdict(None, "check timed out after 5 s"),
-                        Verdict(False, "", "10^{10}")]
+    assert verdicts == [
+        Verdict(True, "", "3"),
+        Verdict(None, "check timed out after 5 s"),
+        Verdict(False, "", "10^{10}"),
+    ]
 
 
 # Golds of the first release that the official judge rejects even when a response answers with the
@@ -237,8 +281,10 @@ def test_a_hostile_answer_ends_by_the_timeout_through_the_check_pool():
 RELEASE_QUIRKS = {
     # several `$...$` with no comma between them (spaces, an ideographic space, "①...②"): the gold
     # reads as several answers, the boxed reference as one
-    **dict.fromkeys([7414, 7435, 7529, 7595, 7596, 7610, 7613, 7692, 7728, 7745, 7761, 7908, 7919, 7920,
-                     7938, 8095, 8121, 8228], "$...$ pieces without commas"),
+    **dict.fromkeys(
+        [7414, 7435, 7529, 7595, 7596, 7610, 7613, 7692, 7728, 7745, 7761, 7908, 7919, 7920, 7938, 8095, 8121, 8228],
+        "$...$ pieces without commas",
+    ),
     # text outside the `$...$` (a unit, "and", prose, a bare number): the gold keeps only its `$` parts
     **dict.fromkeys([1065, 1371, 1544, 1588, 1965, 2264, 5143, 5505, 8025, 8867], "text outside $...$"),
     # unbalanced `$` or braces in the gold

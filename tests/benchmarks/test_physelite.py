@@ -39,12 +39,15 @@ def sample():
     return {(p.id, p.language): p for p in physelite.load(SAMPLE, CFG, "sample_physelite")}
 
 
-@pytest.mark.parametrize("options, expected", [
-    ({"subjects": ["Mechanics"]}, ["PE-S-0001", "PE-S-0003"]),  # 0003 is tagged Modern Physics and Mechanics
-    ({"subjects": ["Modern Physics"]}, ["PE-S-0003"]),
-    ({"difficulty": [4, 6]}, ["PE-S-0002", "PE-S-0003"]),
-    ({"subjects": ["Mechanics"], "difficulty": [2, 4]}, ["PE-S-0001"]),
-])
+@pytest.mark.parametrize(
+    "options, expected",
+    [
+        ({"subjects": ["Mechanics"]}, ["PE-S-0001", "PE-S-0003"]),  # 0003 is tagged Modern Physics and Mechanics
+        ({"subjects": ["Modern Physics"]}, ["PE-S-0003"]),
+        ({"difficulty": [4, 6]}, ["PE-S-0002", "PE-S-0003"]),
+        ({"subjects": ["Mechanics"], "difficulty": [2, 4]}, ["PE-S-0001"]),
+    ],
+)
 def test_a_suite_takes_subjects_and_difficulties_in_both_languages_alike(sample, options, expected):
     from olympiad_eval.render import select
 
@@ -56,8 +59,11 @@ def test_a_suite_takes_subjects_and_difficulties_in_both_languages_alike(sample,
 def test_a_difficulty_the_suite_lacks_is_refused(sample):
     from olympiad_eval.render import select
 
-    with pytest.raises(InputError, match=r"^suite 'test' \(conf/suite/test.yaml or an override\): difficulty: 7 "
-                                         r"selects no problem of the suite \(its difficulty: 2, 4, 6\)$"):
+    with pytest.raises(
+        InputError,
+        match=r"^suite 'test' \(conf/suite/test.yaml or an override\): difficulty: 7 "
+        r"selects no problem of the suite \(its difficulty: 2, 4, 6\)$",
+    ):
         select(list(sample.values()), typed("physelite", language="en", difficulty=[6, 7]), "test")
 
 
@@ -71,7 +77,9 @@ def wide_sample():
 
 
 def test_sample_has_three_problems_in_two_languages(sample):
-    assert sorted(sample) == [(pid, language) for pid in ("PE-S-0001", "PE-S-0002", "PE-S-0003") for language in ("en", "zh")]
+    assert sorted(sample) == [
+        (pid, language) for pid in ("PE-S-0001", "PE-S-0002", "PE-S-0003") for language in ("en", "zh")
+    ]
 
 
 @pytest.mark.parametrize(
@@ -174,8 +182,10 @@ def test_hint_is_the_first_step_of_the_solution(sample):
     _, hinted = physelite.template_fields(problem, hint_suite("first_step"))
     assert key == "default"
     assert plain == {"problem": problem.question}
-    assert hinted["problem"] == (f"{problem.question}\n\nHint:\n"
-                                 "Step 1: The vertical motion is free fall from rest, so $h = \\frac{1}{2} g t^2$.")
+    assert hinted["problem"] == (
+        f"{problem.question}\n\nHint:\n"
+        "Step 1: The vertical motion is free fall from rest, so $h = \\frac{1}{2} g t^2$."
+    )
 
 
 def test_hint_without_result_leaves_out_the_concluding_step(sample):
@@ -188,7 +198,11 @@ def test_the_suites_hint_is_the_first_step():
 
     for language in ("en", "zh"):
         suite = compose_stage("render", [f"suite=physelite_{language}_hint", "cell.benchmark=physelite"]).suite
-        assert (suite.hint.mode, suite.setting, suite.baseline) == ("first_step", "schematic+hint", f"physelite_{language}")
+        assert (suite.hint.mode, suite.setting, suite.baseline) == (
+            "first_step",
+            "schematic+hint",
+            f"physelite_{language}",
+        )
 
 
 def numbers_in(text: str) -> list[float]:
@@ -271,11 +285,19 @@ def test_reference_response_is_correct(sample, pid):
 
 
 IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])  # the `datasets` Image feature
-HUB_SCHEMA = pa.schema([
-    ("problem_id", pa.string()), ("language", pa.string()), ("problem_text", pa.string()),
-    ("problem_answer", pa.string()), ("problem_solution", pa.string()), ("images", pa.list_(IMAGE)),
-    ("process_images", pa.list_(IMAGE)), ("difficulty", pa.int64()), ("subject", pa.list_(pa.string())),
-])
+HUB_SCHEMA = pa.schema(
+    [
+        ("problem_id", pa.string()),
+        ("language", pa.string()),
+        ("problem_text", pa.string()),
+        ("problem_answer", pa.string()),
+        ("problem_solution", pa.string()),
+        ("images", pa.list_(IMAGE)),
+        ("process_images", pa.list_(IMAGE)),
+        ("difficulty", pa.int64()),
+        ("subject", pa.list_(pa.string())),
+    ]
+)
 
 
 def hub_rows(names: bool = True) -> list[dict]:
@@ -283,9 +305,12 @@ def hub_rows(names: bool = True) -> list[dict]:
     `path` is the file's name (or null, as when a release was built from in-memory images)."""
     embed = lambda relative: {"bytes": (SAMPLE / relative).read_bytes(), "path": relative if names else None}  # noqa: E731
     return [
-        {**row, "images": [embed(n) for n in row.get("images", [])],
-         "process_images": [embed(n) for n in row["process_images"]] if "process_images" in row else None,
-         "subject": row["subject"] if isinstance(row["subject"], list) else [row["subject"]]}  # one list column
+        {
+            **row,
+            "images": [embed(n) for n in row.get("images", [])],
+            "process_images": [embed(n) for n in row["process_images"]] if "process_images" in row else None,
+            "subject": row["subject"] if isinstance(row["subject"], list) else [row["subject"]],
+        }  # one list column
         for row in sample_rows()
     ]
 
@@ -306,14 +331,26 @@ def write_hub_release(root: Path, rows: list[dict], shards=(4,), schema=HUB_SCHE
 
 
 def summary(problem: Problem) -> tuple:
-    return (problem.id, problem.language, problem.question, problem.answers, problem.solution, problem.level,
-            problem.subject, problem.subset, problem.group, [(f.sha256, f.role, f.mime) for f in problem.figures])
+    return (
+        problem.id,
+        problem.language,
+        problem.question,
+        problem.answers,
+        problem.solution,
+        problem.level,
+        problem.subject,
+        problem.subset,
+        problem.group,
+        [(f.sha256, f.role, f.mime) for f in problem.figures],
+    )
 
 
 def test_hub_fixture_has_no_image_files(tmp_path):
     write_hub_release(tmp_path, hub_rows())
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()) == [
-        "data/test-00000-of-00002.parquet", "data/test-00001-of-00002.parquet"]
+        "data/test-00000-of-00002.parquet",
+        "data/test-00001-of-00002.parquet",
+    ]
 
 
 @pytest.mark.parametrize("shards", [(4,), (1, 3, 5), None], ids=["two-shards", "four-shards", "single-file"])
@@ -345,7 +382,9 @@ def test_embedded_figures_without_a_path_are_named_by_problem_and_position(tmp_p
     write_hub_release(tmp_path, hub_rows(names=False))
     problems = {(p.id, p.language): p for p in physelite.load(tmp_path, CFG, "p")}
     assert [(f.name, f.role) for f in problems[("PE-S-0002", "zh")].figures] == [
-        ("PE-S-0002_1", "schematic"), ("PE-S-0002_2", "process")]
+        ("PE-S-0002_1", "schematic"),
+        ("PE-S-0002_2", "process"),
+    ]
     assert [f.name for f in problems[("PE-S-0001", "en")].figures] == ["PE-S-0001_1"]
 
 
@@ -356,12 +395,33 @@ def test_the_fetch_stage_leaves_no_temporary_folder_of_a_parquet_release(tmp_pat
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     plan = tmp_path / "params.yaml"  # the release's folder is the plan's, as its fetch checks
-    plan.write_text(json.dumps({"models": [], "judges": [], "pipelines": {"physelite": {
-        "benchmarks": {"sample_physelite": str(tmp_path / "release")}, "suites": {}}}}), encoding="utf-8")
-    result = subprocess.run([sys.executable, "stages/fetch.py", "benchmark=sample_physelite", f"paths.plan={plan}",
-                             f"benchmark.source.path={tmp_path / 'release'}", f"paths.outputs={tmp_path / 'outputs'}"],
-                            cwd=REPO, env={**os.environ, "TMPDIR": str(scratch)}, capture_output=True, text=True,
-                            timeout=120)
+    plan.write_text(
+        json.dumps(
+            {
+                "models": [],
+                "judges": [],
+                "pipelines": {
+                    "physelite": {"benchmarks": {"sample_physelite": str(tmp_path / "release")}, "suites": {}}
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
+    result = subprocess.run(
+        [
+            sys.executable,
+            "stages/fetch.py",
+            "benchmark=sample_physelite",
+            f"paths.plan={plan}",
+            f"benchmark.source.path={tmp_path / 'release'}",
+            f"paths.outputs={tmp_path / 'outputs'}",
+        ],
+        cwd=REPO,
+        env={**os.environ, "TMPDIR": str(scratch)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert len(list((tmp_path / "outputs/problems/sample_physelite/figures").iterdir())) == 3
     assert list(scratch.iterdir()) == []
@@ -378,8 +438,12 @@ def test_jsonl_loading_makes_no_temporary_folder(monkeypatch):
 def test_parquet_of_the_split_wins_and_other_splits_are_ignored(tmp_path):
     rows = hub_rows()
     write_hub_release(tmp_path, rows)
-    pq.write_table(pa.Table.from_pylist(rows[:1], schema=HUB_SCHEMA), tmp_path / "data" / "train-00000-of-00001.parquet")
-    pq.write_table(pa.Table.from_pylist(rows[:1], schema=HUB_SCHEMA), tmp_path / "data" / "test-hard-00000-of-00001.parquet")
+    pq.write_table(
+        pa.Table.from_pylist(rows[:1], schema=HUB_SCHEMA), tmp_path / "data" / "train-00000-of-00001.parquet"
+    )
+    pq.write_table(
+        pa.Table.from_pylist(rows[:1], schema=HUB_SCHEMA), tmp_path / "data" / "test-hard-00000-of-00001.parquet"
+    )
     (tmp_path / "data" / "test.jsonl").write_text(json.dumps(sample_rows()[0]) + "\n", encoding="utf-8")
     assert len(physelite.load(tmp_path, CFG, "p")) == 6
     train = physelite.load(tmp_path, OmegaConf.merge(CFG, {"split": "train"}), "p")
@@ -409,9 +473,17 @@ def test_fetch_of_the_hub_layout_matches_the_jsonl_sample_and_stores_each_figure
     assert sorted(p.name for p in (jsonl_out / "figures").iterdir()) == figures
 
 
-RENAMED = {"problem_id": "pid", "problem_text": "question", "problem_answer": "final_answer",
-           "problem_solution": "solution", "images": "schematic_images", "process_images": "process_diagrams",
-           "difficulty": "level", "language": "lang", "subject": "topic"}
+RENAMED = {
+    "problem_id": "pid",
+    "problem_text": "question",
+    "problem_answer": "final_answer",
+    "problem_solution": "solution",
+    "images": "schematic_images",
+    "process_images": "process_diagrams",
+    "difficulty": "level",
+    "language": "lang",
+    "subject": "topic",
+}
 
 
 def test_renamed_hub_columns_are_followed_by_the_fields_mapping(tmp_path):
@@ -436,15 +508,22 @@ def test_hub_layout_renders_like_the_jsonl_sample(tmp_path, language):
     prompts = {}
     for name, root in (("hub", tmp_path / "release"), ("jsonl", SAMPLE)):
         fetch("sample_physelite", local(CFG, root), tmp_path / name / "problems")
-        rendered = render(suite, cfg.suite, "sample_physelite", tmp_path / name / "problems" / "problems.jsonl",
-                          tmp_path / name / "suite")
+        rendered = render(
+            suite,
+            cfg.suite,
+            "sample_physelite",
+            tmp_path / name / "problems" / "problems.jsonl",
+            tmp_path / name / "suite",
+        )
         prompts[name] = {p.id: p for p in rendered}
     assert sorted(prompts["hub"]) == ["PE-S-0001", "PE-S-0002", "PE-S-0003"]
     assert {p.language for p in prompts["hub"].values()} == {language}
     for pid, prompt in prompts["hub"].items():
         assert prompt.prompt_hash == prompts["jsonl"][pid].prompt_hash
         assert prompt.reference == prompts["jsonl"][pid].reference
-        images = [part for m in prompt.messages for part in m["content"] if isinstance(part, dict) and part["type"] == "image"]
+        images = [
+            part for m in prompt.messages for part in m["content"] if isinstance(part, dict) and part["type"] == "image"
+        ]
         assert [Path(i["path"]).parent for i in images] == [tmp_path / "hub" / "problems" / "figures"] * len(images)
         assert all(Path(i["path"]).is_file() for i in images)
     assert len(read_jsonl(tmp_path / "hub" / "suite" / "problems.jsonl", Problem)) == 3
@@ -472,10 +551,16 @@ def test_missing_hub_value_names_shard_row_record_and_column(tmp_path, column, r
 
 def test_missing_hub_column_names_the_first_row_and_the_column(tmp_path):
     schema = pa.schema([f for f in HUB_SCHEMA if f.name != "problem_answer"])
-    paths = write_hub_release(tmp_path, [{k: v for k, v in r.items() if k != "problem_answer"} for r in hub_rows()], schema=schema)
+    paths = write_hub_release(
+        tmp_path, [{k: v for k, v in r.items() if k != "problem_answer"} for r in hub_rows()], schema=schema
+    )
     with pytest.raises(RecordError) as caught:
         physelite.load(tmp_path, CFG, "p")
-    assert (caught.value.path, caught.value.record, caught.value.field) == (f"{paths[0]}:row 0", "PE-S-0001", "problem_answer")
+    assert (caught.value.path, caught.value.record, caught.value.field) == (
+        f"{paths[0]}:row 0",
+        "PE-S-0001",
+        "problem_answer",
+    )
 
 
 @pytest.mark.parametrize(
@@ -536,16 +621,31 @@ def test_wide_sample_loads_to_the_same_problems_as_the_long_sample():
 
 def test_wide_sample_has_the_papers_columns():
     columns = list(json.loads((WIDE_SAMPLE / "data" / "test.jsonl").read_text(encoding="utf-8").splitlines()[0]))
-    assert columns == ["problem_id", "problem_text_cn", "problem_text_en", "problem_solution_cn", "problem_solution_en",
-                       "problem_answer", "problem_img", "problem_img_process", "subject", "difficulty"]
+    assert columns == [
+        "problem_id",
+        "problem_text_cn",
+        "problem_text_en",
+        "problem_solution_cn",
+        "problem_solution_en",
+        "problem_answer",
+        "problem_img",
+        "problem_img_process",
+        "subject",
+        "difficulty",
+    ]
 
 
 def test_fetch_of_the_wide_layout_writes_the_same_records_as_the_long_one(tmp_path):
     wide_out, long_out = tmp_path / "wide", tmp_path / "long"
     fetch("sample_physelite", WIDE_CFG, wide_out)
     fetch("sample_physelite", CFG, long_out)
-    normal = lambda out: re.sub(r'"origin":"[^"]*"', "", (out / "problems.jsonl").read_text(encoding="utf-8")  # noqa: E731
-                                .replace(out.as_posix(), "OUT"))
+    normal = lambda out: re.sub(
+        r'"origin":"[^"]*"',
+        "",
+        (out / "problems.jsonl")
+        .read_text(encoding="utf-8")  # noqa: E731
+        .replace(out.as_posix(), "OUT"),
+    )
     assert normal(wide_out) == normal(long_out)
 
 
@@ -556,8 +656,15 @@ def wide_rows() -> list[dict]:
 def test_wide_parquet_with_embedded_figures_loads_like_the_wide_jsonl(tmp_path):
     embed = lambda names: [{"bytes": (WIDE_SAMPLE / n).read_bytes(), "path": n} for n in names]  # noqa: E731
     as_list = lambda subject: subject if isinstance(subject, list) else [subject]  # noqa: E731
-    rows = [{**row, "problem_img": embed(row["problem_img"]), "problem_img_process": embed(row["problem_img_process"]),
-             "subject": as_list(row["subject"])} for row in wide_rows()]
+    rows = [
+        {
+            **row,
+            "problem_img": embed(row["problem_img"]),
+            "problem_img_process": embed(row["problem_img_process"]),
+            "subject": as_list(row["subject"]),
+        }
+        for row in wide_rows()
+    ]
     (tmp_path / "data").mkdir()
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "data" / "test-00000-of-00001.parquet")
     from_parquet = physelite.load(tmp_path, WIDE_CFG, "sample_physelite")
@@ -608,9 +715,13 @@ def test_empty_reference_answer_is_valid_and_the_judge_is_told_to_use_the_soluti
     write_release(tmp_path, rows)
     problem = physelite.load(tmp_path, CFG, "p")[0]
     assert problem.answers[0].value == ""
-    settings = scoring(physelite, prompts={
-        "answer": OmegaConf.load(REPO / "conf" / "prompt" / "physelite_answer_judge.yaml"),
-        "process": OmegaConf.load(REPO / "conf" / "prompt" / "physelite_process_judge.yaml")})
+    settings = scoring(
+        physelite,
+        prompts={
+            "answer": OmegaConf.load(REPO / "conf" / "prompt" / "physelite_answer_judge.yaml"),
+            "process": OmegaConf.load(REPO / "conf" / "prompt" / "physelite_process_judge.yaml"),
+        },
+    )
     task = physelite.judge_tasks(problem, "FINAL ANSWER: 24 m", settings)[0]
     text = task.messages[1]["content"]
     assert f"Reference Answer\n\n\nReference Solution\n{problem.solution}\n" in text
@@ -640,11 +751,31 @@ def test_the_report_shows_each_judge_s_verdict_and_graded_steps_and_the_rules_ve
     from olympiad_eval.records import Judgment, Problem
 
     problem = Problem(id="1", benchmark="b", language="zh", question="q")
-    common = dict(id="1", suite="s", model="m", sample=0, language="zh", subset="", status="scored", score=1.0,
-                  points=1.0, max_points=1.0, verdict="correct")
-    judged = Judgment(**common, judge="ensemble", parts={"process": 0.5}, details=(
-        {"judge": "a", "answer": {"verdict": "correct", "reasoning": "ok"},
-         "process": {"steps": [{"step": "s1", "grade": 1}, {"step": "s2", "grade": 0}]}},))
+    common = dict(
+        id="1",
+        suite="s",
+        model="m",
+        sample=0,
+        language="zh",
+        subset="",
+        status="scored",
+        score=1.0,
+        points=1.0,
+        max_points=1.0,
+        verdict="correct",
+    )
+    judged = Judgment(
+        **common,
+        judge="ensemble",
+        parts={"process": 0.5},
+        details=(
+            {
+                "judge": "a",
+                "answer": {"verdict": "correct", "reasoning": "ok"},
+                "process": {"steps": [{"step": "s1", "grade": 1}, {"step": "s2", "grade": 0}]},
+            },
+        ),
+    )
     verdicts, steps = physelite.report_sections(problem, judged)
     assert verdicts.css == "verdicts" and verdicts.tables[0].rows == (("a", "correct", "ok", "", ""),)
     assert ("process score", "0.5 (mean over the judges)") in verdicts.facts

@@ -60,7 +60,12 @@ def outside(tmp_path, monkeypatch):
 
 
 def test_the_packages_benchmarks_meet_the_contract_and_its_helpers_are_not_benchmarks():
-    assert known_kinds() == ["hipho", "mathvision", "olympiadbench", "physelite"]  # not hipho_evalscope, mathvision_official
+    assert known_kinds() == [
+        "hipho",
+        "mathvision",
+        "olympiadbench",
+        "physelite",
+    ]  # not hipho_evalscope, mathvision_official
     for kind in known_kinds():
         assert isinstance(plugin(kind), Benchmark)
         assert all(hasattr(plugin(kind), part) for part in PARTS)
@@ -68,8 +73,11 @@ def test_the_packages_benchmarks_meet_the_contract_and_its_helpers_are_not_bench
 
 @pytest.mark.parametrize("kind", ["hypho", "../etc/passwd", "hipho_evalscope"])
 def test_a_kind_that_names_no_benchmark_lists_the_known_ones(kind):
-    with pytest.raises(InputError, match=r"kind .*; known kinds: hipho, mathvision, olympiadbench, physelite$|"
-                                         r"is not a benchmark module: it lacks "):
+    with pytest.raises(
+        InputError,
+        match=r"kind .*; known kinds: hipho, mathvision, olympiadbench, physelite$|"
+        r"is not a benchmark module: it lacks ",
+    ):
         plugin(kind)
 
 
@@ -84,8 +92,11 @@ def test_a_benchmark_outside_the_package_is_found_by_its_dotted_name(outside):
 
 def test_a_benchmark_that_states_no_tolerance_fails_when_its_suite_is_composed(outside):
     """The contract's `rel_tol` has no default: a new benchmark never scores numbers exactly by omission."""
-    with pytest.raises(InputError, match=r"^suite 'new' \(conf/suite/new.yaml or an override\): scoring.rel_tol "
-                                         r"must be set"):
+    with pytest.raises(
+        InputError,
+        match=r"^suite 'new' \(conf/suite/new.yaml or an override\): scoring.rel_tol "
+        r"must be set",
+    ):
         typed_suite("new", OmegaConf.create({"kind": outside}))
     typed = typed_suite("new", OmegaConf.create({"kind": outside, "scoring": {"rel_tol": 0.01}}))
     assert (typed.scoring.rel_tol, typed.scoring.protocol, typed.figure_placement) == (0.01, "official", "markers")
@@ -95,7 +106,11 @@ def test_a_typed_suite_holds_plain_values_with_the_schemas_defaults():
     typed = typed_suite("s", OmegaConf.create({"kind": "physelite", "figures": "schematic+process"}))
     assert type(typed.figures) is str and typed.figures == "schematic+process"
     assert (typed.figure_placement, typed.hint.mode, typed.scoring.rel_tol, typed.scoring.process) == (
-        "after_text", "none", 0.05, True)
+        "after_text",
+        "none",
+        0.05,
+        True,
+    )
 
 
 def test_a_suite_without_a_kind_is_refused():

@@ -19,11 +19,33 @@ from typing import TYPE_CHECKING, Optional
 
 from olympiad_eval import answers
 from olympiad_eval.benchmarks import (
-    Filter, JudgeTask, ReportChart, ReportSection, ReportTable, Score, Scoring as BaseScoring, Suite as BaseSuite,
-    choices, delimited, failed_tasks, hipho_evalscope, json_reply,
+    Filter,
+    JudgeTask,
+    ReportChart,
+    ReportSection,
+    ReportTable,
+    Score,
+    choices,
+    delimited,
+    failed_tasks,
+    hipho_evalscope,
+    json_reply,
+)
+from olympiad_eval.benchmarks import (
+    Scoring as BaseScoring,
+)
+from olympiad_eval.benchmarks import (
+    Suite as BaseSuite,
 )
 from olympiad_eval.records import (
-    InputError, AnswerSlot, Criterion, Figure, Problem, RecordError, check_no_surrogates, exact,
+    AnswerSlot,
+    Criterion,
+    Figure,
+    InputError,
+    Problem,
+    RecordError,
+    check_no_surrogates,
+    exact,
 )
 from olympiad_eval.release import Fields, as_points, as_text, load_figure
 from olympiad_eval.templates import fill
@@ -72,6 +94,7 @@ def filters(suite) -> list[Filter]:
 
 # ---------------------------------------------------------------- loading
 
+
 def load(root: Path, cfg, benchmark: str) -> list[Problem]:
     data_dir = root / "data"
     exams = sorted(data_dir.glob("*.json"))
@@ -87,14 +110,18 @@ def _load_exam(path: Path, data_dir: Path, cfg, benchmark: str) -> list[Problem]
     try:
         items = json.loads(path.read_bytes().decode("utf-8"))
     except UnicodeDecodeError as error:
-        raise RecordError(path, "(file)", "(encoding)", f"not UTF-8: byte {error.object[error.start]:#04x} at offset {error.start}") from None
+        raise RecordError(
+            path, "(file)", "(encoding)", f"not UTF-8: byte {error.object[error.start]:#04x} at offset {error.start}"
+        ) from None
     except json.JSONDecodeError as error:
         raise RecordError(path, "(file)", "(json)", f"invalid JSON: {error}") from None
     if not isinstance(items, list) or not items or "information" not in items[0]:
         raise RecordError(path, "(element 0)", "information", 'an exam file starts with {"information": ...}')
     for index, item in enumerate(items[1:], start=1):
         if not isinstance(item, dict):
-            raise RecordError(path, f"(element {index})", "(json)", f"a problem must be a JSON object, got {type(item).__name__}")
+            raise RecordError(
+                path, f"(element {index})", "(json)", f"a problem must be a JSON object, got {type(item).__name__}"
+            )
     for index, item in enumerate(items):
         record = str(item.get("id") or f"(element {index})") if isinstance(item, dict) else f"(element {index})"
         check_no_surrogates(item, path, record)
@@ -113,7 +140,12 @@ def _check_full_marks(problems: list[Problem], path: Path, exam) -> None:
     full_marks = exam.get("full_marks")
     total = sum((problem.exact_points for problem in problems), Fraction(0))
     if full_marks is not None and abs(total - exact(full_marks)) > _SLACK:
-        raise RecordError(path, "(exam)", "points", f"the problems add up to {float(total):g} points; the config's full_marks is {full_marks:g}")
+        raise RecordError(
+            path,
+            "(exam)",
+            "points",
+            f"the problems add up to {float(total):g} points; the config's full_marks is {full_marks:g}",
+        )
 
 
 def _problem(item: dict, path: Path, data_dir: Path, information: str, language: str, benchmark: str) -> Problem:
@@ -146,10 +178,18 @@ def _answer_slots(fields: Fields) -> tuple[AnswerSlot, ...]:
     slots = []
     for index, (value, point) in enumerate(zip(values, points)):
         at = {"where": fields.where, "record": fields.record}
-        kind = as_text(kinds[index] if index < len(kinds) else None, **at, field_name=f"answer_type[{index}]", required=False)
+        kind = as_text(
+            kinds[index] if index < len(kinds) else None, **at, field_name=f"answer_type[{index}]", required=False
+        )
         unit = as_text(units[index] if index < len(units) else None, **at, field_name=f"unit[{index}]", required=False)
-        slots.append(AnswerSlot(value=as_text(value, **at, field_name=f"answer[{index}]"), kind=kind, unit=unit or None,
-                                points=as_points(point, **at, field_name=f"points[{index}]")))
+        slots.append(
+            AnswerSlot(
+                value=as_text(value, **at, field_name=f"answer[{index}]"),
+                kind=kind,
+                unit=unit or None,
+                points=as_points(point, **at, field_name=f"points[{index}]"),
+            )
+        )
     return tuple(slots)
 
 
@@ -160,8 +200,12 @@ def _check_gradable(problem: Problem, where: Path) -> None:
         return
     for index, slot in enumerate(problem.answers):
         if not gold_value(slot):
-            raise RecordError(where, problem.id, f"answer[{index}]",
-                              f"empty ({slot.value!r}), and the problem has no marking scheme: nothing could award its points")
+            raise RecordError(
+                where,
+                problem.id,
+                f"answer[{index}]",
+                f"empty ({slot.value!r}), and the problem has no marking scheme: nothing could award its points",
+            )
 
 
 def _schemes(marking, total: Fraction, path: Path, record: str) -> tuple[tuple[Criterion, ...], ...]:
@@ -172,12 +216,18 @@ def _schemes(marking, total: Fraction, path: Path, record: str) -> tuple[tuple[C
     parsed = []
     for number, scheme in enumerate(schemes):
         if not isinstance(scheme, list):
-            raise RecordError(path, record, f"marking[{number}]", f"expected a list of criteria, got {type(scheme).__name__}")
+            raise RecordError(
+                path, record, f"marking[{number}]", f"expected a list of criteria, got {type(scheme).__name__}"
+            )
         criteria = tuple(_criterion(text, path, record, number, index) for index, text in enumerate(scheme))
         awarded = sum((exact(c.points) for c in criteria), Fraction(0))
         if abs(awarded - total) > _SLACK:
-            raise RecordError(path, record, f"marking[{number}]",
-                              f"criteria add up to {float(awarded):g} points, the problem has {float(total):g}")
+            raise RecordError(
+                path,
+                record,
+                f"marking[{number}]",
+                f"criteria add up to {float(awarded):g} points, the problem has {float(total):g}",
+            )
         parsed.append(criteria)
     return tuple(parsed)
 
@@ -194,19 +244,27 @@ def criterion_points(text: str) -> float | None:
 def _criterion(text: str, path: Path, record: str, scheme: int, index: int) -> Criterion:
     points = criterion_points(str(text))
     if points is None:
-        raise RecordError(path, record, f"marking[{scheme}][{index}]", f"no points stated in criterion: {str(text)[:80]!r}")
+        raise RecordError(
+            path, record, f"marking[{scheme}][{index}]", f"no points stated in criterion: {str(text)[:80]!r}"
+        )
     return Criterion(text=str(text), points=points)
 
 
 def _figures(fields: Fields, data_dir: Path) -> list[Figure]:
     return [
-        load_figure(fields.path("image_question", data_dir, value=name), release_file=fields.where,
-                    record=fields.record, field_name="image_question", name=name)
+        load_figure(
+            fields.path("image_question", data_dir, value=name),
+            release_file=fields.where,
+            record=fields.record,
+            field_name="image_question",
+            name=name,
+        )
         for name in fields.list("image_question")
     ]
 
 
 # ---------------------------------------------------------------- rendering
+
 
 def template_fields(problem: Problem, suite) -> tuple[str, dict]:
     language = suite.get("prompt_language") or problem.language
@@ -231,8 +289,9 @@ def figures(problem: Problem, suite) -> dict[int, Figure]:
     figures, the N-th figure listed is number N."""
     if suite.figures == "none":
         return {}
-    cited = sorted({int(number) for text in (problem.context, problem.question)
-                    for number in _FIGURE_MARKER.findall(text)})
+    cited = sorted(
+        {int(number) for text in (problem.context, problem.question) for number in _FIGURE_MARKER.findall(text)}
+    )
     numbers = cited if len(cited) == len(problem.figures) else range(1, len(problem.figures) + 1)
     return dict(zip(numbers, problem.figures))
 
@@ -268,7 +327,7 @@ def _outer_boxes(text: str) -> list[str]:
         while index < len(text) and depth:
             depth += {"{": 1, "}": -1}.get(text[index], 0)
             index += 1
-        found.append(text[opened.end():index - 1] if depth == 0 else text[opened.end():])
+        found.append(text[opened.end() : index - 1] if depth == 0 else text[opened.end() :])
         position = index
     return found
 
@@ -306,13 +365,17 @@ def reference(problem: Problem, suite) -> str:
 
 # ---------------------------------------------------------------- scoring
 
+
 def rule_checks(problem: Problem, response: str, scoring) -> list[tuple]:
     """Each slot's answer against its gold, where both are given (evalscope's protocol checks with
     Math-Verify instead, as evalscope does: `hipho_evalscope`)."""
     if scoring.protocol == "evalscope":
         return []
-    return [(gold_value(slot), given, scoring.rel_tol, slot.unit)
-            for slot, given in zip(problem.answers, _extracted(problem, response, scoring)) if _checked(slot, given)]
+    return [
+        (gold_value(slot), given, scoring.rel_tol, slot.unit)
+        for slot, given in zip(problem.answers, _extracted(problem, response, scoring))
+        if _checked(slot, given)
+    ]
 
 
 def rule_score(problem: Problem, response: str, scoring, verdicts: list) -> Score:
@@ -337,7 +400,11 @@ def rule_score(problem: Problem, response: str, scoring, verdicts: list) -> Scor
         extracted=tuple(extracted),
         slots=tuple(slots),
         detail=f"answer level: {float(earned):g} of {problem.points:g} points"
-        + (f" ({len(problem.answers) - len(gradable)} open-ended slots need an LLM judge)" if len(gradable) < len(problem.answers) else ""),
+        + (
+            f" ({len(problem.answers) - len(gradable)} open-ended slots need an LLM judge)"
+            if len(gradable) < len(problem.answers)
+            else ""
+        ),
         undecided=tuple(undecided),
     )
 
@@ -398,9 +465,13 @@ def judge_tasks(problem: Problem, response: str, scoring) -> list[JudgeTask]:
         return hipho_evalscope.judge_tasks(problem, response, scoring)
     ask = _asker(problem, response, scoring)
     return [
-        JudgeTask(f"criterion {s}.{c}", ask(scoring.prompts.criterion, criterion=criterion.text,
-                                             points=f"{criterion.points:g}"), parse_awarded(criterion.points))
-        for s, scheme in enumerate(problem.marking) for c, criterion in enumerate(scheme)
+        JudgeTask(
+            f"criterion {s}.{c}",
+            ask(scoring.prompts.criterion, criterion=criterion.text, points=f"{criterion.points:g}"),
+            parse_awarded(criterion.points),
+        )
+        for s, scheme in enumerate(problem.marking)
+        for c, criterion in enumerate(scheme)
     ]
 
 
@@ -412,8 +483,11 @@ def judge_tasks_after_rules(problem: Problem, response: str, rules, scoring) -> 
     if not isinstance(rules, Score):
         return []
     ask = _asker(problem, response, scoring)
-    return [_slot_task(ask, problem, index, slot["given"], scoring)
-            for index, slot in enumerate(rules.slots) if not slot["correct"] and slot["given"] and slot["expected"]]
+    return [
+        _slot_task(ask, problem, index, slot["given"], scoring)
+        for index, slot in enumerate(rules.slots)
+        if not slot["correct"] and slot["given"] and slot["expected"]
+    ]
 
 
 def judge_tasks_after_rules_at_most(problem: Problem, response: str, scoring) -> list[JudgeTask]:
@@ -422,30 +496,45 @@ def judge_tasks_after_rules_at_most(problem: Problem, response: str, scoring) ->
     if scoring.protocol == "evalscope":
         return hipho_evalscope.judge_tasks_after_rules_at_most(problem, response, scoring)
     ask = _asker(problem, response, scoring)
-    return [_slot_task(ask, problem, index, reference_answer(slot), scoring)
-            for index, slot in enumerate(problem.answers) if gold_value(slot)]
+    return [
+        _slot_task(ask, problem, index, reference_answer(slot), scoring)
+        for index, slot in enumerate(problem.answers)
+        if gold_value(slot)
+    ]
 
 
 def _slot_task(ask, problem: Problem, index: int, given: str, scoring) -> JudgeTask:
     """Whether the answer `given` for slot `index` is the official one."""
     slot = problem.answers[index]
-    return JudgeTask(f"slot {index}", ask(scoring.prompts.answer, reference=gold_text(slot), given=given,
-                                          unit=slot.unit or "none"), parse_equivalent)
+    return JudgeTask(
+        f"slot {index}",
+        ask(scoring.prompts.answer, reference=gold_text(slot), given=given, unit=slot.unit or "none"),
+        parse_equivalent,
+    )
 
 
 def _asker(problem: Problem, response: str, scoring):
     """The messages of one question to the judge: the response fenced, the problem's figures where
     the suite shows them to the judge."""
     fenced, guard = delimited(response)
-    common = {"information": problem.information or "None.", "context": problem.context,
-              "question": problem.question, "response": fenced}
-    images = [] if not scoring.judge_figures else [
-        {"type": "image", "sha256": f.sha256, "path": f.path, "mime": f.mime} for f in problem.figures]
+    common = {
+        "information": problem.information or "None.",
+        "context": problem.context,
+        "question": problem.question,
+        "response": fenced,
+    }
+    images = (
+        []
+        if not scoring.judge_figures
+        else [{"type": "image", "sha256": f.sha256, "path": f.path, "mime": f.mime} for f in problem.figures]
+    )
 
     def ask(prompt, **fields) -> tuple[dict, ...]:
         text = fill(str(prompt.text), {**common, **fields})
-        return ({"role": "system", "content": guard},
-                {"role": "user", "content": [{"type": "text", "text": text}, *images]})
+        return (
+            {"role": "system", "content": guard},
+            {"role": "user", "content": [{"type": "text", "text": text}, *images]},
+        )
 
     return ask
 
@@ -469,7 +558,10 @@ def combine(problem: Problem, rules, replies: dict, scoring) -> Score | str:
     return Score(
         score=float(ratio),
         points=float(ratio * problem.exact_points),
-        parts={"answer_points": as_float(mean([answer for _, answer, _ in scores])), "step_points": as_float(mean(steps))},
+        parts={
+            "answer_points": as_float(mean([answer for _, answer, _ in scores])),
+            "step_points": as_float(mean(steps)),
+        },
         extracted=rules.extracted,
         slots=rules.slots,
         details=tuple({"judge": name, **judged} for name, judged in replies.items()),
@@ -479,15 +571,33 @@ def combine(problem: Problem, rules, replies: dict, scoring) -> Score | str:
 
 def _scheme_points(problem: Problem, judged: dict) -> list[tuple[Fraction, Fraction]]:
     """(awarded, attainable) per scheme, exactly; each criterion capped at its points, a scheme at the problem's."""
-    return [(min(sum((min(exact(judged[f"criterion {s}.{c}"]["awarded"]), exact(criterion.points))
-                      for c, criterion in enumerate(scheme)), Fraction(0)), problem.exact_points),
-             sum((exact(criterion.points) for criterion in scheme), Fraction(0)))
-            for s, scheme in enumerate(problem.marking)]
+    return [
+        (
+            min(
+                sum(
+                    (
+                        min(exact(judged[f"criterion {s}.{c}"]["awarded"]), exact(criterion.points))
+                        for c, criterion in enumerate(scheme)
+                    ),
+                    Fraction(0),
+                ),
+                problem.exact_points,
+            ),
+            sum((exact(criterion.points) for criterion in scheme), Fraction(0)),
+        )
+        for s, scheme in enumerate(problem.marking)
+    ]
 
 
 def _official(problem: Problem, rules: Score, judged: dict) -> tuple[Fraction, Fraction, Fraction | None]:
-    answer = sum((exact(slot.points) for index, (slot, checked) in enumerate(zip(problem.answers, rules.slots))
-                  if checked["correct"] or judged.get(f"slot {index}", {}).get("equivalent")), Fraction(0))
+    answer = sum(
+        (
+            exact(slot.points)
+            for index, (slot, checked) in enumerate(zip(problem.answers, rules.slots))
+            if checked["correct"] or judged.get(f"slot {index}", {}).get("equivalent")
+        ),
+        Fraction(0),
+    )
     schemes = _scheme_points(problem, judged)
     step = max(awarded for awarded, _ in schemes) if schemes else None
     best = max(answer, step or Fraction(0))
@@ -550,7 +660,9 @@ def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
     tables = {"exam_scores": scores.reset_index()}
     if frame["sample"].nunique() > 1:
         spread = per_sample.map(lambda value: float("nan") if value is None else float(value))
-        tables["exam_scores_std"] = spread.groupby([*rows, "subset"]).std(ddof=0).unstack("subset").round(2).reset_index()
+        tables["exam_scores_std"] = (
+            spread.groupby([*rows, "subset"]).std(ddof=0).unstack("subset").round(2).reset_index()
+        )
     medals = means.apply(lambda column: column.map(lambda score: medal(score, exams.get(column.name, {}))))
     for name in MEDALS:
         medals[name] = (medals[list(means.columns)] == name).sum(axis=1)
@@ -562,9 +674,15 @@ def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
 
 def _exam_score_rates(means: pd.DataFrame, full_marks: pd.Series) -> pd.DataFrame:
     """Exam score / full marks per exam (%), and the mean of those rates over the exams."""
-    rates = means.apply(lambda column: column.map(
-        lambda score: None if score is None or _missing(score) or not full_marks[column.name]
-        else 100 * exact(score) / full_marks[column.name]))
+    rates = means.apply(
+        lambda column: column.map(
+            lambda score: (
+                None
+                if score is None or _missing(score) or not full_marks[column.name]
+                else 100 * exact(score) / full_marks[column.name]
+            )
+        )
+    )
     shown = rates.map(_shown)
     shown["mean over exams"] = [_shown(_exact_mean(list(row))) for _, row in rates.iterrows()]
     return shown
@@ -574,8 +692,10 @@ def _problem_ratios(frame: pd.DataFrame, rows: list[str]) -> pd.DataFrame:
     """evalscope's number: the mean per-problem ratio (points / problem points, %), per exam and over
     every problem of the cell; each sample of a problem counts once."""
     rated = frame[frame["max_points"] > 0]
-    ratio = [100 * (Fraction(0) if _missing(points) or points is None else exact(points)) / exact(available)
-             for points, available in zip(rated["points"], rated["max_points"])]
+    ratio = [
+        100 * (Fraction(0) if _missing(points) or points is None else exact(points)) / exact(available)
+        for points, available in zip(rated["points"], rated["max_points"])
+    ]
     rated = rated.assign(ratio=ratio)
     per_exam = rated.groupby([*rows, "subset"])["ratio"].agg(_exact_mean).unstack("subset").map(_shown)
     per_exam["overall"] = rated.groupby(rows)["ratio"].agg(_exact_mean).map(_shown)
@@ -583,6 +703,7 @@ def _problem_ratios(frame: pd.DataFrame, rows: list[str]) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------- the report
+
 
 def report_sections(problem: Problem, judgment) -> list[ReportSection]:
     """The marking scheme as each judge applied it: every criterion with its text, its points, the
@@ -601,12 +722,21 @@ def report_sections(problem: Problem, judgment) -> list[ReportSection]:
                 award = reply.get("awarded") if isinstance(reply, dict) else None
                 award = award if isinstance(award, (int, float)) and not isinstance(award, bool) else None
                 awarded.append(None if award is None else min(float(award), criterion.points))
-                rows.append((f"{s + 1}.{c + 1}", criterion.text, criterion.points, award,
-                             reply.get("reasoning", "") if isinstance(reply, dict) else "not judged (rules only)"))
+                rows.append(
+                    (
+                        f"{s + 1}.{c + 1}",
+                        criterion.text,
+                        criterion.points,
+                        award,
+                        reply.get("reasoning", "") if isinstance(reply, dict) else "not judged (rules only)",
+                    )
+                )
             judged = [a for a in awarded if a is not None]
             totals.append((min(sum(judged), problem.points) if judged else None, sum(c.points for c in scheme)))
-        facts = [(f"scheme {s + 1}", f"{'–' if got is None else f'{got:g}'} of {most:g} points")
-                 for s, (got, most) in enumerate(totals)]
+        facts = [
+            (f"scheme {s + 1}", f"{'–' if got is None else f'{got:g}'} of {most:g} points")
+            for s, (got, most) in enumerate(totals)
+        ]
         scored = [(got, s) for s, (got, _) in enumerate(totals) if got is not None]
         if scored:
             best, winner = max(scored)
@@ -614,18 +744,37 @@ def report_sections(problem: Problem, judgment) -> list[ReportSection]:
         parts = judgment.parts or {}
         # a rules-only judgment has no parts: its points are the answer level
         answer = parts.get("answer_points", judgment.points if not judgment.details else None)
-        facts += [("answer level", _points(answer, problem.points) + " (mean over the judges)"),
-                  ("step level", _points(parts.get("step_points"), problem.points) + " (mean over the judges)"),
-                  ("the protocol's score", "the larger of the two levels, of each judge, averaged")]
-        tables = [ReportTable("criteria", ("criterion", "text", "points", "awarded", "reason"), tuple(rows),
-                              math=("text", "reason"))] if rows else []
-        slots = [(_slot_number(key), reply.get("equivalent"), reply.get("reasoning", ""))
-                 for key, reply in sorted(entry.items()) if key.startswith("slot ") and isinstance(reply, dict)]
+        facts += [
+            ("answer level", _points(answer, problem.points) + " (mean over the judges)"),
+            ("step level", _points(parts.get("step_points"), problem.points) + " (mean over the judges)"),
+            ("the protocol's score", "the larger of the two levels, of each judge, averaged"),
+        ]
+        tables = (
+            [
+                ReportTable(
+                    "criteria",
+                    ("criterion", "text", "points", "awarded", "reason"),
+                    tuple(rows),
+                    math=("text", "reason"),
+                )
+            ]
+            if rows
+            else []
+        )
+        slots = [
+            (_slot_number(key), reply.get("equivalent"), reply.get("reasoning", ""))
+            for key, reply in sorted(entry.items())
+            if key.startswith("slot ") and isinstance(reply, dict)
+        ]
         if slots:
-            tables.append(ReportTable("slot-judgments", ("answer slot", "equivalent", "reason"), tuple(slots),
-                                      math=("reason",)))
-        other = [(key, str(reply)) for key, reply in sorted(entry.items())
-                 if key != "judge" and not key.startswith(("criterion ", "slot "))]
+            tables.append(
+                ReportTable("slot-judgments", ("answer slot", "equivalent", "reason"), tuple(slots), math=("reason",))
+            )
+        other = [
+            (key, str(reply))
+            for key, reply in sorted(entry.items())
+            if key != "judge" and not key.startswith(("criterion ", "slot "))
+        ]
         if other:
             tables.append(ReportTable("replies", ("task", "reply"), tuple(other), math=("reply",)))
         sections.append(ReportSection("criteria", f"Marking scheme: judge {judge}", tuple(facts), tuple(tables)))
@@ -647,6 +796,10 @@ def report_charts(tables: dict) -> list[ReportChart]:
     medals = tables.get("medals")
     if medals is None or medals.empty:
         return []
-    bars = tuple((f"{row['model']} / {row['judge']} / {row['suite']}", name, float(row[name]))
-                 for row in medals.to_dict("records") for name in MEDALS if str(row.get("suite", "")))
+    bars = tuple(
+        (f"{row['model']} / {row['judge']} / {row['suite']}", name, float(row[name]))
+        for row in medals.to_dict("records")
+        for name in MEDALS
+        if str(row.get("suite", ""))
+    )
     return [ReportChart("medals", "medals", bars, stacked=True)] if bars else []

@@ -61,6 +61,7 @@ class Unscorable(Exception):
 
 # ---------------------------------------------------------------- evalscope's parsing
 
+
 def criterion_points(text: str) -> float:
     """The largest points the criterion states after award/给/得/扣, else 0 (evalscope's
     `criterion_points`). "Award a total of 1.0 pt: award 0.4 pt if ..." gives 0.4: evalscope's bug."""
@@ -71,7 +72,7 @@ def completion(response: str) -> str:
     """The response as evalscope grades it: its first `<think>...</think>` block cut out, the rest
     stripped; unchanged without a closed think block."""
     match = _THINK.search(response)
-    return (response[:match.start()] + response[match.end():]).strip() if match else response
+    return (response[: match.start()] + response[match.end() :]).strip() if match else response
 
 
 def boxed_answers(text: str) -> list[str]:
@@ -87,7 +88,7 @@ def boxed_answers(text: str) -> list[str]:
         for index in range(match.end(), len(text)):
             depth += {"{": 1, "}": -1}.get(text[index], 0)
             if depth == 0:
-                parts.append(extract_boxed_content(text[match.start():index + 1], mode="all"))
+                parts.append(extract_boxed_content(text[match.start() : index + 1], mode="all"))
                 end = index + 1
                 break
         else:
@@ -115,8 +116,9 @@ def _parse(text: str) -> list:
     if not text.startswith(("$", r"\(", r"\[", r"\boxed", r"\fbox")):
         text = f"${text}$"
     config = dict(fallback_mode="first_match", extraction_mode="first_match", parsing_timeout=None)
-    result = parse(text, extraction_config=[LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig()],
-                   **config)
+    result = parse(
+        text, extraction_config=[LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig()], **config
+    )
     objects = [item for item in result if not isinstance(item, str)]
     display = next((item for item in result if isinstance(item, str)), "")
     if objects and _SCIENTIFIC_LOWER.fullmatch(display):
@@ -133,8 +135,10 @@ def rule_match(given: str, official: str) -> bool:
     try:
         import math_verify  # noqa: F401
     except ImportError:
-        raise InputError("HiPhO's evalscope protocol checks answers with Math-Verify, as evalscope does: "
-                         "pip install 'olympiad-eval[evalscope]'") from None
+        raise InputError(
+            "HiPhO's evalscope protocol checks answers with Math-Verify, as evalscope does: "
+            "pip install 'olympiad-eval[evalscope]'"
+        ) from None
     return _isolated(_compare, given, official)
 
 
@@ -144,9 +148,20 @@ def _compare(given: str, official: str) -> bool:
     predictions, golds = _parse(given), _parse(official)
     if not golds:
         raise Unscorable(f"Math-Verify cannot parse the official answer {official!r}")
-    return any(verify([g], [p], strict=True, float_rounding=6, numeric_precision=15, allow_set_relation_comp=False,
-                      timeout_seconds=None, raise_on_error=True)
-               for g in golds for p in predictions)
+    return any(
+        verify(
+            [g],
+            [p],
+            strict=True,
+            float_rounding=6,
+            numeric_precision=15,
+            allow_set_relation_comp=False,
+            timeout_seconds=None,
+            raise_on_error=True,
+        )
+        for g in golds
+        for p in predictions
+    )
 
 
 # evalscope/metrics/math/parser.py MATH_DEADLINE_S: Math-Verify can backtrack for minutes on some
@@ -210,6 +225,7 @@ def _outcome(ok: bool, value):
 
 # ---------------------------------------------------------------- judge requests
 
+
 def parse_awarded(points: float):
     """`{"awarded": x}` with 0 <= x <= points (evalscope's StepGrade schema); else invalid."""
 
@@ -253,7 +269,7 @@ def _one_object(text: str) -> dict | None:
         elif char == "}" and depth:
             depth -= 1
             if depth == 0:
-                found.append(text[start:index + 1])
+                found.append(text[start : index + 1])
     if len(found) != 1:
         return None
     try:
@@ -266,8 +282,10 @@ def _one_object(text: str) -> dict | None:
 def _prompt(scoring, key: str):
     prompt = scoring.prompts[key]
     if str(prompt.get("name")) != PROMPTS[key]:
-        raise InputError(f"HiPhO's evalscope protocol asks with evalscope's prompts: suite scoring.prompts.{key} "
-                         f"is '{prompt.get('name')}', expected '{PROMPTS[key]}' (see conf/suite/hipho_evalscope.yaml)")
+        raise InputError(
+            f"HiPhO's evalscope protocol asks with evalscope's prompts: suite scoring.prompts.{key} "
+            f"is '{prompt.get('name')}', expected '{PROMPTS[key]}' (see conf/suite/hipho_evalscope.yaml)"
+        )
     return str(prompt.text)
 
 
@@ -281,11 +299,26 @@ def judge_tasks(problem: Problem, response: str, scoring) -> list[JudgeTask]:
     if not problem.marking:
         return []
     template = _prompt(scoring, "criterion")
-    return [JudgeTask(f"criterion {s}.{c}", _ask(fill(template, {
-                "question": problem.question, "response": completion(response), "criterion": criterion.text,
-                "points": repr(points)})), parse_awarded(points))
-            for s, scheme in enumerate(problem.marking) for c, criterion in enumerate(scheme)
-            if (points := criterion_points(criterion.text)) > 0]
+    return [
+        JudgeTask(
+            f"criterion {s}.{c}",
+            _ask(
+                fill(
+                    template,
+                    {
+                        "question": problem.question,
+                        "response": completion(response),
+                        "criterion": criterion.text,
+                        "points": repr(points),
+                    },
+                )
+            ),
+            parse_awarded(points),
+        )
+        for s, scheme in enumerate(problem.marking)
+        for c, criterion in enumerate(scheme)
+        if (points := criterion_points(criterion.text)) > 0
+    ]
 
 
 def judge_tasks_after_rules(problem: Problem, response: str, rules, scoring) -> list[JudgeTask]:
@@ -311,8 +344,11 @@ def judge_tasks_after_rules_at_most(problem: Problem, response: str, scoring) ->
 
 
 def _slot_task(template: str, problem: Problem, index: int, given: str, official: str) -> JudgeTask:
-    return JudgeTask(f"slot {index}", _ask(fill(template, {"question": problem.question, "given": given,
-                                                           "reference": official})), parse_correct)
+    return JudgeTask(
+        f"slot {index}",
+        _ask(fill(template, {"question": problem.question, "given": given, "reference": official})),
+        parse_correct,
+    )
 
 
 def _unmatched_slots(problem: Problem, rules: Score) -> list[tuple[int, str, str]]:
@@ -331,6 +367,7 @@ def _given(rules: Score, index: int) -> str:
 
 # ---------------------------------------------------------------- scores
 
+
 def combine(problem: Problem, rules, replies: dict) -> Score | str:
     """The per-problem ratio in [0, 1] (the mean over judges), or why evalscope would leave the
     problem out of its mean."""
@@ -342,20 +379,28 @@ def combine(problem: Problem, rules, replies: dict) -> Score | str:
     if not problem.marking and not problem.answers:
         return "evalscope protocol: no official answer (evalscope excludes the problem)"
     try:
-        ratios = [(step_ratio if problem.marking else answer_ratio)(problem, rules, judged)
-                  for judged in replies.values()]
+        ratios = [
+            (step_ratio if problem.marking else answer_ratio)(problem, rules, judged) for judged in replies.values()
+        ]
     except Unscorable as error:
         return f"evalscope protocol: {error} (evalscope excludes the problem)"
     ratio = sum(ratios) / len(ratios)
     regime = "step" if problem.marking else "answer"
-    slots = rules.slots if problem.marking else tuple(  # the rules' verdicts are Math-Verify's here
-        {**slot, "correct": rule_match(_given(rules, index), gold(answer.value))}
-        for index, (slot, answer) in enumerate(zip(rules.slots, problem.answers)))
+    slots = (
+        rules.slots
+        if problem.marking
+        else tuple(  # the rules' verdicts are Math-Verify's here
+            {**slot, "correct": rule_match(_given(rules, index), gold(answer.value))}
+            for index, (slot, answer) in enumerate(zip(rules.slots, problem.answers))
+        )
+    )
     return Score(
         score=ratio,
         points=ratio * problem.points,
-        parts={"answer_points": None if problem.marking else ratio * problem.points,
-               "step_points": ratio * problem.points if problem.marking else None},
+        parts={
+            "answer_points": None if problem.marking else ratio * problem.points,
+            "step_points": ratio * problem.points if problem.marking else None,
+        },
         extracted=rules.extracted,
         slots=slots,
         details=tuple({"judge": name, **judged} for name, judged in replies.items()),
@@ -380,6 +425,8 @@ def step_ratio(problem: Problem, rules: Score, judged: dict) -> float:
 
 def answer_ratio(problem: Problem, rules: Score, judged: dict) -> float:
     """The fraction of slots right by the rule check or, failing it, by the judge (`_reduce_answer`)."""
-    right = sum(rule_match(_given(rules, index), gold(slot.value)) or bool(judged.get(f"slot {index}", {}).get("correct"))
-                for index, slot in enumerate(problem.answers))
+    right = sum(
+        rule_match(_given(rules, index), gold(slot.value)) or bool(judged.get(f"slot {index}", {}).get("correct"))
+        for index, slot in enumerate(problem.answers)
+    )
     return right / len(problem.answers)

@@ -12,10 +12,24 @@ from typing import Optional
 
 from olympiad_eval import lazy_import
 from olympiad_eval.benchmarks import (
-    Filter, ReportSection, ReportTable, Score, Scoring as BaseScoring, Suite as BaseSuite, choices, hipho_evalscope,
-    mathvision_evalscope, mathvision_official, no_judge_tasks, rules_alone,
+    Filter,
+    ReportSection,
+    ReportTable,
+    Score,
+    choices,
+    hipho_evalscope,
+    mathvision_evalscope,
+    mathvision_official,
+    no_judge_tasks,
+    rules_alone,
 )
-from olympiad_eval.records import InputError, AnswerSlot, Problem, RecordError, iter_json_lines
+from olympiad_eval.benchmarks import (
+    Scoring as BaseScoring,
+)
+from olympiad_eval.benchmarks import (
+    Suite as BaseSuite,
+)
+from olympiad_eval.records import AnswerSlot, InputError, Problem, RecordError, iter_json_lines
 from olympiad_eval.release import Fields, as_text, load_figure
 
 pd = lazy_import("pandas")  # for the tables only
@@ -49,8 +63,10 @@ class Suite(BaseSuite):
 
 def filters(suite) -> list[Filter]:
     """MATH-Vision's own parts of the release: `levels` and `subjects`, as its tables report them."""
-    return [Filter("levels", suite.levels, lambda problem: (problem.level,)),
-            Filter("subjects", suite.subjects, lambda problem: (problem.subject,))]
+    return [
+        Filter("levels", suite.levels, lambda problem: (problem.level,)),
+        Filter("subjects", suite.subjects, lambda problem: (problem.subject,)),
+    ]
 
 
 def load(root: Path, cfg, benchmark: str) -> list[Problem]:
@@ -59,8 +75,9 @@ def load(root: Path, cfg, benchmark: str) -> list[Problem]:
     if not path.is_file():
         raise InputError(f"benchmark '{benchmark}': {path} not found")
     require_figures = bool(cfg.get("require_figures", True))
-    return [_problem(_repair(data), path, line, root, benchmark, require_figures)
-            for line, data in iter_json_lines(path)]
+    return [
+        _problem(_repair(data), path, line, root, benchmark, require_figures) for line, data in iter_json_lines(path)
+    ]
 
 
 def _repair(item: dict) -> dict:
@@ -77,14 +94,19 @@ def _problem(item: dict, path: Path, line: int, root: Path, benchmark: str, requ
     level = fields.level("level")
     if level is not None and level not in LEVELS:
         raise RecordError(fields.where, fields.record, "level", f"must be {LEVELS[0]} to {LEVELS[-1]}, got {level}")
-    choices = tuple(as_text(option, where=fields.where, record=fields.record, field_name="options")
-                    for option in fields.list("options"))
+    choices = tuple(
+        as_text(option, where=fields.where, record=fields.record, field_name="options")
+        for option in fields.list("options")
+    )
     figures = ()
     if item.get("image") not in (None, ""):
         image = fields.path("image", root)
         if require_figures or image.is_file():
-            figures = (load_figure(image, release_file=fields.where, record=fields.record, field_name="image",
-                                   name=item["image"]),)
+            figures = (
+                load_figure(
+                    image, release_file=fields.where, record=fields.record, field_name="image", name=item["image"]
+                ),
+            )
     subject = fields.text("subject", required=False)
     return Problem(
         origin=f"data/{path.name}:{line}",
@@ -120,7 +142,9 @@ def reference(problem: Problem, suite) -> str:
     """The gold answer boxed (MATH-V's prompt), and for multiple choice also on an "ANSWER:" line
     (evalscope's prompt): one reference serves both suites."""
     gold = problem.answers[0].value
-    return f"The answer is \\boxed{{{gold}}}.\nANSWER: {gold}" if problem.choices else f"The answer is \\boxed{{{gold}}}."
+    return (
+        f"The answer is \\boxed{{{gold}}}.\nANSWER: {gold}" if problem.choices else f"The answer is \\boxed{{{gold}}}."
+    )
 
 
 def rule_checks(problem: Problem, response: str, scoring) -> list[tuple]:
@@ -188,13 +212,18 @@ def _accuracy(group: pd.DataFrame) -> float:
     A response that failed or was not scored counts as wrong; except under evalscope's protocol,
     whose mean leaves out the responses it excludes (the rules' judge errors there)."""
     if "protocol" in group and "status" in group:
-        group = group[~(group["protocol"].astype(str).str.startswith("mathvision evalscope ")
-                        & (group["status"] == "judge_error"))]
+        group = group[
+            ~(
+                group["protocol"].astype(str).str.startswith("mathvision evalscope ")
+                & (group["status"] == "judge_error")
+            )
+        ]
     right = float(group["score"].fillna(0).sum())
     return round(right / max(len(group), 1) * 100, 2)
 
 
 # ---------------------------------------------------------------- the report
+
 
 def report_sections(problem: Problem, judgment) -> list[ReportSection]:
     """A multiple-choice problem's options, with the gold one and the one the response chose."""
@@ -203,8 +232,15 @@ def report_sections(problem: Problem, judgment) -> list[ReportSection]:
     gold = problem.answers[0].value.strip() if problem.answers else ""
     chosen = {str(e).strip() for e in judgment.extracted}
     letters = [chr(ord("A") + index) for index in range(len(problem.choices))]
-    rows = tuple((letter, choice, letter == gold or choice.strip() == gold,
-                  letter in chosen or choice.strip() in chosen) for letter, choice in zip(letters, problem.choices))
-    return [ReportSection("choices", "Choices", (("level", "–" if problem.level is None else str(problem.level)),
-                                                  ("subject", problem.subject or "–")),
-                          (ReportTable("choices", ("option", "text", "gold", "chosen"), rows, math=("text",)),))]
+    rows = tuple(
+        (letter, choice, letter == gold or choice.strip() == gold, letter in chosen or choice.strip() in chosen)
+        for letter, choice in zip(letters, problem.choices)
+    )
+    return [
+        ReportSection(
+            "choices",
+            "Choices",
+            (("level", "–" if problem.level is None else str(problem.level)), ("subject", problem.subject or "–")),
+            (ReportTable("choices", ("option", "text", "gold", "chosen"), rows, math=("text",)),),
+        )
+    ]

@@ -44,21 +44,22 @@ from olympiad_eval.records import InputError
 # evalscope/utils/multi_choices.py, verbatim: the marker, a bracketed label, the math typesetting
 # before a label, a plain label, a label's words (`_ANSWER_MARKER_RE`, `_BRACKETED_LABEL_RE`,
 # `_LATEX_LABEL_PREFIX_RE`, `_PLAIN_LABEL_RE`, `_LABEL_TOKEN_RE`).
-_MARKER = re.compile(r'(?i)ANSWER\s*:\s*\**\s*')
-_BRACKETED = re.compile(r'[\(\[（【]\s*([A-Za-z\d](?:\s*[,，/、]\s*[A-Za-z\d])*)\s*[\)\]）】]')
-_TYPESETTING = re.compile(r'(?:(?:\$+|\\\(|\\(?:boxed|fbox|text|textbf|mathbf|mathrm)\s*\{)\s*)*')
-_PLAIN = re.compile(r'([A-Za-z\d][A-Za-z\d ,，/、]*)')
-_WORD = re.compile(r'[A-Za-z\d]+')
+_MARKER = re.compile(r"(?i)ANSWER\s*:\s*\**\s*")
+_BRACKETED = re.compile(r"[\(\[（【]\s*([A-Za-z\d](?:\s*[,，/、]\s*[A-Za-z\d])*)\s*[\)\]）】]")
+_TYPESETTING = re.compile(r"(?:(?:\$+|\\\(|\\(?:boxed|fbox|text|textbf|mathbf|mathrm)\s*\{)\s*)*")
+_PLAIN = re.compile(r"([A-Za-z\d][A-Za-z\d ,，/、]*)")
+_WORD = re.compile(r"[A-Za-z\d]+")
 _CONNECTORS = {"and", "or"}  # stepped over between two labels only
 
 # evalscope/metrics/math/parser.py: a complete number in E notation (lowercase e would parse as
 # Euler's number), and a display that Math-Verify wrote in lowercase E notation.
-_SCIENTIFIC = re.compile(r'[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][+-]?[0-9]+')
-_SCIENTIFIC_LOWER = re.compile(r'[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)e[+-]?[0-9]+')
+_SCIENTIFIC = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][+-]?[0-9]+")
+_SCIENTIFIC_LOWER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)e[+-]?[0-9]+")
 EXCLUDED = "evalscope excludes the response"
 
 
 # ---------------------------------------------------------------- multiple choice
+
 
 def choice(text: str, options: int) -> str:
     """The letter evalscope reads from `text` (the completion) for a question with `options`
@@ -83,8 +84,8 @@ def _last_label(text: str, allowed: set[str]) -> str | None:
     """The labels after the last marker that some label follows (earlier markers may hold an echoed
     `[LETTER]` or a choice revised later); None when no marker has one."""
     for marker in reversed(list(_MARKER.finditer(text))):
-        tail = text[marker.end():]
-        tail = tail[_TYPESETTING.match(tail).end():]
+        tail = text[marker.end() :]
+        tail = tail[_TYPESETTING.match(tail).end() :]
         for pattern in (_BRACKETED, _PLAIN):
             found = pattern.match(tail)
             if found is None:
@@ -117,6 +118,7 @@ def _leading_labels(capture: str, allowed: set[str]) -> str:
 
 # ---------------------------------------------------------------- free form (Math-Verify)
 
+
 def parse(text: str, mode: str) -> tuple[list, str]:
     """Math-Verify's objects for `text` and its display of them, with evalscope's settings
     (parser.py `_parse`): `fragment` wraps a bare answer in `$...$`, `output` reads a whole response."""
@@ -133,13 +135,15 @@ def parse(text: str, mode: str) -> tuple[list, str]:
         text = f"${text}$"
     settings = dict(fallback_mode="first_match", extraction_mode="first_match", parsing_timeout=None)
     with _percent_atoms():
-        result = math_verify_parse(text, extraction_config=[LatexExtractionConfig(boxed_match_priority=0),
-                                                            ExprExtractionConfig()], **settings)
+        result = math_verify_parse(
+            text, extraction_config=[LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig()], **settings
+        )
         objects = [item for item in result if not isinstance(item, str)]
         display = next((item for item in result if isinstance(item, str)), "")
         if objects and _SCIENTIFIC_LOWER.fullmatch(display):
-            canonical = math_verify_parse(f"${display.replace('e', 'E')}$",
-                                          extraction_config=[LatexExtractionConfig()], **settings)
+            canonical = math_verify_parse(
+                f"${display.replace('e', 'E')}$", extraction_config=[LatexExtractionConfig()], **settings
+            )
             objects = [item for item in canonical if not isinstance(item, str)]
     if scientific:
         display = original
@@ -175,8 +179,16 @@ def verify(gold, prediction) -> bool:
     """Math-Verify's strict comparison with evalscope's settings (parser.py `_verify`)."""
     from math_verify import verify as math_verify
 
-    return math_verify([gold], [prediction], strict=True, float_rounding=6, numeric_precision=15,
-                       allow_set_relation_comp=False, timeout_seconds=None, raise_on_error=True)
+    return math_verify(
+        [gold],
+        [prediction],
+        strict=True,
+        float_rounding=6,
+        numeric_precision=15,
+        allow_set_relation_comp=False,
+        timeout_seconds=None,
+        raise_on_error=True,
+    )
 
 
 def require_math_verify() -> None:
@@ -184,8 +196,10 @@ def require_math_verify() -> None:
     import importlib.util
 
     if importlib.util.find_spec("math_verify") is None:
-        raise InputError("MATH-Vision's evalscope protocol reads and compares free-form answers with Math-Verify, "
-                         "as evalscope does: pip install 'olympiad-eval[evalscope]'")
+        raise InputError(
+            "MATH-Vision's evalscope protocol reads and compares free-form answers with Math-Verify, "
+            "as evalscope does: pip install 'olympiad-eval[evalscope]'"
+        )
 
 
 def free_form_check(completion: str, gold: str) -> Verdict:
@@ -203,6 +217,9 @@ def free_form_check(completion: str, gold: str) -> Verdict:
             return Verdict(None, f"{EXCLUDED}: Math-Verify cannot parse the gold answer {gold!r}", answer)
         correct = bool(predictions) and any(verify(g, p) for g in golds for p in predictions)
     except Exception as error:  # evalscope: MathEvaluationError in compare_answers, the sample excluded
-        return Verdict(None, f"{EXCLUDED}: Math-Verify failed on {answer!r} against {gold!r}: "
-                             f"{type(error).__name__}: {error}", answer)
+        return Verdict(
+            None,
+            f"{EXCLUDED}: Math-Verify failed on {answer!r} against {gold!r}: {type(error).__name__}: {error}",
+            answer,
+        )
     return Verdict(correct, "", answer)

@@ -118,8 +118,13 @@ def extract(response: str) -> str:
 def _single_letter(text: str) -> str:
     """A response that ends with " C." / " (C)." or starts with "C\\n" / "(C)\\n" / "(C) C\\n" is C."""
     for c in LETTERS:
-        if (text.endswith(f" {c}.") or text.endswith(f" ({c}).") or text.startswith(f"{c}\n")
-                or text.startswith(f"({c})\n") or text.startswith(f"({c}) {c}\n")):
+        if (
+            text.endswith(f" {c}.")
+            or text.endswith(f" ({c}).")
+            or text.startswith(f"{c}\n")
+            or text.startswith(f"({c})\n")
+            or text.startswith(f"({c}) {c}\n")
+        ):
             text = c
     return text
 
@@ -155,10 +160,25 @@ def find_math_answer(s: str) -> str:
         ans = ans.split("}")[0]
     ans = ans.split("=")[-1].split("\\approx")[-1]
     for old, new in (
-        (" ", ""), ("\\,", ""), ("∞", "\\infty"), ("+\\infty", "\\infty"), ("\\\\", "\\"), ("\n", ""),
-        ("\\text", ""), ("\\mbox", ""), ("bmatrix", "pmatrix"), ("\\left", ""), ("\\right", ""),
-        ("^{\\circ}", ""), ("^\\circ", ""), ("{m}^3", ""), ("m^3", ""),
-        ("{units}", ""), ("units", ""), ("{km}", ""), ("km", ""),
+        (" ", ""),
+        ("\\,", ""),
+        ("∞", "\\infty"),
+        ("+\\infty", "\\infty"),
+        ("\\\\", "\\"),
+        ("\n", ""),
+        ("\\text", ""),
+        ("\\mbox", ""),
+        ("bmatrix", "pmatrix"),
+        ("\\left", ""),
+        ("\\right", ""),
+        ("^{\\circ}", ""),
+        ("^\\circ", ""),
+        ("{m}^3", ""),
+        ("m^3", ""),
+        ("{units}", ""),
+        ("units", ""),
+        ("{km}", ""),
+        ("km", ""),
     ):
         ans = ans.replace(old, new)
     return _strip_string(ans)
@@ -175,8 +195,17 @@ def _boxed(s: str) -> str:
 def _strip_string(string: str) -> str:
     """The official `_strip_string` (a variant of the MATH benchmark's)."""
     for old, new in (
-        ("\n", ""), ("\\!", ""), ("\\\\", "\\"), ("tfrac", "frac"), ("dfrac", "frac"),
-        ("\\left", ""), ("\\right", ""), ("^{\\circ}", ""), ("^\\circ", ""), ("\\$", ""), ("$", ""),
+        ("\n", ""),
+        ("\\!", ""),
+        ("\\\\", "\\"),
+        ("tfrac", "frac"),
+        ("dfrac", "frac"),
+        ("\\left", ""),
+        ("\\right", ""),
+        ("^{\\circ}", ""),
+        ("^\\circ", ""),
+        ("\\$", ""),
+        ("$", ""),
     ):
         string = string.replace(old, new)
     string = string.split("\\text{ ")[0]  # units on the right
@@ -374,7 +403,9 @@ _OLD_COMMANDS = (
 ).split()
 _OLD_BACKSLASH_TOKENS = re.compile(
     r"\\(?:begin|end)\{(?:matrix|pmatrix|bmatrix|vmatrix)\}|\\not\\equiv|\\\\|\\\$|\\variable\{[^{}]*\}(?:\\%)?"
-    r"|\\char\"[0-9A-F]{6}|\\infty\\%|\\(?:" + "|".join(sorted(map(re.escape, _OLD_ACCENTS + _OLD_COMMANDS), key=len, reverse=True)) + ")"
+    r"|\\char\"[0-9A-F]{6}|\\infty\\%|\\(?:"
+    + "|".join(sorted(map(re.escape, _OLD_ACCENTS + _OLD_COMMANDS), key=len, reverse=True))
+    + ")"
 )
 _OLD_PLAIN_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 \t\r\n+-*/(){}[]|&_^:;,.!<>='")
 _OLD_DIFFERENTIAL = re.compile(r"d[ \t\r\n]*?\\[a-zA-Z]+")  # `d\theta`: one token, whatever the command
@@ -428,16 +459,39 @@ def _for_new_lexer(text: str) -> str:
 # expression, so its leading expression ended there (measured against latex2sympy2 1.9.1): closing
 # brackets, punctuation, arrows, and the words its lexer read as matrix functions or environment
 # names (`1 triangle` read as 1 before `tr`, `1 rows` before `rows`).
-_OLD_CLEAN_STOPS = {Token.EOF} | {
-    getattr(PSParser, name) for name in (
-        "R_PAREN", "R_PAREN_VISUAL", "R_GROUP", "R_BRACE", "R_BRACE_VISUAL", "R_BRACE_CMD", "R_BRACKET",
-        "R_BRACK", "R_ANGLE", "R_FLOOR", "R_CEIL", "R_VERT", "LR_CORNER", "UR_CORNER", "PERIOD", "UNDERSCORE",
-        "MATRIX_DEL_COL", "MATRIX_DEL_ROW", "LIM_APPROACH_SYM",
-    )
-} | {
-    token for token, name in enumerate(PSParser.symbolicNames)
-    if (name.startswith("FUNC_") and name.endswith("_NAME")) or name.startswith("MATRIX_TYPE_")
-} | {PSParser.literalNames.index("'''")}  # the prime `'`, a token without a symbolic name
+_OLD_CLEAN_STOPS = (
+    {Token.EOF}
+    | {
+        getattr(PSParser, name)
+        for name in (
+            "R_PAREN",
+            "R_PAREN_VISUAL",
+            "R_GROUP",
+            "R_BRACE",
+            "R_BRACE_VISUAL",
+            "R_BRACE_CMD",
+            "R_BRACKET",
+            "R_BRACK",
+            "R_ANGLE",
+            "R_FLOOR",
+            "R_CEIL",
+            "R_VERT",
+            "LR_CORNER",
+            "UR_CORNER",
+            "PERIOD",
+            "UNDERSCORE",
+            "MATRIX_DEL_COL",
+            "MATRIX_DEL_ROW",
+            "LIM_APPROACH_SYM",
+        )
+    }
+    | {
+        token
+        for token, name in enumerate(PSParser.symbolicNames)
+        if (name.startswith("FUNC_") and name.endswith("_NAME")) or name.startswith("MATRIX_TYPE_")
+    }
+    | {PSParser.literalNames.index("'''")}
+)  # the prime `'`, a token without a symbolic name
 
 
 class _OldStyleConverter(_Latex2Sympy):
@@ -496,7 +550,12 @@ def _true_division(quotient):
     return sympy.Float(int(quotient))
 
 
-_INEQUALITIES = {"LT": sympy.StrictLessThan, "LTE": sympy.LessThan, "GT": sympy.StrictGreaterThan, "GTE": sympy.GreaterThan}
+_INEQUALITIES = {
+    "LT": sympy.StrictLessThan,
+    "LTE": sympy.LessThan,
+    "GT": sympy.StrictGreaterThan,
+    "GTE": sympy.GreaterThan,
+}
 
 
 # ------------------------------------------------------------------------------ numbers, safely
@@ -505,17 +564,29 @@ _INEQUALITIES = {"LT": sympy.StrictLessThan, "LTE": sympy.LessThan, "GT": sympy.
 _CONSTANTS = {sympy.S.Pi: math.pi}
 _SYMBOLS = {"pi": math.pi, "tau": math.tau}  # names the official eval found in `math`
 _FUNCTIONS = {  # sympy functions printed under a name `math` offered the official eval
-    sympy.sin: math.sin, sympy.cos: math.cos, sympy.tan: math.tan,
-    sympy.asin: math.asin, sympy.acos: math.acos, sympy.atan: math.atan,
-    sympy.sinh: math.sinh, sympy.cosh: math.cosh, sympy.tanh: math.tanh,
-    sympy.asinh: math.asinh, sympy.acosh: math.acosh, sympy.atanh: math.atanh,
-    sympy.exp: math.exp, sympy.log: math.log, sympy.floor: math.floor,
+    sympy.sin: math.sin,
+    sympy.cos: math.cos,
+    sympy.tan: math.tan,
+    sympy.asin: math.asin,
+    sympy.acos: math.acos,
+    sympy.atan: math.atan,
+    sympy.sinh: math.sinh,
+    sympy.cosh: math.cosh,
+    sympy.tanh: math.tanh,
+    sympy.asinh: math.asinh,
+    sympy.acosh: math.acosh,
+    sympy.atanh: math.atanh,
+    sympy.exp: math.exp,
+    sympy.log: math.log,
+    sympy.floor: math.floor,
 }
 
 
 _COMPARISONS = {
-    sympy.StrictLessThan: lambda a, b: a < b, sympy.LessThan: lambda a, b: a <= b,
-    sympy.StrictGreaterThan: lambda a, b: a > b, sympy.GreaterThan: lambda a, b: a >= b,
+    sympy.StrictLessThan: lambda a, b: a < b,
+    sympy.LessThan: lambda a, b: a <= b,
+    sympy.StrictGreaterThan: lambda a, b: a > b,
+    sympy.GreaterThan: lambda a, b: a >= b,
 }
 
 

@@ -37,7 +37,17 @@ from typing import Optional
 
 from olympiad_eval import lazy_import
 from olympiad_eval.benchmarks import (
-    Filter, Score, Scoring as BaseScoring, Suite as BaseSuite, no_judge_tasks, olympiadbench_official, rules_alone,
+    Filter,
+    Score,
+    no_judge_tasks,
+    olympiadbench_official,
+    rules_alone,
+)
+from olympiad_eval.benchmarks import (
+    Scoring as BaseScoring,
+)
+from olympiad_eval.benchmarks import (
+    Suite as BaseSuite,
 )
 from olympiad_eval.records import AnswerSlot, Figure, InputError, Problem, RecordError
 from olympiad_eval.release import Fields, as_text, load_figure, release_path
@@ -52,8 +62,12 @@ PARTS = ()  # rules alone: the score is all there is
 
 LAYOUTS = ("first_release", "current")
 # The first release's files: <English|Chinese>_Olympiad_<Physics|Mathematics> and Gaokao_<Physics|Maths>.
-FIRST_RELEASE_FILE = re.compile(r"(?:(?P<lang>English|Chinese)_Olympiad|(?P<cee>Gaokao))_(?P<subject>Physics|Mathematics|Maths)")
-CURRENT_FILE = re.compile(r"(?P<type>OE|TP)_(?P<modality>MM|TO)_(?P<subject>maths|physics)_(?P<lang>en|zh)_(?P<source>COMP|CEE)")
+FIRST_RELEASE_FILE = re.compile(
+    r"(?:(?P<lang>English|Chinese)_Olympiad|(?P<cee>Gaokao))_(?P<subject>Physics|Mathematics|Maths)"
+)
+CURRENT_FILE = re.compile(
+    r"(?P<type>OE|TP)_(?P<modality>MM|TO)_(?P<subject>maths|physics)_(?P<lang>en|zh)_(?P<source>COMP|CEE)"
+)
 MARKER = re.compile(r"<img_(\d+)>")
 FIGURE_SUFFIXES = (".jpg", ".png")  # the official code reads .jpg; a PNG is taken too
 # A Markdown image (`![](https://cdn.mathpix.com/...)`): the first release links its figures so, to
@@ -62,7 +76,8 @@ MARKDOWN_IMAGE = re.compile(r"!\[[^\]]*\]\(\s*([^)\s]*)")
 # Words by which a text refers to a figure ("如图所示", "图甲", "as shown in the figure", "diagram below").
 FIGURE_REFERENCE = re.compile(
     r"如图|图中|图示|见图|下图|上图|右图|左图|图[甲乙丙丁]|图\s*[（(]?\s*[0-9a-d]"
-    r"|(?i:\b(?:figures?|fig\.|diagrams?|pictures?)\b|\bshown (?:below|above|in the)\b)")
+    r"|(?i:\b(?:figures?|fig\.|diagrams?|pictures?)\b|\bshown (?:below|above|in the)\b)"
+)
 AUTO = "auto"  # scored by the official automatic scorer
 HUMAN = "human"  # the official protocol leaves it to human evaluation (proofs, free-form answers)
 COMPLETE, MISSING = "complete", "missing"
@@ -90,11 +105,15 @@ def filters(suite) -> list[Filter]:
     """OlympiadBench's parts of the release, as its tables report them, and the two that keep a
     suite to what can be asked and scored (`figure_status`, `scoring_modes`)."""
     own = lambda name: lambda problem: (problem.attributes[name],)  # noqa: E731
-    return [Filter("figure_status", suite.figure_status, lambda p: (MISSING if p.attributes["figure_missing"] else COMPLETE,)),
-            Filter("scoring_modes", suite.scoring_modes, lambda p: (AUTO if auto_scored(p) else HUMAN,)),
-            Filter("subjects", suite.subjects, own("subject")),
-            Filter("sources", suite.sources, own("source")),
-            Filter("modalities", suite.modalities, own("modality"))]
+    return [
+        Filter(
+            "figure_status", suite.figure_status, lambda p: (MISSING if p.attributes["figure_missing"] else COMPLETE,)
+        ),
+        Filter("scoring_modes", suite.scoring_modes, lambda p: (AUTO if auto_scored(p) else HUMAN,)),
+        Filter("subjects", suite.subjects, own("subject")),
+        Filter("sources", suite.sources, own("source")),
+        Filter("modalities", suite.modalities, own("modality")),
+    ]
 
 
 def auto_scored(problem: Problem) -> bool:
@@ -102,6 +121,7 @@ def auto_scored(problem: Problem) -> bool:
 
 
 # ---------------------------------------------------------------- loading
+
 
 def load(root: Path, cfg, benchmark: str) -> list[Problem]:
     layout = str(cfg.get("layout", "first_release"))
@@ -115,7 +135,11 @@ def load(root: Path, cfg, benchmark: str) -> list[Problem]:
     if missing:
         logging.getLogger(__name__).warning(
             "benchmark '%s': %d of %d problems refer to a figure the release does not hold; suites with "
-            "figure_status [complete] leave them out", benchmark, missing, len(problems))
+            "figure_status [complete] leave them out",
+            benchmark,
+            missing,
+            len(problems),
+        )
     return problems
 
 
@@ -123,8 +147,10 @@ def _load_file(path: Path, root: Path, layout: str, benchmark: str) -> list[Prob
     pattern = FIRST_RELEASE_FILE if layout == "first_release" else CURRENT_FILE
     named = pattern.fullmatch(path.stem)
     if named is None:
-        raise InputError(f"{path}: not a file of OlympiadBench's {layout} layout (expected names like "
-                         f"{'Gaokao_Physics.json' if layout == 'first_release' else 'OE_MM_physics_en_COMP.json'})")
+        raise InputError(
+            f"{path}: not a file of OlympiadBench's {layout} layout (expected names like "
+            f"{'Gaokao_Physics.json' if layout == 'first_release' else 'OE_MM_physics_en_COMP.json'})"
+        )
     try:
         records = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -142,11 +168,18 @@ def _file_meta(named: re.Match, layout: str) -> dict:
     """What a file's name says of its problems: language, subject, source (and, in the current
     layout, type and modality)."""
     if layout == "current":
-        return {"language": named["lang"], "subject": named["subject"], "source": named["source"],
-                "type": named["type"], "modality": named["modality"]}
-    return {"language": "en" if named["lang"] == "English" else "zh",
-            "subject": "physics" if named["subject"] == "Physics" else "maths",
-            "source": "CEE" if named["cee"] else "COMP"}
+        return {
+            "language": named["lang"],
+            "subject": named["subject"],
+            "source": named["source"],
+            "type": named["type"],
+            "modality": named["modality"],
+        }
+    return {
+        "language": "en" if named["lang"] == "English" else "zh",
+        "subject": "physics" if named["subject"] == "Physics" else "maths",
+        "source": "CEE" if named["cee"] else "COMP",
+    }
 
 
 def _problem(item: dict, path: Path, root: Path, meta: dict, benchmark: str) -> Problem:
@@ -154,8 +187,10 @@ def _problem(item: dict, path: Path, root: Path, meta: dict, benchmark: str) -> 
     fields.require("id", "question")
     question, context = fields.text("question"), fields.text("context", required=False)
     answer_type = fields.text("answer_type", required=False)
-    finals = [as_text(value, where=path, record=fields.record, field_name="final_answer")
-              for value in fields.list("final_answer")]
+    finals = [
+        as_text(value, where=path, record=fields.record, field_name="final_answer")
+        for value in fields.list("final_answer")
+    ]
     kind = meta.get("type") or ("TP" if fields.text("label", required=False) == "Theorem_Proving" else "OE")
     auto = _auto_scored(fields, kind, answer_type)
     if auto and not (finals and finals[0].strip()):
@@ -171,12 +206,20 @@ def _problem(item: dict, path: Path, root: Path, meta: dict, benchmark: str) -> 
     figure_missing = bool(absent) or (bool(FIGURE_REFERENCE.search(context + "\n" + question)) and not figures)
     modality = meta.get("modality") or ("MM" if figure_missing else "TO")
     attributes = {
-        "type": kind, "modality": modality, "subject": meta["subject"], "source": meta["source"],
-        "subfield": fields.text("subfield", required=False), "answer_type": answer_type,
-        "error": error, "is_multiple_answer": _flag(fields, "is_multiple_answer"),
-        "support_auto_scoring": auto, "label": fields.text("label", required=False),
-        "competition": fields.text("source", required=False), "final_answers": finals,
-        "figure_missing": figure_missing, "missing_figures": absent,
+        "type": kind,
+        "modality": modality,
+        "subject": meta["subject"],
+        "source": meta["source"],
+        "subfield": fields.text("subfield", required=False),
+        "answer_type": answer_type,
+        "error": error,
+        "is_multiple_answer": _flag(fields, "is_multiple_answer"),
+        "support_auto_scoring": auto,
+        "label": fields.text("label", required=False),
+        "competition": fields.text("source", required=False),
+        "final_answers": finals,
+        "figure_missing": figure_missing,
+        "missing_figures": absent,
     }
     unit = fields.text("unit", required=False)
     return Problem(
@@ -198,8 +241,9 @@ def _problem(item: dict, path: Path, root: Path, meta: dict, benchmark: str) -> 
 def _solution(fields: Fields) -> str:
     """The official solutions (a list: several ways), one after another."""
     steps = fields.list("solution") if isinstance(fields.raw("solution"), list) else [fields.raw("solution")]
-    return "\n\n".join(as_text(step, where=fields.where, record=fields.record, field_name="solution", required=False)
-                         for step in steps)
+    return "\n\n".join(
+        as_text(step, where=fields.where, record=fields.record, field_name="solution", required=False) for step in steps
+    )
 
 
 def _flag(fields: Fields, name: str) -> bool | None:
@@ -236,6 +280,7 @@ def _figures(text: str, root: Path, path: Path, record: str) -> tuple[tuple[Figu
 
 
 # ---------------------------------------------------------------- prompts
+
 
 def template_key(problem: Problem) -> str:
     kind = "theorem_proving" if problem.attributes["type"] == "TP" else "open_ended"
@@ -335,8 +380,10 @@ def reference(problem: Problem, suite) -> str:
 
 # ---------------------------------------------------------------- scoring
 
-NOT_AUTO = ("the official protocol leaves this problem to human evaluation (theorem proving, or not "
-            "support_auto_scoring) and no judge protocol is configured for it")
+NOT_AUTO = (
+    "the official protocol leaves this problem to human evaluation (theorem proving, or not "
+    "support_auto_scoring) and no judge protocol is configured for it"
+)
 
 
 def extracted(problem: Problem, response: str) -> str:
@@ -352,7 +399,9 @@ def rule_checks(problem: Problem, response: str, scoring) -> list[tuple]:
     if scoring.protocol == "rules":
         return [(gold_text(problem), _boxed(answer), scoring.rel_tol, problem.answers[0].unit)]
     attributes = problem.attributes
-    tolerance = olympiadbench_official.precision(attributes["error"], attributes["final_answers"], attributes["answer_type"])
+    tolerance = olympiadbench_official.precision(
+        attributes["error"], attributes["final_answers"], attributes["answer_type"]
+    )
     check = olympiadbench_official.check(attributes["final_answers"], answer, tolerance)
     # hashable: the judge runs each distinct check once (a list of tolerances reads the same as a tuple)
     return [tuple(tuple(part) if isinstance(part, list) else part for part in check)]
@@ -369,7 +418,7 @@ def _boxed(text: str) -> str:
         while end < len(text) and depth:
             depth += {"{": 1, "}": -1}.get(text[end], 0)
             end += 1
-        found.append(text[match.end():end - 1])
+        found.append(text[match.end() : end - 1])
     return ", ".join(found) if found else text.replace("$", "").strip().rstrip(".。")
 
 
@@ -397,8 +446,13 @@ combine = rules_alone
 # ---------------------------------------------------------------- tables
 
 CELL = ["suite", "model", "judge"]
-BREAKDOWNS = {"subject": "subject", "language": "language", "source": "source", "modality": "modality",
-              "subfield": "subfield"}
+BREAKDOWNS = {
+    "subject": "subject",
+    "language": "language",
+    "source": "source",
+    "modality": "modality",
+    "subfield": "subfield",
+}
 
 
 def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
@@ -408,8 +462,13 @@ def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
     evaluation, asked anyway) is counted in `not scored` and left out of the accuracy, as the
     official evaluation leaves such problems out; a failed generation counts as wrong."""
     parts = frame["subset"].str.split("_", expand=True).reindex(columns=range(5))
-    frame = frame.assign(type=parts[0], modality=parts[1], subject=parts[2], source=parts[4],
-                         subfield=frame["subject"].replace("", "(none)"))
+    frame = frame.assign(
+        type=parts[0],
+        modality=parts[1],
+        subject=parts[2],
+        source=parts[4],
+        subfield=frame["subject"].replace("", "(none)"),
+    )
     result = {"accuracy": _accuracy(frame, [])}
     for name, column in BREAKDOWNS.items():
         result[f"accuracy_by_{name}"] = _accuracy(frame, [column])
@@ -422,8 +481,16 @@ def _accuracy(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
         scored = group[group["status"] != "judge_error"]
         per_problem = scored.assign(score=scored["score"].fillna(0)).groupby("id")["score"].mean().to_numpy()
         low, high = interval(per_problem)
-        rows.append((*keys, len(per_problem), int(group["id"][group["status"] == "judge_error"].nunique()),
-                     round(100 * per_problem.mean(), 2) if per_problem.size else float("nan"), low, high))
+        rows.append(
+            (
+                *keys,
+                len(per_problem),
+                int(group["id"][group["status"] == "judge_error"].nunique()),
+                round(100 * per_problem.mean(), 2) if per_problem.size else float("nan"),
+                low,
+                high,
+            )
+        )
     columns = [*CELL, *by, "problems", "not scored", "accuracy (%)", "95% CI low", "95% CI high"]
     return pd.DataFrame(rows, columns=columns)
 

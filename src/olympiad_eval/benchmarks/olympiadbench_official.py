@@ -126,8 +126,18 @@ MARKERS = {"en": re.compile("So the final answer is (.*)"), "zh": re.compile("�
 
 # auto_scoring_judge.py's special-symbol map, in its order (the order matters: `\simeq` before `\sim`)
 SPECIAL_SYMBOLS = (
-    ("\\left", ""), ("\\right", ""), ("∶", ":"), ("，", ","), ("$", ""), ("\\approx", "="),
-    ("\\simeq", "="), ("\\sim", "="), ("^\\prime", "'"), ("^{\\prime}", "'"), ("^\\circ", ""), ("%", ""),
+    ("\\left", ""),
+    ("\\right", ""),
+    ("∶", ":"),
+    ("，", ","),
+    ("$", ""),
+    ("\\approx", "="),
+    ("\\simeq", "="),
+    ("\\sim", "="),
+    ("^\\prime", "'"),
+    ("^{\\prime}", "'"),
+    ("^\\circ", ""),
+    ("%", ""),
 )
 STRIPPED = "\n$,.:;^_=+`!@#$%^&*~，。"
 _ROMAN_BOLD = re.compile(r"\\(?:mathrm|mathbf)\{~?([^}]*)\}")
@@ -155,8 +165,10 @@ def precision(error, final_answers: Sequence[str] = (), answer_type: str = "") -
             return [float(piece) if piece else DEFAULT_PRECISION for piece in error.split(",")]
         return float(error)
     except ValueError:
-        raise ValueError(f"error {error!r} is not a tolerance (numbers separated by commas)"
-                         f"{' for ' + repr(final_answers[0]) if final_answers else ''}") from None
+        raise ValueError(
+            f"error {error!r} is not a tolerance (numbers separated by commas)"
+            f"{' for ' + repr(final_answers[0]) if final_answers else ''}"
+        ) from None
 
 
 def gold_answer(final_answers: Sequence[str]) -> str:
@@ -164,7 +176,7 @@ def gold_answer(final_answers: Sequence[str]) -> str:
     return final_answers[0] if final_answers else ""
 
 
-def check(gold: "str | Sequence[str]", answer: str, precision) -> tuple:
+def check(gold: str | Sequence[str], answer: str, precision) -> tuple:
     """One check for `mathcheck.CheckPool`: the official verdict of an extracted `answer`; `gold`
     the gold text, or a problem's final answers (their first, as officially)."""
     if not isinstance(gold, str):
@@ -232,7 +244,7 @@ def _boxed_contents(text: str) -> str:
             end += 1
         if depth:
             raise ValueError("Mismatched braces in LaTeX string.")
-        results += text[match.end():end - 1] + ","
+        results += text[match.end() : end - 1] + ","
     if results:
         return results
     last_line = text.strip().split("\n")[-1]
@@ -389,7 +401,8 @@ def _parse(text: str):
         raise ValueError(f"not read by sympy's parser: {text[:80]!r}")
     expression = _leading_expression(_as_sympy_tokens(text))
     if not isinstance(expression, (sympy.Expr, sympy.core.relational.Relational)) or isinstance(
-            expression, (sympy.Tuple, sympy.MatrixBase)):
+        expression, (sympy.Tuple, sympy.MatrixBase)
+    ):
         raise ValueError(f"no value: {text[:80]!r}")  # sympy's parser reads no list, set or tuple
     return _as_sympy_parser(expression)
 
@@ -411,7 +424,7 @@ def _braced_fraction_digits(text: str) -> str:
     for match in _FRACTION.finditer(text):
         if match.start() < index:
             continue
-        out.append(text[index:match.end()])
+        out.append(text[index : match.end()])
         index = match.end()
         for _ in range(2):
             rest = len(text) - len(text[index:].lstrip())
@@ -442,7 +455,7 @@ def _before_bare_root(text: str) -> str:
     """sympy's grammar wants `\\sqrt{...}`: before an unbraced `\\sqrt 2` its parser stops, with the
     operator before it (`x+\\sqrt 2` is x, `2\\sqrt 2x` is 2)."""
     bare = _BARE_ROOT.search(text)
-    return text[:bare.start()].rstrip() if bare and bare.start() > 0 else text
+    return text[: bare.start()].rstrip() if bare and bare.start() > 0 else text
 
 
 def _unbraced(text: str) -> str:
@@ -482,14 +495,16 @@ _LETTERS = re.compile(r"(?<![A-Za-z\\_])(?<!_\{)([eEI])(?![A-Za-z])")  # not a s
 # (a symbol in both parsers; not `\gamma`, `\Gamma`, the gamma function to latex2sympy2_extended).
 # Any other command is a symbol to sympy's lexer (`\vec{v}` is vec*v, `\text{m}` text*m, `\odot`
 # odot): such a command is given to latex2sympy2_extended as `\mathit{...}`.
-_KEPT_COMMANDS = frozenset('''
+_KEPT_COMMANDS = frozenset(
+    """
     frac dfrac tfrac binom dbinom tbinom sqrt int sum prod lim log ln lg exp sin cos tan cot sec csc
     arcsin arccos arctan arccot arcsec arccsc sinh cosh tanh coth sech csch times cdot div infty
     left right mathit overline lfloor rfloor lceil rceil to leq geq le ge neq ne lt gt quad qquad
     alpha beta delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi
     omicron pi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Delta Theta
     Lambda Xi Pi Sigma Upsilon Phi Psi Omega hbar
-'''.split())
+""".split()
+)
 _COMMAND = re.compile(r"\\([A-Za-z]+)")
 # A command alone in a subscript: sympy names the symbol by its letters (`n_{\gamma}` is n_{gamma},
 # also before parentheses, a function), where latex2sympy2_extended fails on `n_{\gamma}(\nu)`.
@@ -520,8 +535,12 @@ def _converter():
                 return product
             return super().convert_postfix_list(arr, i)  # a derivative's `d/dx`: the converter's own reading
 
-    config = ConversionConfig(interpret_as_mixed_fractions=False, interpret_simple_eq_as_assignment=False,
-                              interpret_contains_as_eq=False, lowercase_symbols=False)
+    config = ConversionConfig(
+        interpret_as_mixed_fractions=False,
+        interpret_simple_eq_as_assignment=False,
+        interpret_contains_as_eq=False,
+        lowercase_symbols=False,
+    )
     return SympyLike(None, None, False, config=config)
 
 

@@ -36,13 +36,33 @@ from PIL import Image
 
 from olympiad_eval import answers, lazy_import
 from olympiad_eval.benchmarks import (
-    Filter, JudgeTask, Placement, ReportSection, ReportTable, Score, Scoring as BaseScoring, Suite as BaseSuite,
-    choices, delimited, failed_tasks, json_reply,
+    Filter,
+    JudgeTask,
+    Placement,
+    ReportSection,
+    ReportTable,
+    Score,
+    choices,
+    delimited,
+    failed_tasks,
+    json_reply,
+)
+from olympiad_eval.benchmarks import (
+    Scoring as BaseScoring,
+)
+from olympiad_eval.benchmarks import (
+    Suite as BaseSuite,
 )
 from olympiad_eval.mathcheck import numbers_close, to_number
-from olympiad_eval.records import InputError, AnswerSlot, Figure, Problem, RecordError, iter_json_lines
+from olympiad_eval.records import AnswerSlot, Figure, InputError, Problem, RecordError, iter_json_lines
 from olympiad_eval.release import (
-    SUFFIX_BY_MIME, MIME_BY_FORMAT, UNREADABLE_IMAGE, Fields, as_text, load_figure, release_path,
+    MIME_BY_FORMAT,
+    SUFFIX_BY_MIME,
+    UNREADABLE_IMAGE,
+    Fields,
+    as_text,
+    load_figure,
+    release_path,
 )
 from olympiad_eval.templates import fill
 
@@ -99,8 +119,10 @@ class Suite(BaseSuite):
 def filters(suite) -> list[Filter]:
     """PhysElite's own parts of the release: `subjects` (a problem with several subject tags is
     in each) and `difficulty`, as its tables report them."""
-    return [Filter("subjects", suite.subjects, lambda problem: subjects_of(problem.subject)),
-            Filter("difficulty", suite.difficulty, lambda problem: (problem.level,))]
+    return [
+        Filter("subjects", suite.subjects, lambda problem: subjects_of(problem.subject)),
+        Filter("difficulty", suite.difficulty, lambda problem: (problem.level,)),
+    ]
 
 
 def load(root: Path, cfg, benchmark: str) -> list[Problem]:
@@ -131,26 +153,34 @@ def load(root: Path, cfg, benchmark: str) -> list[Problem]:
     return [problem for line, row in iter_json_lines(path) for problem in problems_of(row, f"{path}:{line}")]
 
 
-def _row_reader(cfg, root: Path, benchmark: str, images: "_EmbeddedImages"):
+def _row_reader(cfg, root: Path, benchmark: str, images: _EmbeddedImages):
     """(row, where) -> the row's problems: one (long layout) or one per language (wide layout)."""
     columns = {name: str(column) for name, column in dict(cfg.fields).items()}
     layout = cfg.get("layout", "long")
     languages = cfg.get("languages")
     if layout == "long":
         if not languages or not (OmegaConf.is_config(languages) or isinstance(languages, (list, tuple, dict))):
-            raise InputError(f"benchmark '{benchmark}': `languages` must list the release's language codes "
-                             f"([en, zh]), got {languages!r}")
+            raise InputError(
+                f"benchmark '{benchmark}': `languages` must list the release's language codes "
+                f"([en, zh]), got {languages!r}"
+            )
         known = [str(code) for code in languages]
         return lambda row, where: [_problem(row, where, root, columns, benchmark, images, known=known)]
     if layout != "wide":
-        raise InputError(f"benchmark '{benchmark}': layout must be one of {', '.join(LAYOUTS)} (long: one row per "
-                         f"problem and language; wide: one row per problem, per-language columns), got {layout!r}")
+        raise InputError(
+            f"benchmark '{benchmark}': layout must be one of {', '.join(LAYOUTS)} (long: one row per "
+            f"problem and language; wide: one row per problem, per-language columns), got {layout!r}"
+        )
     if not languages or not hasattr(languages, "items"):
-        raise InputError(f"benchmark '{benchmark}': the wide layout needs `languages`, each language's code and the "
-                         f"suffix of its columns (zh: cn, en: en), got {languages!r}")
+        raise InputError(
+            f"benchmark '{benchmark}': the wide layout needs `languages`, each language's code and the "
+            f"suffix of its columns (zh: cn, en: en), got {languages!r}"
+        )
     if not any(LANGUAGE_SUFFIX in column for column in columns.values()):
-        raise InputError(f"benchmark '{benchmark}': in the wide layout some `fields` must name per-language columns "
-                         f"with '{LANGUAGE_SUFFIX}' (text: problem_text_{LANGUAGE_SUFFIX})")
+        raise InputError(
+            f"benchmark '{benchmark}': in the wide layout some `fields` must name per-language columns "
+            f"with '{LANGUAGE_SUFFIX}' (text: problem_text_{LANGUAGE_SUFFIX})"
+        )
     per_language = {
         str(code): {name: column.replace(LANGUAGE_SUFFIX, str(suffix)) for name, column in columns.items()}
         for code, suffix in languages.items()
@@ -211,8 +241,16 @@ class _EmbeddedImages:
         return path
 
 
-def _problem(row: dict, where: str, root: Path, columns: dict, benchmark: str, images: _EmbeddedImages,
-             language: str | None = None, known: list[str] = ()) -> Problem:
+def _problem(
+    row: dict,
+    where: str,
+    root: Path,
+    columns: dict,
+    benchmark: str,
+    images: _EmbeddedImages,
+    language: str | None = None,
+    known: list[str] = (),
+) -> Problem:
     """One problem in one language: the row's `language` column (long layout), one of `known`,
     or `language`."""
     fields = Fields(row, where, columns)
@@ -220,19 +258,28 @@ def _problem(row: dict, where: str, root: Path, columns: dict, benchmark: str, i
     if language is None:
         language = fields.text("language")
         if language not in known:
-            raise RecordError(where, fields.record, fields.column("language"),
-                              f"'{language}' is not one of the benchmark's languages ({', '.join(known)}; "
-                              f"`languages` in conf/benchmark/{benchmark}.yaml)")
+            raise RecordError(
+                where,
+                fields.record,
+                fields.column("language"),
+                f"'{language}' is not one of the benchmark's languages ({', '.join(known)}; "
+                f"`languages` in conf/benchmark/{benchmark}.yaml)",
+            )
     answer, solution = fields.text("answer"), fields.text("solution", required=False)
     if not answer.strip() and not solution.strip():
-        raise RecordError(where, fields.record, fields.column("answer"),
-                          f"empty, and so is {fields.column('solution')}: the judges take the result from the "
-                          "solution when the answer is empty, and there is neither")
+        raise RecordError(
+            where,
+            fields.record,
+            fields.column("answer"),
+            f"empty, and so is {fields.column('solution')}: the judges take the result from the "
+            "solution when the answer is empty, and there is neither",
+        )
     subjects = _subjects(fields)
     figures: list[Figure] = []
     for name, role in (("images", "schematic"), ("process_images", "process")):
-        figures += _figures(fields.raw(name), root, where, fields.record, fields.column(name), role, images,
-                            len(figures))
+        figures += _figures(
+            fields.raw(name), root, where, fields.record, fields.column(name), role, images, len(figures)
+        )
     return Problem(
         id=fields.record,
         origin=Path(where).relative_to(root).as_posix(),
@@ -254,12 +301,20 @@ def _subjects(fields: Fields) -> str:
     SUBJECT_SEPARATOR; "" when none."""
     raw = fields.raw("subject")
     names = raw if isinstance(raw, list) else [raw]
-    texts = [as_text(name, where=fields.where, record=fields.record, field_name=fields.column("subject"),
-                     required=False).strip() for name in names]
+    texts = [
+        as_text(
+            name, where=fields.where, record=fields.record, field_name=fields.column("subject"), required=False
+        ).strip()
+        for name in names
+    ]
     for text in texts:
         if SUBJECT_SEPARATOR.strip() in text:
-            raise RecordError(fields.where, fields.record, fields.column("subject"),
-                              f"subject '{text}' contains '{SUBJECT_SEPARATOR.strip()}', which separates subjects")
+            raise RecordError(
+                fields.where,
+                fields.record,
+                fields.column("subject"),
+                f"subject '{text}' contains '{SUBJECT_SEPARATOR.strip()}', which separates subjects",
+            )
     return SUBJECT_SEPARATOR.join(text for text in texts if text)
 
 
@@ -279,7 +334,12 @@ def _figures(
     if isinstance(items, (str, dict)):
         items = [items]
     if not isinstance(items, list):
-        raise RecordError(where, record, field_name, f"expected a figure or a list of figures, got {type(items).__name__} {items!r:.80}")
+        raise RecordError(
+            where,
+            record,
+            field_name,
+            f"expected a figure or a list of figures, got {type(items).__name__} {items!r:.80}",
+        )
     figures = []
     for number, item in enumerate(items, start=before + 1):
         if isinstance(item, str):
@@ -294,8 +354,12 @@ def _figures(
             name = item["path"]
             path = release_path(name, root=root, where=where, record=record, field_name=field_name)
         else:
-            raise RecordError(where, record, field_name, f"figure {number} has neither a path nor image bytes: {item!r:.80}")
-        figures.append(load_figure(path, release_file=where, record=record, field_name=field_name, name=name, role=role))
+            raise RecordError(
+                where, record, field_name, f"figure {number} has neither a path nor image bytes: {item!r:.80}"
+            )
+        figures.append(
+            load_figure(path, release_file=where, record=record, field_name=field_name, name=name, role=role)
+        )
     return figures
 
 
@@ -306,7 +370,9 @@ def template_fields(problem: Problem, suite) -> tuple[str, dict]:
 
 
 # A number the text states as a result: right after "=", "≈", "\approx" or "\simeq".
-_STATED_NUMBER = re.compile(r"(?:=|≈|\\approx|\\simeq)\s*\{?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:\s*\\times\s*10\^\{?[-+]?\d+\}?)?)")
+_STATED_NUMBER = re.compile(
+    r"(?:=|≈|\\approx|\\simeq)\s*\{?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:\s*\\times\s*10\^\{?[-+]?\d+\}?)?)"
+)
 _SPACING = re.compile(r"\s+|\$|\\[,;:! ]")
 _PART_LABEL = re.compile(r"^\s*(?:\(\d+(?:\.\d+)*\)|\d+(?:\.\d+)*[.)]\s)\s*")  # "(1.1) ", "2. "
 
@@ -369,7 +435,9 @@ def judge_reference(problem: Problem) -> str:
     return problem.answers[0].value
 
 
-NO_REFERENCE = "the release gives no reference answer: only the LLM judges can take it from the reference solution (paper, F.3)"
+NO_REFERENCE = (
+    "the release gives no reference answer: only the LLM judges can take it from the reference solution (paper, F.3)"
+)
 
 
 def rule_checks(problem: Problem, response: str, scoring) -> list[tuple]:
@@ -398,8 +466,14 @@ def rule_score(problem: Problem, response: str, scoring, verdicts: list) -> Scor
 
 VERDICTS = ("correct", "partially_correct", "incorrect")
 GRADES = (0.0, 0.5, 1.0)
-ERROR_TYPES = ("physical_perception", "physical_law", "algebraic_symbolic", "incomplete_derivation",
-               "geometric_visual", "numerical")
+ERROR_TYPES = (
+    "physical_perception",
+    "physical_law",
+    "algebraic_symbolic",
+    "incomplete_derivation",
+    "geometric_visual",
+    "numerical",
+)
 
 
 def parse_verdict(text: str) -> dict | None:
@@ -435,10 +509,16 @@ def parse_error_type(text: str) -> dict | None:
 def judge_tasks(problem: Problem, response: str, scoring) -> list[JudgeTask]:
     """The answer verdict (the paper's judge prompt) and, unless turned off, the process grading."""
     fenced, guard = delimited(response)
-    fields = {"question": problem.question, "reference": judge_reference(problem), "solution": problem.solution,
-              "response": fenced}
-    ask = lambda prompt: ({"role": "system", "content": guard},  # noqa: E731
-                          {"role": "user", "content": fill(str(prompt.text), fields)})
+    fields = {
+        "question": problem.question,
+        "reference": judge_reference(problem),
+        "solution": problem.solution,
+        "response": fenced,
+    }
+    ask = lambda prompt: (
+        {"role": "system", "content": guard},  # noqa: E731
+        {"role": "user", "content": fill(str(prompt.text), fields)},
+    )
     tasks = [JudgeTask("answer", ask(scoring.prompts.answer), parse_verdict)]
     if scoring.process:
         tasks.append(JudgeTask("process", ask(scoring.prompts.process), parse_steps))
@@ -464,8 +544,11 @@ def combine(problem: Problem, rules, replies: dict, scoring) -> Score | str:
         return failure
     verdicts = [judged["answer"]["verdict"] for judged in replies.values()]
     correct = sum(verdict == "correct" for verdict in verdicts) / len(verdicts)
-    processes = [sum(s["grade"] for s in judged["process"]["steps"]) / len(judged["process"]["steps"])
-                 for judged in replies.values() if "process" in judged]
+    processes = [
+        sum(s["grade"] for s in judged["process"]["steps"]) / len(judged["process"]["steps"])
+        for judged in replies.values()
+        if "process" in judged
+    ]
     top = max(VERDICTS, key=verdicts.count)
     majority = top if verdicts.count(top) * 2 > len(verdicts) else "split"
     return Score(
@@ -473,7 +556,9 @@ def combine(problem: Problem, rules, replies: dict, scoring) -> Score | str:
         points=round(correct * problem.points, 6),
         verdict=majority,
         parts={"process": round(sum(processes) / len(processes), 6) if processes else None},
-        details=tuple({"judge": name, **{key: reply for key, reply in judged.items()}} for name, judged in replies.items()),
+        details=tuple(
+            {"judge": name, **{key: reply for key, reply in judged.items()}} for name, judged in replies.items()
+        ),
         detail=f"{len(verdicts)} judges: " + ", ".join(verdicts),
     )
 
@@ -518,8 +603,10 @@ def settings(frame: pd.DataFrame, suites: dict) -> pd.Series:
     pairs = frame.assign(setting=column).groupby(["setting", "language"])["suite"].unique()
     for (setting, language), names in pairs.items():
         if len(names) > 1:
-            raise InputError(f"suites {', '.join(sorted(names))} are all setting '{setting}' in language '{language}': "
-                             "a setting averages one suite per language; give the others their own `setting`")
+            raise InputError(
+                f"suites {', '.join(sorted(names))} are all setting '{setting}' in language '{language}': "
+                "a setting averages one suite per language; give the others their own `setting`"
+            )
     return column
 
 
@@ -533,7 +620,9 @@ def _accuracy_of(group: pd.DataFrame) -> float:
 
 def _per_subject(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per judgment and subject: a problem with several subjects counts under each."""
-    return frame.assign(subject=frame["subject"].map(lambda subject: subjects_of(subject) or ["no subject"])).explode("subject")
+    return frame.assign(subject=frame["subject"].map(lambda subject: subjects_of(subject) or ["no subject"])).explode(
+        "subject"
+    )
 
 
 def _mean_over_languages(table: pd.DataFrame) -> pd.DataFrame:
@@ -553,10 +642,16 @@ def _accuracy(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _accuracy_by_language(frame: pd.DataFrame) -> pd.DataFrame:
-    table = pd.DataFrame({
-        "Ans.": frame.groupby(PER_LANGUAGE).apply(_accuracy_of, include_groups=False),
-        "Proc.": frame.groupby(PER_LANGUAGE)["process"].mean() * 100,
-    }).unstack("language").round(1)
+    table = (
+        pd.DataFrame(
+            {
+                "Ans.": frame.groupby(PER_LANGUAGE).apply(_accuracy_of, include_groups=False),
+                "Proc.": frame.groupby(PER_LANGUAGE)["process"].mean() * 100,
+            }
+        )
+        .unstack("language")
+        .round(1)
+    )
     table.columns = [f"{measure} {language}" for measure, language in table.columns]
     return table.reset_index()
 
@@ -572,8 +667,10 @@ def _accuracy_by_difficulty(frame: pd.DataFrame, cfg) -> pd.DataFrame:
 def _bands(cfg) -> dict:
     bands = (cfg or {}).get("difficulty_bands")
     if not bands:
-        raise InputError("the benchmark config needs `difficulty_bands` (name: [lowest, highest]): the paper gives "
-                         "1-2/3-5/6-7 (H.3) and 1-3/4-5/6-7 (Table 2), so the choice is the config's")
+        raise InputError(
+            "the benchmark config needs `difficulty_bands` (name: [lowest, highest]): the paper gives "
+            "1-2/3-5/6-7 (H.3) and 1-3/4-5/6-7 (Table 2), so the choice is the config's"
+        )
     return {str(name): (low, high) for name, (low, high) in dict(bands).items()}
 
 
@@ -589,8 +686,11 @@ def extra_information(frame: pd.DataFrame, suites: dict) -> pd.DataFrame | None:
     model (columns) and judge, answer accuracy and process score as "value (change)". A variant
     suite names its baseline suite (`baseline`, same language); the problems compared are those
     both suites answered, and each setting's value is the mean over its languages."""
-    variants = {suite: str(config["baseline"]) for suite, config in suites.items()
-                if config.get("baseline") and suite in set(frame["suite"])}
+    variants = {
+        suite: str(config["baseline"])
+        for suite, config in suites.items()
+        if config.get("baseline") and suite in set(frame["suite"])
+    }
     if not variants:
         return None
     setting_of = dict(zip(frame["suite"], frame["setting"]))
@@ -602,17 +702,27 @@ def extra_information(frame: pd.DataFrame, suites: dict) -> pd.DataFrame | None:
             base = theirs[(theirs["model"] == model) & (theirs["judge"] == judge)]
             same = set(answered["id"]) & set(base["id"])
             answered, base = answered[answered["id"].isin(same)], base[base["id"].isin(same)]
-            records.append({
-                "setting": setting_of[variant], "baseline": setting_of[baseline], "model": model, "judge": judge,
-                "problems": len(same), "Answer": _accuracy_of(answered), "Answer baseline": _accuracy_of(base),
-                "Process": answered["process"].mean() * 100, "Process baseline": base["process"].mean() * 100,
-            })
+            records.append(
+                {
+                    "setting": setting_of[variant],
+                    "baseline": setting_of[baseline],
+                    "model": model,
+                    "judge": judge,
+                    "problems": len(same),
+                    "Answer": _accuracy_of(answered),
+                    "Answer baseline": _accuracy_of(base),
+                    "Process": answered["process"].mean() * 100,
+                    "Process baseline": base["process"].mean() * 100,
+                }
+            )
     compared = pd.DataFrame(records)
     baselines = compared.groupby("setting")["baseline"].unique()
     for setting, names in baselines.items():
         if len(names) > 1:
-            raise InputError(f"the suites of setting '{setting}' name baselines of different settings "
-                             f"({', '.join(sorted(names))}): Table 4 compares a setting with one baseline setting")
+            raise InputError(
+                f"the suites of setting '{setting}' name baselines of different settings "
+                f"({', '.join(sorted(names))}): Table 4 compares a setting with one baseline setting"
+            )
     keys = ["setting", "baseline", "judge", "model"]
     means = compared.groupby(keys)[["Answer", "Answer baseline", "Process", "Process baseline"]].mean()
     problems = compared.groupby(keys)["problems"].sum()
@@ -621,25 +731,38 @@ def extra_information(frame: pd.DataFrame, suites: dict) -> pd.DataFrame | None:
         models = group.index.get_level_values("model")
         for metric in ("Answer", "Process"):
             cells = [_with_change(value, base) for value, base in zip(group[metric], group[f"{metric} baseline"])]
-            rows.append({"setting": setting, "baseline": baseline, "judge": judge, "metric": metric, **dict(zip(models, cells))})
+            rows.append(
+                {"setting": setting, "baseline": baseline, "judge": judge, "metric": metric, **dict(zip(models, cells))}
+            )
         counts = problems.loc[(setting, baseline, judge)]
-        rows.append({"setting": setting, "baseline": baseline, "judge": judge, "metric": "problems compared",
-                     **{model: str(int(counts.loc[model])) for model in models}})
+        rows.append(
+            {
+                "setting": setting,
+                "baseline": baseline,
+                "judge": judge,
+                "metric": "problems compared",
+                **{model: str(int(counts.loc[model])) for model in models},
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def _check_baseline(variant: str, baseline: str, suites: dict, frame: pd.DataFrame) -> None:
     if baseline not in suites or baseline not in set(frame["suite"]):
-        raise InputError(f"suite '{variant}' names baseline '{baseline}', which is not a suite of this benchmark in the "
-                         "plan: add it to the plan (Table 4 compares the two on the same problems)")
+        raise InputError(
+            f"suite '{variant}' names baseline '{baseline}', which is not a suite of this benchmark in the "
+            "plan: add it to the plan (Table 4 compares the two on the same problems)"
+        )
     language, base_language = suites[variant].get("language"), suites[baseline].get("language")
     if language != base_language:
-        raise InputError(f"suite '{variant}' ({language}) names baseline '{baseline}' ({base_language}): "
-                         "a variant is compared with the baseline in its own language")
+        raise InputError(
+            f"suite '{variant}' ({language}) names baseline '{baseline}' ({base_language}): "
+            "a variant is compared with the baseline in its own language"
+        )
 
 
 def _with_change(value: float, baseline: float) -> str | None:
-    """"26.7 (+2.7)", as the paper's Table 4 prints it; the change from the unrounded values."""
+    """ "26.7 (+2.7)", as the paper's Table 4 prints it; the change from the unrounded values."""
     if pd.isna(value) or pd.isna(baseline):
         return None
     change = round(value - baseline, 1) + 0.0  # no "-0.0"
@@ -656,12 +779,21 @@ def graded_steps(frame: pd.DataFrame) -> pd.DataFrame | None:
             if not steps:
                 continue
             failed = [index for index, grade in enumerate(steps, start=1) if grade < 1.0]
-            records.append({
-                "setting": row.setting, "model": row.model, "judge": row.judge, "language": row.language,
-                "subject": row.subject, "first error": failed[0] if failed else None, "complete": not failed,
-                "fails at step 1": failed[:1] == [1], "failed steps": len(failed),
-                "soft": sum(steps[i - 1] == 0.5 for i in failed), "last only": failed == [len(steps)],
-            })
+            records.append(
+                {
+                    "setting": row.setting,
+                    "model": row.model,
+                    "judge": row.judge,
+                    "language": row.language,
+                    "subject": row.subject,
+                    "first error": failed[0] if failed else None,
+                    "complete": not failed,
+                    "fails at step 1": failed[:1] == [1],
+                    "failed steps": len(failed),
+                    "soft": sum(steps[i - 1] == 0.5 for i in failed),
+                    "last only": failed == [len(steps)],
+                }
+            )
     return pd.DataFrame(records) if records else None
 
 
@@ -673,17 +805,23 @@ def failure_analyses(frame: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame:
     last, and how often all judges agree on the verdict."""
     graded = steps.groupby(PER_LANGUAGE)
     soft = graded["soft"].sum() / graded["failed steps"].sum().replace(0, float("nan")) * 100
-    table = pd.DataFrame({
-        "first error (mean step)": graded["first error"].mean(),
-        "fails at step 1 (%)": graded["fails at step 1"].apply(_percent),
-        "complete (%)": graded["complete"].apply(_percent),
-        "soft failures (%)": soft,
-        "last-step-only (%)": graded["last only"].apply(_percent),
-    })
-    verdicts = frame.assign(agree=frame["details"].map(
-        lambda details: len({d["answer"]["verdict"] for d in details if "answer" in d}) == 1 if details else None))
+    table = pd.DataFrame(
+        {
+            "first error (mean step)": graded["first error"].mean(),
+            "fails at step 1 (%)": graded["fails at step 1"].apply(_percent),
+            "complete (%)": graded["complete"].apply(_percent),
+            "soft failures (%)": soft,
+            "last-step-only (%)": graded["last only"].apply(_percent),
+        }
+    )
+    verdicts = frame.assign(
+        agree=frame["details"].map(
+            lambda details: len({d["answer"]["verdict"] for d in details if "answer" in d}) == 1 if details else None
+        )
+    )
     table["judges agree (%)"] = verdicts.groupby(PER_LANGUAGE)["agree"].apply(
-        lambda agree: agree.dropna().astype(float).mean() * 100 if agree.notna().any() else float("nan"))
+        lambda agree: agree.dropna().astype(float).mean() * 100 if agree.notna().any() else float("nan")
+    )
     averaged = _mean_over_languages(table)
     by_language = soft.unstack("language").round(1)
     by_language.columns = [f"soft failures {language} (%)" for language in by_language.columns]
@@ -710,9 +848,17 @@ def error_types(frame: pd.DataFrame) -> pd.DataFrame | None:
         if row.status != "scored" or row.verdict == "correct" or not said:  # right, or not classified at all
             continue
         named = [error for error in said if error != "none"] or ["unclassified"]
-        records += [{"setting": row.setting, "model": row.model, "judge": row.judge,
-                     "response": (row.suite, row.id, row.sample), "error type": error, "weight": 1 / len(named)}
-                    for error in named]
+        records += [
+            {
+                "setting": row.setting,
+                "model": row.model,
+                "judge": row.judge,
+                "response": (row.suite, row.id, row.sample),
+                "error type": error,
+                "weight": 1 / len(named),
+            }
+            for error in named
+        ]
     if not records:
         return None
     weights = pd.DataFrame(records)
@@ -725,27 +871,60 @@ def error_types(frame: pd.DataFrame) -> pd.DataFrame | None:
 
 # ---------------------------------------------------------------- the report
 
+
 def report_sections(problem: Problem, judgment) -> list[ReportSection]:
     """Each judge's answer verdict with its reason and, where asked, the error type; the ensemble's
     majority; and the process steps each judge graded (1, 0.5 or 0). A rules-only judgment shows
     the rules' verdict."""
     entries = [entry for entry in judgment.details if isinstance(entry, dict)]
-    verdicts = tuple((str(entry.get("judge", "")), _field(entry, "answer", "verdict"), _field(entry, "answer", "reasoning"),
-                      _field(entry, "error_type", "error_type"), _field(entry, "error_type", "reasoning"))
-                     for entry in entries)
+    verdicts = tuple(
+        (
+            str(entry.get("judge", "")),
+            _field(entry, "answer", "verdict"),
+            _field(entry, "answer", "reasoning"),
+            _field(entry, "error_type", "error_type"),
+            _field(entry, "error_type", "reasoning"),
+        )
+        for entry in entries
+    )
     if not verdicts:
-        verdicts = ((judgment.judge, judgment.verdict or "", "rules: " + (judgment.detail or "the answer compared"), "", ""),)
+        verdicts = (
+            (judgment.judge, judgment.verdict or "", "rules: " + (judgment.detail or "the answer compared"), "", ""),
+        )
     process = (judgment.parts or {}).get("process")
-    facts = (("verdict", judgment.verdict or "–"),
-             ("process score", "not graded" if process is None else f"{process:g} (mean over the judges)"))
-    sections = [ReportSection("verdicts", "Verdicts per judge", facts, (ReportTable(
-        "verdicts", ("judge", "verdict", "reason", "error type", "error reason"), verdicts,
-        math=("reason", "error reason")),))]
-    steps = tuple((str(entry.get("judge", "")), number + 1, step.get("step", ""), step.get("grade"))
-                  for entry in entries for number, step in enumerate(_steps(entry)))
+    facts = (
+        ("verdict", judgment.verdict or "–"),
+        ("process score", "not graded" if process is None else f"{process:g} (mean over the judges)"),
+    )
+    sections = [
+        ReportSection(
+            "verdicts",
+            "Verdicts per judge",
+            facts,
+            (
+                ReportTable(
+                    "verdicts",
+                    ("judge", "verdict", "reason", "error type", "error reason"),
+                    verdicts,
+                    math=("reason", "error reason"),
+                ),
+            ),
+        )
+    ]
+    steps = tuple(
+        (str(entry.get("judge", "")), number + 1, step.get("step", ""), step.get("grade"))
+        for entry in entries
+        for number, step in enumerate(_steps(entry))
+    )
     if steps:
-        sections.append(ReportSection("process", "Process steps, as each judge graded them", (), (ReportTable(
-            "steps", ("judge", "step", "text", "grade"), steps, math=("text",)),)))
+        sections.append(
+            ReportSection(
+                "process",
+                "Process steps, as each judge graded them",
+                (),
+                (ReportTable("steps", ("judge", "step", "text", "grade"), steps, math=("text",)),),
+            )
+        )
     return sections
 
 

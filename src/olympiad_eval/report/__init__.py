@@ -32,10 +32,12 @@ from olympiad_eval.report.html import attr, relative, text
 __all__ = ["write_report", "write_cell", "write_comparison_index", "partial", "partial_html"]
 
 
-def write_cell(plan: dict, layout: Layout, suite: str, model: str, settings: dict,
-               plan_path: str | Path = "params.yaml") -> Path:
+def write_cell(
+    plan: dict, layout: Layout, suite: str, model: str, settings: dict, plan_path: str | Path = "params.yaml"
+) -> Path:
     """The folder of one suite x model of the plan (`stage.read_plan`'s, read from `plan_path`)."""
-    from olympiad_eval.report.cell import Cell, write_cell as write
+    from olympiad_eval.report.cell import Cell
+    from olympiad_eval.report.cell import write_cell as write
 
     family = family_of_suite(plan, suite, plan_path)
     if model not in (plan.get("models") or []):
@@ -58,6 +60,7 @@ def write_report(plan: dict, layout: Layout) -> None:
 
 # ---------------------------------------------------------------- assets
 
+
 def write_assets(folder: Path) -> None:
     """The viewer's script and style, and MathJax's SVG build (one file with every TeX extension and
     its fonts as paths, so that nothing more is loaded) with its licence."""
@@ -77,6 +80,7 @@ def write_assets(folder: Path) -> None:
 
 # ---------------------------------------------------------------- side by side and flips
 
+
 def write_side_by_side(plan: dict, layout: Layout):
     """A page per problem of each suite with every model x judge of the plan, and a page of the flips
     between the plan's first model and each other (per judge). Returns what the index shows of
@@ -94,6 +98,7 @@ def write_side_by_side(plan: dict, layout: Layout):
 
 
 # ---------------------------------------------------------------- the index
+
 
 def _tables(layout: Layout, benchmark: str) -> list[dict]:
     """The tables of a benchmark in the aggregate stage's order, from the index it writes."""
@@ -133,8 +138,13 @@ def _index(plan: dict, layout: Layout, seen) -> Iterator[str]:
 
     suites = dict(plan.get("suites") or {})
     yield "<h1>olympiad-eval report</h1>"
-    yield ("<p>Models: " + text(", ".join(map(str, plan.get("models") or []))) + "; judges: "
-           + text(", ".join(map(str, plan.get("judges") or []))) + "</p>")
+    yield (
+        "<p>Models: "
+        + text(", ".join(map(str, plan.get("models") or [])))
+        + "; judges: "
+        + text(", ".join(map(str, plan.get("judges") or [])))
+        + "</p>"
+    )
     yield run_metadata(plan, layout, seen)
     for benchmark in plan.get("benchmarks") or []:
         own = sorted((s for s, b in suites.items() if b == benchmark), key=natural_key)
@@ -166,11 +176,13 @@ def _relative(target: Path, start: Path) -> str:
 
 def _comparisons_link(layout: Layout) -> str:
     page = _relative(layout.comparison_index(), layout.report())
-    return ("<h2 id=\"comparisons\">Comparisons</h2>\n"
-            f'<p><a href="{attr(page)}">Comparisons of two runs and judges\' agreement</a>: flips, score '
-            "differences with paired intervals and tests, kappas. <code>python -m olympiad_eval.compare runs SUITE "
-            "MODEL/JUDGE MODEL/JUDGE</code> or <code>... judges SUITE CELL...</code> writes one and lists it there "
-            "(no page until the first).</p>")
+    return (
+        '<h2 id="comparisons">Comparisons</h2>\n'
+        f'<p><a href="{attr(page)}">Comparisons of two runs and judges\' agreement</a>: flips, score '
+        "differences with paired intervals and tests, kappas. <code>python -m olympiad_eval.compare runs SUITE "
+        "MODEL/JUDGE MODEL/JUDGE</code> or <code>... judges SUITE CELL...</code> writes one and lists it there "
+        "(no page until the first).</p>"
+    )
 
 
 def write_comparison_index(layout: Layout) -> Path:
@@ -189,15 +201,18 @@ def write_comparison_index(layout: Layout) -> Path:
 def _comparison_html(index_path: Path) -> str:
     index = json.loads(index_path.read_text(encoding="utf-8"))
     where = index_path.parent.relative_to(index_path.parent.parent.parent).as_posix()
-    parts = [f'<h2 id="{attr(where)}">{text(index["title"])}</h2>',
-             f'<p><a href="{attr(quote(where + "/" + index["all"]))}">{text(index["all"])}</a> (Markdown); '
-             "each table as .md, .csv, .tex in "
-             f'<a href="{attr(quote(where))}/">{text(where)}/</a></p>']
+    parts = [
+        f'<h2 id="{attr(where)}">{text(index["title"])}</h2>',
+        f'<p><a href="{attr(quote(where + "/" + index["all"]))}">{text(index["all"])}</a> (Markdown); '
+        "each table as .md, .csv, .tex in "
+        f'<a href="{attr(quote(where))}/">{text(where)}/</a></p>',
+    ]
     for table in index["tables"]:
         parts.append(f"<h3>{text(table['title'])}</h3>")
         parts.append(_comparison_table_html(index_path.parent / table["files"]["csv"]))
-    parts.append("<ul>\n" + "\n".join(f"<li>{text(line)}</li>" for line in index["notes"] + index["made_by"])
-                 + "\n</ul>")
+    parts.append(
+        "<ul>\n" + "\n".join(f"<li>{text(line)}</li>" for line in index["notes"] + index["made_by"]) + "\n</ul>"
+    )
     return "\n".join(parts)
 
 
@@ -205,5 +220,6 @@ def _comparison_table_html(csv: Path) -> str:
     """A comparison's table; its p-values with three significant digits, not two decimals."""
     frame = pd.read_csv(csv, keep_default_na=False, na_values=[""])
     formatters = {"p": lambda p: f"{p:.3g}"} if "p" in frame.columns else None
-    return frame.to_html(index=False, na_rep="\u2013", float_format="%.2f", formatters=formatters, escape=True,
-                         border=0)
+    return frame.to_html(
+        index=False, na_rep="\u2013", float_format="%.2f", formatters=formatters, escape=True, border=0
+    )

@@ -20,15 +20,23 @@ from pathlib import Path
 from olympiad_eval.benchmarks import ReportSection, plugin
 from olympiad_eval.layout import Layout
 from olympiad_eval.records import (
-    Generation, InputError, Judgment, Problem, Prompt, atomic_dir, file_sha256, iter_json_lines, iter_jsonl, natural_key,
+    Generation,
+    InputError,
+    Judgment,
+    Problem,
+    Prompt,
+    atomic_dir,
+    file_sha256,
+    iter_json_lines,
+    iter_jsonl,
+    natural_key,
 )
 from olympiad_eval.report import html, partial_html
 from olympiad_eval.report.html import attr, facts, maths, number, relative, text
 
 # A problem is right when it earned all its points (score 1), as the comparison command counts it.
 RIGHT_FROM = 1 - 1e-9
-MARKS = {"correct": "\u2713", "partial": "\u25d0", "wrong": "\u2717", "judge-error": "judge error",
-         "failed": "failed"}
+MARKS = {"correct": "\u2713", "partial": "\u25d0", "wrong": "\u2717", "judge-error": "judge error", "failed": "failed"}
 
 
 def status_label(status: str) -> str:
@@ -113,14 +121,17 @@ def group_of(problem: Problem | None, judgment: Judgment | None) -> str:
 
 # ---------------------------------------------------------------- writing a cell
 
+
 def write_cell(cell: Cell, settings: dict) -> Path:
     """Write the cell's folder (index.html, problems/, figures/) atomically; `settings` are the
     model's generation settings as its config gives them."""
     layout = cell.layout
     prompts = need(layout.prompts(cell.suite), cell.name)
     generations = need(layout.generations(cell.family, cell.suite, cell.model), cell.name)
-    judgments = {judge: need(layout.judgments(cell.family, cell.suite, cell.model, judge), f"{cell.name} x {judge}")
-                 for judge in cell.judges}
+    judgments = {
+        judge: need(layout.judgments(cell.family, cell.suite, cell.model, judge), f"{cell.name} x {judge}")
+        for judge in cell.judges
+    }
     kind = suite_kind(layout, cell.suite)
     hook = getattr(plugin(kind), "report_sections", None)
     meta = cell_metadata(cell, settings, judgments)
@@ -139,8 +150,9 @@ def write_cell(cell: Cell, settings: dict) -> Path:
             graded = {judge: {j.sample: j for j in cursor.take(prompt.id)} for judge, cursor in judged.items()}
             neighbours = (ids[number - 1] if number else None, ids[number + 1] if number + 1 < len(ids) else None)
             rows.append(pages.problem(prompt, problem, samples, graded, neighbours))
-        html.write_page(staging / "index.html", cell.name, relative(layout.report_assets(), cell.folder),
-                        _index(cell, rows, meta))
+        html.write_page(
+            staging / "index.html", cell.name, relative(layout.report_assets(), cell.folder), _index(cell, rows, meta)
+        )
     return cell.folder
 
 
@@ -156,8 +168,12 @@ def cell_metadata(cell: Cell, settings: dict, judgments: dict[str, Path]) -> lis
     so that the same inputs give the same bytes (the commit that made a run is the one whose
     dvc.lock holds these files' hashes)."""
     layout = cell.layout
-    pairs = [("suite", cell.suite), ("benchmark", cell.benchmark), ("model", cell.model),
-             ("model settings", json.dumps(settings, sort_keys=True, ensure_ascii=False))]
+    pairs = [
+        ("suite", cell.suite),
+        ("benchmark", cell.benchmark),
+        ("model", cell.model),
+        ("model settings", json.dumps(settings, sort_keys=True, ensure_ascii=False)),
+    ]
     usage = _read_json(layout.usage(cell.family, cell.suite, cell.model))
     pairs.append(("generation usage", _usage_text(usage)))
     pairs.append(("generation replies received", received_text([usage])))
@@ -175,8 +191,10 @@ def cell_metadata(cell: Cell, settings: dict, judgments: dict[str, Path]) -> lis
     return pairs
 
 
-GIT_COMMIT_NOTE = ("not read by the report: the commit that made these files is the one whose dvc.lock holds their "
-                   "hashes (git log dvc.lock pipelines/*/dvc.lock); so the same inputs give the same bytes")
+GIT_COMMIT_NOTE = (
+    "not read by the report: the commit that made these files is the one whose dvc.lock holds their "
+    "hashes (git log dvc.lock pipelines/*/dvc.lock); so the same inputs give the same bytes"
+)
 
 
 def received_text(usages: list[dict]) -> str:
@@ -201,11 +219,19 @@ def received_pairs(plan: dict, layout: Layout, suites: list[str]) -> list[tuple[
     the first and last over the cells), from their usage files."""
     models, judges = list(plan.get("models") or []), list(plan.get("judges") or [])
     families = {suite: plan["family"][plan["suites"][suite]] for suite in suites}
-    pairs = [("generation replies received",
-              received_text([_read_json(layout.usage(families[s], s, m)) for s in suites for m in models]))]
-    pairs += [(f"judge {judge} replies received",
-               received_text([_read_json(layout.judge_usage(families[s], s, m, judge)) for s in suites for m in models]))
-              for judge in judges]
+    pairs = [
+        (
+            "generation replies received",
+            received_text([_read_json(layout.usage(families[s], s, m)) for s in suites for m in models]),
+        )
+    ]
+    pairs += [
+        (
+            f"judge {judge} replies received",
+            received_text([_read_json(layout.judge_usage(families[s], s, m, judge)) for s in suites for m in models]),
+        )
+        for judge in judges
+    ]
     return pairs
 
 
@@ -216,41 +242,66 @@ def _read_json(path: Path) -> dict:
 def _usage_text(usage: dict) -> str:
     if not usage:
         return "not recorded"
-    keys = ("requests", "prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_usd", "retries", "failed",
-            "truncated")
-    return ", ".join(f"{key.replace('_', ' ')} {usage[key]:g}" if isinstance(usage[key], float) else
-                     f"{key.replace('_', ' ')} {usage[key]}" for key in keys if key in usage)
+    keys = (
+        "requests",
+        "prompt_tokens",
+        "completion_tokens",
+        "reasoning_tokens",
+        "cost_usd",
+        "retries",
+        "failed",
+        "truncated",
+    )
+    return ", ".join(
+        f"{key.replace('_', ' ')} {usage[key]:g}"
+        if isinstance(usage[key], float)
+        else f"{key.replace('_', ' ')} {usage[key]}"
+        for key in keys
+        if key in usage
+    )
 
 
 # ---------------------------------------------------------------- the index of a cell
 
 SORTS = (("id", "problem"), ("group", "group"), ("level", "level"), ("status", "status"), ("score", "score"))
-STATUS_FILTERS = (("all", "every problem"), ("wrong", "wrong"), ("judge-error", "judge errors"),
-                  ("truncated", "truncated"), ("undecided", "undecided rule checks"))
+STATUS_FILTERS = (
+    ("all", "every problem"),
+    ("wrong", "wrong"),
+    ("judge-error", "judge errors"),
+    ("truncated", "truncated"),
+    ("undecided", "undecided rule checks"),
+)
 
 
 def _index(cell: Cell, rows: list[tuple[str, str, str]], meta: list) -> Iterator[str]:
     """rows: (group, status, row html) per problem."""
     layout = cell.layout
     yield f"<h1>{text(cell.name)}</h1>"
-    yield (f'<p class="nav"><a href="{attr(relative(layout.report_index(), cell.folder))}">the report</a> &middot; '
-           f"benchmark {text(cell.benchmark)}; {len(rows)} problems; judges {text(', '.join(cell.judges))}</p>")
+    yield (
+        f'<p class="nav"><a href="{attr(relative(layout.report_index(), cell.folder))}">the report</a> &middot; '
+        f"benchmark {text(cell.benchmark)}; {len(rows)} problems; judges {text(', '.join(cell.judges))}</p>"
+    )
     yield from partial_html(layout, cell.suite)
     counts = {status: sum(1 for _, s, _ in rows if s == status) for status in MARKS}
     yield facts(((status_label(s), n) for s, n in counts.items() if n), css="counts")
     groups = sorted({group for group, _, _ in rows}, key=natural_key)
     yield '<div class="controls">'
     yield '<input id="search" type="search" placeholder="search ids, groups, answers" aria-label="search">'
-    yield ('<select id="status-filter" aria-label="status">'
-           + "".join(f'<option value="{v}">{label}</option>' for v, label in STATUS_FILTERS) + "</select>")
-    yield ('<select id="group-filter" aria-label="group"><option value="all">every group</option>'
-           + "".join(f'<option value="{attr(g)}">{text(g)}</option>' for g in groups) + "</select>")
+    yield (
+        '<select id="status-filter" aria-label="status">'
+        + "".join(f'<option value="{v}">{label}</option>' for v, label in STATUS_FILTERS)
+        + "</select>"
+    )
+    yield (
+        '<select id="group-filter" aria-label="group"><option value="all">every group</option>'
+        + "".join(f'<option value="{attr(g)}">{text(g)}</option>' for g in groups)
+        + "</select>"
+    )
     yield f'<span><span id="shown-count">{len(rows)}</span> of {len(rows)} shown</span>'
     yield "</div>"
     judges = "".join(f"<th>{text(judge)}</th>" for judge in cell.judges)
     sorts = "".join(f'<th data-sort="{key}">{label}</th>' for key, label in SORTS)
-    yield (f'<table class="problems">\n<thead><tr>{sorts}{judges}<th>extracted</th></tr></thead>\n'
-           "<tbody>")
+    yield (f'<table class="problems">\n<thead><tr>{sorts}{judges}<th>extracted</th></tr></thead>\n<tbody>')
     yield from (row for _, _, row in rows)
     yield "</tbody>\n</table>"
     yield html.metadata(meta)
@@ -258,64 +309,103 @@ def _index(cell: Cell, rows: list[tuple[str, str, str]], meta: list) -> Iterator
 
 # ---------------------------------------------------------------- a problem's page
 
+
 class _Pages:
     def __init__(self, cell: Cell, staging: Path, hook, meta: list):
         self.cell, self.staging, self.hook = cell, staging, hook
         self.meta = html.metadata(meta)
         self.figures: dict[str, str] = {}  # sha256 -> path in the cell's folder
 
-    def problem(self, prompt: Prompt, problem: Problem | None, samples: list[Generation],
-                graded: dict[str, dict[int, Judgment]], neighbours: tuple) -> tuple[str, str, str]:
+    def problem(
+        self,
+        prompt: Prompt,
+        problem: Problem | None,
+        samples: list[Generation],
+        graded: dict[str, dict[int, Judgment]],
+        neighbours: tuple,
+    ) -> tuple[str, str, str]:
         """Write the problem's page (linking the previous and next problem's); its index row (group,
         status, html)."""
         slug = html.page_slug(prompt.id)
         first = next((j for by_sample in graded.values() for j in by_sample.values()), None)
-        group, status = group_of(problem, first), status_of(len(samples), any(g.error is not None for g in samples), graded)
+        group, status = (
+            group_of(problem, first),
+            status_of(len(samples), any(g.error is not None for g in samples), graded),
+        )
         truncated = any(g.finish_reason == "length" for g in samples) or any(
-            j.truncated for by_sample in graded.values() for j in by_sample.values())
+            j.truncated for by_sample in graded.values() for j in by_sample.values()
+        )
         undecided = any(j.undecided for by_sample in graded.values() for j in by_sample.values())
         page = self.staging / "problems" / f"{slug}.html"
         layout = self.cell.layout
         where = self.cell.folder / "problems"
-        html.write_page(page, f"{prompt.id} \u00b7 {self.cell.name}", relative(layout.report_assets(), where),
-                        self._page(prompt, problem, samples, graded, status, group, where, neighbours), maths=True,
-                        lang=prompt.language or "en")
+        html.write_page(
+            page,
+            f"{prompt.id} \u00b7 {self.cell.name}",
+            relative(layout.report_assets(), where),
+            self._page(prompt, problem, samples, graded, status, group, where, neighbours),
+            maths=True,
+            lang=prompt.language or "en",
+        )
         level = problem.level if problem is not None else None
         return group, status, self._row(prompt.id, slug, group, level, status, graded, truncated, undecided)
 
-    def _row(self, problem_id: str, slug: str, group: str, level: int | None, status: str, graded: dict,
-             truncated: bool, undecided: bool) -> str:
+    def _row(
+        self,
+        problem_id: str,
+        slug: str,
+        group: str,
+        level: int | None,
+        status: str,
+        graded: dict,
+        truncated: bool,
+        undecided: bool,
+    ) -> str:
         scores = [j.score or 0.0 for by_sample in graded.values() for j in by_sample.values()]
         score = sum(scores) / len(scores) if scores else 0.0
         extracted = next((j.extracted for by_sample in graded.values() for j in by_sample.values()), ())
         judges = "".join(f"<td>{_points_text(graded[judge])}</td>" for judge in self.cell.judges)
         flags = " ".join(flag for flag, on in (("truncated", truncated), ("undecided", undecided)) if on)
-        data = (f'data-id="{attr(problem_id)}" data-status="{status}" data-group="{attr(group)}" data-score="{score:.4g}"'
-                + ("" if level is None else f' data-level="{level}"') + (' data-truncated="1"' if truncated else "")
-                + (' data-undecided="1"' if undecided else ""))
+        data = (
+            f'data-id="{attr(problem_id)}" data-status="{status}" data-group="{attr(group)}" data-score="{score:.4g}"'
+            + ("" if level is None else f' data-level="{level}"')
+            + (' data-truncated="1"' if truncated else "")
+            + (' data-undecided="1"' if undecided else "")
+        )
         mark = MARKS[status] + (f" {flags}" if flags else "")
-        return (f'<tr class="problem-row" {data}><td><a href="problems/{attr(slug)}.html">{text(problem_id)}</a></td>'
-                f"<td>{text(group)}</td><td>{number(level)}</td><td>{mark}</td><td>{score:.2f}</td>{judges}"
-                f"<td><code>{text(_short('; '.join(extracted)))}</code></td></tr>")
+        return (
+            f'<tr class="problem-row" {data}><td><a href="problems/{attr(slug)}.html">{text(problem_id)}</a></td>'
+            f"<td>{text(group)}</td><td>{number(level)}</td><td>{mark}</td><td>{score:.2f}</td>{judges}"
+            f"<td><code>{text(_short('; '.join(extracted)))}</code></td></tr>"
+        )
 
     def _page(self, prompt, problem, samples, graded, status, group, where: Path, neighbours) -> Iterator[str]:
         layout = self.cell.layout
         compare = layout.report_compare(self.cell.suite) / f"{html.page_slug(prompt.id)}.html"
-        steps = [f'<a rel="{rel}" href="{attr(html.page_slug(other))}.html">{label} {text(other)}</a>'
-                 for rel, label, other in (("prev", "\u2190", neighbours[0]), ("next", "\u2192", neighbours[1])) if other]
+        steps = [
+            f'<a rel="{rel}" href="{attr(html.page_slug(other))}.html">{label} {text(other)}</a>'
+            for rel, label, other in (("prev", "\u2190", neighbours[0]), ("next", "\u2192", neighbours[1]))
+            if other
+        ]
         yield f"<h1>{text(prompt.id)}</h1>"
-        yield (f'<p class="nav"><a href="../index.html">{text(self.cell.name)}</a> &middot; '
-               f'<a href="{attr(relative(compare, where))}">side by side: every model and judge</a> &middot; '
-               f'<a href="{attr(relative(layout.report_index(), where))}">the report</a>'
-               + "".join(f" &middot; {step}" for step in steps) + "</p>")
-        yield facts([("status", status_label(status)), ("group", group), ("language", prompt.language)]
-                    + ([("level", str(problem.level))] if problem is not None and problem.level is not None else []))
+        yield (
+            f'<p class="nav"><a href="../index.html">{text(self.cell.name)}</a> &middot; '
+            f'<a href="{attr(relative(compare, where))}">side by side: every model and judge</a> &middot; '
+            f'<a href="{attr(relative(layout.report_index(), where))}">the report</a>'
+            + "".join(f" &middot; {step}" for step in steps)
+            + "</p>"
+        )
+        yield facts(
+            [("status", status_label(status)), ("group", group), ("language", prompt.language)]
+            + ([("level", str(problem.level))] if problem is not None and problem.level is not None else [])
+        )
         yield from self._question(prompt, problem)
         if not samples:
             yield '<p class="error">no generation</p>'
         for generation in samples:
-            yield from self._sample(generation, {judge: graded[judge].get(generation.sample) for judge in graded},
-                                    problem)
+            yield from self._sample(
+                generation, {judge: graded[judge].get(generation.sample) for judge in graded}, problem
+            )
         yield self.meta
 
     def _question(self, prompt: Prompt, problem: Problem | None) -> Iterator[str]:
@@ -344,9 +434,16 @@ class _Pages:
         for message in messages:
             yield f'<div class="message"><p class="role">{text(message.get("role", ""))}</p>'
             parts = content_parts(message)
-            yield from self._parts(parts if figures else [
-                part if part.get("type") != "image" else
-                {"type": "note", "text": f"[figure {str(part.get('sha256', ''))[:12]}, shown above]"} for part in parts])
+            yield from self._parts(
+                parts
+                if figures
+                else [
+                    part
+                    if part.get("type") != "image"
+                    else {"type": "note", "text": f"[figure {str(part.get('sha256', ''))[:12]}, shown above]"}
+                    for part in parts
+                ]
+            )
             yield "</div>"
 
     def _parts(self, parts: list[dict]) -> Iterator[str]:
@@ -363,8 +460,9 @@ class _Pages:
         if sha not in self.figures:
             source = Path(str(part.get("path", "")))
             root = self.cell.layout.root
-            found = next((c for c in ([source] if source.is_absolute() else [source, root.parent / source])
-                          if c.is_file()), None)
+            found = next(
+                (c for c in ([source] if source.is_absolute() else [source, root.parent / source]) if c.is_file()), None
+            )
             if found is None:
                 raise InputError(f"figure {sha} not found at {source}")
             if file_sha256(found) != sha:
@@ -381,8 +479,10 @@ class _Pages:
         if generation.error is not None:
             yield f'<p class="error">generation failed: {text(generation.error)}</p>'
         else:
-            yield facts([("finish reason", generation.finish_reason or "\u2013")]
-                        + ([("refusal", generation.refusal)] if generation.refusal else []))
+            yield facts(
+                [("finish reason", generation.finish_reason or "\u2013")]
+                + ([("refusal", generation.refusal)] if generation.refusal else [])
+            )
             if generation.finish_reason == "length":
                 yield '<p class="error">truncated: the response was cut at the token limit</p>'
             if generation.reasoning:
@@ -435,7 +535,7 @@ def question_parts(own: str, messages) -> list[dict]:
         if found < 0:  # a marker named twice in the prompt but once in the text
             after.append(image)
             continue
-        parts += [{"type": "text", "text": own[start:found + len(marker)]}, image]
+        parts += [{"type": "text", "text": own[start : found + len(marker)]}, image]
         start = found + len(marker)
     if own[start:].strip() or start == 0:
         parts.append({"type": "text", "text": own[start:]})
@@ -444,7 +544,7 @@ def question_parts(own: str, messages) -> list[dict]:
 
 def _short(value: str, most: int = 48) -> str:
     """An index row's extracted answers, cut so that a row stays small (the page has them whole)."""
-    return value if len(value) <= most else value[:most - 1] + "\u2026"
+    return value if len(value) <= most else value[: most - 1] + "\u2026"
 
 
 def _points_text(by_sample: dict[int, Judgment]) -> str:
@@ -458,8 +558,11 @@ def _points_text(by_sample: dict[int, Judgment]) -> str:
 def judgment_html(judgment: Judgment, hook, problem: Problem | None) -> Iterator[str]:
     """One judgment: its status and score, the answers against the gold, the rule checks, and the
     benchmark's own sections (its `report_sections`) or, without them, each judge's raw replies."""
-    pairs = [("status", judgment.status), ("score", number(judgment.score)),
-             ("points", f"{number(judgment.points)} of {number(judgment.max_points)}")]
+    pairs = [
+        ("status", judgment.status),
+        ("score", number(judgment.score)),
+        ("points", f"{number(judgment.points)} of {number(judgment.max_points)}"),
+    ]
     if judgment.verdict is not None:
         pairs.append(("verdict", judgment.verdict))
     pairs += [(name.replace("_", " "), number(value)) for name, value in judgment.parts.items() if value is not None]
@@ -471,19 +574,32 @@ def judgment_html(judgment: Judgment, hook, problem: Problem | None) -> Iterator
         pairs.append(("detail", judgment.detail))
     yield facts(pairs)
     yield '<section class="answers">\n<h4>Answers: extracted against the gold</h4>'
-    yield "<p>extracted: " + (", ".join(maths(e, block=False, formula=True) for e in judgment.extracted) or "none") + "</p>"
+    yield (
+        "<p>extracted: "
+        + (", ".join(maths(e, block=False, formula=True) for e in judgment.extracted) or "none")
+        + "</p>"
+    )
     if judgment.slots:
-        rows = "\n".join(f"<tr><td>{html.formula_cell(slot.get('expected'))}</td><td>{html.formula_cell(slot.get('given'))}"
-                         f"</td><td>{html.cell(slot.get('points'))}</td></tr>" for slot in judgment.slots)
-        yield ('<table class="slots">\n<thead><tr><th>gold</th><th>given</th><th>points</th></tr></thead>\n<tbody>\n'
-               + rows + "\n</tbody>\n</table>")
+        rows = "\n".join(
+            f"<tr><td>{html.formula_cell(slot.get('expected'))}</td><td>{html.formula_cell(slot.get('given'))}"
+            f"</td><td>{html.cell(slot.get('points'))}</td></tr>"
+            for slot in judgment.slots
+        )
+        yield (
+            '<table class="slots">\n<thead><tr><th>gold</th><th>given</th><th>points</th></tr></thead>\n<tbody>\n'
+            + rows
+            + "\n</tbody>\n</table>"
+        )
     yield "</section>"
     yield '<section class="rules">\n<h4>Rule checks</h4>'
     rows = [(index + 1, bool(slot.get("correct"))) for index, slot in enumerate(judgment.slots)]
     yield html.table("rules", ("answer", "matched"), rows) if rows else "<p>no rule check</p>"
     if judgment.undecided:
-        yield "<p>undecided (scored as not matched, or by the protocol's judge):</p><ul>" + "".join(
-            f"<li>{text(reason)}</li>" for reason in judgment.undecided) + "</ul>"
+        yield (
+            "<p>undecided (scored as not matched, or by the protocol's judge):</p><ul>"
+            + "".join(f"<li>{text(reason)}</li>" for reason in judgment.undecided)
+            + "</ul>"
+        )
     yield "</section>"
     sections = hook(problem, judgment) if hook is not None and problem is not None else None
     if sections is None:
@@ -513,8 +629,11 @@ def details_html(details) -> str:
             rows += [(judge, task, field, _value(value)) for field, value in fields]
     if not rows:
         return ""
-    return ('<section class="replies">\n<h4>What each judge replied</h4>\n'
-            + html.table("details", ("judge", "task", "field", "value"), rows, math=("value",)) + "\n</section>")
+    return (
+        '<section class="replies">\n<h4>What each judge replied</h4>\n'
+        + html.table("details", ("judge", "task", "field", "value"), rows, math=("value",))
+        + "\n</section>"
+    )
 
 
 def _value(value) -> str:

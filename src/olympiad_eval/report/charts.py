@@ -40,35 +40,51 @@ def bar_chart(title: str, unit: str, bars: Sequence[Bar], stacked: bool = False)
     height = 24 + legend_height + len(labels) * row_height + 20
     width = LABEL_WIDTH + BAR_WIDTH + 80
     scale = BAR_WIDTH / top
-    parts = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" role="img" aria-label="{attr(title)}">',
-             f'<text x="0" y="14" class="chart-title">{text(title)} ({text(unit)})</text>']
+    parts = [
+        f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{attr(title)}">',
+        f'<text x="0" y="14" class="chart-title">{text(title)} ({text(unit)})</text>',
+    ]
     x = LABEL_WIDTH
     for name in series:
-        parts.append(f'<rect x="{x}" y="24" width="10" height="10" fill="{colour[name]}"/>'
-                     f'<text x="{x + 14}" y="33" class="legend">{text(name)}</text>')
+        parts.append(
+            f'<rect x="{x}" y="24" width="10" height="10" fill="{colour[name]}"/>'
+            f'<text x="{x + 14}" y="33" class="legend">{text(name)}</text>'
+        )
         x += 24 + 7 * len(name)
     y = 24 + legend_height
     for label in labels:
-        parts.append(f'<text x="{LABEL_WIDTH - 6}" y="{y + BAR_HEIGHT - 3}" text-anchor="end" class="label">'
-                     f"{text(label)}</text>")
+        parts.append(
+            f'<text x="{LABEL_WIDTH - 6}" y="{y + BAR_HEIGHT - 3}" text-anchor="end" class="label">{text(label)}</text>'
+        )
         start = LABEL_WIDTH
         for index, bar in enumerate(by_label[label]):
             top_y = y if stacked else y + index * BAR_HEIGHT
             length = max(bar.value, 0) * scale
             tip = f"{bar.label} / {bar.series}: {bar.value:g}" + (
-                f" [{bar.low:g}, {bar.high:g}]" if bar.low is not None and bar.high is not None else "")
-            parts.append(f'<rect x="{start:.1f}" y="{top_y}" width="{length:.1f}" height="{BAR_HEIGHT - 2}" '
-                         f'fill="{colour[bar.series]}"><title>{text(tip)}</title></rect>')
+                f" [{bar.low:g}, {bar.high:g}]" if bar.low is not None and bar.high is not None else ""
+            )
+            parts.append(
+                f'<rect x="{start:.1f}" y="{top_y}" width="{length:.1f}" height="{BAR_HEIGHT - 2}" '
+                f'fill="{colour[bar.series]}"><title>{text(tip)}</title></rect>'
+            )
             if bar.low is not None and bar.high is not None and not stacked:
-                low, high, middle = LABEL_WIDTH + bar.low * scale, LABEL_WIDTH + bar.high * scale, top_y + BAR_HEIGHT / 2 - 1
-                parts.append(f'<path d="M{low:.1f} {middle:.1f}H{high:.1f}M{low:.1f} {middle - 4:.1f}v8'
-                             f'M{high:.1f} {middle - 4:.1f}v8" class="whisker"/>')
+                low, high, middle = (
+                    LABEL_WIDTH + bar.low * scale,
+                    LABEL_WIDTH + bar.high * scale,
+                    top_y + BAR_HEIGHT / 2 - 1,
+                )
+                parts.append(
+                    f'<path d="M{low:.1f} {middle:.1f}H{high:.1f}M{low:.1f} {middle - 4:.1f}v8'
+                    f'M{high:.1f} {middle - 4:.1f}v8" class="whisker"/>'
+                )
             if stacked:
                 start += length
             else:
-                parts.append(f'<text x="{LABEL_WIDTH + length + 4:.1f}" y="{top_y + BAR_HEIGHT - 4}" class="value">'
-                             f"{bar.value:g}</text>")
+                parts.append(
+                    f'<text x="{LABEL_WIDTH + length + 4:.1f}" y="{top_y + BAR_HEIGHT - 4}" class="value">'
+                    f"{bar.value:g}</text>"
+                )
         if stacked:
             total = sum(bar.value for bar in by_label[label])
             parts.append(f'<text x="{start + 4:.1f}" y="{y + BAR_HEIGHT - 4}" class="value">{total:g}</text>')

@@ -49,12 +49,14 @@ def head(title: str, assets: str, maths: bool, lang: str = "en") -> str:
     """The start of a page; `assets` is the link to the assets folder from it. Pages with maths load
     MathJax (configured by the viewer's script, which comes first)."""
     mathjax = f'<script defer src="{attr(assets)}/{MATHJAX}"></script>\n' if maths else ""
-    return PAGE_HEAD.format(lang=attr(lang), title=text(title), assets=attr(assets), style=STYLE, script=SCRIPT,
-                            maths=mathjax)
+    return PAGE_HEAD.format(
+        lang=attr(lang), title=text(title), assets=attr(assets), style=STYLE, script=SCRIPT, maths=mathjax
+    )
 
 
-def write_page(path: Path, title: str, assets: str, chunks: Iterable[str], maths: bool = False,
-               lang: str = "en") -> None:
+def write_page(
+    path: Path, title: str, assets: str, chunks: Iterable[str], maths: bool = False, lang: str = "en"
+) -> None:
     """A page written as it is made, chunk by chunk: never a whole page in memory."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8", newline="\n") as handle:
@@ -72,8 +74,9 @@ def maths(value, block: bool = True, formula: bool = False) -> str:
     raw = text(value)
     shown = raw if not formula or _DELIMITED.search(raw) or not raw.strip() else f"\\({raw}\\)"
     tag = "div" if block else "span"
-    return (f'<{tag} class="math-text">{shown}</{tag}>'
-            f'<details class="raw"><summary>raw</summary><pre>{raw}</pre></details>')
+    return (
+        f'<{tag} class="math-text">{shown}</{tag}><details class="raw"><summary>raw</summary><pre>{raw}</pre></details>'
+    )
 
 
 _DELIMITED = re.compile(r"\$|\\\(|\\\[")
@@ -99,8 +102,10 @@ def table(css: str, columns: Iterable[str], rows: Iterable[Iterable], math: Iter
     columns = list(columns)
     maths_at = {index for index, name in enumerate(columns) if name in set(math)}
     head_row = "".join(f"<th>{text(name)}</th>" for name in columns)
-    body = "\n".join("<tr>" + "".join(f"<td>{cell(value, index in maths_at)}</td>" for index, value in enumerate(row))
-                     + "</tr>" for row in rows)
+    body = "\n".join(
+        "<tr>" + "".join(f"<td>{cell(value, index in maths_at)}</td>" for index, value in enumerate(row)) + "</tr>"
+        for row in rows
+    )
     return f'<table class="{attr(css)}">\n<thead><tr>{head_row}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>'
 
 
@@ -125,4 +130,3 @@ def page_slug(problem_id: str) -> str:
         return problem_id
     plain = re.sub(r"[^A-Za-z0-9_.-]+", "_", problem_id)[:60].strip("._") or "problem"
     return f"{plain}-{sha256(problem_id.encode()).hexdigest()[:10]}"
-
