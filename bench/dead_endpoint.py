@@ -35,9 +35,9 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from olympiad_eval.fake_server import FakeOpenAI, Fault, default_responder
-from olympiad_eval.layout import Layout
-from olympiad_eval.records import Problem, Prompt, read_jsonl, write_jsonl
+from olympiad_eval.cli.fake_server import FakeOpenAI, Fault, default_responder
+from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.records import Problem, Prompt, read_jsonl, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

@@ -44,10 +44,10 @@ from pathlib import Path
 from hipho_end_to_end import hipho_plan  # bench/ is on the path
 from hipho_end_to_end import release as linked_release
 
-from olympiad_eval.fake_server import FakeOpenAI
-from olympiad_eval.layout import Layout
-from olympiad_eval.mathcheck import to_number
-from olympiad_eval.records import Judgment, read_jsonl
+from olympiad_eval.cli.fake_server import FakeOpenAI
+from olympiad_eval.core.layout import Layout
+from olympiad_eval.scoring.mathcheck import to_number
+from olympiad_eval.core.records import Judgment, read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE = ROOT.parent / "shared" / "data" / "hipho"

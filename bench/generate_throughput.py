@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from olympiad_eval.fake_server import FakeOpenAI
+from olympiad_eval.cli.fake_server import FakeOpenAI
 
 
 def messages(index: int) -> list[dict]:
@@ -31,8 +31,8 @@ async def ours(base_url: str, requests: int, concurrency: int) -> None:
     from omegaconf import OmegaConf
     from tqdm import tqdm
 
-    from olympiad_eval.llm import RequestCache, Tally, request_key
-    from olympiad_eval.providers import OpenAIProvider, Request, complete_all
+    from olympiad_eval.llm.transport import RequestCache, Tally, request_key
+    from olympiad_eval.llm.providers import OpenAIProvider, Request, complete_all
 
     cfg = OmegaConf.create(
         {

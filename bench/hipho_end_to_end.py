@@ -34,10 +34,10 @@ from pathlib import Path
 import yaml
 
 from olympiad_eval.benchmarks.hipho import reference_answer
-from olympiad_eval.fake_server import JUDGE_MARKER, FakeOpenAI, default_responder
-from olympiad_eval.layout import Layout
-from olympiad_eval.mathcheck import to_number
-from olympiad_eval.records import Problem, Prompt, read_jsonl
+from olympiad_eval.cli.fake_server import JUDGE_MARKER, FakeOpenAI, default_responder
+from olympiad_eval.core.layout import Layout
+from olympiad_eval.scoring.mathcheck import to_number
+from olympiad_eval.core.records import Problem, Prompt, read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE = ROOT.parent / "shared" / "data" / "hipho"

@@ -14,7 +14,7 @@ import json
 import time
 from pathlib import Path
 
-from olympiad_eval.benchmarks import mathvision_official as official
+from olympiad_eval.benchmarks.mathvision import official
 
 DEFAULT_RELEASE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mathvision"
 

@@ -51,8 +51,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from olympiad_eval.benchmarks import olympiadbench_official as official
-from olympiad_eval.mathcheck import CheckPool
+from olympiad_eval.benchmarks.olympiadbench import official
+from olympiad_eval.scoring.mathcheck import CheckPool
 
 RELEASE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "olympiadbench"
 

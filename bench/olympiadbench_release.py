@@ -23,8 +23,8 @@ from pathlib import Path
 
 import yaml
 
-from olympiad_eval.layout import Layout
-from olympiad_eval.records import Judgment, Problem, read_jsonl
+from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.records import Judgment, Problem, read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))

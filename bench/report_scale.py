@@ -39,9 +39,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 import scale  # noqa: E402  the synthetic release and its fake models and judge
 
-from olympiad_eval.fake_server import FakeOpenAI  # noqa: E402
-from olympiad_eval.layout import Layout  # noqa: E402
-from olympiad_eval.records import Generation, atomic_file  # noqa: E402
+from olympiad_eval.cli.fake_server import FakeOpenAI  # noqa: E402
+from olympiad_eval.core.layout import Layout  # noqa: E402
+from olympiad_eval.core.records import Generation, atomic_file  # noqa: E402
 from tests.support import compose_stage  # noqa: E402
 
 BENCHMARK = scale.BENCHMARK
@@ -88,8 +88,8 @@ def suite_config(suite: str):
 
 
 def fetch_and_render(workdir: Path, layout: Layout, problems: int) -> None:
-    from olympiad_eval.fetch import fetch
-    from olympiad_eval.render import render
+    from olympiad_eval.stages.fetch import fetch
+    from olympiad_eval.stages.render import render
 
     fields = scale.release_fields(ROOT)
     scale.write_release(workdir / "release", problems, fields)
@@ -136,7 +136,7 @@ def generation(suite: str, model: str, index: int) -> Generation:
 
 
 def write_generations(layout: Layout, suite: str, model: str, problems: int, first: int = 1) -> Path:
-    from olympiad_eval.records import write_jsonl
+    from olympiad_eval.core.records import write_jsonl
 
     path = layout.generations(FAMILY, suite, model)
     write_jsonl(path, [generation(suite, model, index) for index in range(first, problems + 1)])
@@ -155,7 +155,7 @@ def judge_cell(
 ) -> None:
     """The real ensemble on the first `graded` problems; each other problem the judgment of a graded
     one in the same state, with its own id."""
-    from olympiad_eval.judging import judge
+    from olympiad_eval.stages.judge import judge
 
     graded = min(graded, problems)
     sample = workdir / "graded" / suite / f"{model}.jsonl"
@@ -179,7 +179,7 @@ def judge_cell(
 
 
 def aggregate_all(workdir: Path, layout: Layout, models: list[str]) -> None:
-    from olympiad_eval.tables import aggregate
+    from olympiad_eval.stages.aggregate import aggregate
 
     aggregate(BENCHMARK, bench_config(workdir), plan(models), layout, suites={s: suite_config(s) for s in SUITES})
 
@@ -202,7 +202,7 @@ def known_models(layout: Layout) -> list[str]:
 
 WRITE = """
 import json, resource, sys
-from olympiad_eval.layout import Layout
+from olympiad_eval.core.layout import Layout
 from olympiad_eval.report import write_cell, write_report
 plan, layout, cell = json.loads(sys.argv[1]), Layout(sys.argv[2]), json.loads(sys.argv[3])
 if cell:

@@ -3,9 +3,9 @@
 
 import hydra
 
-from olympiad_eval.layout import Layout, family_of_benchmark
-from olympiad_eval.stage import check_family, chosen, clear_errors, log, read_plan, run, suite_configs
-from olympiad_eval.tables import aggregate
+from olympiad_eval.core.layout import Layout, family_of_benchmark
+from olympiad_eval.stages.runner import check_family, chosen, clear_errors, log, read_plan, run, suite_configs
+from olympiad_eval.stages.aggregate import aggregate
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="aggregate")

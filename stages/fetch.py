@@ -2,9 +2,9 @@
 
 import hydra
 
-from olympiad_eval.fetch import fetch
-from olympiad_eval.layout import Layout
-from olympiad_eval.stage import check_release_folder, chosen, clear_errors, log, read_plan, run
+from olympiad_eval.stages.fetch import fetch
+from olympiad_eval.core.layout import Layout
+from olympiad_eval.stages.runner import check_release_folder, chosen, clear_errors, log, read_plan, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="fetch")

@@ -9,11 +9,11 @@ the stage before any request, with one line and exit status 2, writing nothing.
 
 import hydra
 
-from olympiad_eval.checks import check_fraction
-from olympiad_eval.generate import check_model, generate
-from olympiad_eval.layout import Layout, family_of_suite
-from olympiad_eval.records import Generation, InputError, read_jsonl
-from olympiad_eval.stage import chosen, clear_errors, fail, log, most_common, read_plan, request_cache, run
+from olympiad_eval.core.config import check_fraction
+from olympiad_eval.stages.generate import check_model, generate
+from olympiad_eval.core.layout import Layout, family_of_suite
+from olympiad_eval.core.records import Generation, InputError, read_jsonl
+from olympiad_eval.stages.runner import chosen, clear_errors, fail, log, most_common, read_plan, request_cache, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="generate")

@@ -7,11 +7,11 @@ writing nothing; requests that fail are judge errors, and the stage fails on cov
 
 import hydra
 
-from olympiad_eval.checks import check_fraction
-from olympiad_eval.judging import check_judge, judge
-from olympiad_eval.layout import Layout, family_of_suite
-from olympiad_eval.records import InputError, Judgment, read_jsonl, write_json
-from olympiad_eval.stage import chosen, clear_errors, fail, log, most_common, read_plan, request_cache, run
+from olympiad_eval.core.config import check_fraction
+from olympiad_eval.stages.judge import check_judge, judge
+from olympiad_eval.core.layout import Layout, family_of_suite
+from olympiad_eval.core.records import InputError, Judgment, read_jsonl, write_json
+from olympiad_eval.stages.runner import chosen, clear_errors, fail, log, most_common, read_plan, request_cache, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="judge")

@@ -5,9 +5,9 @@ index of the whole plan, the side-by-side pages and the shared assets."""
 import hydra
 from omegaconf import OmegaConf
 
-from olympiad_eval.layout import Layout
+from olympiad_eval.core.layout import Layout
 from olympiad_eval.report import write_cell, write_report
-from olympiad_eval.stage import chosen, clear_errors, log, read_plan, run
+from olympiad_eval.stages.runner import chosen, clear_errors, log, read_plan, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="report")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from olympiad_eval.fake_server import FakeOpenAI
+from olympiad_eval.cli.fake_server import FakeOpenAI
 from tests.support import REQUEST_CACHE_VARIABLE, ROOT, render_sample
 
 

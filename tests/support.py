@@ -17,9 +17,9 @@ import pytest
 import yaml
 from omegaconf import OmegaConf
 
-from olympiad_eval.fake_server import FakeOpenAI, judge_reply
-from olympiad_eval.layout import Layout
-from olympiad_eval.stage import read_plan
+from olympiad_eval.cli.fake_server import FakeOpenAI, judge_reply
+from olympiad_eval.core.layout import Layout
+from olympiad_eval.stages.runner import read_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf"
@@ -73,8 +73,8 @@ def compose_stage(config_name: str, overrides: list[str]):
 def render_sample(outputs: Path, suite: str, benchmark: str, *overrides: str) -> Path:
     """Fetch and render a sample suite into `outputs` (run from the repository's root), with Hydra
     `overrides` of the suite (`suite.scoring.process=false`); returns the outputs folder."""
-    from olympiad_eval.fetch import fetch
-    from olympiad_eval.render import render
+    from olympiad_eval.stages.fetch import fetch
+    from olympiad_eval.stages.render import render
 
     layout = Layout(outputs)
     bench_cfg = compose_stage("fetch", [f"benchmark={benchmark}"]).benchmark

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from olympiad_eval.answers import answer_block, boxed, boxed_answers, final_answer_line
+from olympiad_eval.scoring.answers import answer_block, boxed, boxed_answers, final_answer_line
 
 
 @pytest.mark.parametrize(

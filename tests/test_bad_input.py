@@ -70,12 +70,12 @@ from omegaconf import OmegaConf
 from PIL import Image
 
 from olympiad_eval.benchmarks import hipho, physelite
-from olympiad_eval.fake_server import FakeOpenAI, Fault
-from olympiad_eval.fetch import fetch
-from olympiad_eval.generate import generate
-from olympiad_eval.judging import judge
-from olympiad_eval.layout import Layout
-from olympiad_eval.records import (
+from olympiad_eval.cli.fake_server import FakeOpenAI, Fault
+from olympiad_eval.stages.fetch import fetch
+from olympiad_eval.stages.generate import generate
+from olympiad_eval.stages.judge import judge
+from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.records import (
     AnswerSlot,
     Generation,
     InputError,
@@ -86,8 +86,8 @@ from olympiad_eval.records import (
     write_json,
     write_jsonl,
 )
-from olympiad_eval.render import render
-from olympiad_eval.tables import counts, load_judgments
+from olympiad_eval.stages.render import render
+from olympiad_eval.stages.aggregate import counts, load_judgments
 from tests.support import (
     INJECTION,
     ROOT,
@@ -653,7 +653,7 @@ def test_a_50_mb_image_is_kept_as_released_and_shrunk_when_sent(tmp_path, caplog
     assert len(big) > 50 * 2**20
     (root / "images" / "2.jpg").write_bytes(big)
     outputs = tmp_path / "outputs"
-    with caplog.at_level("WARNING", logger="olympiad_eval.fetch"):
+    with caplog.at_level("WARNING", logger="olympiad_eval.stages.fetch"):
         problems = fetch("sample_mathvision", config("mathvision", root), outputs / "problems" / "b")
     assert re.search(r"test.jsonl:2: record 2: figure 'images/2.jpg' is 50\.\d MB.*set max_image_bytes", caplog.text)
     assert {p.id: p for p in problems}["2"].figures[0].sha256 == hashlib.sha256(big).hexdigest()

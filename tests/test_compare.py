@@ -13,7 +13,7 @@ from math import comb
 import pytest
 from omegaconf import OmegaConf
 
-from olympiad_eval.compare import (
+from olympiad_eval.cli.compare import (
     Cell,
     category_counts,
     cohen_kappa,
@@ -26,8 +26,8 @@ from olympiad_eval.compare import (
     read_cell,
     sign_flip_test,
 )
-from olympiad_eval.layout import Layout
-from olympiad_eval.records import InputError, Judgment, read_jsonl, write_jsonl
+from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.records import InputError, Judgment, read_jsonl, write_jsonl
 from tests.support import ROOT, compose_stage
 
 # ---------------------------------------------------------------- McNemar
@@ -366,8 +366,8 @@ MODELS = {
 @pytest.fixture
 def sample_run(render_suite):
     """The sample's HiPhO suite generated and judged by its stages' functions, both models, judge rule."""
-    from olympiad_eval.generate import generate
-    from olympiad_eval.judging import judge
+    from olympiad_eval.stages.generate import generate
+    from olympiad_eval.stages.judge import judge
 
     layout = Layout(render_suite(HIPHO, HIPHO))
     judge_cfg = compose_stage("judge", ["judge=rule", f"cell.suite={HIPHO}", "cell.model=x"]).judge
@@ -383,7 +383,7 @@ def sample_run(render_suite):
 
 def command(layout: Layout, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "olympiad_eval.compare", *args, "--outputs", str(layout.root)],
+        [sys.executable, "-m", "olympiad_eval.cli.compare", *args, "--outputs", str(layout.root)],
         cwd=ROOT,
         capture_output=True,
         text=True,

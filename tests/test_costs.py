@@ -9,11 +9,11 @@ import pytest
 import yaml
 from hydra import compose, initialize_config_dir
 
-from olympiad_eval import costs
-from olympiad_eval.fake_server import FakeOpenAI
-from olympiad_eval.generate import generate
-from olympiad_eval.judging import judge
-from olympiad_eval.layout import Layout
+from olympiad_eval.cli import costs
+from olympiad_eval.cli.fake_server import FakeOpenAI
+from olympiad_eval.stages.generate import generate
+from olympiad_eval.stages.judge import judge
+from olympiad_eval.core.layout import Layout
 from tests.support import CONF, ROOT, plan_yaml, render_sample
 
 SUITES = {
@@ -159,7 +159,7 @@ def test_the_total_line_sums_the_rows_and_the_costs_follow_the_prices(workspace)
 
 
 def test_the_sample_plan_asks_offline_models_only_and_sends_nothing(capsys, monkeypatch, tmp_path):
-    """`python -m olympiad_eval.costs` on the bundled plan (reference and demo, the rule judge)."""
+    """`python -m olympiad_eval.cli.costs` on the bundled plan (reference and demo, the rule judge)."""
     monkeypatch.chdir(ROOT)
     outputs = tmp_path / "outputs"
     for suite, benchmark in {
@@ -211,7 +211,7 @@ def test_before_a_response_exists_shared_criteria_are_one_request_and_each_answe
     slots with the same official answer quote the response's answers, which may differ."""
     from omegaconf import OmegaConf
 
-    from olympiad_eval.records import AnswerSlot, Criterion, Problem
+    from olympiad_eval.core.records import AnswerSlot, Criterion, Problem
     from tests.support import suite_scoring
 
     criterion = Criterion("Award 1 pt if the speed is found.", 1.0)

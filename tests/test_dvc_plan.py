@@ -18,10 +18,10 @@ from hydra.types import RunMode
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import typed_suite
-from olympiad_eval.generate import check_model
-from olympiad_eval.judging import check_judge
-from olympiad_eval.layout import OUTPUTS, Layout, spelled
-from olympiad_eval.stage import read_plan
+from olympiad_eval.stages.generate import check_model
+from olympiad_eval.stages.judge import check_judge
+from olympiad_eval.core.layout import OUTPUTS, Layout, spelled
+from olympiad_eval.stages.runner import read_plan
 from tests.support import CONF, ROOT, compose_stage
 
 
@@ -110,7 +110,7 @@ def cell_names(cmd: str) -> dict[str, str]:
 
 
 def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]:
-    """What `olympiad_eval.layout` says a cell writes, and the outputs it reads (relative paths)."""
+    """What `olympiad_eval.core.layout` says a cell writes, and the outputs it reads (relative paths)."""
     layout, names = Layout(OUTPUTS), cell_names(cmd)
     stage = name.split("@")[0]
     if (

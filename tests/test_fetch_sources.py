@@ -22,8 +22,8 @@ from huggingface_hub import constants as hf_constants
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import plugin
-from olympiad_eval.fetch import fetch, resolve_source
-from olympiad_eval.records import InputError
+from olympiad_eval.stages.fetch import fetch, resolve_source
+from olympiad_eval.core.records import InputError
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample" / "mathvision"
@@ -132,11 +132,11 @@ def test_hub_snapshot_gives_the_same_problems_as_the_local_release(tmp_path, off
     figures = sorted(p.name for p in (out / "figures").iterdir())
     shutil.rmtree(out)
 
-    with caplog.at_level(logging.WARNING, logger="olympiad_eval.fetch"):
+    with caplog.at_level(logging.WARNING, logger="olympiad_eval.stages.fetch"):
         assert fetched_bytes(hub_config(cache), out) == expected
     assert sorted(p.name for p in (out / "figures").iterdir()) == figures
     assert len(figures) == 4
-    assert not [r for r in caplog.records if r.name == "olympiad_eval.fetch"]  # a sha is pinned: no warning
+    assert not [r for r in caplog.records if r.name == "olympiad_eval.stages.fetch"]  # a sha is pinned: no warning
     assert offline == [
         {
             "repo_id": REPO_ID,
@@ -151,13 +151,13 @@ def test_hub_snapshot_gives_the_same_problems_as_the_local_release(tmp_path, off
 
 def test_resolve_source_returns_the_snapshot_directory(tmp_path, offline, caplog):
     cache = hf_cache(tmp_path)
-    with caplog.at_level(logging.WARNING, logger="olympiad_eval.fetch"):
+    with caplog.at_level(logging.WARNING, logger="olympiad_eval.stages.fetch"):
         root = resolve_source(hub_config(cache).source, BENCHMARK)
     assert root == cache / f"datasets--{REPO_ID.replace('/', '--')}" / "snapshots" / COMMIT
     assert (root / "data" / "test.jsonl").read_bytes() == (SAMPLE / "data" / "test.jsonl").read_bytes()
     assert loaded(hub_config(cache)) == loaded(local_config())
     assert len(loaded(local_config())) == 4
-    assert not [r for r in caplog.records if r.name == "olympiad_eval.fetch"]  # a sha is pinned: no warning
+    assert not [r for r in caplog.records if r.name == "olympiad_eval.stages.fetch"]  # a sha is pinned: no warning
     assert [call["local_files_only"] for call in offline] == [True, True]
 
 
@@ -166,10 +166,10 @@ def test_hub_branch_resolves_through_refs_with_a_warning(tmp_path, offline, capl
     expected = loaded(local_config())
     for branch in ("main", "v1.0"):
         caplog.clear()
-        with caplog.at_level(logging.WARNING, logger="olympiad_eval.fetch"):
+        with caplog.at_level(logging.WARNING, logger="olympiad_eval.stages.fetch"):
             assert resolve_source(hub_config(cache, revision=branch).source, BENCHMARK).name == COMMIT
             assert loaded(hub_config(cache, revision=branch)) == expected
-        warnings = [r for r in caplog.records if r.name == "olympiad_eval.fetch"]
+        warnings = [r for r in caplog.records if r.name == "olympiad_eval.stages.fetch"]
         assert len(warnings) == 2  # one per resolution
         for warning in warnings:
             assert warning.levelno == logging.WARNING
@@ -334,7 +334,7 @@ def test_modelscope_dataset_snapshot(tmp_path, monkeypatch, caplog):
     cfg = benchmark_config(
         {"type": "modelscope", "repo_id": REPO_ID, "revision": "master", "cache_dir": str(tmp_path / "ms")}
     )
-    with caplog.at_level(logging.WARNING, logger="olympiad_eval.fetch"):
+    with caplog.at_level(logging.WARNING, logger="olympiad_eval.stages.fetch"):
         assert loaded(cfg) == loaded(local_config())
     assert calls == [
         {"repo_id": REPO_ID, "repo_type": "dataset", "revision": "master", "cache_dir": str(tmp_path / "ms")}

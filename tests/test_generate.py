@@ -11,9 +11,9 @@ import sys
 import pytest
 from omegaconf import OmegaConf
 
-from olympiad_eval.generate import generate
-from olympiad_eval.layout import Layout
-from olympiad_eval.records import Generation, InputError, Prompt, read_jsonl
+from olympiad_eval.stages.generate import generate
+from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.records import Generation, InputError, Prompt, read_jsonl
 from tests.support import ROOT
 
 KEY = "sk-test-" + "k" * 40
@@ -129,7 +129,7 @@ def test_a_suite_tried_on_two_problems_then_run_whole_sends_only_the_other_three
 
 
 def test_a_permanent_failure_is_an_error_record_never_an_answer(hipho, monkeypatch):
-    from olympiad_eval.fake_server import FakeOpenAI, Fault, default_responder
+    from olympiad_eval.cli.fake_server import FakeOpenAI, Fault, default_responder
 
     def reject_circuit(body):
         if "A resistor network" in str(body["messages"]):
@@ -163,9 +163,9 @@ def test_a_missing_key_variable_is_named(hipho, fake_openai, monkeypatch):
 
 
 def test_a_permanent_400_fails_the_stage_and_is_never_scored(hipho, tmp_path):
-    from olympiad_eval.fake_server import FakeOpenAI, Fault, default_responder
-    from olympiad_eval.judging import judge
-    from olympiad_eval.records import Judgment
+    from olympiad_eval.cli.fake_server import FakeOpenAI, Fault, default_responder
+    from olympiad_eval.stages.judge import judge
+    from olympiad_eval.core.records import Judgment
     from tests.support import compose_stage
 
     def too_long(body):
@@ -200,7 +200,7 @@ def test_a_permanent_400_fails_the_stage_and_is_never_scored(hipho, tmp_path):
 
 
 def test_where_figures_are_stored_changes_no_request(render_suite, tmp_path):
-    from olympiad_eval.llm import request_key
+    from olympiad_eval.llm.transport import request_key
 
     prompts = read_jsonl(render_suite("sample_hipho", "sample_hipho") / "suites/sample_hipho/prompts.jsonl", Prompt)
     with_figure = next(p for p in prompts if len(p.messages[0]["content"]) > 1)

@@ -9,8 +9,8 @@ import subprocess
 import sys
 import time
 
-from olympiad_eval.fake_server import FakeOpenAI
-from olympiad_eval.layout import Layout
+from olympiad_eval.cli.fake_server import FakeOpenAI
+from olympiad_eval.core.layout import Layout
 from tests.support import ROOT
 
 SAMPLES = 8  # x 5 problems of the HiPhO sample = 40 requests

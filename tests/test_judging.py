@@ -10,12 +10,12 @@ from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import plugin
 from olympiad_eval.benchmarks.physelite import parse_verdict
-from olympiad_eval.fake_server import FakeOpenAI, Fault
-from olympiad_eval.generate import generate
-from olympiad_eval.judging import check_options, judge
-from olympiad_eval.llm import EndpointError, RequestCache, utc_now
-from olympiad_eval.mathcheck import Options, Verdict
-from olympiad_eval.records import Generation, InputError, Judgment, Problem, read_jsonl, write_jsonl
+from olympiad_eval.cli.fake_server import FakeOpenAI, Fault
+from olympiad_eval.stages.generate import generate
+from olympiad_eval.stages.judge import check_options, judge
+from olympiad_eval.llm.transport import EndpointError, RequestCache, utc_now
+from olympiad_eval.scoring.mathcheck import Options, Verdict
+from olympiad_eval.core.records import Generation, InputError, Judgment, Problem, read_jsonl, write_jsonl
 from tests.support import ROOT, compose_stage, render_sample, suite_scoring
 
 SUITES = [
@@ -177,7 +177,7 @@ def test_a_judge_cell_records_its_tokens_and_cost_at_its_endpoints_prices(render
     """Each distinct request once (HiPhO's alternative schemes share criteria: asked once, paid
     once), costed at the judge endpoint's `prices`, shown in the progress bar, and the same from
     the request cache on a rerun."""
-    from olympiad_eval import judging
+    from olympiad_eval.stages import judge as judging
 
     shown = judging.tqdm  # the bars show on a terminal only: here, as if on one
     monkeypatch.setattr(judging, "tqdm", lambda *args, **kwargs: shown(*args, **{**kwargs, "disable": False}))
@@ -212,8 +212,8 @@ def test_a_rule_judge_cell_records_no_usage(render_suite):
 
 
 def test_an_ensembles_dates_span_its_sending_judges():
-    from olympiad_eval.judging import judges_usage
-    from olympiad_eval.llm import usage_totals
+    from olympiad_eval.stages.judge import judges_usage
+    from olympiad_eval.llm.transport import usage_totals
 
     early = {
         **usage_totals([], {}),
@@ -355,7 +355,7 @@ def test_a_task_awaiting_an_identical_request_leaves_its_turn_to_the_next(tmp_pa
     import asyncio
 
     from olympiad_eval.benchmarks import JudgeTask
-    from olympiad_eval.judging import _Asker, typed_judge
+    from olympiad_eval.stages.judge import _Asker, typed_judge
 
     def task(key: str, text: str) -> JudgeTask:
         return JudgeTask(key=key, messages=({"role": "user", "content": text},), parse=lambda reply: {"reply": reply})
@@ -385,8 +385,8 @@ def test_an_openai_judge_keys_its_requests_as_it_always_has(tmp_path, monkeypatc
     import asyncio
 
     from olympiad_eval.benchmarks import JudgeTask
-    from olympiad_eval.judging import _Asker
-    from olympiad_eval.llm import request_key
+    from olympiad_eval.stages.judge import _Asker
+    from olympiad_eval.llm.transport import request_key
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     cfg = compose_stage("judge", ["judge=gpt-4o", "cell.suite=x", "cell.model=y"]).judge
@@ -522,7 +522,7 @@ def test_a_judge_that_refuses_is_reasked_then_a_judge_error_naming_the_refusal(r
 def test_a_judge_config_is_typed_naming_the_key(override, message):
     """A typo, a kind outside the choices, a value of the wrong type or out of range, a scoring
     setting where only its suite may set it: one line naming the file and the key."""
-    from olympiad_eval.judging import check_judge
+    from olympiad_eval.stages.judge import check_judge
 
     cfg = compose_stage("judge", ["judge=rule", "cell.suite=x", "cell.model=y", override]).judge
     with pytest.raises(InputError, match=re.escape(message)):
@@ -530,7 +530,7 @@ def test_a_judge_config_is_typed_naming_the_key(override, message):
 
 
 def test_a_judge_configs_defaults_are_its_schemas():
-    from olympiad_eval.judging import JudgeConfig, typed_judge
+    from olympiad_eval.stages.judge import JudgeConfig, typed_judge
 
     typed = typed_judge(OmegaConf.create({"kind": "llm"}), "j")
     assert (typed.workers, typed.check_timeout, typed.max_reasks, typed.settings, typed.judges) == (

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from olympiad_eval import layout
-from olympiad_eval.layout import Layout, spelled
+from olympiad_eval.core import layout
+from olympiad_eval.core.layout import Layout, spelled
 
 
 def test_a_cell_s_files_are_under_its_family_and_the_rest_under_their_benchmark_or_suite(tmp_path):

@@ -21,9 +21,9 @@ import pytest
 from omegaconf import OmegaConf
 from PIL import Image
 
-from olympiad_eval.fake_server import FakeOpenAI, Fault, default_responder
-from olympiad_eval.generate import generate
-from olympiad_eval.llm import (
+from olympiad_eval.cli.fake_server import FakeOpenAI, Fault, default_responder
+from olympiad_eval.stages.generate import generate
+from olympiad_eval.llm.transport import (
     EndpointError,
     RateLimiter,
     Reply,
@@ -32,8 +32,8 @@ from olympiad_eval.llm import (
     shrink_image,
     utc_now,
 )
-from olympiad_eval.providers import OpenAIProvider, Request, complete_all
-from olympiad_eval.records import Generation, InputError, read_jsonl
+from olympiad_eval.llm.providers import OpenAIProvider, Request, complete_all
+from olympiad_eval.core.records import Generation, InputError, read_jsonl
 from tests.support import UNSERVABLE, unservable_endpoint
 
 

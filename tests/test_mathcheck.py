@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from olympiad_eval.mathcheck import CheckPool, Verdict, clean, equivalent, to_number
+from olympiad_eval.scoring.mathcheck import CheckPool, Verdict, clean, equivalent, to_number
 from tests.support import ROOT
 
 
@@ -237,7 +237,7 @@ def test_the_timeout_counts_the_check_not_a_workers_start(tmp_path):
     once a warm worker takes it. In a fresh interpreter: this one's fork server started long ago."""
     (tmp_path / "sitecustomize.py").write_text("import time\ntime.sleep(1.5)\n")
     child = (
-        "from olympiad_eval.mathcheck import CheckPool\n"
+        "from olympiad_eval.scoring.mathcheck import CheckPool\n"
         f"jobs = [('1', '1', 0.0, None), {TOWER!r}, ('2', '2', 0.0, None)]\n"
         "with CheckPool(workers=1, timeout=1) as pool:\n"
         "    print(pool.check_many(jobs))\n"

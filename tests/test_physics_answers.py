@@ -1,5 +1,5 @@
 """Physics answers judged by rules: a table of gold/prediction pairs (written for this project, not
-taken from any benchmark), one group per rule of `olympiad_eval.mathcheck`, and hostile input
+taken from any benchmark), one group per rule of `olympiad_eval.scoring.mathcheck`, and hostile input
 through `CheckPool`."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from olympiad_eval.mathcheck import CheckPool, Options, Verdict, equivalent
+from olympiad_eval.scoring.mathcheck import CheckPool, Options, Verdict, equivalent
 
 
 def case(gold, pred, expected, id, rel_tol=0.0, unit=None):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from olympiad_eval import plan
+from olympiad_eval.cli import plan
 from tests.support import ROOT
 
 SRC = ROOT / "src"
@@ -23,10 +23,10 @@ def test_render_lists_the_modules_that_build_a_prompt_s_reference_answer():
     for path in ROOT.glob("pipelines/*/dvc.yaml"):
         deps = yaml.safe_load(path.read_text(encoding="utf-8"))["stages"]["render"]["do"]["deps"]
         assert {
-            "src/olympiad_eval/answers.py",
-            "src/olympiad_eval/mathcheck.py",
+            "src/olympiad_eval/scoring/answers.py",
+            "src/olympiad_eval/scoring/mathcheck.py",
             "src/olympiad_eval/benchmarks",
-            "src/olympiad_eval/templates.py",
+            "src/olympiad_eval/core/templates.py",
             "stages/render.py",
         } <= set(deps), path
 
@@ -35,14 +35,14 @@ def test_code_dependencies_follow_imports_inside_functions_and_benchmarks_import
     code = plan.code_of("stages/render.py", ROOT)
     assert code[0] == "stages/render.py" and code[1:] == sorted(code[1:])
     # render imports `benchmarks`, whose modules it loads by name; hipho imports mathcheck in a function
-    assert "src/olympiad_eval/benchmarks" in code and "src/olympiad_eval/mathcheck.py" in code
+    assert "src/olympiad_eval/benchmarks" in code and "src/olympiad_eval/scoring/mathcheck.py" in code
     assert not [path for path in code if path.startswith("src/olympiad_eval/benchmarks/")]  # the folder, once
-    assert "src/olympiad_eval/judging.py" not in code and "src/olympiad_eval/tables.py" not in code
+    assert "src/olympiad_eval/stages/judge.py" not in code and "src/olympiad_eval/stages/aggregate.py" not in code
 
 
 # What every stage and benchmark shares, not a stage's: the records they read and write, and the
 # checks of config values (a leaf: the test below keeps it one).
-SHARED = {"olympiad_eval", "olympiad_eval.records", "olympiad_eval.checks"}
+SHARED = {"olympiad_eval", "olympiad_eval.core.records", "olympiad_eval.core.config"}
 
 
 def stage_modules() -> set[str]:
@@ -53,10 +53,10 @@ def stage_modules() -> set[str]:
 
 def test_no_import_runs_from_a_benchmark_module_up_to_a_stage_module():
     assert {
-        "olympiad_eval.fetch",
-        "olympiad_eval.render",
-        "olympiad_eval.judging",
-        "olympiad_eval.stage",
+        "olympiad_eval.stages.fetch",
+        "olympiad_eval.stages.render",
+        "olympiad_eval.stages.judge",
+        "olympiad_eval.stages.runner",
     } <= stage_modules()
     for shared in SHARED - {"olympiad_eval"}:
         path = SRC / Path(*shared.split(".")).with_suffix(".py")
@@ -87,7 +87,7 @@ def test_a_template_edit_or_a_new_family_makes_the_plan_stale_until_it_is_genera
     assert plan.main(["--check"]) == 1
     said = capsys.readouterr().err
     for family in ("hipho", "mathvision", "olympiadbench", "physelite", "newbench"):
-        assert f"pipelines/{family}/dvc.yaml differs from the generated one: run `python -m olympiad_eval.plan`" in said
+        assert f"pipelines/{family}/dvc.yaml differs from the generated one: run `python -m olympiad_eval.cli.plan`" in said
     assert not [line for line in said.splitlines() if line.startswith("dvc.yaml")]  # the report's is unchanged
 
     assert plan.main([]) == 0 and plan.main(["--check"]) == 0

@@ -21,9 +21,9 @@ import sys
 
 import pytest
 
-from olympiad_eval.fake_server import JUDGE_MARKER, FakeOpenAI
-from olympiad_eval.judging import judge
-from olympiad_eval.records import Generation, Judgment, Prompt, read_jsonl, write_jsonl
+from olympiad_eval.cli.fake_server import JUDGE_MARKER, FakeOpenAI
+from olympiad_eval.stages.judge import judge
+from olympiad_eval.core.records import Generation, Judgment, Prompt, read_jsonl, write_jsonl
 from tests.support import ROOT, compose_stage, render_sample, suite_scoring
 
 GOLDEN = ROOT / "tests" / "golden" / "protocol_verdicts.json"
@@ -190,7 +190,7 @@ def test_every_suite_names_a_versioned_protocol_for_every_judge(suite):
 
 def test_a_judge_prompt_without_a_version_is_refused():
     from olympiad_eval.benchmarks import protocol
-    from olympiad_eval.records import InputError
+    from olympiad_eval.core.records import InputError
 
     scoring = suite_scoring("sample_hipho", "~suite.scoring.prompts.answer.version")
     with pytest.raises(InputError, match="prompts answer have no `version`"):

@@ -9,9 +9,9 @@ import csv
 
 import pytest
 
-from olympiad_eval.fetch import fetch
-from olympiad_eval.records import Problem, read_jsonl
-from olympiad_eval.render import render
+from olympiad_eval.stages.fetch import fetch
+from olympiad_eval.core.records import Problem, read_jsonl
+from olympiad_eval.stages.render import render
 from tests.support import compose_stage, shared_data
 
 # its module fixtures load a release once: keep its tests on one test worker

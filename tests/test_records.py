@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from olympiad_eval.records import (
+from olympiad_eval.core.records import (
     AnswerSlot,
     Criterion,
     Figure,
@@ -360,7 +360,7 @@ def test_atomic_dir_keeps_the_old_directory_when_the_block_raises(tmp_path):
 FULL_DISK = """
 import os, resource, signal, sys
 from pathlib import Path
-from olympiad_eval.records import atomic_dir, write_jsonl, Generation
+from olympiad_eval.core.records import atomic_dir, write_jsonl, Generation
 resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 out = Path(sys.argv[1])

@@ -1,4 +1,4 @@
-"""A `dvc repro` killed while DVC rewrote `.dvc/tmp/rwlock` leaves it empty; `olympiad_eval.recover`
+"""A `dvc repro` killed while DVC rewrote `.dvc/tmp/rwlock` leaves it empty; `olympiad_eval.cli.recover`
 repairs that, and never while a DVC process runs. Real `dvc` on a one-stage repository."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import zc.lockfile
 
-from olympiad_eval.recover import torn
+from olympiad_eval.cli.recover import torn
 
 BIN = Path(sys.executable).parent
 
@@ -20,7 +20,7 @@ def run(repo: Path, *command: str) -> subprocess.CompletedProcess:
 
 
 def recover(repo: Path) -> subprocess.CompletedProcess:
-    return run(repo, sys.executable, "-m", "olympiad_eval.recover")
+    return run(repo, sys.executable, "-m", "olympiad_eval.cli.recover")
 
 
 @pytest.fixture

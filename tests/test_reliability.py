@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from olympiad_eval.fake_server import JUDGE_MARKER, FakeOpenAI, default_responder, flaky
+from olympiad_eval.cli.fake_server import JUDGE_MARKER, FakeOpenAI, default_responder, flaky
 from tests.support import BIN, KEY, Repo, clone, lock_files, plan_yaml
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("reliability")]  # one worker runs the shared runs

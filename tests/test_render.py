@@ -11,10 +11,10 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import hipho
-from olympiad_eval.fetch import fetch
-from olympiad_eval.records import InputError, Problem, Prompt, Selection, read_jsonl, without_paths
-from olympiad_eval.render import render, select, selection
-from olympiad_eval.templates import fill
+from olympiad_eval.stages.fetch import fetch
+from olympiad_eval.core.records import InputError, Problem, Prompt, Selection, read_jsonl, without_paths
+from olympiad_eval.stages.render import render, select, selection
+from olympiad_eval.core.templates import fill
 from tests.support import typed
 
 REPO = Path(__file__).resolve().parents[1]
@@ -496,7 +496,7 @@ def test_hipho_vlmevalkit_variant_puts_figures_first_and_keeps_its_wording(fetch
 
 
 def figure(name: str):
-    from olympiad_eval.records import Figure
+    from olympiad_eval.core.records import Figure
 
     return Figure(sha256=name, path=f"{name}.png", mime="image/png", name=name)
 
@@ -507,14 +507,14 @@ def placed(parts: list[dict]) -> list[str]:
 
 
 def test_figures_keyed_by_their_own_number_go_after_that_marker():
-    from olympiad_eval.render import place_figures
+    from olympiad_eval.stages.render import place_figures
 
     parts = place_figures("see [figure2] then [figure4] end", {2: figure("c_1"), 4: figure("d_1")}, at_markers=True)
     assert placed(parts) == ["[figure2]", "c_1", "[figure4]", "d_1", "end"]
 
 
 def test_a_list_of_figures_is_numbered_by_position_and_unmarked_ones_follow_the_text():
-    from olympiad_eval.render import place_figures
+    from olympiad_eval.stages.render import place_figures
 
     parts = place_figures(
         "<image2> and <image1> then [figure9]", [figure("a"), figure("b"), figure("c")], at_markers=True

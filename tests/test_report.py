@@ -12,12 +12,12 @@ import pytest
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import hipho, physelite
-from olympiad_eval.fake_server import FakeOpenAI
-from olympiad_eval.generate import generate
-from olympiad_eval.judging import judge
-from olympiad_eval.layout import Layout
-from olympiad_eval.llm import utc_now
-from olympiad_eval.records import (
+from olympiad_eval.cli.fake_server import FakeOpenAI
+from olympiad_eval.stages.generate import generate
+from olympiad_eval.stages.judge import judge
+from olympiad_eval.core.layout import Layout
+from olympiad_eval.llm.transport import utc_now
+from olympiad_eval.core.records import (
     AnswerSlot,
     Criterion,
     Generation,
@@ -30,7 +30,7 @@ from olympiad_eval.records import (
 )
 from olympiad_eval.report import write_cell, write_report
 from olympiad_eval.report.cell import MARKS, judgment_html, received_text, status_label
-from olympiad_eval.tables import aggregate
+from olympiad_eval.stages.aggregate import aggregate
 from tests.support import ROOT, compose_stage
 
 SUITE = BENCHMARK = "sample_hipho"

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from olympiad_eval.layout import TABLE_INDEX, Layout
-from olympiad_eval.records import InputError, Judgment, Problem, write_jsonl
-from olympiad_eval.tables import aggregate
+from olympiad_eval.core.layout import TABLE_INDEX, Layout
+from olympiad_eval.core.records import InputError, Judgment, Problem, write_jsonl
+from olympiad_eval.stages.aggregate import aggregate
 
 REPO = Path(__file__).resolve().parents[1]
 PLAN = {
@@ -380,7 +380,7 @@ def test_physelite_difficulty_bands_come_from_the_config(tmp_path):
 def test_the_aggregate_stage_reads_the_plans_suites_as_render_composes_them():
     from hydra import initialize_config_dir
 
-    from olympiad_eval.stage import read_plan, suite_configs
+    from olympiad_eval.stages.runner import read_plan, suite_configs
 
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
         suites = suite_configs(read_plan(REPO / "params.yaml"), "sample_physelite")
@@ -487,7 +487,8 @@ def test_the_bootstrap_is_the_same_drawn_in_chunks(monkeypatch):
     import numpy as np
     import pandas as pd
 
-    from olympiad_eval import stats, tables
+    from olympiad_eval.core import stats
+    from olympiad_eval.stages import aggregate as tables
 
     rng = np.random.default_rng(1)
     group = pd.DataFrame(
@@ -500,7 +501,7 @@ def test_the_bootstrap_is_the_same_drawn_in_chunks(monkeypatch):
 
 def test_judges_prose_is_not_loaded_into_the_tables_frame(tmp_path):
     """Reasons and step descriptions are for the report; the tables read only the grades."""
-    from olympiad_eval.tables import load_judgments
+    from olympiad_eval.stages.aggregate import load_judgments
 
     said = {
         "judge": "j",

@@ -12,8 +12,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import hipho, typed_suite
-from olympiad_eval.mathcheck import Verdict, equivalent
-from olympiad_eval.records import AnswerSlot, Criterion, InputError, Problem, RecordError, exact
+from olympiad_eval.scoring.mathcheck import Verdict, equivalent
+from olympiad_eval.core.records import AnswerSlot, Criterion, InputError, Problem, RecordError, exact
 from tests.support import by_rules, compose_stage, scoring, suite_scoring, typed
 
 # its module fixtures load a release once: keep its tests on one test worker
@@ -87,7 +87,7 @@ def test_sample_has_five_problems_in_two_exams(sample):
 
 
 def test_a_suite_takes_exams_by_name(sample):
-    from olympiad_eval.render import select
+    from olympiad_eval.stages.render import select
 
     chosen = select(list(sample.values()), typed("hipho", exams=["DemoCPhO_2025"]))
     assert [p.id for p in chosen] == ["DemoCPhO_2025_1_1", "DemoCPhO_2025_2_1"]
@@ -665,7 +665,7 @@ def release_quirk(slot: AnswerSlot) -> str | None:
 
 
 def test_real_exams_are_taken_by_name_and_a_limit_counts_within_them(real):
-    from olympiad_eval.render import select
+    from olympiad_eval.stages.render import select
 
     ipho = select(real, typed("hipho", exams=["IPhO_2025"]))
     assert len(ipho) == 39 and {p.subset for p in ipho} == {"IPhO_2025"}
@@ -678,7 +678,7 @@ def real_exams() -> list[str]:
 
 @pytest.fixture(scope="module")
 def real_suites(real):
-    from olympiad_eval.render import prompt_for, select
+    from olympiad_eval.stages.render import prompt_for, select
 
     prompts = {}
     for name in ("hipho", "hipho_en"):
@@ -929,7 +929,7 @@ def test_the_mean_over_samples_is_exact():
 
 
 def test_the_report_shows_every_criterion_with_its_award_and_the_scheme_totals():
-    from olympiad_eval.records import AnswerSlot, Criterion, Judgment, Problem
+    from olympiad_eval.core.records import AnswerSlot, Criterion, Judgment, Problem
 
     problem = Problem(
         id="1",

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from olympiad_eval.benchmarks import Score, hipho
-from olympiad_eval.benchmarks import hipho_evalscope as evalscope
-from olympiad_eval.records import AnswerSlot, Criterion, Figure, InputError, Problem
+from olympiad_eval.benchmarks.hipho import evalscope
+from olympiad_eval.core.records import AnswerSlot, Criterion, Figure, InputError, Problem
 from tests.support import suite_scoring
 
 CFG = suite_scoring("sample_hipho_evalscope")

@@ -10,8 +10,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import mathvision
-from olympiad_eval.mathcheck import _check
-from olympiad_eval.records import InputError, RecordError, iter_json_lines
+from olympiad_eval.scoring.mathcheck import _check
+from olympiad_eval.core.records import InputError, RecordError, iter_json_lines
 from tests.support import by_rules, typed
 
 # its module fixtures load a release once: keep its tests on one test worker
@@ -57,7 +57,7 @@ def test_sample_test_split(sample):
     ],
 )
 def test_a_suite_takes_levels_and_subjects(sample, options, expected):
-    from olympiad_eval.render import select
+    from olympiad_eval.stages.render import select
 
     assert [p.id for p in select(list(sample.values()), typed("mathvision", language="en", **options))] == expected
 
@@ -73,7 +73,7 @@ def test_a_suite_takes_levels_and_subjects(sample, options, expected):
     ],
 )
 def test_a_level_or_subject_the_release_lacks_is_refused(sample, options, said):
-    from olympiad_eval.render import select
+    from olympiad_eval.stages.render import select
 
     with pytest.raises(InputError, match=r"^suite 'test' \(conf/suite/test.yaml or an override\): " + said):
         select(list(sample.values()), typed("mathvision", language="en", **options), "test")
@@ -270,7 +270,7 @@ def test_the_official_protocol_is_the_default_and_reads_the_official_way(sample)
 
 
 def test_the_report_shows_a_choice_problem_s_options_with_the_gold_and_the_chosen_one():
-    from olympiad_eval.records import AnswerSlot, Judgment, Problem
+    from olympiad_eval.core.records import AnswerSlot, Judgment, Problem
 
     problem = Problem(
         id="1",

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from olympiad_eval.benchmarks import mathvision, mathvision_evalscope
-from olympiad_eval.mathcheck import CheckPool, Verdict, _check
-from olympiad_eval.records import AnswerSlot
+from olympiad_eval.benchmarks import mathvision
+from olympiad_eval.benchmarks.mathvision import evalscope as mathvision_evalscope
+from olympiad_eval.scoring.mathcheck import CheckPool, Verdict, _check
+from olympiad_eval.core.records import AnswerSlot
 from tests.support import by_rules, scoring
 
 pytestmark = pytest.mark.xdist_group("mathvision_release")
@@ -153,7 +154,7 @@ def test_the_free_form_check_runs_in_the_check_workers(sample):
 def test_free_form_without_math_verify_is_refused_with_what_to_install(sample, monkeypatch):
     import importlib.util
 
-    from olympiad_eval.records import InputError
+    from olympiad_eval.core.records import InputError
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "math_verify" else real(name, *a))

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from olympiad_eval.benchmarks import mathvision_official as official
+from olympiad_eval.benchmarks.mathvision import official
 from tests.support import shared_data
 
 # its module fixtures load a release once: keep its tests on one test worker

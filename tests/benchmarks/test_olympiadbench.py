@@ -14,10 +14,10 @@ from omegaconf import OmegaConf
 from PIL import Image
 
 from olympiad_eval.benchmarks import olympiadbench
-from olympiad_eval.fetch import fetch
-from olympiad_eval.mathcheck import CheckPool, _check
-from olympiad_eval.records import InputError, RecordError
-from olympiad_eval.render import prompt_for, select, selection
+from olympiad_eval.stages.fetch import fetch
+from olympiad_eval.scoring.mathcheck import CheckPool, _check
+from olympiad_eval.core.records import InputError, RecordError
+from olympiad_eval.stages.render import prompt_for, select, selection
 from tests.support import ROOT, by_rules, compose_stage, shared_data, typed
 from tests.test_fetch_sources import hf_cache, offline  # noqa: F401  (offline: a fixture)
 
@@ -688,7 +688,7 @@ def test_the_hub_config_fetches_the_current_layout_from_a_pinned_snapshot(tmp_pa
 
 
 def test_attributes_are_written_only_where_a_benchmark_has_some(first):
-    from olympiad_eval.records import Problem, dumps, from_dict
+    from olympiad_eval.core.records import Problem, dumps, from_dict
 
     plain = Problem(id="1", benchmark="b", language="en", question="q")
     assert "attributes" not in json.loads(dumps(plain))  # every other benchmark's records keep their bytes

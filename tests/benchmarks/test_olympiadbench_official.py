@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from olympiad_eval.benchmarks import olympiadbench_official as official
-from olympiad_eval.mathcheck import CheckPool, Verdict, _check
+from olympiad_eval.benchmarks.olympiadbench import official
+from olympiad_eval.scoring.mathcheck import CheckPool, Verdict, _check
 from tests.support import shared_data
 
 # eval/scoring_examples.json of github OpenBMB/OlympiadBench, commit 61bf12a (MIT licence,

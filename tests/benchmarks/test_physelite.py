@@ -19,10 +19,10 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import physelite
-from olympiad_eval.fetch import fetch
-from olympiad_eval.mathcheck import Verdict, equivalent
-from olympiad_eval.records import InputError, Problem, RecordError, read_jsonl
-from olympiad_eval.render import render
+from olympiad_eval.stages.fetch import fetch
+from olympiad_eval.scoring.mathcheck import Verdict, equivalent
+from olympiad_eval.core.records import InputError, Problem, RecordError, read_jsonl
+from olympiad_eval.stages.render import render
 from tests.support import by_rules, scoring, typed
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,7 +49,7 @@ def sample():
     ],
 )
 def test_a_suite_takes_subjects_and_difficulties_in_both_languages_alike(sample, options, expected):
-    from olympiad_eval.render import select
+    from olympiad_eval.stages.render import select
 
     for language in ("en", "zh"):
         chosen = select(list(sample.values()), typed("physelite", language=language, **options))
@@ -57,7 +57,7 @@ def test_a_suite_takes_subjects_and_difficulties_in_both_languages_alike(sample,
 
 
 def test_a_difficulty_the_suite_lacks_is_refused(sample):
-    from olympiad_eval.render import select
+    from olympiad_eval.stages.render import select
 
     with pytest.raises(
         InputError,
@@ -748,7 +748,7 @@ def test_a_subject_with_the_separator_in_it_is_refused(tmp_path):
 
 
 def test_the_report_shows_each_judge_s_verdict_and_graded_steps_and_the_rules_verdict_without_judges():
-    from olympiad_eval.records import Judgment, Problem
+    from olympiad_eval.core.records import Judgment, Problem
 
     problem = Problem(id="1", benchmark="b", language="zh", question="q")
     common = dict(

@@ -10,7 +10,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import PARTS, Benchmark, known_kinds, plugin, typed_suite
-from olympiad_eval.records import InputError
+from olympiad_eval.core.records import InputError
 
 # A benchmark outside the package, complete but for a tolerance: its Scoring keeps the contract's
 # rel_tol, which has no default.

@@ -30,7 +30,7 @@ config files, its sample data and its tests. What a benchmark module offers:
   score is known (HiPhO's answer slots the rules missed); each task is sent to every judge; and
   `judge_tasks_after_rules_at_most(problem, response, scoring)`, the most that the second could
   ask of a response (as if the rules matched none of its answers): what a cost plan counts before
-  the response exists (`olympiad_eval.costs`); a benchmark scored by rules alone sets all three to
+  the response exists (`olympiad_eval.cli.costs`); a benchmark scored by rules alone sets all three to
   `no_judge_tasks`, and `combine` to `rules_alone`;
 - `combine(problem, rules, replies, scoring) -> Score | str`: the protocol's score from the rules'
   score and each judge's parsed replies (`replies[judge][task key]`), or why it cannot score;
@@ -80,9 +80,9 @@ from typing import Any, Optional, Protocol, runtime_checkable
 
 from omegaconf import MISSING, DictConfig, OmegaConf
 
-from olympiad_eval.checks import typed_config
-from olympiad_eval.mathcheck import Options
-from olympiad_eval.records import InputError, Problem
+from olympiad_eval.core.config import typed_config
+from olympiad_eval.scoring.mathcheck import Options
+from olympiad_eval.core.records import InputError, Problem
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ from urllib.parse import quote
 
 import pandas as pd
 
-from olympiad_eval.layout import Layout, family_of_suite
-from olympiad_eval.records import InputError, Selection, atomic_dir, atomic_file, natural_key
+from olympiad_eval.core.layout import Layout, family_of_suite
+from olympiad_eval.core.records import InputError, Selection, atomic_dir, atomic_file, natural_key
 from olympiad_eval.report import html
 from olympiad_eval.report.html import attr, relative, text
 
@@ -162,7 +162,7 @@ def _index(plan: dict, layout: Layout, seen) -> Iterator[str]:
 
 
 # ---- comparisons ---------------------------------------------------------------------------
-# `python -m olympiad_eval.compare` writes comparisons on demand, outside the DVC pipeline, and
+# `python -m olympiad_eval.cli.compare` writes comparisons on demand, outside the DVC pipeline, and
 # rewrites their page each time. The report links that page rather than listing the comparisons
 # itself: it is a DVC stage, and what it reads must be its dependencies, so a list read from a
 # folder that no stage makes would change its bytes (and its dvc.lock) with whatever comparisons
@@ -179,7 +179,7 @@ def _comparisons_link(layout: Layout) -> str:
     return (
         '<h2 id="comparisons">Comparisons</h2>\n'
         f'<p><a href="{attr(page)}">Comparisons of two runs and judges\' agreement</a>: flips, score '
-        "differences with paired intervals and tests, kappas. <code>python -m olympiad_eval.compare runs SUITE "
+        "differences with paired intervals and tests, kappas. <code>python -m olympiad_eval.cli.compare runs SUITE "
         "MODEL/JUDGE MODEL/JUDGE</code> or <code>... judges SUITE CELL...</code> writes one and lists it there "
         "(no page until the first).</p>"
     )

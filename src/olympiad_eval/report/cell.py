@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from olympiad_eval.benchmarks import ReportSection, plugin
-from olympiad_eval.layout import Layout
-from olympiad_eval.records import (
+from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.records import (
     Generation,
     InputError,
     Judgment,

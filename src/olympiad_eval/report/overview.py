@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pandas as pd
 
 from olympiad_eval.benchmarks import plugin
-from olympiad_eval.layout import Layout
+from olympiad_eval.core.layout import Layout
 from olympiad_eval.report import html
 from olympiad_eval.report.cell import GIT_COMMIT_NOTE, MARKS, received_pairs
 from olympiad_eval.report.charts import Bar, bar_chart

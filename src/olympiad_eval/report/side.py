@@ -1,6 +1,6 @@
 """The root stage's pages of each suite: a side-by-side page per problem across every model and
 judge of the plan, and the flips between the plan's first model and each other, as the comparison
-command (`olympiad_eval.compare`) finds them, from the plan's own cells (the stage's dependencies)."""
+command (`olympiad_eval.cli.compare`) finds them, from the plan's own cells (the stage's dependencies)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from olympiad_eval.layout import Layout
-from olympiad_eval.records import Judgment, Prompt, iter_jsonl
+from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.records import Judgment, Prompt, iter_jsonl
 from olympiad_eval.report import html
 from olympiad_eval.report.cell import GIT_COMMIT_NOTE, MARKS, Cursor, mean_points, need, received_pairs, status_of
 from olympiad_eval.report.html import attr, maths, number, relative, text
@@ -31,7 +31,7 @@ def flips_page(judge: str, first: str, second: str) -> str:
 
 
 def write_suite(plan: dict, layout: Layout, suite: str, folder: Path, seen: Seen) -> None:
-    from olympiad_eval import compare
+    from olympiad_eval.cli import compare
 
     benchmark = plan["suites"][suite]
     family = plan["family"][benchmark]
@@ -167,7 +167,7 @@ def _write_flips(
             f"<h1>{text(title)}</h1>",
             f'<p class="nav"><a href="{attr(relative(layout.report_index(), final))}">the report</a></p>',
             f"<p>{len(table)} of {len(paired)} problems changed (right: every sample earned all points; "
-            f"A is {text(first)}, B is {text(second)}), as <code>python -m olympiad_eval.compare runs</code> counts them.</p>",
+            f"A is {text(first)}, B is {text(second)}), as <code>python -m olympiad_eval.cli.compare runs</code> counts them.</p>",
             '<table class="flips">\n<thead><tr><th>problem</th><th>subset</th><th>A points</th><th>B points</th>'
             "<th>max points</th><th>change</th><th>unscored</th></tr></thead>\n<tbody>",
             rows,

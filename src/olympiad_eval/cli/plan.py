@@ -1,8 +1,8 @@
 """The DVC pipeline files, generated from one template each, with every stage's code
 dependencies read from what its script imports.
 
-    python -m olympiad_eval.plan            # writes them
-    python -m olympiad_eval.plan --check    # says which differ from what would be written (exit 1)
+    python -m olympiad_eval.cli.plan            # writes them
+    python -m olympiad_eval.cli.plan --check    # says which differ from what would be written (exit 1)
 
 `pipelines/templates/family.yaml` becomes `pipelines/<family>/dvc.yaml` for each benchmark family of
 the plan (`pipelines` in params.yaml), with `<family>` replaced by its name; one file, and so one
@@ -10,23 +10,29 @@ dvc.lock, per family (DVC rewrites a whole lock after each stage it runs: one lo
 would make that rewrite the slowest part of a run). `pipelines/templates/report.yaml` becomes the
 repository's own `dvc.yaml`. In both, a dependency line `- <code: stages/x.py>` becomes the script
 and every module of this package it runs: the imports it reaches, through function-level imports
-too, and the whole `benchmarks` package wherever it is reached, since its modules are imported by
-name. A module that a stage runs but does not list would let DVC keep a stale output when the
+too. Benchmarks are imported by name (`benchmarks.plugin(kind)`), so a script that reaches the
+registry runs its family's benchmark too: in a family's pipeline, that benchmark's own package (as
+one folder; an outside plugin's module by its file) and what it imports; in the root `dvc.yaml`,
+every family's. Never another family's benchmark: editing one benchmark leaves the other families
+up to date. A module that a stage runs but does not list would let DVC keep a stale output when the
 module is edited."""
 
 from __future__ import annotations
 
 import ast
 import functools
+import importlib.util
 import re
 import sys
 from pathlib import Path
 
-from olympiad_eval import layout
-from olympiad_eval.stage import read_plan
+import yaml
+
+from olympiad_eval.core import layout
+from olympiad_eval.stages.runner import read_plan
 
 PACKAGE = "olympiad_eval"
-# Imported by name (`benchmarks.plugin(kind)`), so reaching the package reaches each of its modules.
+# The benchmark registry: it imports each benchmark by name (`plugin(kind)`).
 BY_NAME = f"{PACKAGE}.benchmarks"
 _CODE = re.compile(r"^(?P<indent>\s*)- <code: (?P<script>\S+)>$", re.M)
 # `<path judgments suite=${item.suite} ...>`: an output path (see `output_path`)
@@ -47,7 +53,7 @@ def module_file(name: str, src: Path) -> Path | None:
 @functools.cache
 def imported(path: Path, src: Path) -> frozenset[str]:
     """The modules of this package that a file imports, anywhere in it (`from olympiad_eval import
-    answers` imports the module `olympiad_eval.answers`, and the package itself). Cached: every
+    answers` imports the module `olympiad_eval.scoring.answers`, and the package itself). Cached: every
     stage's script reaches most modules, and the plan has a dozen scripts to follow."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
@@ -66,35 +72,60 @@ def imported(path: Path, src: Path) -> frozenset[str]:
     return frozenset(modules)
 
 
-def reached(script: Path, src: Path) -> set[str]:
-    """Every module of this package that running `script` may import."""
+def reached(files, src: Path) -> set[str]:
+    """Every module of this package that running `files` may import."""
     seen: set[str] = set()
-    todo = list(imported(script, src))
+    todo = [name for path in files for name in imported(path, src)]
     while todo:
         name = todo.pop()
         if name in seen:
             continue
         seen.add(name)
         todo.extend(imported(module_file(name, src), src))
-        if name == BY_NAME:
-            todo.extend(
-                f"{BY_NAME}.{path.stem}"
-                for path in sorted(module_file(BY_NAME, src).parent.glob("*.py"))
-                if path.stem != "__init__"
-            )
     return seen
 
 
-def code_of(script: str, root: Path) -> list[str]:
-    """The code dependencies of a stage script: itself and the files of the modules it reaches,
-    the `benchmarks` package as one folder; relative to `root`, sorted."""
+def benchmark_code(family: str, root: Path) -> tuple[Path, list[Path]]:
+    """Where a family's benchmark code is (a package's folder, or an outside plugin's module file)
+    and its Python files. Its kind is read from the config of one of its benchmarks (a dotted path
+    for an outside plugin), or is the family's own name where the plan lists none yet."""
+    kinds = {_kind(root, benchmark) for benchmark, owner in read_plan(root / "params.yaml")["family"].items()
+             if owner == family} or {family}
+    if len(kinds) > 1:
+        raise ValueError(f"params.yaml: pipelines.{family} lists benchmarks of several kinds: {', '.join(sorted(kinds))}")
+    [kind] = kinds
+    name = kind if "." in kind else f"{BY_NAME}.{kind}"
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        raise ValueError(f"params.yaml: pipelines.{family}: no benchmark module '{name}' to list as its code")
+    origin = Path(spec.origin).resolve()
+    if spec.submodule_search_locations:  # a package: all of it
+        return origin.parent, sorted(origin.parent.rglob("*.py"))
+    return origin, [origin]
+
+
+def _kind(root: Path, benchmark: str) -> str:
+    path = root / "conf" / "benchmark" / f"{benchmark}.yaml"
+    kind = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("kind") if path.is_file() else None
+    if not isinstance(kind, str):
+        raise ValueError(f"{path.relative_to(root)}: `kind` must name the benchmark's module")
+    return kind
+
+
+def code_of(script: str, root: Path, family: str | None = None) -> list[str]:
+    """The code dependencies of a stage script: itself and the files of the modules it reaches; where
+    it reaches the benchmark registry, the family's benchmark (every family's where `family` is None:
+    the root report); relative to `root`, sorted."""
     src = root / "src"
-    folder = module_file(BY_NAME, src).parent
-    files = set()
-    for name in reached(root / script, src):
-        path = module_file(name, src)
-        files.add((folder if path.parent == folder else path).relative_to(root).as_posix())
-    return [script, *sorted(files)]
+    modules = reached([root / script], src)
+    files = {module_file(name, src) for name in modules}
+    if BY_NAME in modules:
+        families = [family] if family else read_plan(root / "params.yaml")["families"]
+        for where, sources in (benchmark_code(name, root) for name in families):
+            outside = {module_file(name, src) for name in reached(sources, src)} - set(sources)
+            files |= {where, *outside}
+    paths = sorted(path.resolve().relative_to(root.resolve()).as_posix() for path in files)
+    return [script, *paths]
 
 
 def output_path(marker: re.Match, family: str | None) -> str:
@@ -111,7 +142,9 @@ def output_path(marker: re.Match, family: str | None) -> str:
 
 def fill(template: str, root: Path, family: str | None = None) -> str:
     """A template with its code lines and output paths expanded (and `<family>` named)."""
-    text = _CODE.sub(lambda m: "\n".join(f"{m['indent']}- {path}" for path in code_of(m["script"], root)), template)
+    text = _CODE.sub(
+        lambda m: "\n".join(f"{m['indent']}- {path}" for path in code_of(m["script"], root, family)), template
+    )
     text = _PATH.sub(lambda m: output_path(m, family), text)
     return text if family is None else text.replace("<family>", family)
 
@@ -147,7 +180,7 @@ def main(argv: list[str]) -> int:
     if argv == ["--check"]:
         problems = stale(root)
         for problem in problems:
-            print(f"{problem}: run `python -m olympiad_eval.plan`", file=sys.stderr)
+            print(f"{problem}: run `python -m olympiad_eval.cli.plan`", file=sys.stderr)
         return 1 if problems else 0
     for path, text in pipeline_files(root).items():
         if _differs(path, text):

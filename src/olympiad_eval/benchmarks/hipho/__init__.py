@@ -17,7 +17,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from olympiad_eval import answers
+from olympiad_eval.scoring import answers
 from olympiad_eval.benchmarks import (
     Filter,
     JudgeTask,
@@ -28,7 +28,6 @@ from olympiad_eval.benchmarks import (
     choices,
     delimited,
     failed_tasks,
-    hipho_evalscope,
     json_reply,
 )
 from olympiad_eval.benchmarks import (
@@ -37,7 +36,7 @@ from olympiad_eval.benchmarks import (
 from olympiad_eval.benchmarks import (
     Suite as BaseSuite,
 )
-from olympiad_eval.records import (
+from olympiad_eval.core.records import (
     AnswerSlot,
     Criterion,
     Figure,
@@ -47,8 +46,9 @@ from olympiad_eval.records import (
     check_no_surrogates,
     exact,
 )
-from olympiad_eval.release import Fields, as_points, as_text, load_figure
-from olympiad_eval.templates import fill
+from olympiad_eval.benchmarks.release import Fields, as_points, as_text, load_figure
+from olympiad_eval.core.templates import fill
+from olympiad_eval.benchmarks.hipho import evalscope as hipho_evalscope
 
 if TYPE_CHECKING:  # pandas only types `tables`: the judge stage need not pay its import (0.3 s)
     import pandas as pd
@@ -343,7 +343,7 @@ def accepted_range(slot: AnswerSlot) -> tuple[float, float] | None:
     bounds = _ACCEPTED_RANGE.fullmatch(gold_value(slot))
     if not bounds:
         return None
-    from olympiad_eval.mathcheck import to_number  # sympy's import only where a range needs it
+    from olympiad_eval.scoring.mathcheck import to_number  # sympy's import only where a range needs it
 
     low, high = (to_number(side) for side in bounds.groups())
     return (min(low, high), max(low, high)) if low is not None and high is not None else None

@@ -119,7 +119,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from olympiad_eval.mathcheck import MAX_DEPTH, Verdict
+from olympiad_eval.scoring.mathcheck import MAX_DEPTH, Verdict
 
 DEFAULT_PRECISION = 1e-8  # the official default tolerance (absolute)
 MARKERS = {"en": re.compile("So the final answer is (.*)"), "zh": re.compile("所以最终答案是(.*)")}

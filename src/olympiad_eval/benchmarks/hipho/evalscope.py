@@ -42,8 +42,8 @@ import functools
 import re
 
 from olympiad_eval.benchmarks import JudgeTask, Score, failed_tasks
-from olympiad_eval.records import InputError, Problem
-from olympiad_eval.templates import fill
+from olympiad_eval.core.records import InputError, Problem
+from olympiad_eval.core.templates import fill
 
 # evalscope/benchmarks/hipho/utils.py `_CRITERION_POINTS_RE`, verbatim (the "a total of" bug included).
 _CRITERION_POINTS = re.compile(r"(?:award|給|给|得|扣)\s*\$?\s*([0-9]*\.?[0-9]+)\s*\$?\s*(?:pts?|points?|分)", re.I)

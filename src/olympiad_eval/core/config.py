@@ -12,7 +12,7 @@ import math
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from olympiad_eval.records import InputError
+from olympiad_eval.core.records import InputError
 
 
 def number(

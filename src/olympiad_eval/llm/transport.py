@@ -60,7 +60,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from olympiad_eval.records import InputError, content_hash, without_paths
+from olympiad_eval.core.records import InputError, content_hash, without_paths
 
 _attempts: contextvars.ContextVar[list[int]] = contextvars.ContextVar("attempts")
 log = logging.getLogger("olympiad_eval")

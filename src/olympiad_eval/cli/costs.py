@@ -1,6 +1,6 @@
 """The cost plan: what a run of the plan would send and what it would cost, before any request.
 
-    python -m olympiad_eval.costs [--csv costs.csv] [paths.plan=other.yaml paths.outputs=...]
+    python -m olympiad_eval.cli.costs [--csv costs.csv] [paths.plan=other.yaml paths.outputs=...]
 
 For each cell of the plan (params.yaml, or `paths.plan`), its configs composed as its stage
 composes them: the requests it asks (generation: each prompt x `samples`; an LLM judge: each
@@ -50,14 +50,14 @@ from hydra.errors import HydraException
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import JudgeTask, plugin
-from olympiad_eval.checks import check_costs, number, request_settings
-from olympiad_eval.generate import generation_requests
-from olympiad_eval.judging import rule_grades, task_key, typed_judge
-from olympiad_eval.layout import Layout, family_of_suite
-from olympiad_eval.llm import Reply, RequestCache, shrink_image
-from olympiad_eval.providers import Provider, complete_all, judge_provider_class, provider_class
-from olympiad_eval.records import Generation, InputError, Problem, Prompt, read_jsonl
-from olympiad_eval.stage import read_plan
+from olympiad_eval.core.config import check_costs, number, request_settings
+from olympiad_eval.stages.generate import generation_requests
+from olympiad_eval.stages.judge import rule_grades, task_key, typed_judge
+from olympiad_eval.core.layout import Layout, family_of_suite
+from olympiad_eval.llm.transport import Reply, RequestCache, shrink_image
+from olympiad_eval.llm.providers import Provider, complete_all, judge_provider_class, provider_class
+from olympiad_eval.core.records import Generation, InputError, Problem, Prompt, read_jsonl
+from olympiad_eval.stages.runner import read_plan
 
 # What a response not generated yet is written as in its judge prompts: its tokens are then
 # counted as the model's assumed output.
@@ -501,7 +501,7 @@ NOTES = """
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m olympiad_eval.costs",
+        prog="python -m olympiad_eval.cli.costs",
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
-from olympiad_eval.records import Figure, RecordError, file_sha256
+from olympiad_eval.core.records import Figure, RecordError, file_sha256
 
 MIME_BY_FORMAT = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
 SUFFIX_BY_MIME = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp"}

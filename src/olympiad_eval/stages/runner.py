@@ -26,7 +26,7 @@ from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import OmegaConf
 
-from olympiad_eval.records import WRITE_ERRORS, InputError
+from olympiad_eval.core.records import WRITE_ERRORS, InputError
 
 log = logging.getLogger("olympiad_eval")
 

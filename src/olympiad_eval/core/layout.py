@@ -1,7 +1,7 @@
 """Where a run's outputs live: every path of every cell, spelled once.
 
 The stage scripts, the tables, the report and the tests ask `Layout` for a path; `python -m
-olympiad_eval.plan` fills the pipeline templates' `<path NAME field=value ...>` markers from the
+olympiad_eval.cli.plan` fills the pipeline templates' `<path NAME field=value ...>` markers from the
 same `PATTERNS`, so the dvc.yaml files and the code cannot disagree.
 
 The files of a generation or judge cell carry their benchmark family in their path
@@ -18,7 +18,7 @@ import itertools
 import re
 from pathlib import Path
 
-from olympiad_eval.records import InputError
+from olympiad_eval.core.records import InputError
 
 # Where the outputs are, relative to the repository (the stages' `paths.outputs` in conf/common.yaml,
 # which a test checks against this).
@@ -54,7 +54,7 @@ PATTERNS = {
     "report_assets": "report/assets",
     "report_compare": "report/compare/{suite}",
     "report_cell": "report/cells/{suite}/{model}",
-    # Written on demand by `python -m olympiad_eval.compare`, not by a DVC stage: one folder per
+    # Written on demand by `python -m olympiad_eval.cli.compare`, not by a DVC stage: one folder per
     # comparison of two cells (or per judge agreement) of a suite, and a page listing them all.
     "comparison": "comparisons/{suite}/{comparison}",
     "comparison_index": "comparisons/index.html",
@@ -161,7 +161,7 @@ class Layout:
     def report_cell(self, suite: str, model: str) -> Path:
         return self._path("report_cell", suite=suite, model=model)
 
-    # on demand (olympiad_eval.compare)
+    # on demand (olympiad_eval.cli.compare)
     def comparison(self, suite: str, comparison: str) -> Path:
         return self._path("comparison", suite=suite, comparison=comparison)
 

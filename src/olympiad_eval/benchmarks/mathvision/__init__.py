@@ -17,9 +17,6 @@ from olympiad_eval.benchmarks import (
     ReportTable,
     Score,
     choices,
-    hipho_evalscope,
-    mathvision_evalscope,
-    mathvision_official,
     no_judge_tasks,
     rules_alone,
 )
@@ -29,8 +26,10 @@ from olympiad_eval.benchmarks import (
 from olympiad_eval.benchmarks import (
     Suite as BaseSuite,
 )
-from olympiad_eval.records import AnswerSlot, InputError, Problem, RecordError, iter_json_lines
-from olympiad_eval.release import Fields, as_text, load_figure
+from olympiad_eval.core.records import AnswerSlot, InputError, Problem, RecordError, iter_json_lines
+from olympiad_eval.benchmarks.release import Fields, as_text, load_figure
+from olympiad_eval.benchmarks.hipho import evalscope as hipho_evalscope
+from olympiad_eval.benchmarks.mathvision import evalscope as mathvision_evalscope, official as mathvision_official
 
 pd = lazy_import("pandas")  # for the tables only
 

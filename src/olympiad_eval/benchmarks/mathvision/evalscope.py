@@ -38,8 +38,8 @@ import contextlib
 import re
 import string
 
-from olympiad_eval.mathcheck import Verdict
-from olympiad_eval.records import InputError
+from olympiad_eval.scoring.mathcheck import Verdict
+from olympiad_eval.core.records import InputError
 
 # evalscope/utils/multi_choices.py, verbatim: the marker, a bracketed label, the math typesetting
 # before a label, a plain label, a label's words (`_ANSWER_MARKER_RE`, `_BRACKETED_LABEL_RE`,

@@ -1,7 +1,7 @@
 """Compare two runs of one suite, and measure how far judges agree.
 
-    python -m olympiad_eval.compare runs SUITE A B          two cells: sample_hipho reference/rule demo/rule
-    python -m olympiad_eval.compare judges SUITE CELL...    one ensemble cell, or cells of one model
+    python -m olympiad_eval.cli.compare runs SUITE A B          two cells: sample_hipho reference/rule demo/rule
+    python -m olympiad_eval.cli.compare judges SUITE CELL...    one ensemble cell, or cells of one model
 
 A cell is MODEL/JUDGE, with the samples to take after a colon where a model was sampled more than
 once: `demo/rule:0`, `demo/rule:0-3`, `demo/rule:0,2`. Two cells are two models, two judges, or two
@@ -34,12 +34,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from olympiad_eval.layout import OUTPUTS, Layout, family_of_suite, spelled
-from olympiad_eval.records import InputError, Judgment, atomic_dir, natural_key, read_jsonl, write_json
+from olympiad_eval.core.layout import OUTPUTS, Layout, family_of_suite, spelled
+from olympiad_eval.core.records import InputError, Judgment, atomic_dir, natural_key, read_jsonl, write_json
 from olympiad_eval.report import write_comparison_index
-from olympiad_eval.stage import fail, read_plan
-from olympiad_eval.stats import ratio_bootstrap
-from olympiad_eval.tables import (
+from olympiad_eval.stages.runner import fail, read_plan
+from olympiad_eval.core.stats import ratio_bootstrap
+from olympiad_eval.stages.aggregate import (
     check_one_provenance,
     made_by_latex,
     made_by_markdown,
@@ -740,7 +740,7 @@ def write_comparison(layout: Layout, comparison: Comparison) -> tuple[Path, str]
 
 def arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m olympiad_eval.compare",
+        prog="python -m olympiad_eval.cli.compare",
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -34,7 +34,8 @@ from typing import Optional
 from omegaconf import OmegaConf
 from PIL import Image
 
-from olympiad_eval import answers, lazy_import
+from olympiad_eval import lazy_import
+from olympiad_eval.scoring import answers
 from olympiad_eval.benchmarks import (
     Filter,
     JudgeTask,
@@ -53,9 +54,9 @@ from olympiad_eval.benchmarks import (
 from olympiad_eval.benchmarks import (
     Suite as BaseSuite,
 )
-from olympiad_eval.mathcheck import numbers_close, to_number
-from olympiad_eval.records import AnswerSlot, Figure, InputError, Problem, RecordError, iter_json_lines
-from olympiad_eval.release import (
+from olympiad_eval.scoring.mathcheck import numbers_close, to_number
+from olympiad_eval.core.records import AnswerSlot, Figure, InputError, Problem, RecordError, iter_json_lines
+from olympiad_eval.benchmarks.release import (
     MIME_BY_FORMAT,
     SUFFIX_BY_MIME,
     UNREADABLE_IMAGE,
@@ -64,7 +65,7 @@ from olympiad_eval.release import (
     load_figure,
     release_path,
 )
-from olympiad_eval.templates import fill
+from olympiad_eval.core.templates import fill
 
 np, pd = lazy_import("numpy"), lazy_import("pandas")  # for Parquet releases and the tables only
 

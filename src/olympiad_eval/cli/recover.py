@@ -5,7 +5,7 @@ truncating and writing the file. A kill between the two leaves it empty, and eve
 `dvc repro` stops with "Unable to read RWLock-file ... JSON structure is corrupted" until the file
 is removed by hand. Our outputs and the request cache are not at fault: only this file is.
 
-`python -m olympiad_eval.recover` (run in the repository) removes such a torn file, and only when
+`python -m olympiad_eval.cli.recover` (run in the repository) removes such a torn file, and only when
 no DVC process holds the repository's lock (`.dvc/tmp/lock`, which `dvc repro` holds for its whole
 run): a live run's lock is never touched. A readable lock file is left alone, since DVC itself
 releases the entries of processes that died. Exit status: 0 when nothing was wrong or it is

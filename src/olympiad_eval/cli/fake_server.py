@@ -8,7 +8,7 @@ GET /models answers 404 (an endpoint that lists no models) unless `models` lists
 `api_key` set every request without that key gets a 401; probes (`probes`) are counted apart
 from chat requests.
 `flaky` wraps a responder so that a share of requests fail the ways real endpoints fail.
-Run it by hand with `python -m olympiad_eval.fake_server --port 8000`.
+Run it by hand with `python -m olympiad_eval.cli.fake_server --port 8000`.
 """
 
 from __future__ import annotations

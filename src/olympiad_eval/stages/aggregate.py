@@ -21,8 +21,8 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import plugin, typed_suite
-from olympiad_eval.layout import TABLE_INDEX, Layout
-from olympiad_eval.records import (
+from olympiad_eval.core.layout import TABLE_INDEX, Layout
+from olympiad_eval.core.records import (
     InputError,
     Judgment,
     Problem,
@@ -32,8 +32,8 @@ from olympiad_eval.records import (
     read_jsonl,
     write_json,
 )
-from olympiad_eval.render import select, selection, selection_options
-from olympiad_eval.stats import BOOTSTRAP_RESAMPLES, ratio_bootstrap
+from olympiad_eval.stages.render import select, selection, selection_options
+from olympiad_eval.core.stats import BOOTSTRAP_RESAMPLES, ratio_bootstrap
 
 COUNTS = ["problems", "scored", "judge errors", "undecided", "failed generations", "refusals", "truncated"]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import Filter, plugin, suite_where, typed_suite
-from olympiad_eval.records import (
+from olympiad_eval.core.records import (
     InputError,
     Problem,
     Prompt,
@@ -30,7 +30,7 @@ from olympiad_eval.records import (
     write_json,
     write_jsonl,
 )
-from olympiad_eval.templates import fill, unknown_placeholders
+from olympiad_eval.core.templates import fill, unknown_placeholders
 
 _FIGURE_MARKER = re.compile(r"\[figure(\d+)\]|<image(\d+)>")
 

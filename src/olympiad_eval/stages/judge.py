@@ -39,11 +39,11 @@ from omegaconf import MISSING, OmegaConf
 from tqdm import tqdm
 
 from olympiad_eval.benchmarks import JudgeTask, Provenance, Score, plugin, provenance
-from olympiad_eval.checks import check_costs, number, request_settings, typed_config
-from olympiad_eval.llm import Reply, RequestCache, Tally, received_span, request_key, usage_totals
-from olympiad_eval.mathcheck import CheckPool, Options
-from olympiad_eval.providers import Client, Request, judge_provider_class
-from olympiad_eval.records import (
+from olympiad_eval.core.config import check_costs, number, request_settings, typed_config
+from olympiad_eval.llm.transport import Reply, RequestCache, Tally, received_span, request_key, usage_totals
+from olympiad_eval.scoring.mathcheck import CheckPool, Options
+from olympiad_eval.llm.providers import Client, Request, judge_provider_class
+from olympiad_eval.core.records import (
     Generation,
     InputError,
     Judgment,

@@ -82,7 +82,7 @@ import time
 from dataclasses import dataclass, fields, replace
 from multiprocessing.connection import wait
 
-from olympiad_eval.answers import boxed
+from olympiad_eval.scoring.answers import boxed
 
 CHOICE_LETTERS = ("A", "B", "C", "D", "E")
 MAX_CHARS = 3000  # real answers are a few hundred characters; antlr and sympy crawl on more
@@ -924,7 +924,7 @@ def _serve(connection) -> None:
 
 # What a worker imports before its first check: about a second of CPU in every spawned process.
 # Math-Verify (evalscope's protocols) where it is installed: the fork server skips what is missing.
-_PRELOADED = ["olympiad_eval.mathcheck", "sympy", "latex2sympy2_extended.latex2sympy2", "math_verify"]
+_PRELOADED = ["olympiad_eval.scoring.mathcheck", "sympy", "latex2sympy2_extended.latex2sympy2", "math_verify"]
 
 
 @functools.cache

@@ -40,7 +40,6 @@ from olympiad_eval.benchmarks import (
     Filter,
     Score,
     no_judge_tasks,
-    olympiadbench_official,
     rules_alone,
 )
 from olympiad_eval.benchmarks import (
@@ -49,10 +48,11 @@ from olympiad_eval.benchmarks import (
 from olympiad_eval.benchmarks import (
     Suite as BaseSuite,
 )
-from olympiad_eval.records import AnswerSlot, Figure, InputError, Problem, RecordError
-from olympiad_eval.release import Fields, as_text, load_figure, release_path
-from olympiad_eval.stats import ratio_bootstrap
-from olympiad_eval.templates import fill
+from olympiad_eval.core.records import AnswerSlot, Figure, InputError, Problem, RecordError
+from olympiad_eval.benchmarks.release import Fields, as_text, load_figure, release_path
+from olympiad_eval.core.stats import ratio_bootstrap
+from olympiad_eval.core.templates import fill
+from olympiad_eval.benchmarks.olympiadbench import official as olympiadbench_official
 
 np, pd = lazy_import("numpy"), lazy_import("pandas")  # for the tables only
 

@@ -1,0 +1,1 @@
+"""Talking to models: the request cache, the OpenAI-compatible transport, images, usage, and the providers."""

@@ -1,0 +1,1 @@
+"""Rule scoring: final-answer extraction and rule-based equivalence, run in worker processes with hard limits."""
