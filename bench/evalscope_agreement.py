@@ -46,7 +46,7 @@ from hipho_end_to_end import release as linked_release
 
 from olympiad_eval.cli.fake_server import FakeOpenAI
 from olympiad_eval.core.layout import Layout
-from olympiad_eval.scoring.mathcheck import to_number
+from olympiad_eval.scoring.expressions import to_number
 from olympiad_eval.core.records import Judgment, read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]

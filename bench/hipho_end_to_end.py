@@ -36,7 +36,7 @@ import yaml
 from olympiad_eval.benchmarks.hipho import reference_answer
 from olympiad_eval.cli.fake_server import JUDGE_MARKER, FakeOpenAI, default_responder
 from olympiad_eval.core.layout import Layout
-from olympiad_eval.scoring.mathcheck import to_number
+from olympiad_eval.scoring.expressions import to_number
 from olympiad_eval.core.records import Problem, Prompt, read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -40,7 +40,7 @@ from evalscope_agreement import VENV, ensure_evalscope  # bench/ is on the path
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import mathvision
-from olympiad_eval.scoring.mathcheck import CheckPool
+from olympiad_eval.scoring.pool import CheckPool
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE = ROOT.parent / "shared" / "data" / "mathvision"

@@ -52,7 +52,7 @@ import time
 from pathlib import Path
 
 from olympiad_eval.benchmarks.olympiadbench import official
-from olympiad_eval.scoring.mathcheck import CheckPool
+from olympiad_eval.scoring.pool import CheckPool
 
 RELEASE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "olympiadbench"
 

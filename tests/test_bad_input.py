@@ -71,9 +71,6 @@ from PIL import Image
 
 from olympiad_eval.benchmarks import hipho, physelite
 from olympiad_eval.cli.fake_server import FakeOpenAI, Fault
-from olympiad_eval.stages.fetch import fetch
-from olympiad_eval.stages.generate import generate
-from olympiad_eval.stages.judge import judge
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.records import (
     AnswerSlot,
@@ -86,8 +83,11 @@ from olympiad_eval.core.records import (
     write_json,
     write_jsonl,
 )
-from olympiad_eval.stages.render import render
 from olympiad_eval.stages.aggregate import counts, load_judgments
+from olympiad_eval.stages.fetch import fetch
+from olympiad_eval.stages.generate import generate
+from olympiad_eval.stages.judge import judge
+from olympiad_eval.stages.render import render
 from tests.support import (
     INJECTION,
     ROOT,

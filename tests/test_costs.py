@@ -11,9 +11,9 @@ from hydra import compose, initialize_config_dir
 
 from olympiad_eval.cli import costs
 from olympiad_eval.cli.fake_server import FakeOpenAI
+from olympiad_eval.core.layout import Layout
 from olympiad_eval.stages.generate import generate
 from olympiad_eval.stages.judge import judge
-from olympiad_eval.core.layout import Layout
 from tests.support import CONF, ROOT, plan_yaml, render_sample
 
 SUITES = {

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
+from olympiad_eval.benchmarks.release import load_figure
+from olympiad_eval.core.records import InputError, Problem, RecordError, file_sha256, read_jsonl
 from olympiad_eval.stages import fetch as fetch_module
 from olympiad_eval.stages.fetch import fetch
-from olympiad_eval.core.records import InputError, Problem, RecordError, file_sha256, read_jsonl
-from olympiad_eval.benchmarks.release import load_figure
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"

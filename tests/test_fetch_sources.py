@@ -22,8 +22,8 @@ from huggingface_hub import constants as hf_constants
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import plugin
-from olympiad_eval.stages.fetch import fetch, resolve_source
 from olympiad_eval.core.records import InputError
+from olympiad_eval.stages.fetch import fetch, resolve_source
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample" / "mathvision"

@@ -11,9 +11,9 @@ import sys
 import pytest
 from omegaconf import OmegaConf
 
-from olympiad_eval.stages.generate import generate
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.records import Generation, InputError, Prompt, read_jsonl
+from olympiad_eval.stages.generate import generate
 from tests.support import ROOT
 
 KEY = "sk-test-" + "k" * 40
@@ -164,8 +164,8 @@ def test_a_missing_key_variable_is_named(hipho, fake_openai, monkeypatch):
 
 def test_a_permanent_400_fails_the_stage_and_is_never_scored(hipho, tmp_path):
     from olympiad_eval.cli.fake_server import FakeOpenAI, Fault, default_responder
-    from olympiad_eval.stages.judge import judge
     from olympiad_eval.core.records import Judgment
+    from olympiad_eval.stages.judge import judge
     from tests.support import compose_stage
 
     def too_long(body):

@@ -9,12 +9,12 @@ import time
 import pytest
 from omegaconf import OmegaConf
 
-from olympiad_eval.stages import judge as judging
 from olympiad_eval.cli.fake_server import JUDGE_MARKER, FakeOpenAI, judge_reply
+from olympiad_eval.core.records import Generation, Judgment, Problem, read_jsonl, write_jsonl
+from olympiad_eval.scoring.pool import CheckPool
+from olympiad_eval.stages import judge as judging
 from olympiad_eval.stages.generate import generate
 from olympiad_eval.stages.judge import judge
-from olympiad_eval.scoring.mathcheck import CheckPool
-from olympiad_eval.core.records import Generation, Judgment, Problem, read_jsonl, write_jsonl
 from tests.support import INJECTION, ROOT, compose_stage, gullible, user_text
 
 DEMO = {"provider": "replay", "path": str(ROOT / "data/replay/demo/{suite}.jsonl")}

@@ -22,7 +22,8 @@ from omegaconf import OmegaConf
 from PIL import Image
 
 from olympiad_eval.cli.fake_server import FakeOpenAI, Fault, default_responder
-from olympiad_eval.stages.generate import generate
+from olympiad_eval.core.records import Generation, InputError, read_jsonl
+from olympiad_eval.llm.providers import OpenAIProvider, Request, complete_all
 from olympiad_eval.llm.transport import (
     EndpointError,
     RateLimiter,
@@ -32,8 +33,7 @@ from olympiad_eval.llm.transport import (
     shrink_image,
     utc_now,
 )
-from olympiad_eval.llm.providers import OpenAIProvider, Request, complete_all
-from olympiad_eval.core.records import Generation, InputError, read_jsonl
+from olympiad_eval.stages.generate import generate
 from tests.support import UNSERVABLE, unservable_endpoint
 
 

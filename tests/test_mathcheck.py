@@ -8,7 +8,11 @@ import sys
 
 import pytest
 
-from olympiad_eval.scoring.mathcheck import CheckPool, Verdict, clean, equivalent, to_number
+from olympiad_eval.scoring.checks import Equivalence, Verdict
+from olympiad_eval.scoring.expressions import to_number
+from olympiad_eval.scoring.mathcheck import equivalent
+from olympiad_eval.scoring.normalise import clean
+from olympiad_eval.scoring.pool import CheckPool
 from tests.support import ROOT
 
 
@@ -188,18 +192,18 @@ def test_to_number(text, expected):
 # No assertion here rests on how busy the machine is: a check that must time out never finishes
 # (TOWER), and every check that must finish has a timeout hundreds of times what it needs.
 
-TOWER = ("9^{9^{9^{9}}}", "x", 0.0, None)  # sympy expands the tower for ever: it can only time out
+TOWER = Equivalence("9^{9^{9^{9}}}", "x")  # sympy expands the tower for ever: it can only time out
 ROOMY = 60  # seconds: a check that must finish does, however busy the machine
 
 
 def test_check_many_returns_verdicts_in_order():
     jobs = [
-        ("27", "28", 0.0, None),
-        (r"\frac{3}{8}", "0.375", 0.0, None),
-        ("Mg", "mg", 0.0, None),
-        (r"\sqrt{2gh}", r"\sqrt{2hg}", 0.0, None),
-        ("24 m", "25.1 m", 0.05, None),
-        ("B", "C", 0.0, None),
+        Equivalence("27", "28"),
+        Equivalence(r"\frac{3}{8}", "0.375"),
+        Equivalence("Mg", "mg"),
+        Equivalence(r"\sqrt{2gh}", r"\sqrt{2hg}"),
+        Equivalence("24 m", "25.1 m", 0.05),
+        Equivalence("B", "C"),
     ]
     with CheckPool(workers=2, timeout=ROOMY) as pool:
         verdicts = pool.check_many(jobs)
@@ -213,7 +217,7 @@ def test_check_many_of_nothing_is_nothing():
 
 def test_check_many_records_a_crash_as_an_undecided_verdict():
     with CheckPool(workers=1, timeout=ROOMY) as pool:
-        verdicts = pool.check_many([("1", None, 0.0, None), ("1", "1", 0.0, None)])
+        verdicts = pool.check_many([Equivalence("1", None), Equivalence("1", "1")])
     assert verdicts[0].correct is None and verdicts[0].reason.startswith("check failed")
     assert verdicts[1] == Verdict(True)
 
@@ -221,10 +225,10 @@ def test_check_many_records_a_crash_as_an_undecided_verdict():
 def test_a_check_that_overruns_is_undecided_and_the_pool_carries_on():
     """The tower never finishes: that the batch returns at all shows it was not awaited. Its
     worker is replaced; the checks after it, in the same batch and the next, get verdicts."""
-    jobs = [("2", "2.0", 0.0, None), TOWER, (r"\frac{3}{8}", "0.375", 0.0, None), ("27", "28", 0.0, None)]
+    jobs = [Equivalence("2", "2.0"), TOWER, Equivalence(r"\frac{3}{8}", "0.375"), Equivalence("27", "28")]
     with CheckPool(workers=2, timeout=5) as pool:  # 5 s: thousands of times what the others need
         verdicts = pool.check_many(jobs)
-        again = pool.check_many([("1", "1", 0.0, None)])  # a fresh worker replaced the stuck one
+        again = pool.check_many([Equivalence("1", "1")])  # a fresh worker replaced the stuck one
     assert [v.correct for v in verdicts] == [True, None, True, False]
     assert verdicts[1].reason == "check timed out after 5 s"
     assert again == [Verdict(True)]
@@ -237,8 +241,9 @@ def test_the_timeout_counts_the_check_not_a_workers_start(tmp_path):
     once a warm worker takes it. In a fresh interpreter: this one's fork server started long ago."""
     (tmp_path / "sitecustomize.py").write_text("import time\ntime.sleep(1.5)\n")
     child = (
-        "from olympiad_eval.scoring.mathcheck import CheckPool\n"
-        f"jobs = [('1', '1', 0.0, None), {TOWER!r}, ('2', '2', 0.0, None)]\n"
+        "from olympiad_eval.scoring.pool import CheckPool\n"
+        "from olympiad_eval.scoring.checks import Equivalence, Options\n"
+        f"jobs = [Equivalence('1', '1'), {TOWER!r}, Equivalence('2', '2')]\n"
         "with CheckPool(workers=1, timeout=1) as pool:\n"
         "    print(pool.check_many(jobs))\n"
     )

@@ -8,7 +8,9 @@ import time
 
 import pytest
 
-from olympiad_eval.scoring.mathcheck import CheckPool, Options, Verdict, equivalent
+from olympiad_eval.scoring.checks import Equivalence, Options, Verdict
+from olympiad_eval.scoring.mathcheck import equivalent
+from olympiad_eval.scoring.pool import CheckPool
 
 
 def case(gold, pred, expected, id, rel_tol=0.0, unit=None):
@@ -249,7 +251,7 @@ def test_options_add_up_and_come_from_a_config_mapping():
 
 
 def test_the_pool_applies_the_cells_options_and_each_checks_own():
-    jobs = [("0.6", "60%", 0.0, None), ("1, 2", "2, 1", 0.0, None), ("1, 2", "2, 1", 0.0, None, UNORDERED)]
+    jobs = [Equivalence("0.6", "60%"), Equivalence("1, 2", "2, 1"), Equivalence("1, 2", "2, 1", 0.0, None, UNORDERED)]
     with CheckPool(workers=1, timeout=20) as pool:
         assert [v.correct for v in pool.check_many(jobs)] == [False, False, True]
     with CheckPool(workers=1, timeout=20, options=PERCENT) as pool:
@@ -282,15 +284,15 @@ def test_hostile_input_through_the_pool_finishes_within_the_timeout():
     worker's start is not counted). 5 s: thousands of times what the ordinary checks need, so
     that a busy machine cannot time them out."""
     jobs = [
-        ("9^{9^{9}}", "x", 0.0, None),  # a 370-million-digit integer
-        ("10^{10^{10}}", "1", 0.0, None),  # ten billion digits
-        ("1", HUNDRED_KB, 0.0, None),
-        ("2", "2.0", 0.0, None),
-        ("B", "C", 0.0, None),
+        Equivalence("9^{9^{9}}", "x"),  # a 370-million-digit integer
+        Equivalence("10^{10^{10}}", "1"),  # ten billion digits
+        Equivalence("1", HUNDRED_KB),
+        Equivalence("2", "2.0"),
+        Equivalence("B", "C"),
     ]
     with CheckPool(workers=2, timeout=5) as pool:
         verdicts = pool.check_many(jobs)
-        again = pool.check_many([("3e8", "3E+08", 0.0, None)])  # fresh workers carry on
+        again = pool.check_many([Equivalence("3e8", "3E+08")])  # fresh workers carry on
     # the towers: undecided when the worker was stopped, or False; never a hang, never True
     assert all(v.correct is False or v == Verdict(None, "check timed out after 5 s") for v in verdicts[:2])
     assert verdicts[2:] == [Verdict(False), Verdict(True), Verdict(False)]

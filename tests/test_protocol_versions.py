@@ -22,8 +22,8 @@ import sys
 import pytest
 
 from olympiad_eval.cli.fake_server import JUDGE_MARKER, FakeOpenAI
-from olympiad_eval.stages.judge import judge
 from olympiad_eval.core.records import Generation, Judgment, Prompt, read_jsonl, write_jsonl
+from olympiad_eval.stages.judge import judge
 from tests.support import ROOT, compose_stage, render_sample, suite_scoring
 
 GOLDEN = ROOT / "tests" / "golden" / "protocol_verdicts.json"

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from omegaconf import OmegaConf
 
-from olympiad_eval.llm.transport import Reply, RequestCache, Tally
+from olympiad_eval.core.records import InputError, Prompt, RecordError
 from olympiad_eval.llm.providers import (
     PROVIDERS,
     Provider,
@@ -18,7 +18,7 @@ from olympiad_eval.llm.providers import (
     judge_provider_class,
     provider_class,
 )
-from olympiad_eval.core.records import InputError, Prompt, RecordError
+from olympiad_eval.llm.transport import Reply, RequestCache, Tally
 
 OPENAI = {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None}
 

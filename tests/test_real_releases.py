@@ -9,8 +9,8 @@ import csv
 
 import pytest
 
-from olympiad_eval.stages.fetch import fetch
 from olympiad_eval.core.records import Problem, read_jsonl
+from olympiad_eval.stages.fetch import fetch
 from olympiad_eval.stages.render import render
 from tests.support import compose_stage, shared_data
 

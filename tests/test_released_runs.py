@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
+from olympiad_eval.core.layout import Layout
+from olympiad_eval.stages.aggregate import aggregate
 from olympiad_eval.stages.fetch import fetch
 from olympiad_eval.stages.generate import generate
 from olympiad_eval.stages.judge import judge
-from olympiad_eval.core.layout import Layout
 from olympiad_eval.stages.render import render
-from olympiad_eval.stages.aggregate import aggregate
 from tests.support import compose_stage, shared_data
 
 # its module fixtures load a release once: keep its tests on one test worker

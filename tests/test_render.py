@@ -11,10 +11,10 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import hipho
-from olympiad_eval.stages.fetch import fetch
 from olympiad_eval.core.records import InputError, Problem, Prompt, Selection, read_jsonl, without_paths
-from olympiad_eval.stages.render import render, select, selection
 from olympiad_eval.core.templates import fill
+from olympiad_eval.stages.fetch import fetch
+from olympiad_eval.stages.render import render, select, selection
 from tests.support import typed
 
 REPO = Path(__file__).resolve().parents[1]

@@ -13,10 +13,7 @@ from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import hipho, physelite
 from olympiad_eval.cli.fake_server import FakeOpenAI
-from olympiad_eval.stages.generate import generate
-from olympiad_eval.stages.judge import judge
 from olympiad_eval.core.layout import Layout
-from olympiad_eval.llm.transport import utc_now
 from olympiad_eval.core.records import (
     AnswerSlot,
     Criterion,
@@ -28,9 +25,12 @@ from olympiad_eval.core.records import (
     write_json,
     write_jsonl,
 )
+from olympiad_eval.llm.transport import utc_now
 from olympiad_eval.report import write_cell, write_report
 from olympiad_eval.report.cell import MARKS, judgment_html, received_text, status_label
 from olympiad_eval.stages.aggregate import aggregate
+from olympiad_eval.stages.generate import generate
+from olympiad_eval.stages.judge import judge
 from tests.support import ROOT, compose_stage
 
 SUITE = BENCHMARK = "sample_hipho"

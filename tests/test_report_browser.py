@@ -17,12 +17,12 @@ from urllib.parse import unquote, urlparse
 import pytest
 from omegaconf import OmegaConf
 
-from olympiad_eval.stages.generate import generate
-from olympiad_eval.stages.judge import judge
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.records import Generation, read_jsonl, write_json, write_jsonl
 from olympiad_eval.report import write_cell, write_report
 from olympiad_eval.stages.aggregate import aggregate
+from olympiad_eval.stages.generate import generate
+from olympiad_eval.stages.judge import judge
 from tests.support import ROOT, compose_stage, render_sample
 
 sync_api = pytest.importorskip(

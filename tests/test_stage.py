@@ -11,11 +11,18 @@ import pytest
 import yaml
 from omegaconf import OmegaConf
 
-from olympiad_eval.stages.generate import check_model
-from olympiad_eval.stages.judge import check_judge
 from olympiad_eval.core.layout import Layout, family_of_suite
 from olympiad_eval.core.records import Generation, InputError, read_jsonl
-from olympiad_eval.stages.runner import check_family, check_release_folder, clear_errors, read_plan, request_cache, user_cache
+from olympiad_eval.stages.generate import check_model
+from olympiad_eval.stages.judge import check_judge
+from olympiad_eval.stages.runner import (
+    check_family,
+    check_release_folder,
+    clear_errors,
+    read_plan,
+    request_cache,
+    user_cache,
+)
 from tests.support import REQUEST_CACHE_VARIABLE, ROOT, compose_stage
 
 

@@ -12,8 +12,9 @@ import pytest
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import hipho, typed_suite
-from olympiad_eval.scoring.mathcheck import Verdict, equivalent
 from olympiad_eval.core.records import AnswerSlot, Criterion, InputError, Problem, RecordError, exact
+from olympiad_eval.scoring.checks import Equivalence, Verdict
+from olympiad_eval.scoring.pool import run_check
 from tests.support import by_rules, compose_stage, scoring, suite_scoring, typed
 
 # its module fixtures load a release once: keep its tests on one test worker
@@ -32,7 +33,7 @@ SUITE = typed("hipho")
 
 def check(jobs):
     """What the judge stage's CheckPool does, in this process."""
-    return [Verdict(equivalent(*job)) for job in jobs]
+    return [run_check(job) for job in jobs]
 
 
 def gradable_points(problem: Problem) -> float:
@@ -441,7 +442,7 @@ def test_missing_boxes_fill_the_last_slots_in_the_official_protocol(cfg):
     """VLMEvalKit's verifier pads the missing answers in front (`get_answer_str`); official is the default."""
     result, seen = recorded_score(TWO_SLOTS, "<answer>[\\boxed{5}]</answer>", cfg)
     assert result.extracted == ("", "5")
-    assert seen == [("5", "5", 0.0, None)]  # the empty slot is not checked
+    assert seen == [Equivalence("5", "5")]  # the empty slot is not checked
     assert (result.points, [slot["correct"] for slot in result.slots]) == (3.0, [False, True])
 
 
@@ -540,7 +541,7 @@ def test_open_ended_slot_is_left_to_judges():
         answers=(AnswerSlot("", kind="Open-Ended"), AnswerSlot("\\boxed{$2$}")),
     )
     result = by_rules(hipho, problem, "<answer>[\\boxed{a sketch}, \\boxed{2}]</answer>", recording_check)
-    assert [job[0] for job in seen] == ["2"]
+    assert [job.gold for job in seen] == ["2"]
     assert result.points == 1.0
     assert [slot["correct"] for slot in result.slots] == [False, True]
 

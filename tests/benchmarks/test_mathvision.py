@@ -10,8 +10,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import mathvision
-from olympiad_eval.scoring.mathcheck import _check
 from olympiad_eval.core.records import InputError, RecordError, iter_json_lines
+from olympiad_eval.scoring.pool import run_check
 from tests.support import by_rules, typed
 
 # its module fixtures load a release once: keep its tests on one test worker
@@ -30,7 +30,7 @@ def cfg(split: str):
 
 def check(jobs):
     """The checks as a check worker runs them (evalscope's free form is a check of its own)."""
-    return [_check(job) for job in jobs]
+    return [run_check(job) for job in jobs]
 
 
 @pytest.fixture(scope="module")

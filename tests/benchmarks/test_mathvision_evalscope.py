@@ -13,8 +13,9 @@ from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import mathvision
 from olympiad_eval.benchmarks.mathvision import evalscope as mathvision_evalscope
-from olympiad_eval.scoring.mathcheck import CheckPool, Verdict, _check
 from olympiad_eval.core.records import AnswerSlot
+from olympiad_eval.scoring.checks import Verdict
+from olympiad_eval.scoring.pool import CheckPool, run_check
 from tests.support import by_rules, scoring
 
 pytestmark = pytest.mark.xdist_group("mathvision_release")
@@ -30,7 +31,7 @@ def sample():
 
 def in_process(jobs):
     """The checks as a check worker runs them (`mathcheck._check`), in this process."""
-    return [_check(job) for job in jobs]
+    return [run_check(job) for job in jobs]
 
 
 def score(problem, response):
@@ -146,7 +147,7 @@ def test_the_free_form_check_runs_in_the_check_workers(sample):
         mathvision.rule_checks(sample[pid], response, result_scoring())[0]
         for pid, response in (("2", "so \\boxed{27}"), ("4", "\\boxed{0.37}"))
     ]
-    assert jobs[0][0] is mathvision_evalscope.free_form_check
+    assert jobs[0].function is mathvision_evalscope.free_form_check
     with CheckPool(workers=1, timeout=60) as pool:
         assert pool.check_many(jobs) == [Verdict(True, "", "27"), Verdict(False, "", "0.37")]
 

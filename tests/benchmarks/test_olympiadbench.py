@@ -14,9 +14,9 @@ from omegaconf import OmegaConf
 from PIL import Image
 
 from olympiad_eval.benchmarks import olympiadbench
-from olympiad_eval.stages.fetch import fetch
-from olympiad_eval.scoring.mathcheck import CheckPool, _check
 from olympiad_eval.core.records import InputError, RecordError
+from olympiad_eval.scoring.pool import CheckPool, run_check
+from olympiad_eval.stages.fetch import fetch
 from olympiad_eval.stages.render import prompt_for, select, selection
 from tests.support import ROOT, by_rules, compose_stage, shared_data, typed
 from tests.test_fetch_sources import hf_cache, offline  # noqa: F401  (offline: a fixture)
@@ -31,7 +31,7 @@ CURRENT = OmegaConf.create({"layout": "current"})
 
 def check(jobs):
     """The checks as a check worker runs them (the official scorer's are checks of their own)."""
-    return [_check(job) for job in jobs]
+    return [run_check(job) for job in jobs]
 
 
 @functools.cache

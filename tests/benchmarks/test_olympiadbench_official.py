@@ -10,7 +10,8 @@ import json
 import pytest
 
 from olympiad_eval.benchmarks.olympiadbench import official
-from olympiad_eval.scoring.mathcheck import CheckPool, Verdict, _check
+from olympiad_eval.scoring.checks import Verdict
+from olympiad_eval.scoring.pool import CheckPool, run_check
 from tests.support import shared_data
 
 # eval/scoring_examples.json of github OpenBMB/OlympiadBench, commit 61bf12a (MIT licence,
@@ -117,7 +118,7 @@ def test_the_final_answer_is_read_after_the_last_phrase_of_its_language(response
     ],
 )
 def test_extracted_answers_are_judged_as_the_official_pipeline_does(response, language, gold, correct):
-    verdict = _check(official.check(gold, official.extract_answer(response, language), 1e-8))
+    verdict = run_check(official.check(gold, official.extract_answer(response, language), 1e-8))
     assert verdict.correct is correct
 
 
@@ -150,7 +151,7 @@ def test_a_tolerance_that_is_no_number_is_refused_naming_it():
 
 def test_the_gold_is_the_first_final_answer():
     assert official.gold_answer(["$a$, $b$", "$c$"]) == "$a$, $b$"
-    assert official.check(["$a$", "$c$"], "a", 1e-8)[1] == "$a$"
+    assert official.check(["$a$", "$c$"], "a", 1e-8).args[0] == "$a$"
 
 
 @pytest.mark.parametrize(
@@ -164,7 +165,7 @@ def test_the_gold_is_the_first_final_answer():
     ],
 )
 def test_numbers_match_within_the_absolute_tolerance(gold, answer, tolerance, correct):
-    assert _check(official.check(gold, answer, tolerance)).correct is correct
+    assert run_check(official.check(gold, answer, tolerance)).correct is correct
 
 
 # ------------------------------------------------------------------------------ the judge's rules
@@ -216,7 +217,7 @@ def test_numbers_match_within_the_absolute_tolerance(gold, answer, tolerance, co
     ],
 )
 def test_the_official_rules(gold, answer, tolerance, correct):
-    assert _check(official.check(gold, answer, tolerance)) == Verdict(correct, "", answer)
+    assert run_check(official.check(gold, answer, tolerance)) == Verdict(correct, "", answer)
 
 
 # How sympy's parse_latex reads LaTeX, which the official verdicts rest on, emulated over
@@ -255,7 +256,7 @@ def test_the_official_rules(gold, answer, tolerance, correct):
     ],
 )
 def test_latex_is_read_as_sympys_parser_reads_it(gold, answer, tolerance, correct):
-    assert _check(official.check(gold, answer, tolerance)).correct is correct
+    assert run_check(official.check(gold, answer, tolerance)).correct is correct
 
 
 def test_a_hostile_answer_ends_by_the_timeout_through_the_check_pool():

@@ -19,9 +19,9 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import physelite
-from olympiad_eval.stages.fetch import fetch
-from olympiad_eval.scoring.mathcheck import Verdict, equivalent
 from olympiad_eval.core.records import InputError, Problem, RecordError, read_jsonl
+from olympiad_eval.scoring.pool import run_check
+from olympiad_eval.stages.fetch import fetch
 from olympiad_eval.stages.render import render
 from tests.support import by_rules, scoring, typed
 
@@ -31,7 +31,7 @@ CFG = OmegaConf.load(REPO / "conf" / "benchmark" / "sample_physelite.yaml")
 
 
 def check(jobs):
-    return [Verdict(equivalent(*job)) for job in jobs]
+    return [run_check(job) for job in jobs]
 
 
 @pytest.fixture(scope="module")

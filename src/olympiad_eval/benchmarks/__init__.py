@@ -81,8 +81,8 @@ from typing import Any, Optional, Protocol, runtime_checkable
 from omegaconf import MISSING, DictConfig, OmegaConf
 
 from olympiad_eval.core.config import typed_config
-from olympiad_eval.scoring.mathcheck import Options
 from olympiad_eval.core.records import InputError, Problem
+from olympiad_eval.scoring.checks import Options
 
 
 @dataclass(frozen=True)

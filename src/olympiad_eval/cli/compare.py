@@ -36,9 +36,8 @@ import pandas as pd
 
 from olympiad_eval.core.layout import OUTPUTS, Layout, family_of_suite, spelled
 from olympiad_eval.core.records import InputError, Judgment, atomic_dir, natural_key, read_jsonl, write_json
-from olympiad_eval.report import write_comparison_index
-from olympiad_eval.stages.runner import fail, read_plan
 from olympiad_eval.core.stats import ratio_bootstrap
+from olympiad_eval.report import write_comparison_index
 from olympiad_eval.stages.aggregate import (
     check_one_provenance,
     made_by_latex,
@@ -46,6 +45,7 @@ from olympiad_eval.stages.aggregate import (
     to_latex,
     to_markdown,
 )
+from olympiad_eval.stages.runner import fail, read_plan
 
 RESAMPLES = 10_000
 SEED = 0

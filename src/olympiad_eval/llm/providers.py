@@ -36,8 +36,8 @@ from omegaconf import OmegaConf
 from tqdm import tqdm
 
 from olympiad_eval.core.config import number
-from olympiad_eval.llm.transport import OpenAIEndpoint, Reply, RequestCache, Tally, api_key
 from olympiad_eval.core.records import InputError, Prompt, RecordError, iter_json_lines
+from olympiad_eval.llm.transport import OpenAIEndpoint, Reply, RequestCache, Tally, api_key
 
 log = logging.getLogger("olympiad_eval")
 

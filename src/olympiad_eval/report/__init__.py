@@ -36,8 +36,7 @@ def write_cell(
     plan: dict, layout: Layout, suite: str, model: str, settings: dict, plan_path: str | Path = "params.yaml"
 ) -> Path:
     """The folder of one suite x model of the plan (`stage.read_plan`'s, read from `plan_path`)."""
-    from olympiad_eval.report.cell import Cell
-    from olympiad_eval.report.cell import write_cell as write
+    from olympiad_eval.report.cell import Cell, write_cell as write
 
     family = family_of_suite(plan, suite, plan_path)
     if model not in (plan.get("models") or []):

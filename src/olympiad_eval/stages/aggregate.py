@@ -32,8 +32,8 @@ from olympiad_eval.core.records import (
     read_jsonl,
     write_json,
 )
-from olympiad_eval.stages.render import select, selection, selection_options
 from olympiad_eval.core.stats import BOOTSTRAP_RESAMPLES, ratio_bootstrap
+from olympiad_eval.stages.render import select, selection, selection_options
 
 COUNTS = ["problems", "scored", "judge errors", "undecided", "failed generations", "refusals", "truncated"]
 

@@ -15,8 +15,8 @@ import shutil
 from pathlib import Path
 
 from olympiad_eval.benchmarks import plugin
-from olympiad_eval.core.records import InputError, Problem, RecordError, atomic_dir, write_jsonl
 from olympiad_eval.benchmarks.release import SUFFIX_BY_MIME
+from olympiad_eval.core.records import InputError, Problem, RecordError, atomic_dir, write_jsonl
 
 
 def resolve_source(source, benchmark: str) -> Path:

@@ -40,9 +40,6 @@ from tqdm import tqdm
 
 from olympiad_eval.benchmarks import JudgeTask, Provenance, Score, plugin, provenance
 from olympiad_eval.core.config import check_costs, number, request_settings, typed_config
-from olympiad_eval.llm.transport import Reply, RequestCache, Tally, received_span, request_key, usage_totals
-from olympiad_eval.scoring.mathcheck import CheckPool, Options
-from olympiad_eval.llm.providers import Client, Request, judge_provider_class
 from olympiad_eval.core.records import (
     Generation,
     InputError,
@@ -51,6 +48,10 @@ from olympiad_eval.core.records import (
     read_jsonl,
     write_jsonl,
 )
+from olympiad_eval.llm.providers import Client, Request, judge_provider_class
+from olympiad_eval.llm.transport import Reply, RequestCache, Tally, received_span, request_key, usage_totals
+from olympiad_eval.scoring.checks import Options
+from olympiad_eval.scoring.pool import CheckPool
 
 JudgeKind = enum.StrEnum("JudgeKind", {"rule": "rule", "llm": "llm"})
 

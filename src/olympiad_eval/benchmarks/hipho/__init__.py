@@ -17,7 +17,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from olympiad_eval.scoring import answers
 from olympiad_eval.benchmarks import (
     Filter,
     JudgeTask,
@@ -25,17 +24,15 @@ from olympiad_eval.benchmarks import (
     ReportSection,
     ReportTable,
     Score,
+    Scoring as BaseScoring,
+    Suite as BaseSuite,
     choices,
     delimited,
     failed_tasks,
     json_reply,
 )
-from olympiad_eval.benchmarks import (
-    Scoring as BaseScoring,
-)
-from olympiad_eval.benchmarks import (
-    Suite as BaseSuite,
-)
+from olympiad_eval.benchmarks.hipho import evalscope as hipho_evalscope
+from olympiad_eval.benchmarks.release import Fields, as_points, as_text, load_figure
 from olympiad_eval.core.records import (
     AnswerSlot,
     Criterion,
@@ -46,9 +43,9 @@ from olympiad_eval.core.records import (
     check_no_surrogates,
     exact,
 )
-from olympiad_eval.benchmarks.release import Fields, as_points, as_text, load_figure
 from olympiad_eval.core.templates import fill
-from olympiad_eval.benchmarks.hipho import evalscope as hipho_evalscope
+from olympiad_eval.scoring import answers
+from olympiad_eval.scoring.checks import Check, Equivalence
 
 if TYPE_CHECKING:  # pandas only types `tables`: the judge stage need not pay its import (0.3 s)
     import pandas as pd
@@ -343,7 +340,7 @@ def accepted_range(slot: AnswerSlot) -> tuple[float, float] | None:
     bounds = _ACCEPTED_RANGE.fullmatch(gold_value(slot))
     if not bounds:
         return None
-    from olympiad_eval.scoring.mathcheck import to_number  # sympy's import only where a range needs it
+    from olympiad_eval.scoring.expressions import to_number  # sympy's import only where a range needs it
 
     low, high = (to_number(side) for side in bounds.groups())
     return (min(low, high), max(low, high)) if low is not None and high is not None else None
@@ -366,13 +363,13 @@ def reference(problem: Problem, suite) -> str:
 # ---------------------------------------------------------------- scoring
 
 
-def rule_checks(problem: Problem, response: str, scoring) -> list[tuple]:
+def rule_checks(problem: Problem, response: str, scoring) -> list[Check]:
     """Each slot's answer against its gold, where both are given (evalscope's protocol checks with
     Math-Verify instead, as evalscope does: `hipho_evalscope`)."""
     if scoring.protocol == "evalscope":
         return []
     return [
-        (gold_value(slot), given, scoring.rel_tol, slot.unit)
+        Equivalence(gold_value(slot), given, scoring.rel_tol, slot.unit)
         for slot, given in zip(problem.answers, _extracted(problem, response, scoring))
         if _checked(slot, given)
     ]

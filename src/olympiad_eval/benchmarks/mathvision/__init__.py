@@ -16,20 +16,17 @@ from olympiad_eval.benchmarks import (
     ReportSection,
     ReportTable,
     Score,
+    Scoring as BaseScoring,
+    Suite as BaseSuite,
     choices,
     no_judge_tasks,
     rules_alone,
 )
-from olympiad_eval.benchmarks import (
-    Scoring as BaseScoring,
-)
-from olympiad_eval.benchmarks import (
-    Suite as BaseSuite,
-)
-from olympiad_eval.core.records import AnswerSlot, InputError, Problem, RecordError, iter_json_lines
-from olympiad_eval.benchmarks.release import Fields, as_text, load_figure
 from olympiad_eval.benchmarks.hipho import evalscope as hipho_evalscope
 from olympiad_eval.benchmarks.mathvision import evalscope as mathvision_evalscope, official as mathvision_official
+from olympiad_eval.benchmarks.release import Fields, as_text, load_figure
+from olympiad_eval.core.records import AnswerSlot, InputError, Problem, RecordError, iter_json_lines
+from olympiad_eval.scoring.checks import Check, ProtocolCheck
 
 pd = lazy_import("pandas")  # for the tables only
 
@@ -146,13 +143,14 @@ def reference(problem: Problem, suite) -> str:
     )
 
 
-def rule_checks(problem: Problem, response: str, scoring) -> list[tuple]:
+def rule_checks(problem: Problem, response: str, scoring) -> list[Check]:
     """The official scorer and evalscope's multiple choice decide in this process (`rule_score`);
     evalscope's free form is one check of its own (Math-Verify, in the check workers)."""
     if scoring.protocol == "official" or problem.choices:
         return []
     mathvision_evalscope.require_math_verify()
-    return [(mathvision_evalscope.free_form_check, hipho_evalscope.completion(response), problem.answers[0].value)]
+    completion = hipho_evalscope.completion(response)
+    return [ProtocolCheck(mathvision_evalscope.free_form_check, (completion, problem.answers[0].value))]
 
 
 def rule_score(problem: Problem, response: str, scoring, verdicts: list) -> Score:

@@ -38,8 +38,8 @@ import contextlib
 import re
 import string
 
-from olympiad_eval.scoring.mathcheck import Verdict
 from olympiad_eval.core.records import InputError
+from olympiad_eval.scoring.checks import Verdict
 
 # evalscope/utils/multi_choices.py, verbatim: the marker, a bracketed label, the math typesetting
 # before a label, a plain label, a label's words (`_ANSWER_MARKER_RE`, `_BRACKETED_LABEL_RE`,
@@ -122,8 +122,7 @@ def _leading_labels(capture: str, allowed: set[str]) -> str:
 def parse(text: str, mode: str) -> tuple[list, str]:
     """Math-Verify's objects for `text` and its display of them, with evalscope's settings
     (parser.py `_parse`): `fragment` wraps a bare answer in `$...$`, `output` reads a whole response."""
-    from math_verify import ExprExtractionConfig, LatexExtractionConfig
-    from math_verify import parse as math_verify_parse
+    from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse as math_verify_parse
 
     text = text.strip()
     if not text:

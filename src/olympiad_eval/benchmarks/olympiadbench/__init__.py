@@ -39,20 +39,17 @@ from olympiad_eval import lazy_import
 from olympiad_eval.benchmarks import (
     Filter,
     Score,
+    Scoring as BaseScoring,
+    Suite as BaseSuite,
     no_judge_tasks,
     rules_alone,
 )
-from olympiad_eval.benchmarks import (
-    Scoring as BaseScoring,
-)
-from olympiad_eval.benchmarks import (
-    Suite as BaseSuite,
-)
-from olympiad_eval.core.records import AnswerSlot, Figure, InputError, Problem, RecordError
+from olympiad_eval.benchmarks.olympiadbench import official as olympiadbench_official
 from olympiad_eval.benchmarks.release import Fields, as_text, load_figure, release_path
+from olympiad_eval.core.records import AnswerSlot, Figure, InputError, Problem, RecordError
 from olympiad_eval.core.stats import ratio_bootstrap
 from olympiad_eval.core.templates import fill
-from olympiad_eval.benchmarks.olympiadbench import official as olympiadbench_official
+from olympiad_eval.scoring.checks import Check, Equivalence
 
 np, pd = lazy_import("numpy"), lazy_import("pandas")  # for the tables only
 
@@ -390,21 +387,19 @@ def extracted(problem: Problem, response: str) -> str:
     return olympiadbench_official.extract_answer(response, problem.language)
 
 
-def rule_checks(problem: Problem, response: str, scoring) -> list[tuple]:
+def rule_checks(problem: Problem, response: str, scoring) -> list[Check]:
     """One check per response: the official judge of the extracted answer against the gold, with
     the problem's tolerance; under `rules`, our physics rules on the same answer."""
     if not auto_scored(problem):
         return []
     answer = extracted(problem, response)
     if scoring.protocol == "rules":
-        return [(gold_text(problem), _boxed(answer), scoring.rel_tol, problem.answers[0].unit)]
+        return [Equivalence(gold_text(problem), _boxed(answer), scoring.rel_tol, problem.answers[0].unit)]
     attributes = problem.attributes
     tolerance = olympiadbench_official.precision(
         attributes["error"], attributes["final_answers"], attributes["answer_type"]
     )
-    check = olympiadbench_official.check(attributes["final_answers"], answer, tolerance)
-    # hashable: the judge runs each distinct check once (a list of tolerances reads the same as a tuple)
-    return [tuple(tuple(part) if isinstance(part, list) else part for part in check)]
+    return [olympiadbench_official.check(attributes["final_answers"], answer, tolerance)]
 
 
 _BOXED = re.compile(r"\\boxed\s*\{")

@@ -119,7 +119,8 @@ import math
 import re
 from collections.abc import Sequence
 
-from olympiad_eval.scoring.mathcheck import MAX_DEPTH, Verdict
+from olympiad_eval.scoring.checks import ProtocolCheck, Verdict
+from olympiad_eval.scoring.normalise import MAX_DEPTH
 
 DEFAULT_PRECISION = 1e-8  # the official default tolerance (absolute)
 MARKERS = {"en": re.compile("So the final answer is (.*)"), "zh": re.compile("所以最终答案是(.*)")}
@@ -176,12 +177,13 @@ def gold_answer(final_answers: Sequence[str]) -> str:
     return final_answers[0] if final_answers else ""
 
 
-def check(gold: str | Sequence[str], answer: str, precision) -> tuple:
+def check(gold: str | Sequence[str], answer: str, precision) -> ProtocolCheck:
     """One check for `mathcheck.CheckPool`: the official verdict of an extracted `answer`; `gold`
     the gold text, or a problem's final answers (their first, as officially)."""
     if not isinstance(gold, str):
         gold = gold_answer(gold)
-    return (official_verdict, gold, answer, list(precision) if isinstance(precision, (list, tuple)) else precision)
+    tolerance = tuple(precision) if isinstance(precision, (list, tuple)) else precision  # hashable: checks run once each
+    return ProtocolCheck(official_verdict, (gold, answer, tolerance))
 
 
 def official_verdict(gold: str, answer: str, precision) -> Verdict:

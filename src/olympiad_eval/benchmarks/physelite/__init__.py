@@ -35,7 +35,6 @@ from omegaconf import OmegaConf
 from PIL import Image
 
 from olympiad_eval import lazy_import
-from olympiad_eval.scoring import answers
 from olympiad_eval.benchmarks import (
     Filter,
     JudgeTask,
@@ -43,19 +42,13 @@ from olympiad_eval.benchmarks import (
     ReportSection,
     ReportTable,
     Score,
+    Scoring as BaseScoring,
+    Suite as BaseSuite,
     choices,
     delimited,
     failed_tasks,
     json_reply,
 )
-from olympiad_eval.benchmarks import (
-    Scoring as BaseScoring,
-)
-from olympiad_eval.benchmarks import (
-    Suite as BaseSuite,
-)
-from olympiad_eval.scoring.mathcheck import numbers_close, to_number
-from olympiad_eval.core.records import AnswerSlot, Figure, InputError, Problem, RecordError, iter_json_lines
 from olympiad_eval.benchmarks.release import (
     MIME_BY_FORMAT,
     SUFFIX_BY_MIME,
@@ -65,7 +58,11 @@ from olympiad_eval.benchmarks.release import (
     load_figure,
     release_path,
 )
+from olympiad_eval.core.records import AnswerSlot, Figure, InputError, Problem, RecordError, iter_json_lines
 from olympiad_eval.core.templates import fill
+from olympiad_eval.scoring import answers
+from olympiad_eval.scoring.checks import Check, Equivalence
+from olympiad_eval.scoring.expressions import numbers_close, to_number
 
 np, pd = lazy_import("numpy"), lazy_import("pandas")  # for Parquet releases and the tables only
 
@@ -441,9 +438,9 @@ NO_REFERENCE = (
 )
 
 
-def rule_checks(problem: Problem, response: str, scoring) -> list[tuple]:
+def rule_checks(problem: Problem, response: str, scoring) -> list[Check]:
     gold, given = problem.answers[0].value, answers.final_answer_line(response) or ""
-    return [(gold, given, scoring.rel_tol, None)] if gold.strip() and given else []
+    return [Equivalence(gold, given, scoring.rel_tol)] if gold.strip() and given else []
 
 
 def rule_score(problem: Problem, response: str, scoring, verdicts: list) -> Score:

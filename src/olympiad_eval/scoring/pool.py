@@ -1,0 +1,220 @@
+"""Warm worker processes that run rule checks (`checks.Check`) under a hard per-check limit.
+
+sympy can hang on hostile input (`9^{9^9}`), so every check runs in a worker process, and a worker
+that overruns its limit is replaced while the others go on (see `CheckPool`)."""
+
+from __future__ import annotations
+
+import collections
+import functools
+import multiprocessing
+import os
+import signal
+import time
+from multiprocessing.connection import wait
+
+from olympiad_eval.scoring.checks import Check, Equivalence, Options, Verdict
+
+START_TIMEOUT = 600.0  # seconds for the check workers to start: generous, a loaded machine is slow
+
+# ---------------------------------------------------------------- worker pool
+
+
+def _yield_cpu(pid: int) -> None:
+    """Checks are batch work; the caller may be sending requests meanwhile, and a request
+    delayed behind a check costs the whole cell's wall time. Workers give way to it."""
+    if hasattr(os, "setpriority"):
+        os.setpriority(os.PRIO_PROCESS, pid, max(10, os.getpriority(os.PRIO_PROCESS, pid)))
+
+
+def run_check(check: Check, options: Options = Options()) -> Verdict:
+    """A check's verdict, as a worker gives it (in this process): `options` are the cell's rules."""
+    return check.run(options)
+
+
+# A check that loads everything a check needs (sympy, the LaTeX parser) and runs each rule once.
+_WARM_UP = Equivalence(r"\frac{x^2}{2}", r"x \cdot \frac{x}{2}")
+
+
+def _serve(connection) -> None:
+    """A worker: warm up, say so ("" when ready, else why not), then check each job it is sent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle: it stops the workers
+    try:
+        run_check(_WARM_UP)
+    except Exception as error:  # the pool reports it and stops
+        connection.send(f"{type(error).__name__}: {error}")
+        return
+    connection.send("")
+    while True:
+        try:
+            job, options = connection.recv()
+        except EOFError:  # the pool closed
+            return
+        try:
+            verdict = run_check(job, options)
+        except Exception as error:  # a crash in sympy is a failed check, not a stage crash
+            verdict = Verdict(None, f"check failed: {type(error).__name__}: {error}")
+        connection.send(verdict)
+
+
+# What a worker imports before its first check: about a second of CPU in every spawned process.
+# Math-Verify (evalscope's protocols) where it is installed: the fork server skips what is missing.
+_PRELOADED = ["olympiad_eval.scoring.mathcheck", "sympy", "latex2sympy2_extended.latex2sympy2", "math_verify"]
+
+
+@functools.cache
+def _start_method():
+    """Workers fork from Python's fork server, which has imported sympy and the LaTeX parser once:
+    a worker (the first ones, and each that replaces one that overran) then starts in milliseconds
+    instead of importing them again. Forking from the server, not from the stage, is safe while
+    the stage runs threads (its event loop). Where there is no fork server, each worker is spawned."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(_PRELOADED)
+    return context
+
+
+class _Worker:
+    """One worker process and the pipe to it."""
+
+    def __init__(self):
+        context = _start_method()
+        self.connection, theirs = context.Pipe()
+        self.process = context.Process(target=_serve, args=(theirs,), daemon=True)
+        self.process.start()
+        theirs.close()
+        _yield_cpu(self.process.pid)  # now: a spawned worker's start (Python, sympy) is CPU work too
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.join()
+        self.connection.close()
+
+
+class CheckPool:
+    """Warm worker processes that run checks with a hard per-check timeout; `options` are the
+    rules the cell's protocol switches on, applied to every check.
+
+    A check's clock starts when a warm worker takes it: a worker is sent checks only once it has
+    imported sympy and the LaTeX parser and run a check of its own (`_serve`), so the timeout
+    measures the check alone, never a worker's start-up (seconds, more on a busy machine where
+    the reniced workers wait for a core) nor its wait for a free worker. A check that overruns
+    costs only its own worker, which is replaced while the others go on."""
+
+    def __init__(
+        self,
+        workers: int = 2,
+        timeout: float = 10.0,
+        options: Options = Options(),
+        start_timeout: float = START_TIMEOUT,
+    ):
+        self.workers, self.timeout, self.options = max(1, workers), timeout, options
+        self.start_timeout = start_timeout
+        self._warm: list[_Worker] = []  # idle and ready for a check
+        self._starting: dict[_Worker, float] = {}  # started, not yet warm: each by its deadline
+
+    def __enter__(self) -> CheckPool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for worker in [*self._warm, *self._starting]:
+            worker.stop()
+        self._warm, self._starting = [], {}
+
+    def _start_one(self) -> None:
+        self._starting[_Worker()] = time.monotonic() + self.start_timeout
+
+    def _warmed(self, worker: _Worker) -> None:
+        """A starting worker has said whether it is warm."""
+        del self._starting[worker]
+        try:
+            failure = worker.connection.recv()
+        except EOFError:
+            failure = f"its process ended (exit code {worker.process.exitcode})"
+        if failure:
+            worker.stop()
+            self.close()
+            raise RuntimeError(f"a check worker could not start: {failure}")
+        self._warm.append(worker)
+
+    def _late_starts(self) -> None:
+        if any(deadline < time.monotonic() for deadline in self._starting.values()):
+            self.close()
+            raise RuntimeError(f"the check workers did not start within {self.start_timeout:g} s")
+
+    def start(self) -> None:
+        """Start the workers and wait until every one is warm."""
+        while len(self._warm) + len(self._starting) < self.workers:
+            self._start_one()
+        while self._starting:
+            wait([worker.connection for worker in self._starting], timeout=_until(min(self._starting.values())))
+            for worker in list(self._starting):
+                if worker.connection.poll():
+                    self._warmed(worker)
+            self._late_starts()
+
+    def check_many(self, jobs: list[tuple], progress=None) -> list[Verdict]:
+        """Verdicts in the order of `jobs`; an overrunning check is recorded, never awaited.
+        Submit many jobs at once: the workers then never wait for the caller. `progress` (a tqdm
+        bar) counts the checks as they finish."""
+        verdicts: list[Verdict | None] = [None] * len(jobs)
+        waiting = collections.deque(range(len(jobs)))
+        busy: dict[_Worker, tuple[int, float]] = {}  # each busy worker's check and its deadline
+        if jobs:
+            self.start()
+
+        def settle(index: int, verdict: Verdict) -> None:
+            verdicts[index] = verdict
+            if progress is not None:
+                progress.update(1)
+
+        try:
+            while waiting or busy:
+                while waiting and self._warm:
+                    worker, index = self._warm.pop(), waiting.popleft()
+                    try:
+                        worker.connection.send((jobs[index], self.options))
+                    except OSError:  # the worker died while idle: its replacement takes the check
+                        waiting.appendleft(index)
+                        self._replace(worker)
+                        continue
+                    busy[worker] = (index, time.monotonic() + self.timeout)
+                deadlines = [deadline for _, deadline in busy.values()] + list(self._starting.values())
+                wait([worker.connection for worker in [*busy, *self._starting]], timeout=_until(min(deadlines)))
+                for worker in list(self._starting):
+                    if worker.connection.poll():
+                        self._warmed(worker)
+                self._late_starts()
+                for worker, (index, deadline) in list(busy.items()):
+                    if worker.connection.poll():
+                        del busy[worker]
+                        try:
+                            settle(index, worker.connection.recv())
+                            self._warm.append(worker)
+                        except EOFError:  # the process died in the check (out of memory, a crash in C)
+                            settle(
+                                index,
+                                Verdict(None, f"check failed: its worker ended (exit code {worker.process.exitcode})"),
+                            )
+                            self._replace(worker)
+                    elif time.monotonic() >= deadline:
+                        del busy[worker]
+                        settle(index, Verdict(None, f"check timed out after {self.timeout:g} s"))
+                        self._replace(worker)
+        except BaseException:
+            for worker in busy:  # mid-check: their replies would answer the next batch's checks
+                worker.stop()
+            raise
+        return [v for v in verdicts if v is not None]
+
+    def _replace(self, worker: _Worker) -> None:
+        worker.stop()
+        self._start_one()
+
+
+def _until(deadline: float) -> float:
+    return max(0.0, deadline - time.monotonic())
