@@ -41,13 +41,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from hipho_end_to_end import hipho_plan  # bench/ is on the path
-from hipho_end_to_end import release as linked_release
+from hipho_end_to_end import (
+    hipho_plan,  # bench/ is on the path
+    release as linked_release,
+)
 
 from olympiad_eval.cli.fake_server import FakeOpenAI
 from olympiad_eval.core.layout import Layout
-from olympiad_eval.scoring.expressions import to_number
 from olympiad_eval.core.records import Judgment, read_jsonl
+from olympiad_eval.scoring.expressions import to_number
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE = ROOT.parent / "shared" / "data" / "hipho"

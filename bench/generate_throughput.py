@@ -31,8 +31,9 @@ async def ours(base_url: str, requests: int, concurrency: int) -> None:
     from omegaconf import OmegaConf
     from tqdm import tqdm
 
-    from olympiad_eval.llm.transport import RequestCache, Tally, request_key
+    from olympiad_eval.llm.cache import RequestCache, request_key
     from olympiad_eval.llm.providers import OpenAIProvider, Request, complete_all
+    from olympiad_eval.llm.usage import Tally
 
     cfg = OmegaConf.create(
         {

@@ -36,8 +36,8 @@ import yaml
 from olympiad_eval.benchmarks.hipho import reference_answer
 from olympiad_eval.cli.fake_server import JUDGE_MARKER, FakeOpenAI, default_responder
 from olympiad_eval.core.layout import Layout
-from olympiad_eval.scoring.expressions import to_number
 from olympiad_eval.core.records import Problem, Prompt, read_jsonl
+from olympiad_eval.scoring.expressions import to_number
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE = ROOT.parent / "shared" / "data" / "hipho"

@@ -200,7 +200,7 @@ def test_a_permanent_400_fails_the_stage_and_is_never_scored(hipho, tmp_path):
 
 
 def test_where_figures_are_stored_changes_no_request(render_suite, tmp_path):
-    from olympiad_eval.llm.transport import request_key
+    from olympiad_eval.llm.cache import request_key
 
     prompts = read_jsonl(render_suite("sample_hipho", "sample_hipho") / "suites/sample_hipho/prompts.jsonl", Prompt)
     with_figure = next(p for p in prompts if len(p.messages[0]["content"]) > 1)

@@ -12,7 +12,8 @@ from olympiad_eval.benchmarks import plugin
 from olympiad_eval.benchmarks.physelite import parse_verdict
 from olympiad_eval.cli.fake_server import FakeOpenAI, Fault
 from olympiad_eval.core.records import Generation, InputError, Judgment, Problem, read_jsonl, write_jsonl
-from olympiad_eval.llm.transport import EndpointError, RequestCache, utc_now
+from olympiad_eval.llm.cache import RequestCache, utc_now
+from olympiad_eval.llm.transport import EndpointError
 from olympiad_eval.scoring.checks import Options, Verdict
 from olympiad_eval.stages.generate import generate
 from olympiad_eval.stages.judge import check_options, judge
@@ -212,7 +213,7 @@ def test_a_rule_judge_cell_records_no_usage(render_suite):
 
 
 def test_an_ensembles_dates_span_its_sending_judges():
-    from olympiad_eval.llm.transport import usage_totals
+    from olympiad_eval.llm.usage import usage_totals
     from olympiad_eval.stages.judge import judges_usage
 
     early = {
@@ -385,7 +386,7 @@ def test_an_openai_judge_keys_its_requests_as_it_always_has(tmp_path, monkeypatc
     import asyncio
 
     from olympiad_eval.benchmarks import JudgeTask
-    from olympiad_eval.llm.transport import request_key
+    from olympiad_eval.llm.cache import request_key
     from olympiad_eval.stages.judge import _Asker
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")

@@ -23,16 +23,10 @@ from PIL import Image
 
 from olympiad_eval.cli.fake_server import FakeOpenAI, Fault, default_responder
 from olympiad_eval.core.records import Generation, InputError, read_jsonl
+from olympiad_eval.llm.cache import Reply, RequestCache, utc_now
+from olympiad_eval.llm.images import shrink_image
 from olympiad_eval.llm.providers import OpenAIProvider, Request, complete_all
-from olympiad_eval.llm.transport import (
-    EndpointError,
-    RateLimiter,
-    Reply,
-    RequestCache,
-    retry_after,
-    shrink_image,
-    utc_now,
-)
+from olympiad_eval.llm.transport import EndpointError, RateLimiter, retry_after
 from olympiad_eval.stages.generate import generate
 from tests.support import UNSERVABLE, unservable_endpoint
 

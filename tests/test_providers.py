@@ -8,6 +8,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from olympiad_eval.core.records import InputError, Prompt, RecordError
+from olympiad_eval.llm.cache import Reply, RequestCache
 from olympiad_eval.llm.providers import (
     PROVIDERS,
     Provider,
@@ -18,7 +19,7 @@ from olympiad_eval.llm.providers import (
     judge_provider_class,
     provider_class,
 )
-from olympiad_eval.llm.transport import Reply, RequestCache, Tally
+from olympiad_eval.llm.usage import Tally
 
 OPENAI = {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None}
 

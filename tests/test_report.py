@@ -25,7 +25,7 @@ from olympiad_eval.core.records import (
     write_json,
     write_jsonl,
 )
-from olympiad_eval.llm.transport import utc_now
+from olympiad_eval.llm.cache import utc_now
 from olympiad_eval.report import write_cell, write_report
 from olympiad_eval.report.cell import MARKS, judgment_html, received_text, status_label
 from olympiad_eval.stages.aggregate import aggregate

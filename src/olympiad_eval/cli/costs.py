@@ -53,8 +53,9 @@ from olympiad_eval.benchmarks import JudgeTask, plugin
 from olympiad_eval.core.config import check_costs, number, request_settings
 from olympiad_eval.core.layout import Layout, family_of_suite
 from olympiad_eval.core.records import Generation, InputError, Problem, Prompt, read_jsonl
+from olympiad_eval.llm.cache import Reply, RequestCache
+from olympiad_eval.llm.images import shrink_image
 from olympiad_eval.llm.providers import Provider, complete_all, judge_provider_class, provider_class
-from olympiad_eval.llm.transport import Reply, RequestCache, shrink_image
 from olympiad_eval.stages.generate import generation_requests
 from olympiad_eval.stages.judge import rule_grades, task_key, typed_judge
 from olympiad_eval.stages.runner import read_plan

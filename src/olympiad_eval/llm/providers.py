@@ -37,7 +37,9 @@ from tqdm import tqdm
 
 from olympiad_eval.core.config import number
 from olympiad_eval.core.records import InputError, Prompt, RecordError, iter_json_lines
-from olympiad_eval.llm.transport import OpenAIEndpoint, Reply, RequestCache, Tally, api_key
+from olympiad_eval.llm.cache import Reply, RequestCache
+from olympiad_eval.llm.transport import OpenAIEndpoint, api_key
+from olympiad_eval.llm.usage import Tally
 
 log = logging.getLogger("olympiad_eval")
 

@@ -1,16 +1,8 @@
-"""Requests over the network: OpenAI-compatible endpoints (the `openai` provider), the request
-cache, images. `providers` asks through them, for models and judges alike (`providers.Client`).
-
-Every request is keyed by the hash of its full content (the provider's identity: endpoint, model
-id; messages with image hashes, generation settings, sample index) and its reply is stored in a
-cache outside the DVC outputs (a SQLite file, or a folder that machines can share) as soon as it
-arrives. A killed run therefore resends only what had no reply yet.
-Failed requests are returned as errors and never cached, so a rerun retries exactly those. A
-reply is an answer, a refusal (the model's own answer, cached) or malformed (no message, no content:
-retried, then an error); `_parsed` says which is which. The cache's door keeps only valid Unicode,
-and a stored row that cannot be read back is asked again (see `RequestCache`). Each stored reply
-keeps the UTC time it was received (`Reply.received`), a fact of the reply: a rerun over the cache
-reads the same dates, so the usage files that show them keep their bytes.
+"""Requests over the network to an OpenAI-compatible endpoint (`OpenAIEndpoint`, behind the `openai`
+provider of `providers`): retries, a probe, a breaker and rate-limit waits. A reply is an answer, a
+refusal (the model's own answer, cached) or malformed (no message, no content: retried, then an
+error); `_parsed` says which is which. Failed requests are returned as errors, never cached
+(`cache`), so a rerun retries exactly those.
 
 Retries are the `openai` client's own: exponential backoff with jitter on 408/409/429/5xx,
 timeouts and dropped connections, up to `max_retries`. Each attempt is counted (an httpx event
@@ -38,325 +30,26 @@ Failing fast (settings of an endpoint's config):
 from __future__ import annotations
 
 import asyncio
-import base64
-import contextlib
 import contextvars
 import difflib
 import email.utils
-import errno
 import functools
-import hashlib
-import io
 import json
 import logging
 import math
 import os
 import re
 import socket
-import sqlite3
-import tempfile
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from olympiad_eval.core.records import InputError, content_hash, without_paths
+from olympiad_eval.core.records import InputError
+from olympiad_eval.llm.cache import CONTENT_FILTER, Reply, sanitized
+from olympiad_eval.llm.images import inline_images
 
 _attempts: contextvars.ContextVar[list[int]] = contextvars.ContextVar("attempts")
 log = logging.getLogger("olympiad_eval")
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What a request got: an answer (`text`), a refusal (`refusal`: the model's refusal message, or
-    "content filter"), or a failure (`error`, never cached). Texts hold valid Unicode only."""
-
-    text: str | None = None
-    reasoning: str | None = None
-    finish_reason: str | None = None
-    error: str | None = None
-    usage: dict = field(default_factory=dict)  # prompt_tokens, completion_tokens, reasoning_tokens
-    attempts: int = 1  # HTTP attempts it took, retries included
-    cached: bool = False
-    refusal: str | None = None
-    received: str | None = None  # when it arrived, UTC ISO 8601 to the second; None: not sent, or cached before dates
-
-
-CONTENT_FILTER = "content filter"  # the refusal of a reply that the endpoint's filter stopped
-
-
-def utc_now() -> str:
-    """The time now as a reply's `received` date: UTC, ISO 8601, to the second."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def valid_unicode(text: str | None) -> str | None:
-    """`text` with each lone surrogate (legal in JSON as "\\ud800", but not encodable as UTF-8)
-    replaced by U+FFFD; a high and low surrogate that make a pair become the character they encode."""
-    if text is None or text.isascii():
-        return text
-    try:
-        text.encode("utf-8")  # the test that is fast (a regex over the text takes 20 times as long)
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-
-
-def _sanitized(reply: Reply) -> Reply:
-    texts = {name: getattr(reply, name) for name in ("text", "reasoning", "refusal")}
-    cleaned = {name: valid_unicode(text) for name, text in texts.items()}
-    return reply if cleaned == texts else replace(reply, **cleaned)
-
-
-def request_key(endpoint: dict, messages: list | tuple, settings: dict, sample: int) -> str:
-    """The hash of everything that determines a reply. Images enter by their content hash."""
-    return content_hash(
-        {"endpoint": endpoint, "messages": without_paths(messages), "settings": settings, "sample": sample}
-    )
-
-
-class RequestCache:
-    """Replies by request hash, each stored the moment it arrives so that a kill loses none.
-
-    A path ending in `.sqlite` is one SQLite file: fast, and safe for many processes of one machine.
-    Any other path is a folder with one small file per reply, each written whole by an atomic
-    rename: many machines can share it on a network filesystem, where SQLite's locking is not safe.
-
-    What goes in is valid Unicode (a lone surrogate would make every later write of the reply fail).
-    A stored reply that cannot be read back (not JSON, a field missing or of the wrong type: a row
-    cut short or edited by hand) is a miss: it is requested again and overwritten, and `close` says
-    how many there were, once. A cache that is not a database, or a disk too full to store a
-    reply, stops the stage with an `InputError` naming the cache.
-
-    Each reply is stored with the date it was received (`Reply.received`; stamped now where it has
-    none), as a `received` field of its JSON: the table keeps its two columns, so that a clone still
-    on older code shares the same cache file (it reads past the field, and what it stores is undated).
-    """
-
-    FIELDS = ("text", "reasoning", "finish_reason", "usage", "attempts", "refusal")
-    REQUIRED = FIELDS[:-1]  # `refusal` came later: older rows lack it
-
-    def __init__(self, path: str | Path):
-        self.path = path = Path(path)
-        self._store = _SQLiteStore(path) if path.suffix in (".sqlite", ".db") else _FolderStore(path)
-        self.unreadable: set[str] = set()  # keys whose stored reply could not be read back
-
-    def get(self, key: str) -> Reply | None:
-        text = self._store.get(key)
-        if text is None:
-            return None
-        reply = _stored_reply(text)
-        if reply is None:
-            self.unreadable.add(key)
-        return reply
-
-    def put(self, key: str, reply: Reply) -> Reply:
-        """Store `reply`; returns it as stored (with its date)."""
-        reply = _sanitized(reply if reply.received else replace(reply, received=utc_now()))
-        self._store.put(
-            key, json.dumps({name: getattr(reply, name) for name in (*self.FIELDS, "received")}, sort_keys=True)
-        )
-        return reply
-
-    def __len__(self) -> int:
-        return len(self._store)
-
-    def close(self) -> None:
-        self._store.close()
-        if self.unreadable:
-            log.warning(
-                "request cache %s: %d stored replies could not be read (corrupt or cut short); they were "
-                "treated as not cached and requested again (each reply that came overwrote its row)",
-                self.path,
-                len(self.unreadable),
-            )
-            self.unreadable = set()
-
-
-def _stored_reply(text: str) -> Reply | None:
-    """The reply a cache row holds (with its date, where it has one), or None where it is not one
-    that this code could have stored. A date that is not text is no date: the reply stands."""
-    try:
-        stored = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        return None
-    if not isinstance(stored, dict) or not all(name in stored for name in RequestCache.REQUIRED):
-        return None
-    texts = [stored.get(name) for name in ("text", "reasoning", "finish_reason", "refusal")]
-    usage, attempts = stored["usage"], stored["attempts"]
-    well_typed = (
-        all(value is None or isinstance(value, str) for value in texts)
-        and isinstance(usage, dict)
-        and all(isinstance(count, int) for count in usage.values())
-        and isinstance(attempts, int)
-        and not isinstance(attempts, bool)
-    )
-    if not well_typed or (stored["text"] is None and stored.get("refusal") is None):  # neither answer nor refusal
-        return None
-    received = stored.get("received")
-    return _sanitized(
-        Reply(
-            **{name: stored[name] for name in RequestCache.FIELDS if name in stored},
-            cached=True,
-            received=received if isinstance(received, str) else None,
-        )
-    )
-
-
-_NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # disk full, quota, file size limit
-
-
-def _no_room(reason: str) -> InputError:
-    return InputError(
-        f"{reason}: free space there, or set paths.request_cache to a disk with room (the replies "
-        "stored so far are kept), and rerun"
-    )
-
-
-@contextlib.contextmanager
-def _sqlite_errors(path: Path):
-    """SQLite's errors as one line naming the cache and what to do."""
-    try:
-        yield
-    except sqlite3.DatabaseError as error:
-        code = getattr(error, "sqlite_errorcode", 0) & 0xFF  # the primary code: SQLITE_IOERR_WRITE is an IOERR
-        if code == sqlite3.SQLITE_FULL:
-            raise _no_room(f"no room to store a reply in the request cache {path} ({error})") from None
-        if code == sqlite3.SQLITE_IOERR:  # how SQLite reports a write the OS refused, for want of room among others
-            raise _no_room(f"cannot write the request cache {path} ({error}: a full or failing disk?)") from None
-        if code in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT):
-            raise InputError(
-                f"the request cache {path} is not a readable SQLite database ({error}): move it "
-                "aside or delete it, and rerun (replies it held are requested again)"
-            ) from None
-        raise InputError(f"the request cache {path}: {error}") from None
-
-
-class _SQLiteStore:
-    def __init__(self, path: Path):
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with _sqlite_errors(path):
-            self._db = sqlite3.connect(path, isolation_level=None, timeout=60)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            # Commits reach the OS at once, so a killed process loses none; only a power cut could lose
-            # the last few (never corrupting the file). Syncing each to disk would stall every reply.
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL)")
-
-    def get(self, key: str) -> str | None:
-        with _sqlite_errors(self.path):
-            row = self._db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
-        return None if row is None else row[0] if isinstance(row[0], str) else ""  # a blob is no reply
-
-    def put(self, key: str, text: str) -> None:
-        with _sqlite_errors(self.path):
-            self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?)", (key, text))
-
-    def __len__(self) -> int:
-        with _sqlite_errors(self.path):
-            return self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
-
-    def close(self) -> None:
-        self._db.close()
-
-
-class _FolderStore:
-    def __init__(self, root: Path):
-        self.root = root
-        root.mkdir(parents=True, exist_ok=True)
-
-    def _path(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.json"  # 256 subfolders keep each listing short
-
-    def get(self, key: str) -> str | None:
-        try:
-            return self._path(key).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        except UnicodeDecodeError:
-            return ""  # not text: no reply, requested again
-
-    def put(self, key: str, text: str) -> None:
-        path = self._path(key)
-        handle = None
-        try:
-            path.parent.mkdir(exist_ok=True)
-            # a temporary name of its own: two machines storing the same reply never clash
-            with tempfile.NamedTemporaryFile(
-                "w", dir=path.parent, prefix=f".{key}.", suffix=".tmp", encoding="utf-8", delete=False
-            ) as handle:
-                handle.write(text)
-            os.replace(handle.name, path)
-        except OSError as error:
-            if handle is not None:
-                Path(handle.name).unlink(missing_ok=True)
-            if error.errno in _NO_ROOM:
-                raise _no_room(
-                    f"no room to store a reply in the request cache {self.root} ({error.strerror or error})"
-                ) from None
-            raise
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self.root.glob("??/*.json"))
-
-    def close(self) -> None:
-        pass
-
-
-# ---------------------------------------------------------------- images
-
-
-def inline_images(messages: list | tuple, max_image_bytes: int | None = None) -> list[dict]:
-    """Replace our image references by base64 data URLs, checking each file's hash."""
-    inlined = []
-    for message in messages:
-        content = message["content"]
-        if isinstance(content, (list, tuple)):
-            content = [_inline(part, max_image_bytes) for part in content]
-        inlined.append({**message, "content": content})
-    return inlined
-
-
-def _inline(part: dict, max_image_bytes: int | None) -> dict:
-    if part.get("type") != "image":
-        return dict(part)
-    data = Path(part["path"]).read_bytes()
-    if hashlib.sha256(data).hexdigest() != part["sha256"]:
-        raise InputError(
-            f"figure {part['path']} changed since it was rendered (sha256 differs); rerun the render stage"
-        )
-    mime = part["mime"]
-    if max_image_bytes and len(data) > max_image_bytes:
-        data, mime = shrink_image(data, max_image_bytes, where=part["path"])
-    encoded = base64.b64encode(data).decode("ascii")
-    return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{encoded}"}}
-
-
-def shrink_image(data: bytes, limit: int, where: str = "image") -> tuple[bytes, str]:
-    """Re-encode (lossless PNG, then JPEG at falling quality), then downscale, until it fits.
-    The same image and limit always give the same bytes."""
-    from PIL import Image
-
-    with Image.open(io.BytesIO(data)) as original:
-        image = original.convert("RGBA" if original.mode in ("RGBA", "LA", "P") else "RGB")
-    while min(image.size) >= 16:
-        for encoded, mime in _encodings(image):
-            if len(encoded) <= limit:
-                return encoded, mime
-        image = image.resize((max(1, image.width * 3 // 4), max(1, image.height * 3 // 4)), Image.Resampling.LANCZOS)
-    raise InputError(f"{where}: cannot shrink the image under max_image_bytes={limit}")
-
-
-def _encodings(image):
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG", optimize=True)
-    yield buffer.getvalue(), "image/png"
-    flat = image.convert("RGB") if image.mode != "RGB" else image
-    for quality in (90, 75, 60):
-        buffer = io.BytesIO()
-        flat.save(buffer, format="JPEG", quality=quality, optimize=True)
-        yield buffer.getvalue(), "image/jpeg"
 
 
 # ---------------------------------------------------------------- endpoints
@@ -543,7 +236,7 @@ def _parsed(result) -> tuple[Reply, bool]:
     usage = _usage(result)
     if refusal or finish_reason == "content_filter":  # an empty refusal is none: some servers send ""
         said = refusal or CONTENT_FILTER
-        return _sanitized(
+        return sanitized(
             Reply(text=content, reasoning=reasoning, finish_reason=finish_reason, refusal=said, usage=usage)
         ), False
     if content is None and finish_reason != "length":
@@ -559,7 +252,7 @@ def _parsed(result) -> tuple[Reply, bool]:
         return Reply(
             error=f"invalid response: no content (null), no refusal, no tool call (finish_reason {finish_reason})"
         ), True
-    return _sanitized(Reply(text=content or "", reasoning=reasoning, finish_reason=finish_reason, usage=usage)), False
+    return sanitized(Reply(text=content or "", reasoning=reasoning, finish_reason=finish_reason, usage=usage)), False
 
 
 def _setting(cfg, key: str, default):
@@ -784,61 +477,3 @@ def api_key(variable: str | None) -> str:
 def _short(text: Any, limit: int = 300) -> str:
     text = str(text)
     return text if len(text) <= limit else text[:limit] + "..."
-
-
-# ---------------------------------------------------------------- a batch's totals
-
-
-@dataclass
-class Tally:
-    """Running totals of a batch of requests, for the progress bar and the metrics."""
-
-    prices: dict = field(default_factory=dict)  # USD per million tokens: input, output
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    reasoning_tokens: int = 0
-    sent: int = 0
-
-    def add(self, reply: Reply) -> None:
-        self.prompt_tokens += reply.usage.get("prompt_tokens", 0)
-        self.completion_tokens += reply.usage.get("completion_tokens", 0)
-        self.reasoning_tokens += reply.usage.get("reasoning_tokens", 0)
-        self.sent += 0 if reply.cached else 1
-
-    @property
-    def cost(self) -> float:
-        return (
-            self.prompt_tokens * float(self.prices.get("input", 0))
-            + self.completion_tokens * float(self.prices.get("output", 0))
-        ) / 1e6
-
-
-def usage_totals(replies: list[Reply], prices: dict, sends: bool = False) -> dict:
-    """A cell's totals (its usage metrics), from the replies as stored: the same on every rerun.
-    Tokens and cost are those of the replies that answered; `prices` in USD per million tokens.
-    Where the provider `sends`, `replies_received` holds the first and last dates its replies were
-    received (None where none has one: all failed, or cached before dates were kept); an offline
-    provider's totals have no such key, so that their bytes are those they had before dates."""
-    answered = [reply for reply in replies if reply.error is None]
-    tokens = {
-        name: sum(reply.usage.get(name, 0) for reply in answered)
-        for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens")
-    }
-    cost = Tally(prices=prices, **tokens).cost
-    dates = {"replies_received": received_span([reply.received for reply in answered])} if sends else {}
-    return {
-        **dates,
-        "requests": len(replies),
-        "answered": len(answered),
-        "failed": len(replies) - len(answered),
-        "truncated": sum(reply.finish_reason == "length" for reply in answered),
-        "retries": sum(max(reply.attempts - 1, 0) for reply in answered),
-        **tokens,
-        "cost_usd": round(cost, 6),
-    }
-
-
-def received_span(dates: list[str | None]) -> dict | None:
-    """{first, last} of the dates that are known (ISO 8601 in UTC sorts as time does), or None."""
-    known = sorted(date for date in dates if date)
-    return {"first": known[0], "last": known[-1]} if known else None

@@ -19,8 +19,9 @@ from omegaconf import OmegaConf
 
 from olympiad_eval.core.config import check_costs, number, request_settings
 from olympiad_eval.core.records import Generation, Prompt, read_jsonl, write_json, write_jsonl
+from olympiad_eval.llm.cache import request_key
 from olympiad_eval.llm.providers import Provider, Request, ask_all, provider_class
-from olympiad_eval.llm.transport import Tally, request_key, usage_totals
+from olympiad_eval.llm.usage import Tally, usage_totals
 
 
 @dataclass(frozen=True)

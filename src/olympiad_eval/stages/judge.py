@@ -48,8 +48,9 @@ from olympiad_eval.core.records import (
     read_jsonl,
     write_jsonl,
 )
+from olympiad_eval.llm.cache import Reply, RequestCache, request_key
 from olympiad_eval.llm.providers import Client, Request, judge_provider_class
-from olympiad_eval.llm.transport import Reply, RequestCache, Tally, received_span, request_key, usage_totals
+from olympiad_eval.llm.usage import Tally, received_span, usage_totals
 from olympiad_eval.scoring.checks import Options
 from olympiad_eval.scoring.pool import CheckPool
 
