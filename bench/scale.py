@@ -39,7 +39,7 @@ from PIL import Image, ImageDraw
 
 from olympiad_eval.cli.fake_server import JUDGE_MARKER, FakeOpenAI, judge_reply
 from olympiad_eval.core.layout import Layout
-from olympiad_eval.stages.runner import read_plan
+from olympiad_eval.core.plan import read_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the tests' fresh clone of the repository (tests/support.py), reused as is

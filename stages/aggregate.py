@@ -4,8 +4,9 @@
 import hydra
 
 from olympiad_eval.core.layout import Layout, family_of_benchmark
-from olympiad_eval.stages.runner import check_family, chosen, clear_errors, log, read_plan, run, suite_configs
+from olympiad_eval.core.plan import check_family, read_plan
 from olympiad_eval.stages.aggregate import aggregate
+from olympiad_eval.stages.runner import chosen, clear_errors, log, run, suite_configs
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="aggregate")

@@ -2,9 +2,10 @@
 
 import hydra
 
-from olympiad_eval.stages.fetch import fetch
 from olympiad_eval.core.layout import Layout
-from olympiad_eval.stages.runner import check_release_folder, chosen, clear_errors, log, read_plan, run
+from olympiad_eval.core.plan import check_release_folder, read_plan
+from olympiad_eval.stages.fetch import fetch
+from olympiad_eval.stages.runner import chosen, clear_errors, log, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="fetch")

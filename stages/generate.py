@@ -10,10 +10,11 @@ the stage before any request, with one line and exit status 2, writing nothing.
 import hydra
 
 from olympiad_eval.core.config import check_fraction
-from olympiad_eval.stages.generate import check_model, generate
 from olympiad_eval.core.layout import Layout, family_of_suite
+from olympiad_eval.core.plan import read_plan
 from olympiad_eval.core.records import Generation, InputError, read_jsonl
-from olympiad_eval.stages.runner import chosen, clear_errors, fail, log, most_common, read_plan, request_cache, run
+from olympiad_eval.stages.generate import check_model, generate
+from olympiad_eval.stages.runner import chosen, clear_errors, fail, log, most_common, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="generate")
@@ -37,7 +38,7 @@ def main(cfg) -> None:
         cfg.model,
         prompts,
         out,
-        request_cache(cfg.paths.request_cache),
+        cfg.paths.request_cache,
         layout.usage(family, suite, model),
     )
     log.info("%s x %s: %s", suite, model, outcome.summary())

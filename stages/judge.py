@@ -8,10 +8,11 @@ writing nothing; requests that fail are judge errors, and the stage fails on cov
 import hydra
 
 from olympiad_eval.core.config import check_fraction
-from olympiad_eval.stages.judge import check_judge, judge
 from olympiad_eval.core.layout import Layout, family_of_suite
+from olympiad_eval.core.plan import read_plan
 from olympiad_eval.core.records import InputError, Judgment, read_jsonl, write_json
-from olympiad_eval.stages.runner import chosen, clear_errors, fail, log, most_common, read_plan, request_cache, run
+from olympiad_eval.stages.judge import check_judge, judge
+from olympiad_eval.stages.runner import chosen, clear_errors, fail, log, most_common, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="judge")
@@ -30,7 +31,7 @@ def main(cfg) -> None:
         )
     out = layout.judgments(family, suite, model, judge_name)
     outcome = judge(
-        layout.suite(suite), generations, judge_name, cfg.judge, out, request_cache(cfg.paths.request_cache)
+        layout.suite(suite), generations, judge_name, cfg.judge, out, cfg.paths.request_cache
     )
     log.info("%s x %s x %s: %s", suite, model, judge_name, outcome.summary())
     write_json(layout.coverage(family, suite, model, judge_name), outcome.metrics())

@@ -3,8 +3,9 @@
 import hydra
 
 from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.plan import check_pairing, read_plan
 from olympiad_eval.stages.render import render
-from olympiad_eval.stages.runner import check_pairing, chosen, clear_errors, log, read_plan, run
+from olympiad_eval.stages.runner import chosen, clear_errors, log, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="render")

@@ -6,8 +6,9 @@ import hydra
 from omegaconf import OmegaConf
 
 from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.plan import read_plan
 from olympiad_eval.report import write_cell, write_report
-from olympiad_eval.stages.runner import chosen, clear_errors, log, read_plan, run
+from olympiad_eval.stages.runner import chosen, clear_errors, log, run
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="report")

@@ -19,7 +19,7 @@ from omegaconf import OmegaConf
 
 from olympiad_eval.cli.fake_server import FakeOpenAI, judge_reply
 from olympiad_eval.core.layout import Layout
-from olympiad_eval.stages.runner import read_plan
+from olympiad_eval.core.plan import read_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf"

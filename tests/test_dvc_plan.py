@@ -19,9 +19,9 @@ from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import typed_suite
 from olympiad_eval.core.layout import OUTPUTS, Layout, spelled
+from olympiad_eval.core.plan import read_plan
 from olympiad_eval.stages.generate import check_model
 from olympiad_eval.stages.judge import check_judge
-from olympiad_eval.stages.runner import read_plan
 from tests.support import CONF, ROOT, compose_stage
 
 

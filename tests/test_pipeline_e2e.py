@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from olympiad_eval.cli.fake_server import JUDGE_MARKER, FakeOpenAI, default_responder
-from olympiad_eval.stages.runner import read_plan
+from olympiad_eval.core.plan import read_plan
 from tests.support import KEY, REQUEST_CACHE_VARIABLE, Repo, clone, lock_files, plan_yaml
 
 pytestmark = pytest.mark.e2e

@@ -12,17 +12,11 @@ import yaml
 from omegaconf import OmegaConf
 
 from olympiad_eval.core.layout import Layout, family_of_suite
+from olympiad_eval.core.plan import check_family, check_release_folder, read_plan
 from olympiad_eval.core.records import Generation, InputError, read_jsonl
 from olympiad_eval.stages.generate import check_model
 from olympiad_eval.stages.judge import check_judge
-from olympiad_eval.stages.runner import (
-    check_family,
-    check_release_folder,
-    clear_errors,
-    read_plan,
-    request_cache,
-    user_cache,
-)
+from olympiad_eval.stages.runner import clear_errors, user_cache
 from tests.support import REQUEST_CACHE_VARIABLE, ROOT, compose_stage
 
 
@@ -71,24 +65,6 @@ def test_the_request_cache_is_in_the_user_s_cache_folder_unless_the_variable_mov
         assert default == str(tmp_path / "cache-home" / "olympiad-eval" / "requests.sqlite")
     monkeypatch.setenv(REQUEST_CACHE_VARIABLE, "/mnt/shared/requests")
     assert compose_stage("generate", cell).paths.request_cache == "/mnt/shared/requests"
-
-
-def test_a_request_cache_left_at_the_old_default_is_named_with_how_to_move_it(monkeypatch, tmp_path, caplog):
-    monkeypatch.chdir(tmp_path)
-    assert request_cache(str(tmp_path / "new" / "requests.sqlite")) == str(tmp_path / "new" / "requests.sqlite")
-    assert not caplog.records  # nothing at the old place: nothing to say
-    (tmp_path / ".cache").mkdir()
-    (tmp_path / ".cache" / "requests.sqlite").write_bytes(b"")
-    request_cache(str(tmp_path / "new" / "requests.sqlite"))
-    [warning] = caplog.records
-    assert warning.getMessage().startswith(
-        f".cache/requests.sqlite holds replies of earlier runs, but the request "
-        f"cache is now {tmp_path}/new/requests.sqlite: move the file there if none "
-        f"is there yet (`mv .cache/requests.sqlite* {tmp_path}/new`"
-    )
-    caplog.clear()
-    request_cache(".cache/requests.sqlite")  # kept in use, by the variable
-    assert not caplog.records
 
 
 # ---------------------------------------------------------------- the plan

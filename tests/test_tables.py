@@ -380,7 +380,8 @@ def test_physelite_difficulty_bands_come_from_the_config(tmp_path):
 def test_the_aggregate_stage_reads_the_plans_suites_as_render_composes_them():
     from hydra import initialize_config_dir
 
-    from olympiad_eval.stages.runner import read_plan, suite_configs
+    from olympiad_eval.core.plan import read_plan
+    from olympiad_eval.stages.runner import suite_configs
 
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
         suites = suite_configs(read_plan(REPO / "params.yaml"), "sample_physelite")

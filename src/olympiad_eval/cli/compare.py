@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from olympiad_eval.core.layout import OUTPUTS, Layout, family_of_suite, spelled
+from olympiad_eval.core.plan import read_plan
 from olympiad_eval.core.records import InputError, Judgment, atomic_dir, natural_key, read_jsonl, write_json
 from olympiad_eval.core.stats import ratio_bootstrap
 from olympiad_eval.report import write_comparison_index
@@ -45,7 +46,7 @@ from olympiad_eval.stages.aggregate import (
     to_latex,
     to_markdown,
 )
-from olympiad_eval.stages.runner import fail, read_plan
+from olympiad_eval.stages.runner import fail
 
 RESAMPLES = 10_000
 SEED = 0

@@ -38,7 +38,6 @@ import argparse
 import asyncio
 import functools
 import io
-import json
 import math
 import sys
 from collections.abc import Callable, Iterable
@@ -52,13 +51,13 @@ from omegaconf import OmegaConf
 from olympiad_eval.benchmarks import JudgeTask, plugin
 from olympiad_eval.core.config import check_costs, number, request_settings
 from olympiad_eval.core.layout import Layout, family_of_suite
-from olympiad_eval.core.records import Generation, InputError, Problem, Prompt, read_jsonl
+from olympiad_eval.core.plan import read_plan
+from olympiad_eval.core.records import Generation, InputError, Problem, Prompt, read_jsonl, read_suite_info
 from olympiad_eval.llm.cache import Reply, RequestCache
 from olympiad_eval.llm.images import shrink_image
 from olympiad_eval.llm.providers import Provider, complete_all, judge_provider_class, provider_class
 from olympiad_eval.stages.generate import generation_requests
 from olympiad_eval.stages.judge import rule_grades, task_key, typed_judge
-from olympiad_eval.stages.runner import read_plan
 
 # What a response not generated yet is written as in its judge prompts: its tokens are then
 # counted as the model's assumed output.
@@ -228,20 +227,17 @@ class RenderedSuite:
 
 
 def rendered_suite(layout: Layout, suite: str, family: str) -> RenderedSuite:
-    folder = layout.suite(suite)
-    path = folder / "suite.json"
+    folder, path = layout.suite(suite), layout.suite_info(suite)
     if not path.is_file():
         raise InputError(
             f"suite '{suite}' has not been rendered ({path} is missing): render it first, offline and "
             f"free (dvc repro pipelines/{family}/dvc.yaml:render@{suite})"
         )
-    rendered = json.loads(path.read_text(encoding="utf-8"))
-    if "scoring" not in rendered:
-        raise InputError(f"{path}: no `scoring`: it was rendered by an older version; render the suite again")
+    rendered = read_suite_info(path)
     return RenderedSuite(
         suite,
-        rendered["kind"],
-        OmegaConf.create(rendered["scoring"]),
+        rendered.kind,
+        OmegaConf.create(rendered.scoring),
         {p.id: p for p in read_jsonl(folder / "problems.jsonl", Problem)},
         read_jsonl(layout.prompts(suite), Prompt),
     )

@@ -29,7 +29,7 @@ from pathlib import Path
 import yaml
 
 from olympiad_eval.core import layout
-from olympiad_eval.stages.runner import read_plan
+from olympiad_eval.core.plan import read_plan
 
 PACKAGE = "olympiad_eval"
 # The benchmark registry: it imports each benchmark by name (`plugin(kind)`).
@@ -89,10 +89,15 @@ def benchmark_code(family: str, root: Path) -> tuple[Path, list[Path]]:
     """Where a family's benchmark code is (a package's folder, or an outside plugin's module file)
     and its Python files. Its kind is read from the config of one of its benchmarks (a dotted path
     for an outside plugin), or is the family's own name where the plan lists none yet."""
-    kinds = {_kind(root, benchmark) for benchmark, owner in read_plan(root / "params.yaml")["family"].items()
-             if owner == family} or {family}
+    kinds = {
+        _kind(root, benchmark)
+        for benchmark, owner in read_plan(root / "params.yaml")["family"].items()
+        if owner == family
+    } or {family}
     if len(kinds) > 1:
-        raise ValueError(f"params.yaml: pipelines.{family} lists benchmarks of several kinds: {', '.join(sorted(kinds))}")
+        raise ValueError(
+            f"params.yaml: pipelines.{family} lists benchmarks of several kinds: {', '.join(sorted(kinds))}"
+        )
     [kind] = kinds
     name = kind if "." in kind else f"{BY_NAME}.{kind}"
     spec = importlib.util.find_spec(name)

@@ -27,6 +27,7 @@ OUTPUTS = "outputs"
 # tables that the aggregate stage writes and the report reads.
 PROBLEM_RECORDS = "problems.jsonl"
 PROMPTS = "prompts.jsonl"
+SUITE_INFO = "suite.json"
 TABLE_INDEX = "index.json"
 
 # Each path relative to the outputs folder, with its fields in braces.
@@ -35,6 +36,7 @@ PATTERNS = {
     "problem_records": f"problems/{{benchmark}}/{PROBLEM_RECORDS}",
     "suite": "suites/{suite}",
     "prompts": f"suites/{{suite}}/{PROMPTS}",
+    "suite_info": f"suites/{{suite}}/{SUITE_INFO}",
     "generations": "generations/{family}/{suite}/{model}.jsonl",
     "usage": "usage/{family}/{suite}/{model}.json",
     "judgments": "judgments/{family}/{suite}/{model}/{judge}.jsonl",
@@ -127,6 +129,9 @@ class Layout:
 
     def prompts(self, suite: str) -> Path:
         return self._path("prompts", suite=suite)
+
+    def suite_info(self, suite: str) -> Path:
+        return self._path("suite_info", suite=suite)
 
     # per cell: suite x model (x judge), under the suite's benchmark family
     def generations(self, family: str, suite: str, model: str) -> Path:

@@ -151,6 +151,37 @@ class Selection:
         return f"{self.selected} of {self.of} problems ({'; '.join(said)})"
 
 
+@dataclass(frozen=True)
+class SuiteInfo:
+    """What the render stage records of a suite beside its prompts (`suite.json`): its benchmark and
+    kind, its language (None: every problem in its own), the name of each of its templates, the
+    protocol settings its judges score by (the suite's `scoring`), and what its selection options
+    took of the benchmark (None for a whole suite)."""
+
+    suite: str
+    benchmark: str
+    kind: str
+    language: str | None
+    templates: dict
+    scoring: dict
+    selection: Selection | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+
+
+def write_suite_info(path: str | os.PathLike, info: SuiteInfo) -> None:
+    write_json(path, to_dict(info))
+
+
+def read_suite_info(path: str | os.PathLike) -> SuiteInfo:
+    """A rendered suite's `suite.json`; a file that is not one names itself and what is wrong."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise RecordError(path, "suite", "(json)", f"not valid JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise RecordError(path, "suite", "(json)", "not a JSON object")
+    return from_dict(SuiteInfo, data, path=path)
+
+
 def _option_text(value) -> str:
     if not isinstance(value, (list, tuple)):
         return str(value)
@@ -248,6 +279,7 @@ def exact(value: float | int | Fraction) -> Fraction:
 _NESTED = {
     Problem: {"figures": Figure, "answers": AnswerSlot},
 }
+_ONE_NESTED = {(SuiteInfo, "selection"): Selection}  # a field holding one record, or None
 
 
 def natural_key(text: str) -> tuple:
@@ -298,6 +330,9 @@ def _convert(cls: type, name: str, value: Any, path, record_id: str) -> Any:
         nested = _NESTED.get(cls, {}).get(name)
         if nested is not None:
             return tuple(nested(**item) for item in value)
+        one = _ONE_NESTED.get((cls, name))
+        if one is not None:
+            return None if value is None else one(**value)
     except TypeError as error:
         raise RecordError(path, record_id, name, str(error)) from None
     if isinstance(value, list):

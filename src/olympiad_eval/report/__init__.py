@@ -25,7 +25,7 @@ from urllib.parse import quote
 import pandas as pd
 
 from olympiad_eval.core.layout import Layout, family_of_suite
-from olympiad_eval.core.records import InputError, Selection, atomic_dir, atomic_file, natural_key
+from olympiad_eval.core.records import InputError, atomic_dir, atomic_file, natural_key, read_suite_info
 from olympiad_eval.report import html
 from olympiad_eval.report.html import attr, relative, text
 
@@ -119,9 +119,8 @@ def _table_html(csv: Path) -> str:
 def partial(layout: Layout, suite: str) -> str | None:
     """What a rendered suite that leaves problems out took (`2 of 5 problems (limit 2)`), from
     the selection its suite.json records; None for a whole suite."""
-    path = layout.suite(suite) / "suite.json"
-    record = json.loads(path.read_text(encoding="utf-8")).get("selection") if path.is_file() else None
-    taken = Selection(**record) if record else None
+    path = layout.suite_info(suite)
+    taken = read_suite_info(path).selection if path.is_file() else None
     return taken.describe() if taken is not None and taken.partial else None
 
 

@@ -30,6 +30,7 @@ from olympiad_eval.core.records import (
     iter_json_lines,
     iter_jsonl,
     natural_key,
+    read_suite_info,
 )
 from olympiad_eval.report import html, partial_html
 from olympiad_eval.report.html import attr, facts, maths, number, relative, text
@@ -157,8 +158,7 @@ def write_cell(cell: Cell, settings: dict) -> Path:
 
 
 def suite_kind(layout: Layout, suite: str) -> str:
-    record = json.loads(need(layout.suite(suite) / "suite.json", suite).read_text(encoding="utf-8"))
-    return str(record["kind"])
+    return read_suite_info(need(layout.suite_info(suite), suite)).kind
 
 
 def cell_metadata(cell: Cell, settings: dict, judgments: dict[str, Path]) -> list[tuple[str, str]]:

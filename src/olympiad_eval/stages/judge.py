@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import json
 import logging
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -40,12 +39,14 @@ from tqdm import tqdm
 
 from olympiad_eval.benchmarks import JudgeTask, Provenance, Score, plugin, provenance
 from olympiad_eval.core.config import check_costs, number, request_settings, typed_config
+from olympiad_eval.core.layout import SUITE_INFO
 from olympiad_eval.core.records import (
     Generation,
     InputError,
     Judgment,
     Problem,
     read_jsonl,
+    read_suite_info,
     write_jsonl,
 )
 from olympiad_eval.llm.cache import Reply, RequestCache, request_key
@@ -115,13 +116,8 @@ def judge(
 ) -> Outcome:
     made_by_cfg, cfg = cfg, typed_judge(cfg, judge_name)  # provenance hashes the config as composed
     suite_dir = Path(suite_dir)
-    suite = json.loads((suite_dir / "suite.json").read_text(encoding="utf-8"))
-    if "scoring" not in suite:
-        raise InputError(
-            f"{suite_dir / 'suite.json'}: no `scoring` (how its responses are scored): it was rendered "
-            "by an older version; render the suite again (`dvc repro` does)"
-        )
-    kind, scoring = suite["kind"], OmegaConf.create(suite["scoring"])
+    suite = read_suite_info(suite_dir / SUITE_INFO)
+    kind, scoring = suite.kind, OmegaConf.create(suite.scoring)
     problems = {p.id: p for p in read_jsonl(suite_dir / "problems.jsonl", Problem)}
     generations = read_jsonl(generations_path, Generation)
     unknown = sorted({g.id for g in generations} - set(problems))

@@ -8,7 +8,6 @@ by: the suite's `scoring`, and where the suite takes part of its benchmark, its 
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import hashlib
 import re
@@ -17,18 +16,20 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import Filter, plugin, suite_where, typed_suite
+from olympiad_eval.core.layout import SUITE_INFO
 from olympiad_eval.core.records import (
     InputError,
     Problem,
     Prompt,
     Selection,
+    SuiteInfo,
     atomic_dir,
     content_hash,
     natural_key,
     read_jsonl,
     without_paths,
-    write_json,
     write_jsonl,
+    write_suite_info,
 )
 from olympiad_eval.core.templates import fill, unknown_placeholders
 
@@ -201,19 +202,17 @@ def render(suite_name: str, suite, benchmark: str, problems_path: str | Path, ou
             f"suite '{suite_name}': no problem of {problems_path} matches language={suite.get('language')}"
         )
     prompts = [prompt_for(problem, suite_name, suite) for problem in problems]
-    record = {
-        "suite": suite_name,
-        "benchmark": benchmark,
-        "kind": suite.kind,
-        "language": suite.get("language"),
-        "templates": {key: template.get("name", key) for key, template in dict(suite.templates).items()},
-        "scoring": OmegaConf.to_container(suite.scoring),  # how the judge scores this suite's responses
-    }
-    taken = selection(released, problems, suite)
-    if taken is not None:  # written only where options select, so that a whole suite keeps its bytes
-        record["selection"] = dataclasses.asdict(taken)
+    info = SuiteInfo(
+        suite=suite_name,
+        benchmark=benchmark,
+        kind=suite.kind,
+        language=suite.get("language"),
+        templates={key: template.get("name", key) for key, template in dict(suite.templates).items()},
+        scoring=OmegaConf.to_container(suite.scoring),  # how the judge scores this suite's responses
+        selection=selection(released, problems, suite),
+    )
     with atomic_dir(out_dir) as staging:
         write_jsonl(staging / "problems.jsonl", problems)
         write_jsonl(staging / "prompts.jsonl", prompts)
-        write_json(staging / "suite.json", record)
+        write_suite_info(staging / SUITE_INFO, info)
     return prompts

@@ -182,7 +182,9 @@ def check(gold: str | Sequence[str], answer: str, precision) -> ProtocolCheck:
     the gold text, or a problem's final answers (their first, as officially)."""
     if not isinstance(gold, str):
         gold = gold_answer(gold)
-    tolerance = tuple(precision) if isinstance(precision, (list, tuple)) else precision  # hashable: checks run once each
+    tolerance = (
+        tuple(precision) if isinstance(precision, (list, tuple)) else precision
+    )  # hashable: checks run once each
     return ProtocolCheck(official_verdict, (gold, answer, tolerance))
 
 

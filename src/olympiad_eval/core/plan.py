@@ -1,0 +1,162 @@
+"""The run plan (params.yaml): which benchmarks, suites, models and judges `dvc repro` evaluates, read
+and checked as one, and the checks a stage makes of its cell against it."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import yaml
+
+from olympiad_eval.core.records import InputError
+
+
+class _PlanLoader(yaml.SafeLoader):
+    """YAML that refuses a key given twice in one mapping (PyYAML would keep the last silently,
+    where DVC refuses the file): a suite named twice is a mistake, never an override."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise _GivenTwice(f"line {key_node.start_mark.line + 1}: '{key}' is given twice in one mapping")
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+class _GivenTwice(Exception):
+    pass
+
+
+def read_plan(path: str | Path) -> dict:
+    """The run plan (params.yaml) with its pipelines joined: `benchmarks` (every benchmark's name),
+    `releases` (benchmark: the folder its release is read from), `suites` (suite: its benchmark),
+    `models`, `judges`, `family` (benchmark: the pipeline it is in) and `families` (every pipeline,
+    an empty one too). A name given twice is refused: DVC's fan-out would silently drop the second
+    (one cell per name)."""
+    try:
+        plan = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_PlanLoader)  # noqa: S506 (a SafeLoader)
+    except _GivenTwice as error:
+        raise InputError(f"{path}: {error}; each name once") from None
+    except yaml.YAMLError as error:
+        raise InputError(f"{path}: not valid YAML ({error})") from None
+    if not isinstance(plan, dict):
+        raise InputError(f"{path}: the plan must be a mapping (models, judges, pipelines)")
+    for key in ("models", "judges"):
+        if not isinstance(plan.get(key), list) or not all(isinstance(name, str) for name in plan[key]):
+            hint = f" (a list even of one: [{plan[key]}])" if isinstance(plan.get(key), str) else ""
+            raise InputError(f"{path}: {key} must be a list of names{hint}, got {plan.get(key)!r}")
+        _refuse_twice(plan[key], f"{path}: {key}")
+    if not isinstance(plan.get("pipelines"), dict):
+        raise InputError(f"{path}: pipelines must map each benchmark family to its benchmarks and suites")
+    joined = {
+        "benchmarks": [],
+        "releases": {},
+        "suites": {},
+        "models": plan["models"],
+        "judges": plan["judges"],
+        "family": {},
+        "families": list(plan["pipelines"]),
+    }
+    for family, part in plan["pipelines"].items():
+        _join_pipeline(joined, family, part, path)
+    return joined
+
+
+def _join_pipeline(joined: dict, family: str, part, path: str | Path) -> None:
+    """One family's block of the plan, added to the joined plan (`read_plan`)."""
+    where = f"{path}: pipelines.{family}"
+    if (
+        not isinstance(part, dict)
+        or not isinstance(part.get("benchmarks"), dict)
+        or not isinstance(part.get("suites"), dict)
+    ):
+        raise InputError(
+            f"{where} must have a mapping `benchmarks` (benchmark: the folder its release is read "
+            "from, e.g. sample_hipho: data/sample/hipho) and a mapping `suites` (suite: its benchmark)"
+        )
+    for benchmark, folder in part["benchmarks"].items():
+        if benchmark in joined["family"]:
+            raise InputError(f"{where}: benchmark '{benchmark}' is also in pipelines.{joined['family'][benchmark]}")
+        if not isinstance(folder, str) or not folder.strip():
+            raise InputError(
+                f"{where}.benchmarks.{benchmark} must be the folder its release is read from (the "
+                f"source.path of conf/benchmark/{benchmark}.yaml, or that file for a release on the "
+                f"Hub), got {folder!r}"
+            )
+        joined["family"][benchmark] = family
+        joined["benchmarks"].append(benchmark)
+        joined["releases"][benchmark] = folder
+    for suite, benchmark in part["suites"].items():
+        if benchmark not in part["benchmarks"]:
+            raise InputError(
+                f"{where}.suites.{suite}: benchmark '{benchmark}' is not in pipelines.{family}.benchmarks"
+                f"{_closest(str(benchmark), list(part['benchmarks']))}"
+            )
+        if suite in joined["suites"]:
+            raise InputError(f"{where}.suites: suite '{suite}' is in another pipeline too")
+        joined["suites"][suite] = benchmark
+
+
+def _closest(name: str, names: list[str]) -> str:
+    """`; did you mean 'x'? (it has: ...)` for a misspelt name among `names`."""
+    if not names:
+        return " (it has none)"
+    close = difflib.get_close_matches(name, names, n=1)
+    return (f"; did you mean '{close[0]}'?" if close else "") + f" (it has: {', '.join(names)})"
+
+
+def check_pairing(plan: dict, suite: str, kind: str, benchmark: str, path: str | Path) -> None:
+    """The render stage reads the benchmark the plan pairs with its suite (`cell.benchmark`); one
+    of another kind has other fields, and rendering it would fail deep inside, or not at all. A
+    suite outside the plan (rendered by hand, or in a sweep) has only its kind to keep to."""
+    paired = plan["suites"].get(suite)
+    if paired is not None and paired != benchmark:
+        raise InputError(
+            f"{path}: pipelines.{plan['family'][paired]}.suites.{suite} pairs suite '{suite}' with "
+            f"benchmark '{paired}', not '{benchmark}' (cell.benchmark={benchmark})"
+        )
+    family = plan["family"].get(benchmark)
+    if family is not None and family != kind:
+        key = (
+            f"pipelines.{family}.suites.{suite}" if paired is not None else f"pipelines.{family}.benchmarks.{benchmark}"
+        )
+        raise InputError(
+            f"{path}: {key}: suite '{suite}' (conf/suite/{suite}.yaml) asks {kind} problems, and benchmark "
+            f"'{benchmark}' is a {family} release: pair the suite with a {kind} benchmark, under "
+            f"pipelines.{kind}"
+        )
+
+
+def _refuse_twice(names: list, where: str) -> None:
+    twice = sorted({str(name) for name in names if names.count(name) > 1})
+    if twice:
+        raise InputError(f"{where}: {', '.join(repr(name) for name in twice)} named twice; each name once")
+
+
+def check_family(plan: dict, benchmark: str, kind: str, path: str | Path) -> None:
+    """A benchmark belongs in the pipeline of its kind, where its stages and their dvc.lock are."""
+    family = plan["family"].get(benchmark)
+    if family is not None and family != kind:
+        raise InputError(
+            f"{path}: pipelines.{family} lists '{benchmark}', a {kind} benchmark "
+            f"(conf/benchmark/{benchmark}.yaml): move it under pipelines.{kind}"
+        )
+
+
+def check_release_folder(plan: dict, benchmark: str, source, path: str | Path) -> None:
+    """A local release is read from the folder the plan names for its benchmark, or from inside it:
+    that folder is all its fetch stage depends on, so a release read from elsewhere could change
+    without DVC rerunning the fetch. A benchmark outside the plan (fetched by hand or in a sweep)
+    has no folder to keep to; nor has a release on the Hub."""
+    folder = plan["releases"].get(benchmark)
+    if folder is None or source.get("type") != "local" or not source.get("path"):
+        return
+    if not Path(source.path).resolve().is_relative_to(Path(folder).resolve()):
+        raise InputError(
+            f"{path}: pipelines.{plan['family'][benchmark]}.benchmarks.{benchmark} is '{folder}', but "
+            f"conf/benchmark/{benchmark}.yaml (or an override) reads the release from source.path "
+            f"'{source.path}', outside it: DVC would not rerun the fetch when that release changes; "
+            "name the folder the release is read from"
+        )
