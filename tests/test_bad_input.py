@@ -79,9 +79,10 @@ from olympiad_eval.core.records import (
     Judgment,
     Problem,
     RecordError,
+    SuiteInfo,
     read_jsonl,
-    write_json,
     write_jsonl,
+    write_suite_info,
 )
 from olympiad_eval.stages.aggregate import counts, load_judgments
 from olympiad_eval.stages.fetch import fetch
@@ -1378,15 +1379,9 @@ def tower_suite(tmp_path: Path) -> Path:
             ),
         ],
     )
-    write_json(
-        suite / "suite.json",
-        {
-            "suite": "towers",
-            "benchmark": "hipho",
-            "kind": "hipho",
-            "scoring": OmegaConf.to_container(suite_scoring("sample_hipho")),
-        },
-    )
+    scoring = OmegaConf.to_container(suite_scoring("sample_hipho"))
+    info = SuiteInfo(suite="towers", benchmark="hipho", kind="hipho", language=None, templates={}, scoring=scoring)
+    write_suite_info(suite / "suite.json", info)
     write_jsonl(
         layout.generations("hipho", "towers", "m"),
         [

@@ -21,9 +21,11 @@ from olympiad_eval.core.records import (
     Judgment,
     Problem,
     Prompt,
+    SuiteInfo,
     read_jsonl,
     write_json,
     write_jsonl,
+    write_suite_info,
 )
 from olympiad_eval.llm.cache import utc_now
 from olympiad_eval.report import write_cell, write_report
@@ -400,7 +402,8 @@ def synthetic_cell(tmp_path: Path, ids: list[str], samples: int = 1, text: str =
             if i.isdigit()
         ],
     )
-    (layout.suite("s") / "suite.json").write_text('{"kind": "physelite"}', encoding="utf-8")
+    info = SuiteInfo(suite="s", benchmark="b", kind="physelite", language="en", templates={}, scoring={})
+    write_suite_info(layout.suite_info("s"), info)
     generations = [
         Generation(id=i, suite="s", model="m", sample=n, response=f"answer {i}/{n} {text}", request_hash="h")
         for i in ids

@@ -309,7 +309,7 @@ def _omitted_when_default(cls: type) -> tuple[tuple[str, Any], ...]:
 
 def from_dict(cls: type[R], data: dict, *, path: str | os.PathLike = "<memory>") -> R:
     """Build a record, naming the file, record and field of anything missing or unknown."""
-    record_id = str(data.get("id", "?"))
+    record_id = str(data.get("id", data.get("suite", "?")))  # a suite's record is named by its suite
     names = {f.name for f in dataclasses.fields(cls)}
     for unknown in sorted(set(data) - names):
         raise RecordError(path, record_id, unknown, f"not a field of {cls.__name__}")
