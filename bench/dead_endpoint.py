@@ -38,10 +38,9 @@ from pathlib import Path
 from olympiad_eval.cli.fake_server import FakeOpenAI, Fault, default_responder
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.records import Problem, Prompt, read_jsonl, write_jsonl
+from olympiad_eval.testing import render_sample
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from tests.support import render_sample
 
 PROBLEMS = 235
 SUITE = "sample_hipho"
@@ -51,7 +50,7 @@ DOWN_AFTER = 50
 def suite_of(size: int, outputs: Path) -> None:
     """The bundled HiPhO sample, rendered, then its prompts repeated to `size`, each with its own marker."""
     os.chdir(ROOT)  # configs name bundled data relative to the repository
-    render_sample(outputs, SUITE, "sample_hipho")
+    render_sample(outputs, SUITE, "sample_hipho", root=ROOT)
     folder = Layout(outputs).suite(SUITE)
     prompts, problems = read_jsonl(folder / "prompts.jsonl", Prompt), read_jsonl(folder / "problems.jsonl", Problem)
     problem = {p.id: p for p in problems}

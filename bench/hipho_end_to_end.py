@@ -33,7 +33,7 @@ from pathlib import Path
 
 import yaml
 
-from olympiad_eval.benchmarks.hipho import reference_answer
+from olympiad_eval.benchmarks.hipho.scoring import reference_answer
 from olympiad_eval.cli.fake_server import JUDGE_MARKER, FakeOpenAI, default_responder
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.records import Problem, Prompt, read_jsonl

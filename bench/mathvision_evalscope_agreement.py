@@ -7,7 +7,7 @@ small driver (written to a temporary file) scores every response with evalscope'
 response becomes the model's output (`ModelOutput.from_content`, which splits off a think block as
 evalscope does), and the adapter's `calculate_metrics` gives the verdict (its `accuracy`, or no
 value where evalscope excludes the response). Our side scores the same responses in this process
-as the judge stage does: `mathvision.rule_checks` run by a `CheckPool`, then `rule_score`.
+as the judge stage does: `MATHVISION.rule_checks` run by a `CheckPool`, then `rule_score`.
 
 The responses: the five released runs (<release>/outputs/*.jsonl, 15,200 responses to
 data/test.jsonl) and an adversarial set written here (`adversarial`, deterministic): several boxes,
@@ -15,7 +15,7 @@ a box and an "ANSWER:" line that disagree, markers revised or echoed, bold, brac
 letters, Chinese answer phrases, a think block, numbers just inside and outside Math-Verify's
 6-digit rounding, percentages, E notation, units, unclosed boxes; and golds that evalscope
 excludes or reads oddly (`ODD_GOLDS`). Both tools read the release's
-rows with the form feed of `\\frac` repaired (`mathvision._repair`: one gold, id 2830).
+rows with the form feed of `\\frac` repaired (`mathvision.loading._repair`: one gold, id 2830).
 
 Printed per run: responses, verdicts that agree (an excluded response agrees only with an
 excluded one), evalscope's accuracy and ours (right / scored, in %), how many each excluded, and
@@ -39,10 +39,11 @@ from pathlib import Path
 from evalscope_agreement import VENV, ensure_evalscope  # bench/ is on the path
 from omegaconf import OmegaConf
 
-from olympiad_eval.benchmarks import mathvision
+from olympiad_eval.benchmarks import mathvision, plugin
 from olympiad_eval.scoring.pool import CheckPool
 
 ROOT = Path(__file__).resolve().parents[1]
+MATHVISION = plugin("mathvision")
 RELEASE = ROOT.parent / "shared" / "data" / "mathvision"
 ADVERSARIAL = "adversarial"
 
@@ -54,6 +55,7 @@ from evalscope import TaskConfig
 from evalscope.api.evaluator import TaskState
 from evalscope.api.model import ModelOutput
 from evalscope.api.registry import get_benchmark
+
 adapter = get_benchmark("math_vision", TaskConfig(model="m", datasets=["math_vision"], eval_type="mock_llm"))
 with open(sys.argv[1], encoding="utf-8") as source, open(sys.argv[2], "w", encoding="utf-8") as out:
     for index, line in enumerate(source):
@@ -236,23 +238,23 @@ def evalscope_verdicts(venv: Path, items: list[dict], cache: Path | None) -> dic
 
 
 def our_verdicts(release: Path, items: list[dict]) -> dict[str, dict]:
-    """Each item scored as the judge stage scores it, the problem read from its row as `mathvision.load` reads it."""
+    """Each item scored as the judge stage scores it, the problem read from its row as `MATHVISION.load` reads it."""
     scoring = OmegaConf.create({"protocol": "evalscope", "rel_tol": 0.0, "check_options": {}, "prompts": {}})
     problems = {
-        item["record"]["id"]: mathvision._problem(
+        item["record"]["id"]: mathvision.loading._problem(
             item["record"], release / "data" / "test.jsonl", 0, release, "mathvision", False
         )
         for item in items
     }
     needed = {
-        item["key"]: mathvision.rule_checks(problems[item["record"]["id"]], item["response"], scoring) for item in items
+        item["key"]: MATHVISION.rule_checks(problems[item["record"]["id"]], item["response"], scoring) for item in items
     }
     unique = list(dict.fromkeys(check for checks in needed.values() for check in checks))
     with CheckPool(workers=2, timeout=30.0) as pool:
         verdicts = dict(zip(unique, pool.check_many(unique)))
     out = {}
     for item in items:
-        score = mathvision.rule_score(
+        score = MATHVISION.rule_score(
             problems[item["record"]["id"]],
             item["response"],
             scoring,
@@ -287,7 +289,7 @@ def main() -> None:
     installed = ensure_evalscope(args.venv)
     if installed is not None:
         print(f"installed evalscope 1.14.1 into {args.venv} in {installed:.0f} s")
-    rows = [mathvision._repair(row) for row in load_jsonl(args.release / "data" / "test.jsonl")]
+    rows = [mathvision.loading._repair(row) for row in load_jsonl(args.release / "data" / "test.jsonl")]
     records = {row["id"]: row for row in rows}
     wanted = [name for name in args.runs.split(",") if name]
     runs = {

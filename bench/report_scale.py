@@ -35,14 +35,13 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 import scale  # noqa: E402  the synthetic release and its fake models and judge
 
 from olympiad_eval.cli.fake_server import FakeOpenAI  # noqa: E402
-from olympiad_eval.core.layout import Layout  # noqa: E402
+from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.records import Generation, atomic_file  # noqa: E402
-from tests.support import compose_stage  # noqa: E402
+from olympiad_eval.testing import compose_stage  # noqa: E402
 
 BENCHMARK = scale.BENCHMARK
 FAMILY = "physelite"
@@ -84,7 +83,7 @@ def bench_config(workdir: Path):
 
 
 def suite_config(suite: str):
-    return compose_stage("render", [f"suite={suite}", f"cell.benchmark={BENCHMARK}"]).suite
+    return compose_stage("render", [f"suite={suite}", f"cell.benchmark={BENCHMARK}"], ROOT).suite
 
 
 def fetch_and_render(workdir: Path, layout: Layout, problems: int) -> None:
@@ -144,7 +143,7 @@ def write_generations(layout: Layout, suite: str, model: str, problems: int, fir
 
 
 def ensemble_config(base_url: str):
-    cfg = compose_stage("judge", [f"judge={JUDGE}", "cell.suite=x", "cell.model=y"]).judge
+    cfg = compose_stage("judge", [f"judge={JUDGE}", "cell.suite=x", "cell.model=y"], ROOT).judge
     for judge_cfg in cfg.judges.values():
         judge_cfg.base_url, judge_cfg.api_key_env, judge_cfg.concurrency = base_url, None, 64
     return cfg

@@ -42,8 +42,7 @@ from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.plan import read_plan
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the tests' fresh clone of the repository (tests/support.py), reused as is
-from tests.support import clone, lock_files, plan_yaml, stage_name  # noqa: E402
+from olympiad_eval.testing import clone, lock_files, plan_yaml, stage_name  # noqa: E402
 
 BIN = Path(sys.executable).parent
 BENCHMARK = "physelite_scale"
@@ -359,7 +358,7 @@ def endpoint(base_url: str, model: str, concurrency: int) -> dict:
 
 def write_plan(repo: Repo, models: list[str], judges: list[str], suites: dict[str, str] | None = None) -> None:
     suites = suites or {suite: BENCHMARK for suite in SUITES}
-    repo.write("params.yaml", plan_yaml(suites, models, judges, conf=repo.path / "conf"))
+    repo.write("params.yaml", plan_yaml(suites, models, judges, ROOT, conf=repo.path / "conf"))
 
 
 def configure(repo: Repo, base_url: str, models: int, concurrency: int) -> list[str]:
@@ -394,7 +393,7 @@ def run(problems: int, models: int, latency: float, concurrency: int, keep: Path
     """The whole bench; returns its figures (also written to results.json beside the copy)."""
     workdir = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="oe-scale-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    repo = Repo(clone(workdir / "repo"))
+    repo = Repo(clone(workdir / "repo", ROOT))
     start = time.perf_counter()
     write_benchmark(repo, problems)
     release_s = time.perf_counter() - start
@@ -523,7 +522,7 @@ def one_dvc_yaml(repo: Repo) -> None:
 
 
 def stage_cost(workdir: Path, models: int, judges: int, layout: str) -> dict:
-    repo = Repo(clone(workdir / f"stages-{models}x{judges}-{layout}"))
+    repo = Repo(clone(workdir / f"stages-{models}x{judges}-{layout}", ROOT))
     if layout == "one dvc.yaml":
         one_dvc_yaml(repo)
     model_names = [f"ref-{i}" for i in range(1, models + 1)]

@@ -10,8 +10,8 @@ the stage before any request, with one line and exit status 2, writing nothing.
 import hydra
 
 from olympiad_eval.core.config import check_fraction
-from olympiad_eval.core.layout import Layout, family_of_suite
-from olympiad_eval.core.plan import read_plan
+from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.plan import family_of_suite, read_plan
 from olympiad_eval.core.records import Generation, InputError, read_jsonl
 from olympiad_eval.stages.generate import check_model, generate
 from olympiad_eval.stages.runner import chosen, clear_errors, fail, log, most_common, run

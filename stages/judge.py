@@ -8,8 +8,8 @@ writing nothing; requests that fail are judge errors, and the stage fails on cov
 import hydra
 
 from olympiad_eval.core.config import check_fraction
-from olympiad_eval.core.layout import Layout, family_of_suite
-from olympiad_eval.core.plan import read_plan
+from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.plan import family_of_suite, read_plan
 from olympiad_eval.core.records import InputError, Judgment, read_jsonl, write_json
 from olympiad_eval.stages.judge import check_judge, judge
 from olympiad_eval.stages.runner import chosen, clear_errors, fail, log, most_common, run
@@ -30,9 +30,7 @@ def main(cfg) -> None:
             f"{generations}: run its stage generate@{suite}-{model} (in pipelines/{family}/dvc.yaml) first"
         )
     out = layout.judgments(family, suite, model, judge_name)
-    outcome = judge(
-        layout.suite(suite), generations, judge_name, cfg.judge, out, cfg.paths.request_cache
-    )
+    outcome = judge(layout.suite(suite), generations, judge_name, cfg.judge, out, cfg.paths.request_cache)
     log.info("%s x %s x %s: %s", suite, model, judge_name, outcome.summary())
     write_json(layout.coverage(family, suite, model, judge_name), outcome.metrics())
     write_json(layout.judge_usage(family, suite, model, judge_name), outcome.usage)

@@ -2,6 +2,7 @@
 
 import hydra
 
+from olympiad_eval.benchmarks import plugin
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.plan import check_pairing, read_plan
 from olympiad_eval.stages.render import render
@@ -12,7 +13,7 @@ from olympiad_eval.stages.runner import chosen, clear_errors, log, run
 @clear_errors
 def main(cfg) -> None:
     suite, benchmark = chosen("suite"), cfg.cell.benchmark
-    check_pairing(read_plan(cfg.paths.plan), suite, cfg.suite.kind, benchmark, cfg.paths.plan)
+    check_pairing(read_plan(cfg.paths.plan), suite, plugin(cfg.suite.kind).name, benchmark, cfg.paths.plan)
     layout = Layout(cfg.paths.outputs)
     prompts = render(suite, cfg.suite, benchmark, layout.problem_records(benchmark), layout.suite(suite))
     log.info("%s: %d prompts", suite, len(prompts))

@@ -5,21 +5,23 @@ conftest.py; test modules import nothing from one another."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
-import yaml
 from omegaconf import OmegaConf
 
+from olympiad_eval import testing
 from olympiad_eval.cli.fake_server import FakeOpenAI, judge_reply
 from olympiad_eval.core.layout import Layout
-from olympiad_eval.core.plan import read_plan
+from olympiad_eval.testing import lock_files, release_folder, stage_name  # noqa: F401 (the tests' too)
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf"
@@ -63,88 +65,26 @@ def unservable_endpoint(case: str, listed: list[str], listing: str) -> tuple[Fak
 
 
 def compose_stage(config_name: str, overrides: list[str]):
-    """A stage's config, composed as its command line would compose it."""
-    from hydra import compose, initialize_config_dir
-
-    with initialize_config_dir(config_dir=str(CONF), version_base=None):
-        return compose(config_name=config_name, overrides=overrides)
+    return testing.compose_stage(config_name, overrides, ROOT)
 
 
 def render_sample(outputs: Path, suite: str, benchmark: str, *overrides: str) -> Path:
-    """Fetch and render a sample suite into `outputs` (run from the repository's root), with Hydra
-    `overrides` of the suite (`suite.scoring.process=false`); returns the outputs folder."""
-    from olympiad_eval.stages.fetch import fetch
-    from olympiad_eval.stages.render import render
-
-    layout = Layout(outputs)
-    bench_cfg = compose_stage("fetch", [f"benchmark={benchmark}"]).benchmark
-    fetch(benchmark, bench_cfg, layout.problems(benchmark))
-    suite_cfg = compose_stage("render", [f"suite={suite}", f"cell.benchmark={benchmark}", *overrides]).suite
-    render(suite, suite_cfg, benchmark, layout.problem_records(benchmark), layout.suite(suite))
-    return outputs
+    return testing.render_sample(outputs, suite, benchmark, *overrides, root=ROOT)
 
 
 # ---------------------------------------------------------------- fresh clones run by real dvc
 
-BIN = Path(sys.executable).parent
-KEY = "sk-e2e-" + "s3cr3t" * 6
-
 
 def clone(target: Path) -> Path:
-    files = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True, capture_output=True, text=True
-    ).stdout.split("\0")
-    for name in filter(None, files):
-        if (ROOT / name).is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, target / name)
-    for command in (
-        ["git", "init", "-q"],
-        ["git", "add", "-A"],
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"],
-    ):
-        subprocess.run(command, cwd=target, check=True)
-    return target
+    return testing.clone(target, ROOT)
 
 
-def plan_yaml(
-    suites: dict[str, str],
-    models: list[str],
-    judges: list[str],
-    conf: Path = CONF,
-    releases: dict[str, str] | None = None,
-) -> str:
-    """A params.yaml running these suites (suite: its benchmark), each benchmark in the pipeline of
-    its kind (conf/benchmark/<name>.yaml) with the folder its release is read from (`releases`, or
-    its config's local `source.path`, or for a release on the Hub its config file), and the other
-    pipelines empty."""
-    pipelines = {family: {"benchmarks": {}, "suites": {}} for family in read_plan(ROOT / "params.yaml")["families"]}
-    for suite, benchmark in suites.items():
-        config = yaml.safe_load((conf / "benchmark" / f"{benchmark}.yaml").read_text(encoding="utf-8"))
-        part = pipelines[config["kind"]]
-        part["benchmarks"][benchmark] = (releases or {}).get(benchmark) or release_folder(benchmark, config)
-        part["suites"][suite] = benchmark
-    return yaml.safe_dump({"models": models, "judges": judges, "pipelines": pipelines}, sort_keys=False)
+def plan_yaml(suites: dict[str, str], models: list[str], judges: list[str], conf: Path = CONF, releases=None) -> str:
+    return testing.plan_yaml(suites, models, judges, ROOT, conf, releases)
 
 
-def release_folder(benchmark: str, config: dict) -> str:
-    """What the plan names as the folder a benchmark's release is read from."""
-    source = config.get("source") or {}
-    return source["path"] if source.get("type") == "local" else f"conf/benchmark/{benchmark}.yaml"
-
-
-def stage_name(address: str) -> str:
-    """`pipelines/hipho/dvc.yaml:judge@x` is `judge@x`: names are unique across the pipelines."""
-    return address.rpartition(":")[2]
-
-
-def lock_files(repo: Path) -> dict[str, bytes]:
-    """Every dvc.lock: the root's and each pipeline's."""
-    return {
-        path.relative_to(repo).as_posix(): path.read_bytes()
-        for path in [repo / "dvc.lock", *sorted(repo.glob("pipelines/*/dvc.lock"))]
-        if path.is_file()
-    }
+BIN = Path(sys.executable).parent
+KEY = "sk-e2e-" + "s3cr3t" * 6
 
 
 class Repo:
@@ -228,7 +168,22 @@ def gullible(body):
 
 def scoring(bench, **settings):
     """A benchmark's scoring settings: its `Scoring` schema's defaults, `settings` over them."""
-    return OmegaConf.merge(OmegaConf.structured(bench.Scoring), settings)
+    return OmegaConf.merge(OmegaConf.structured(bench.Suite).scoring, settings)
+
+
+def load_release(bench, root, cfg, benchmark: str) -> list:
+    """A release's problems as its benchmark reads them at fetch, their figures stored in a folder
+    of this test session's."""
+    from olympiad_eval.benchmarks.release import FigureStore
+
+    global _FIGURES
+    if _FIGURES is None:
+        _FIGURES = Path(tempfile.mkdtemp(prefix="olympiad-eval-test-figures-"))
+        atexit.register(shutil.rmtree, _FIGURES, ignore_errors=True)
+    return bench.load(Path(root), cfg, benchmark, FigureStore(_FIGURES / benchmark))
+
+
+_FIGURES: Path | None = None
 
 
 def by_rules(bench, problem, response: str, check, **settings):

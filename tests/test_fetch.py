@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from olympiad_eval.benchmarks.release import load_figure
+from olympiad_eval.benchmarks.release import FigureStore
 from olympiad_eval.core.records import InputError, Problem, RecordError, file_sha256, read_jsonl
 from olympiad_eval.stages import fetch as fetch_module
 from olympiad_eval.stages.fetch import fetch
@@ -273,9 +273,11 @@ def test_empty_release(tmp_path):
     assert_nothing_written(tmp_path / "out")
 
 
-def test_load_figure_detects_the_format_not_the_extension(tmp_path):
+def test_a_stored_figure_is_named_by_its_format_not_its_extension(tmp_path):
     png_named_jpg = tmp_path / "figure.jpg"
     shutil.copyfile(SAMPLE / "physelite" / "images" / "PE-S-0001_schematic.png", png_named_jpg)
-    figure = load_figure(png_named_jpg, release_file="r.jsonl", record="1", field_name="image", name="figure.jpg")
-    assert figure.mime == "image/png"
-    assert figure.sha256 == file_sha256(png_named_jpg)
+    store = FigureStore(tmp_path / "staging", tmp_path / "final")
+    figure = store.file(png_named_jpg, release_file="r.jsonl", record="1", field_name="image", name="figure.jpg")
+    assert figure.mime == "image/png" and figure.sha256 == file_sha256(png_named_jpg)
+    assert figure.path == (tmp_path / "final" / f"{figure.sha256}.png").as_posix()
+    assert (tmp_path / "staging" / f"{figure.sha256}.png").read_bytes() == png_named_jpg.read_bytes()

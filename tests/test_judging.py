@@ -9,7 +9,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import plugin
-from olympiad_eval.benchmarks.physelite import parse_verdict
+from olympiad_eval.benchmarks.physelite.judging import parse_verdict
 from olympiad_eval.cli.fake_server import FakeOpenAI, Fault
 from olympiad_eval.core.records import Generation, InputError, Judgment, Problem, read_jsonl, write_jsonl
 from olympiad_eval.llm.cache import RequestCache, utc_now
@@ -355,7 +355,7 @@ def test_a_task_awaiting_an_identical_request_leaves_its_turn_to_the_next(tmp_pa
     for the first one's reply without holding one of the endpoint's turns, so no turn idles."""
     import asyncio
 
-    from olympiad_eval.benchmarks import JudgeTask
+    from olympiad_eval.benchmarks.base import JudgeTask
     from olympiad_eval.stages.judge import _Asker, typed_judge
 
     def task(key: str, text: str) -> JudgeTask:
@@ -385,7 +385,7 @@ def test_an_openai_judge_keys_its_requests_as_it_always_has(tmp_path, monkeypatc
     """Its provider's identity: endpoint and model, under `openai` (replies cached before are found)."""
     import asyncio
 
-    from olympiad_eval.benchmarks import JudgeTask
+    from olympiad_eval.benchmarks.base import JudgeTask
     from olympiad_eval.llm.cache import request_key
     from olympiad_eval.stages.judge import _Asker
 

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from olympiad_eval.benchmarks.hipho import MEDALS, medal
+from olympiad_eval.benchmarks.hipho.tables import MEDALS, medal
 from tests.support import compose_stage, shared_data
 
 

@@ -17,57 +17,87 @@ def test_the_committed_pipeline_files_are_the_generated_ones():
     assert plan.stale(ROOT) == []
 
 
-def test_render_lists_the_modules_that_build_a_prompt_s_reference_answer():
-    """A prompt's reference answer comes from `answers` and `mathcheck` (through the benchmark
-    modules): editing either must rerun render."""
-    for path in ROOT.glob("pipelines/*/dvc.yaml"):
-        deps = yaml.safe_load(path.read_text(encoding="utf-8"))["stages"]["render"]["do"]["deps"]
-        assert {
-            "src/olympiad_eval/scoring/answers.py",
-            "src/olympiad_eval/scoring/mathcheck.py",
-            "src/olympiad_eval/benchmarks",
-            "src/olympiad_eval/core/templates.py",
-            "stages/render.py",
-        } <= set(deps), path
+def deps_of(path: Path, stage: str) -> set[str]:
+    stages = yaml.safe_load(path.read_text(encoding="utf-8"))["stages"]
+    return set((stages[stage].get("do") or stages[stage])["deps"])
 
 
-def test_code_dependencies_follow_imports_inside_functions_and_benchmarks_imported_by_name():
-    code = plan.code_of("stages/render.py", ROOT)
+def test_each_family_s_stages_list_its_own_benchmark_and_no_other():
+    """Benchmarks are imported by name: a family's stages that reach the registry list that family's
+    benchmark package (and what it imports, mathcheck for one), never another's."""
+    families = plan.read_plan(ROOT / "params.yaml")["families"]
+    for family in families:
+        path = ROOT / "pipelines" / family / "dvc.yaml"
+        for stage in ("fetch", "render", "judge", "aggregate", "report"):
+            deps = deps_of(path, stage)
+            assert f"src/olympiad_eval/benchmarks/{family}" in deps, (family, stage)
+            others = {f"src/olympiad_eval/benchmarks/{other}" for other in families if other != family}
+            assert not deps & others, (family, stage, deps & others)
+            assert not [dep for dep in deps if dep.startswith(f"src/olympiad_eval/benchmarks/{family}/")]  # one folder
+        assert not [dep for dep in deps_of(path, "generate") if dep.startswith("src/olympiad_eval/benchmarks")]
+    assert "src/olympiad_eval/scoring/mathcheck.py" in deps_of(ROOT / "pipelines/hipho/dvc.yaml", "render")
+    root_report = deps_of(ROOT / "dvc.yaml", "report")
+    assert {f"src/olympiad_eval/benchmarks/{family}" for family in families} <= root_report
+
+
+def test_code_dependencies_follow_imports_inside_functions():
+    code = plan.code_of("stages/render.py", ROOT, "hipho")
     assert code[0] == "stages/render.py" and code[1:] == sorted(code[1:])
-    # render imports `benchmarks`, whose modules it loads by name; hipho imports mathcheck in a function
-    assert "src/olympiad_eval/benchmarks" in code and "src/olympiad_eval/scoring/mathcheck.py" in code
-    assert not [path for path in code if path.startswith("src/olympiad_eval/benchmarks/")]  # the folder, once
+    # hipho's scoring imports expressions inside a function (sympy only where a range needs it)
+    assert "src/olympiad_eval/scoring/expressions.py" in code
     assert "src/olympiad_eval/stages/judge.py" not in code and "src/olympiad_eval/stages/aggregate.py" not in code
 
 
-# What every stage and benchmark shares, not a stage's: the records they read and write, and the
-# checks of config values (a leaf: the test below keeps it one).
-SHARED = {"olympiad_eval", "olympiad_eval.core.records", "olympiad_eval.core.config"}
+def test_an_outside_benchmark_s_module_is_its_family_s_code(tmp_path):
+    """A benchmark from outside the package (a dotted `kind`) is listed by its file."""
+    root = copy_of_the_plan(tmp_path)
+    (root / "conf" / "benchmark" / "toy.yaml").write_text("kind: tests.benchmarks.toy_plugin\n", encoding="utf-8")
+    (root / "tests" / "benchmarks").mkdir(parents=True)
+    for name in ("__init__.py", "benchmarks/__init__.py", "benchmarks/toy_plugin.py"):
+        shutil.copy(ROOT / "tests" / name, root / "tests" / name)
+    params = (root / "params.yaml").read_text(encoding="utf-8")
+    (root / "params.yaml").write_text(
+        params.replace("pipelines:\n", "pipelines:\n  toy:\n    benchmarks: {toy: data/toy}\n    suites: {}\n"),
+        encoding="utf-8",
+    )
+    code = plan.code_of("stages/fetch.py", root, "toy")
+    assert "tests/benchmarks/toy_plugin.py" in code and not [c for c in code if c.startswith("src/olympiad_eval/benchmarks/")
+                                                            and c.count("/") > 3]  # fmt: skip
+
+
+# The rooms that run a stage or a command; below them, the kit they share (core, scoring, llm) and
+# the benchmarks (the test below keeps the kit and the benchmarks from importing upwards).
+STAGE_ROOMS = ("olympiad_eval.stages", "olympiad_eval.report", "olympiad_eval.cli")
 
 
 def stage_modules() -> set[str]:
-    """The modules whose function a stage script runs."""
-    modules = set().union(*(plan.imported(script, SRC) for script in ROOT.glob("stages/*.py")))
-    return modules - SHARED
+    """Every module of the rooms that run a stage or a command."""
+    return {
+        ".".join(path.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
+        for room in STAGE_ROOMS
+        for path in (SRC / Path(*room.split("."))).rglob("*.py")
+    }
 
 
-def test_no_import_runs_from_a_benchmark_module_up_to_a_stage_module():
+def test_no_import_runs_from_a_benchmark_or_the_shared_kit_up_to_a_stage_module():
+    imported = set().union(*(plan.imported(script, SRC) for script in ROOT.glob("stages/*.py")))
     assert {
         "olympiad_eval.stages.fetch",
-        "olympiad_eval.stages.render",
         "olympiad_eval.stages.judge",
-        "olympiad_eval.stages.runner",
-    } <= stage_modules()
-    for shared in SHARED - {"olympiad_eval"}:
-        path = SRC / Path(*shared.split(".")).with_suffix(".py")
-        assert not plan.reached(path, SRC) & stage_modules(), shared
-    for path in sorted((SRC / "olympiad_eval" / "benchmarks").glob("*.py")):
-        reached = plan.reached(path, SRC)
-        assert not reached & stage_modules(), (path.name, sorted(reached & stage_modules()))
+        "olympiad_eval.report",
+    } <= imported & stage_modules()
+    kit = [
+        path
+        for folder in ("core", "scoring", "llm", "benchmarks")
+        for path in (SRC / "olympiad_eval" / folder).rglob("*.py")
+    ]
+    for path in sorted(kit):
+        reached = plan.reached([path], SRC)
+        assert not reached & stage_modules(), (path.relative_to(SRC).as_posix(), sorted(reached & stage_modules()))
 
 
 def copy_of_the_plan(tmp_path: Path) -> Path:
-    for name in ("src", "stages", "pipelines"):
+    for name in ("src", "stages", "pipelines", "conf"):
         shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__", "dvc.lock"))
     shutil.copy(ROOT / "params.yaml", tmp_path)
     shutil.copy(ROOT / "dvc.yaml", tmp_path)
@@ -87,7 +117,10 @@ def test_a_template_edit_or_a_new_family_makes_the_plan_stale_until_it_is_genera
     assert plan.main(["--check"]) == 1
     said = capsys.readouterr().err
     for family in ("hipho", "mathvision", "olympiadbench", "physelite", "newbench"):
-        assert f"pipelines/{family}/dvc.yaml differs from the generated one: run `python -m olympiad_eval.cli.plan`" in said
+        assert (
+            f"pipelines/{family}/dvc.yaml differs from the generated one: run `python -m olympiad_eval.cli.plan`"
+            in said
+        )
     assert not [line for line in said.splitlines() if line.startswith("dvc.yaml")]  # the report's is unchanged
 
     assert plan.main([]) == 0 and plan.main(["--check"]) == 0

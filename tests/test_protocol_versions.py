@@ -21,6 +21,7 @@ import sys
 
 import pytest
 
+from olympiad_eval.benchmarks import plugin
 from olympiad_eval.cli.fake_server import JUDGE_MARKER, FakeOpenAI
 from olympiad_eval.core.records import Generation, Judgment, Prompt, read_jsonl, write_jsonl
 from olympiad_eval.stages.judge import judge
@@ -178,23 +179,23 @@ def test_a_judgment_records_what_made_it(render_suite, tmp_path):
 
 @pytest.mark.parametrize("suite", sorted(path.stem for path in (ROOT / "conf" / "suite").glob("*.yaml")))
 def test_every_suite_names_a_versioned_protocol_for_every_judge(suite):
-    from olympiad_eval.benchmarks import protocol
+    from olympiad_eval.benchmarks.suites import protocol
 
     scoring = suite_scoring(suite)
     kind = compose_stage("render", [f"suite={suite}", "cell.benchmark=x"]).suite.kind
-    assert re.fullmatch(rf"{kind} \w+ v\d+ \(rules only\)", protocol(kind, scoring, "rule"))
+    assert re.fullmatch(rf"{kind} \w+ v\d+ \(rules only\)", protocol(plugin(kind), scoring, "rule"))
     assert re.fullmatch(
-        rf"{kind} \w+ v\d+ \((rules only|prompts ({kind}_\w+ v\d+(, )?)+)\)", protocol(kind, scoring, "llm")
+        rf"{kind} \w+ v\d+ \((rules only|prompts ({kind}_\w+ v\d+(, )?)+)\)", protocol(plugin(kind), scoring, "llm")
     )
 
 
 def test_a_judge_prompt_without_a_version_is_refused():
-    from olympiad_eval.benchmarks import protocol
+    from olympiad_eval.benchmarks.suites import protocol
     from olympiad_eval.core.records import InputError
 
     scoring = suite_scoring("sample_hipho", "~suite.scoring.prompts.answer.version")
     with pytest.raises(InputError, match="prompts answer have no `version`"):
-        protocol("hipho", scoring, "llm")
+        protocol(plugin("hipho"), scoring, "llm")
 
 
 def regenerate() -> None:

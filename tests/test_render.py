@@ -10,12 +10,14 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from olympiad_eval.benchmarks import hipho
+from olympiad_eval.benchmarks import plugin
 from olympiad_eval.core.records import InputError, Problem, Prompt, Selection, read_jsonl, without_paths
 from olympiad_eval.core.templates import fill
 from olympiad_eval.stages.fetch import fetch
 from olympiad_eval.stages.render import render, select, selection
 from tests.support import typed
+
+HIPHO = plugin("hipho")
 
 REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf"
@@ -292,7 +294,7 @@ def test_hipho_all_english_prompt_language(fetched, tmp_path):
 def test_hipho_reference_is_the_gold_in_the_asked_format(hipho_run):
     _, prompts, problems = hipho_run
     for pid, prompt in prompts.items():
-        assert prompt.reference == hipho.reference(problems[pid], None)
+        assert prompt.reference == HIPHO.reference(problems[pid], None)
     assert "[\\boxed{a = 3.20}, \\boxed{t = 0.790}]" in prompts["DemoPhO_2025_1_b"].reference
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from olympiad_eval.benchmarks import hipho, physelite
+from olympiad_eval.benchmarks import hipho, plugin
 from olympiad_eval.cli.fake_server import FakeOpenAI
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.records import (
@@ -34,6 +34,9 @@ from olympiad_eval.stages.aggregate import aggregate
 from olympiad_eval.stages.generate import generate
 from olympiad_eval.stages.judge import judge
 from tests.support import ROOT, compose_stage
+
+HIPHO = plugin("hipho")
+PHYSELITE = plugin("physelite")
 
 SUITE = BENCHMARK = "sample_hipho"
 MODELS = {
@@ -317,7 +320,7 @@ def test_hipho_criteria_show_text_points_award_reason_scheme_totals_and_the_winn
             },
         ),
     )
-    page = "\n".join(judgment_html(record, hipho.report_sections, HIPHO_PROBLEM))
+    page = "\n".join(judgment_html(record, HIPHO.report_sections, HIPHO_PROBLEM))
     assert '<section class="criteria">' in page and '<table class="criteria">' in page
     rows = re.findall(r"<tr><td>(\d\.\d)</td>.*?</tr>", page)
     assert rows == ["1.1", "1.2", "2.1"]
@@ -349,7 +352,7 @@ def test_physelite_shows_each_judge_s_verdict_and_the_steps_graded():
             },
         ),
     )
-    page = "\n".join(judgment_html(record, physelite.report_sections, problem))
+    page = "\n".join(judgment_html(record, PHYSELITE.report_sections, problem))
     assert '<section class="verdicts">' in page and '<table class="steps">' in page
     assert "<td>a</td><td>correct</td>" in page and "<td>b</td><td>incorrect</td>" in page
     assert "对 &lt;ok&gt;" in page and "$x&lt;y$" in page and "calculation" in page

@@ -11,8 +11,8 @@ import pytest
 import yaml
 from omegaconf import OmegaConf
 
-from olympiad_eval.core.layout import Layout, family_of_suite
-from olympiad_eval.core.plan import check_family, check_release_folder, read_plan
+from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.plan import check_family, check_release_folder, family_of_suite, read_plan
 from olympiad_eval.core.records import Generation, InputError, read_jsonl
 from olympiad_eval.stages.generate import check_model
 from olympiad_eval.stages.judge import check_judge

@@ -11,11 +11,13 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from olympiad_eval.benchmarks import hipho, typed_suite
+from olympiad_eval.benchmarks import hipho, plugin, typed_suite
 from olympiad_eval.core.records import AnswerSlot, Criterion, InputError, Problem, RecordError, exact
 from olympiad_eval.scoring.checks import Equivalence, Verdict
 from olympiad_eval.scoring.pool import run_check
-from tests.support import by_rules, compose_stage, scoring, suite_scoring, typed
+from tests.support import by_rules, compose_stage, load_release, scoring, suite_scoring, typed
+
+HIPHO = plugin("hipho")
 
 # its module fixtures load a release once: keep its tests on one test worker
 pytestmark = pytest.mark.xdist_group("hipho_release")
@@ -37,7 +39,7 @@ def check(jobs):
 
 
 def gradable_points(problem: Problem) -> float:
-    return float(sum(exact(slot.points) for slot in problem.answers if hipho.gold_value(slot)))
+    return float(sum(exact(slot.points) for slot in problem.answers if hipho.scoring.gold_value(slot)))
 
 
 # ---------------------------------------------------------------- criterion_points
@@ -64,7 +66,7 @@ def gradable_points(problem: Problem) -> float:
     ],
 )
 def test_criterion_points(text, points):
-    assert hipho.criterion_points(text) == points
+    assert hipho.loading.criterion_points(text) == points
 
 
 # ---------------------------------------------------------------- loading the sample
@@ -72,7 +74,7 @@ def test_criterion_points(text, points):
 
 @pytest.fixture(scope="module")
 def sample():
-    return {p.id: p for p in hipho.load(SAMPLE, SAMPLE_CFG, "sample_hipho")}
+    return {p.id: p for p in load_release(HIPHO, SAMPLE, SAMPLE_CFG, "sample_hipho")}
 
 
 def test_sample_has_five_problems_in_two_exams(sample):
@@ -188,7 +190,7 @@ def load_exam(tmp_path, *items, name="X_2025", information="None."):
     data.mkdir(exist_ok=True)
     path = data / f"{name}.json"
     path.write_text(json.dumps([{"information": information}, *items], ensure_ascii=False), encoding="utf-8")
-    return path, hipho.load(tmp_path, OmegaConf.create({"default_language": "en"}), "x")
+    return path, load_release(HIPHO, tmp_path, OmegaConf.create({"default_language": "en"}), "x")
 
 
 @pytest.mark.parametrize("marking", [..., [], None])
@@ -285,7 +287,7 @@ def test_exam_without_information_element(tmp_path):
     data.mkdir()
     (data / "X_2025.json").write_text(json.dumps([item()]), encoding="utf-8")
     with pytest.raises(RecordError, match="information"):
-        hipho.load(tmp_path, OmegaConf.create({}), "x")
+        load_release(HIPHO, tmp_path, OmegaConf.create({}), "x")
 
 
 def test_exam_file_with_bad_json(tmp_path):
@@ -293,7 +295,7 @@ def test_exam_file_with_bad_json(tmp_path):
     data.mkdir()
     (data / "X_2025.json").write_text('[{"information": "None."}, {"id": ', encoding="utf-8")
     with pytest.raises(RecordError) as caught:
-        hipho.load(tmp_path, OmegaConf.create({}), "x")
+        load_release(HIPHO, tmp_path, OmegaConf.create({}), "x")
     assert caught.value.path == str(data / "X_2025.json") and caught.value.field == "(json)"
 
 
@@ -343,25 +345,29 @@ GOLDS = [
 @pytest.mark.parametrize("value, text, gold, answer", GOLDS)
 def test_gold_text_value_and_reference_answer(value, text, gold, answer):
     slot = AnswerSlot(value)
-    assert (hipho.gold_text(slot), hipho.gold_value(slot), hipho.reference_answer(slot)) == (text, gold, answer)
+    assert (hipho.scoring.gold_text(slot), hipho.scoring.gold_value(slot), hipho.scoring.reference_answer(slot)) == (
+        text,
+        gold,
+        answer,
+    )
 
 
 @pytest.mark.parametrize("value, text, gold, answer", GOLDS)
 def test_the_rule_check_accepts_the_reference_answer_of_every_wrapping(value, text, gold, answer):
     problem = Problem(id="P", benchmark="x", language="en", question="q", answers=(AnswerSlot(value),))
-    result = by_rules(hipho, problem, hipho.reference(problem, SUITE), check)
+    result = by_rules(HIPHO, problem, HIPHO.reference(problem, SUITE), check)
     assert result.slots[0]["correct"] is bool(gold)
 
 
 def test_reference(sample):
     problem = sample["DemoPhO_2025_1_b"]
-    assert hipho.reference(problem, SUITE).endswith("<answer>\n[\\boxed{a = 3.20}, \\boxed{t = 0.790}]\n</answer>")
+    assert HIPHO.reference(problem, SUITE).endswith("<answer>\n[\\boxed{a = 3.20}, \\boxed{t = 0.790}]\n</answer>")
 
 
 @pytest.mark.parametrize("prompt_language, expected", [(None, "zh"), ("en", "en")])
 def test_template_fields(sample, prompt_language, expected):
     suite = typed("hipho", prompt_language=prompt_language)
-    key, fields = hipho.template_fields(sample["DemoCPhO_2025_1_1"], suite)
+    key, fields = HIPHO.template_fields(sample["DemoCPhO_2025_1_1"], suite)
     assert key == expected
     assert fields["information"] == "None."
     assert fields["question"] == sample["DemoCPhO_2025_1_1"].question
@@ -375,7 +381,7 @@ def test_template_fields(sample, prompt_language, expected):
 )
 def test_reference_response_earns_full_points(sample, pid):
     problem = sample[pid]
-    result = by_rules(hipho, problem, hipho.reference(problem, SUITE), check)
+    result = by_rules(HIPHO, problem, HIPHO.reference(problem, SUITE), check)
     assert result.points == problem.points
     assert result.score == 1.0
     assert all(slot["correct"] for slot in result.slots)
@@ -384,7 +390,7 @@ def test_reference_response_earns_full_points(sample, pid):
 
 def test_one_wrong_slot_loses_its_points(sample):
     response = "<think>...</think>\n<answer>\n[\\boxed{3.20}, \\boxed{0.500}]\n</answer>"
-    result = by_rules(hipho, sample["DemoPhO_2025_1_b"], response, check)
+    result = by_rules(HIPHO, sample["DemoPhO_2025_1_b"], response, check)
     assert result.extracted == ("3.20", "0.500")
     assert [slot["correct"] for slot in result.slots] == [True, False]
     assert (result.points, result.score) == (1.0, 0.5)
@@ -408,13 +414,13 @@ def test_partial_points_are_weighted_by_slot_points(boxes, points, score):
         answers=(AnswerSlot("\\boxed{$2$}", points=1.0), AnswerSlot("\\boxed{$5$}", points=3.0)),
     )
     response = "<answer>[" + ", ".join(f"\\boxed{{{b}}}" for b in boxes) + "]</answer>"
-    result = by_rules(hipho, problem, response, check)
+    result = by_rules(HIPHO, problem, response, check)
     assert (result.points, result.score) == (points, score)
 
 
 def test_answers_outside_the_answer_block_are_not_used(sample):
     response = "<think>\\boxed{0.790}</think><answer>[\\boxed{3.20}, \\boxed{0.7}]</answer>"
-    result = by_rules(hipho, sample["DemoPhO_2025_1_b"], response, check)
+    result = by_rules(HIPHO, sample["DemoPhO_2025_1_b"], response, check)
     assert result.points == 1.0
 
 
@@ -425,7 +431,7 @@ def recorded_score(problem: Problem, response: str, cfg=None):
         seen.extend(jobs)
         return check(jobs)
 
-    return by_rules(hipho, problem, response, recording_check, **(cfg or {})), seen
+    return by_rules(HIPHO, problem, response, recording_check, **(cfg or {})), seen
 
 
 TWO_SLOTS = Problem(
@@ -469,11 +475,11 @@ def test_one_of_three_slots_of_a_three_point_problem_is_exactly_one_point():
         question="q",
         answers=tuple(AnswerSlot(f"\\boxed{{{n}}}") for n in (1, 2, 3)),
     )
-    result = by_rules(hipho, problem, "<answer>[\\boxed{1}, \\boxed{0}, \\boxed{0}]</answer>", check)
+    result = by_rules(HIPHO, problem, "<answer>[\\boxed{1}, \\boxed{0}, \\boxed{0}]</answer>", check)
     assert result.points == 1.0 and result.score == 1 / 3
 
 
-OFFICIAL = scoring(hipho)
+OFFICIAL = scoring(HIPHO)
 
 
 def test_the_official_protocol_gives_one_of_three_slots_exactly_one_point():
@@ -485,11 +491,11 @@ def test_the_official_protocol_gives_one_of_three_slots_exactly_one_point():
         answers=tuple(AnswerSlot(f"\\boxed{{{n}}}") for n in (1, 2, 3)),
         marking=((Criterion("Award 3 pt if all.", 3.0),),),
     )
-    rules = by_rules(hipho, problem, "<answer>[\\boxed{1}, \\boxed{0}, \\boxed{0}]</answer>", check)
+    rules = by_rules(HIPHO, problem, "<answer>[\\boxed{1}, \\boxed{0}, \\boxed{0}]</answer>", check)
     replies = {
         "g": {"criterion 0.0": {"awarded": 0.0}, "slot 1": {"equivalent": False}, "slot 2": {"equivalent": False}}
     }
-    result = hipho.combine(problem, rules, replies, OFFICIAL)
+    result = HIPHO.combine(problem, rules, replies, OFFICIAL)
     assert (result.points, result.parts) == (1.0, {"answer_points": 1.0, "step_points": 0.0})
 
 
@@ -502,10 +508,10 @@ def test_judges_and_criteria_add_up_exactly():
         answers=(AnswerSlot("\\boxed{1}", points=0.7),),
         marking=((Criterion("a", 0.1), Criterion("b", 0.2), Criterion("c", 0.4)),),
     )
-    rules = by_rules(hipho, problem, "<answer>[\\boxed{0}]</answer>", check)
+    rules = by_rules(HIPHO, problem, "<answer>[\\boxed{0}]</answer>", check)
     awarded = {f"criterion 0.{c}": {"awarded": points} for c, points in enumerate((0.1, 0.2, 0.0))}
     replies = {judge: {**awarded, "slot 0": {"equivalent": False}} for judge in ("g", "h", "k")}
-    result = hipho.combine(problem, rules, replies, OFFICIAL)
+    result = HIPHO.combine(problem, rules, replies, OFFICIAL)
     assert (result.points, result.parts["step_points"]) == (0.3, 0.3)  # not 0.2999997 from a ratio rounded to 6 digits
     assert result.score == 3 / 7
 
@@ -518,7 +524,7 @@ def test_decimal_slot_points_add_up_exactly():
         question="q",
         answers=tuple(AnswerSlot(f"\\boxed{{{n}}}", points=p) for n, p in ((1, 0.1), (2, 0.2), (3, 0.4))),
     )
-    result = by_rules(hipho, problem, hipho.reference(problem, SUITE), check)
+    result = by_rules(HIPHO, problem, HIPHO.reference(problem, SUITE), check)
     assert (result.points, result.score, problem.points) == (
         0.7,
         1.0,
@@ -540,7 +546,7 @@ def test_open_ended_slot_is_left_to_judges():
         question="q",
         answers=(AnswerSlot("", kind="Open-Ended"), AnswerSlot("\\boxed{$2$}")),
     )
-    result = by_rules(hipho, problem, "<answer>[\\boxed{a sketch}, \\boxed{2}]</answer>", recording_check)
+    result = by_rules(HIPHO, problem, "<answer>[\\boxed{a sketch}, \\boxed{2}]</answer>", recording_check)
     assert [job.gold for job in seen] == ["2"]
     assert result.points == 1.0
     assert [slot["correct"] for slot in result.slots] == [False, True]
@@ -559,13 +565,13 @@ def test_the_slots_a_judge_may_be_asked_about_are_at_most_those_with_an_official
     problem without marking schemes, in evalscope's protocol), never fewer than the rules leave."""
     settings = suite_scoring(suite)
     for problem in sample.values():
-        bound = [task.key for task in hipho.judge_tasks_after_rules_at_most(problem, "a response", settings)]
-        answered = [index for index, slot in enumerate(problem.answers) if hipho.gold_value(slot)]
+        bound = [task.key for task in HIPHO.judge_tasks_after_rules_at_most(problem, "a response", settings)]
+        answered = [index for index, slot in enumerate(problem.answers) if hipho.scoring.gold_value(slot)]
         expected = [] if settings.protocol == "evalscope" and problem.marking else answered
         assert bound == [f"slot {index}" for index in expected], problem.id
-        for response in [hipho.reference(problem, SUITE), *WRONG_OR_MISSING]:
-            rules = hipho.rule_score(problem, response, settings, check(hipho.rule_checks(problem, response, settings)))
-            asked = [task.key for task in hipho.judge_tasks_after_rules(problem, response, rules, settings)]
+        for response in [HIPHO.reference(problem, SUITE), *WRONG_OR_MISSING]:
+            rules = HIPHO.rule_score(problem, response, settings, check(HIPHO.rule_checks(problem, response, settings)))
+            asked = [task.key for task in HIPHO.judge_tasks_after_rules(problem, response, rules, settings)]
             assert set(asked) <= set(bound), (problem.id, response)
 
 
@@ -574,7 +580,7 @@ def test_undecided_check_is_reported_not_scored(sample):
         return [Verdict(None, "check timed out after 10 s") for _ in jobs]
 
     problem = sample["DemoCPhO_2025_1_1"]
-    result = by_rules(hipho, problem, hipho.reference(problem, SUITE), stuck)
+    result = by_rules(HIPHO, problem, HIPHO.reference(problem, SUITE), stuck)
     assert result.points == 0.0
     assert result.undecided == ("slot 1: check timed out after 10 s",)
 
@@ -586,7 +592,7 @@ def test_undecided_check_is_reported_not_scored(sample):
 def real():
     if not (REAL / "data").is_dir():
         pytest.skip(f"real HiPhO data not found at {REAL.resolve()} (shared data is optional)")
-    return hipho.load(REAL, REAL_CFG, "hipho")
+    return load_release(HIPHO, REAL, REAL_CFG, "hipho")
 
 
 EXAMS = {
@@ -656,7 +662,7 @@ def test_real_figures_resolve(real):
 def release_quirk(slot: AnswerSlot) -> str | None:
     """Why the release keeps a slot's `reference` answer from earning its points by rules, or None.
     A gold whose braces do not balance cannot be written back in a box that closes where it should."""
-    gold = hipho.gold_value(slot)
+    gold = hipho.scoring.gold_value(slot)
     depth = 0
     for character in gold:
         depth += {"{": 1, "}": -1}.get(character, 0)
@@ -684,16 +690,16 @@ def real_suites(real):
     prompts = {}
     for name in ("hipho", "hipho_en"):
         suite = typed_suite(name, compose_stage("render", [f"suite={name}", "cell.benchmark=hipho"]).suite)
-        prompts[name] = [(problem, prompt_for(problem, name, suite)) for problem in select(real, suite)]
+        prompts[name] = [(problem, prompt_for(problem, name, suite, HIPHO)) for problem in select(real, suite)]
     return prompts
 
 
 def lost_slots(problem: Problem, response: str) -> list[int]:
-    result = by_rules(hipho, problem, response, check)
+    result = by_rules(HIPHO, problem, response, check)
     return [
         index
         for index, (slot, checked) in enumerate(zip(problem.answers, result.slots))
-        if hipho.gold_value(slot) and not checked["correct"]
+        if hipho.scoring.gold_value(slot) and not checked["correct"]
     ]
 
 
@@ -703,7 +709,7 @@ def test_real_reference_earns_every_rule_checkable_point(real_suites, suite, exa
     rendered = [(problem, prompt) for problem, prompt in real_suites[suite] if problem.subset == exam]
     assert rendered
     for problem, prompt in rendered:
-        result = by_rules(hipho, problem, prompt.reference, check)
+        result = by_rules(HIPHO, problem, prompt.reference, check)
         quirky = [i for i, slot in enumerate(problem.answers) if release_quirk(slot)]
         assert lost_slots(problem, prompt.reference) == quirky, problem.id
         assert exact(result.points) == exact(gradable_points(problem)) - sum(
@@ -721,7 +727,7 @@ def real_quirks() -> list:
             id=f"{problem.id}[{index}]",
             marks=pytest.mark.xfail(strict=True, reason=release_quirk(slot)),
         )
-        for problem in hipho.load(REAL, REAL_CFG, "hipho")
+        for problem in load_release(HIPHO, REAL, REAL_CFG, "hipho")
         for index, slot in enumerate(problem.answers)
         if release_quirk(slot)
     ]
@@ -729,7 +735,7 @@ def real_quirks() -> list:
 
 @pytest.mark.parametrize("problem, index", real_quirks())
 def test_real_reference_misses_only_the_release_quirks(problem, index):
-    assert lost_slots(problem, hipho.reference(problem, SUITE)) == []
+    assert lost_slots(problem, HIPHO.reference(problem, SUITE)) == []
 
 
 def test_the_quirk_rule_finds_unbalanced_braces():
@@ -741,15 +747,17 @@ def test_the_quirk_rule_finds_unbalanced_braces():
 def test_real_wrappings_that_rules_once_missed(real):
     by_id = {p.id: p for p in real}
     unclosed = by_id["CPhO_2025_7_6"].answers[0]  # "\\boxed{$\\omega^2 = ...$": never closed
-    assert hipho.gold_value(unclosed).startswith("\\omega^2 =") and "boxed" not in hipho.gold_value(unclosed)
+    assert hipho.scoring.gold_value(unclosed).startswith("\\omega^2 =") and "boxed" not in hipho.scoring.gold_value(
+        unclosed
+    )
     dollar_outside = by_id["CPhO_2025_6_3"].answers[1]  # "\\boxed{$\\gamma = ...}$"
-    assert "$" not in hipho.gold_text(dollar_outside)
+    assert "$" not in hipho.scoring.gold_text(dollar_outside)
 
 
 # ---------------------------------------------------------------- the answer judge sees ranges as ranges
 
 ANSWER_JUDGE = scoring(
-    hipho,
+    HIPHO,
     prompts={
         "answer": OmegaConf.load(REPO / "conf" / "prompt" / "hipho_answer_judge.yaml"),
         "criterion": OmegaConf.load(REPO / "conf" / "prompt" / "hipho_criterion_judge.yaml"),
@@ -758,10 +766,10 @@ ANSWER_JUDGE = scoring(
 
 
 def judge_messages(problem: Problem, response: str) -> dict[str, str]:
-    rules = by_rules(hipho, problem, response, check)
+    rules = by_rules(HIPHO, problem, response, check)
     return {
         task.key: task.messages[1]["content"][0]["text"]
-        for task in hipho.judge_tasks_after_rules(problem, response, rules, ANSWER_JUDGE)
+        for task in HIPHO.judge_tasks_after_rules(problem, response, rules, ANSWER_JUDGE)
     }
 
 
@@ -778,7 +786,7 @@ def test_real_every_range_slot_reaches_the_answer_judge_as_its_range(real):
     written_range = re.compile(r"\[[^\[\]]*,[^\[\]]*\]")
     ranged = [(p, i) for p in real for i, slot in enumerate(p.answers) if written_range.search(slot.value)]
     assert len(ranged) == 23
-    assert all(hipho.accepted_range(p.answers[i]) for p, i in ranged)
+    assert all(hipho.scoring.accepted_range(p.answers[i]) for p, i in ranged)
     for problem in {p.id: p for p, _ in ranged}.values():
         wrong = "<answer>[" + ", ".join("\\boxed{-12345}" for _ in problem.answers) + "]</answer>"
         messages = judge_messages(problem, wrong)
@@ -892,7 +900,7 @@ TWO_EXAMS = judgments(
 
 
 def test_exam_score_rates_and_their_mean_over_exams():
-    table = hipho.tables(TWO_EXAMS, OmegaConf.create({}))["exam_score_rate"]
+    table = HIPHO.tables(TWO_EXAMS, OmegaConf.create({}))["exam_score_rate"]
     # A: 2/6 = 33.33%; B: 1/10 = 10%; the mean of the two rates 21.67% (pooled points would give 3/16)
     assert table.to_dict("records") == [
         {"suite": "s", "model": "m", "judge": "j", "A": 33.33, "B": 10.0, "mean over exams": 21.67}
@@ -900,7 +908,7 @@ def test_exam_score_rates_and_their_mean_over_exams():
 
 
 def test_evalscope_mean_problem_ratio_per_exam_and_overall():
-    table = hipho.tables(TWO_EXAMS, OmegaConf.create({}))["problem_ratio"]
+    table = HIPHO.tables(TWO_EXAMS, OmegaConf.create({}))["problem_ratio"]
     # A: (1 + 0 + 0) / 3; B: (1 + 0) / 2; overall (1 + 0 + 0 + 1 + 0) / 5
     assert table.to_dict("records") == [
         {"suite": "s", "model": "m", "judge": "j", "A": 33.33, "B": 50.0, "overall": 40.0}
@@ -911,7 +919,7 @@ def test_an_exam_whose_points_add_up_exactly_to_the_cutoff_earns_the_medal():
     # 28 x 0.7 + 0.1 is 19.7 points; in floats 19.699999999999992
     frame = judgments([("X", f"p{n}", 0.7, 1.0) for n in range(28)] + [("X", "p28", 0.1, 1.0)])
     assert sum(frame["points"]) < 19.7
-    tables = hipho.tables(frame, OmegaConf.create({"exams": {"X": {"gold": 19.7, "silver": 12.1, "bronze": 7.2}}}))
+    tables = HIPHO.tables(frame, OmegaConf.create({"exams": {"X": {"gold": 19.7, "silver": 12.1, "bronze": 7.2}}}))
     assert tables["medals"]["X"].tolist() == ["gold"]
     assert tables["exam_scores"]["X"].tolist() == [19.7, 29.0]
 
@@ -924,7 +932,7 @@ def test_the_mean_over_samples_is_exact():
             judgments([("X", "p1", 0.4, 1.0), ("X", "p2", 0.0, 1.0)], sample=1),
         ]
     )
-    tables = hipho.tables(frame, OmegaConf.create({"exams": {"X": {"gold": 0.35}}}))
+    tables = HIPHO.tables(frame, OmegaConf.create({"exams": {"X": {"gold": 0.35}}}))
     assert tables["medals"]["X"].tolist() == ["gold"]
     assert tables["exam_scores_std"]["X"].tolist() == [0.05]
 
@@ -965,7 +973,7 @@ def test_the_report_shows_every_criterion_with_its_award_and_the_scheme_totals()
             },
         ),
     )
-    [section] = hipho.report_sections(problem, judged)
+    [section] = HIPHO.report_sections(problem, judged)
     assert section.css == "criteria"
     assert section.tables[0].rows == (
         ("1.1", "A", 1.0, 1.0, "yes"),
@@ -976,6 +984,6 @@ def test_the_report_shows_every_criterion_with_its_award_and_the_scheme_totals()
     assert facts["scheme 1"] == "3 of 3 points" and facts["scheme 2"] == "1 of 3 points"
     assert facts["winning scheme"].startswith("scheme 1") and facts["step level"].startswith("3 of 3 points")
     # rules only: the criteria unawarded, the rules' points as the answer level
-    [rules] = hipho.report_sections(problem, Judgment(**common, judge="rule"))
+    [rules] = HIPHO.report_sections(problem, Judgment(**common, judge="rule"))
     assert [row[3] for row in rules.tables[0].rows] == [None, None, None]
     assert dict(rules.facts)["answer level"].startswith("3 of 3 points")

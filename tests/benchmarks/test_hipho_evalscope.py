@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from olympiad_eval.benchmarks import Score, hipho
+from olympiad_eval.benchmarks import hipho, plugin
+from olympiad_eval.benchmarks.base import Score
 from olympiad_eval.benchmarks.hipho import evalscope
 from olympiad_eval.core.records import AnswerSlot, Criterion, Figure, InputError, Problem
+from olympiad_eval.scoring.evalscope import completion
 from tests.support import suite_scoring
+
+HIPHO = plugin("hipho")
 
 CFG = suite_scoring("sample_hipho_evalscope")
 
@@ -71,7 +75,7 @@ def test_criterion_points_are_evalscopes(text, points):
 
 def test_the_official_protocol_parses_the_total_that_evalscope_misses():
     text = "Award a total of 1.0 pt for the following: award 0.4 pt if ... and 0.6 pt if ..."
-    assert (hipho.criterion_points(text), evalscope.criterion_points(text)) == (1.0, 0.4)
+    assert (hipho.loading.criterion_points(text), evalscope.criterion_points(text)) == (1.0, 0.4)
 
 
 # ---------------------------------------------------------------- step level
@@ -83,7 +87,7 @@ def test_step_requests_are_evalscopes_prompt_one_user_message_no_figures():
     figure = Figure(path="f.png", sha256="0" * 64, mime="image/png")
     p = problem([[("Award 0.5 pt if $v = gt$.", 0.5), ("得 2 分", 2.0)]], figures=[figure])
     cfg = suite_scoring("sample_hipho_evalscope", "suite.scoring.judge_figures=true")
-    tasks = hipho.judge_tasks(p, "<think>v = gt</think>\n<answer>[\\boxed{2}]</answer>", cfg)
+    tasks = HIPHO.judge_tasks(p, "<think>v = gt</think>\n<answer>[\\boxed{2}]</answer>", cfg)
     assert [t.key for t in tasks] == ["criterion 0.0", "criterion 0.1"]
     (message,) = tasks[0].messages
     assert message["role"] == "user" and isinstance(message["content"], str)  # no system guard, no image
@@ -158,7 +162,7 @@ def test_an_invalid_reply_leaves_the_problem_unscored():
     ],
 )
 def test_evalscope_grades_the_response_without_its_first_think_block(response, graded):
-    assert evalscope.completion(response) == graded
+    assert completion(response) == graded
 
 
 def test_boxes_come_from_the_whole_response_in_order():
@@ -176,7 +180,7 @@ def test_answer_level_rule_check_then_the_judge_for_non_empty_misses():
     ]
     p = problem(answers=slots)
     given = rules("0.5", "8", "")  # the rule matches slot 0; slot 1 goes to the judge; slot 2 is empty
-    tasks = hipho.judge_tasks_after_rules(p, "unused", given, CFG)
+    tasks = HIPHO.judge_tasks_after_rules(p, "unused", given, CFG)
     assert [t.key for t in tasks] == ["slot 1"]
     (message,) = tasks[0].messages
     assert "Question: Find $x$.\nOutput sentence: 8\nCorrect answer: $7$\n" in message["content"]
@@ -208,7 +212,7 @@ def test_a_gold_that_math_verify_cannot_parse_leaves_the_problem_out():
 def test_the_official_prompts_are_refused():
     official = suite_scoring("sample_hipho", "suite.scoring.protocol=evalscope")
     with pytest.raises(InputError, match="hipho_evalscope_step_judge"):
-        hipho.judge_tasks(problem([[("Award 1 pt if a.", 1.0)]]), "r", official)
+        HIPHO.judge_tasks(problem([[("Award 1 pt if a.", 1.0)]]), "r", official)
 
 
 @needs_math_verify
@@ -225,7 +229,7 @@ def test_a_comparison_past_evalscopes_deadline_leaves_the_problem_out(monkeypatc
 def test_the_evalscope_protocol_reads_the_boxes_evalscope_reads():
     """evalscope takes the last boxes of the whole response without its think block; the official
     code those of the <answer> block when it has any."""
-    from olympiad_eval.benchmarks.hipho import final_boxes
+    from olympiad_eval.benchmarks.hipho.scoring import final_boxes
 
     response = "<think>\\boxed{9}</think> so \\boxed{1}\n<answer>[\\boxed{2}]</answer>\nrecheck: \\boxed{3}"
     assert final_boxes(response, 1, "official") == ["2"]

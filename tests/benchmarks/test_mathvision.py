@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from olympiad_eval.benchmarks import mathvision
+from olympiad_eval.benchmarks import plugin
 from olympiad_eval.core.records import InputError, RecordError, iter_json_lines
 from olympiad_eval.scoring.pool import run_check
-from tests.support import by_rules, typed
+from tests.support import by_rules, load_release, typed
+
+MATHVISION = plugin("mathvision")
 
 # its module fixtures load a release once: keep its tests on one test worker
 pytestmark = pytest.mark.xdist_group("mathvision_release")
@@ -35,7 +37,7 @@ def check(jobs):
 
 @pytest.fixture(scope="module")
 def sample():
-    return {p.id: p for p in mathvision.load(SAMPLE, SAMPLE_CFG, "sample_mathvision")}
+    return {p.id: p for p in load_release(MATHVISION, SAMPLE, SAMPLE_CFG, "sample_mathvision")}
 
 
 # ---------------------------------------------------------------- loading the sample
@@ -111,14 +113,14 @@ def test_sample_solution_null_becomes_empty(sample):
 
 
 def test_sample_testmini_is_a_subset(sample):
-    mini = mathvision.load(SAMPLE, cfg("testmini"), "m")
+    mini = load_release(MATHVISION, SAMPLE, cfg("testmini"), "m")
     assert [p.id for p in mini] == ["1", "4"]
     assert [p.answers for p in mini] == [sample["1"].answers, sample["4"].answers]
 
 
 def test_missing_split_is_an_input_error():
     with pytest.raises(InputError, match="nosuch.jsonl not found"):
-        mathvision.load(SAMPLE, cfg("nosuch"), "m")
+        load_release(MATHVISION, SAMPLE, cfg("nosuch"), "m")
 
 
 def write_release(tmp_path, rows, images=("1.jpg",)):
@@ -148,7 +150,7 @@ def test_missing_required_field_names_file_line_record_and_field(tmp_path, field
     row = {k: v for k, v in ROW.items() if k != field}
     path = write_release(tmp_path, [ROW | {"id": "0"}, row])
     with pytest.raises(RecordError) as caught:
-        mathvision.load(tmp_path, cfg("test"), "m")
+        load_release(MATHVISION, tmp_path, cfg("test"), "m")
     assert caught.value.path == f"{path}:2"
     assert caught.value.record == ("?" if field == "id" else "1")
     assert caught.value.field == field
@@ -157,14 +159,14 @@ def test_missing_required_field_names_file_line_record_and_field(tmp_path, field
 def test_missing_image_names_file_line_record_and_field(tmp_path):
     path = write_release(tmp_path, [ROW, ROW | {"id": "2", "image": "images/2.jpg"}])
     with pytest.raises(RecordError) as caught:
-        mathvision.load(tmp_path, cfg("test"), "m")
+        load_release(MATHVISION, tmp_path, cfg("test"), "m")
     assert (caught.value.path, caught.value.record, caught.value.field) == (f"{path}:2", "2", "image")
     assert "images/2.jpg" in str(caught.value)
 
 
 def test_row_without_image_has_no_figure(tmp_path):
     write_release(tmp_path, [ROW | {"image": None, "level": None}])
-    [problem] = mathvision.load(tmp_path, cfg("test"), "m")
+    [problem] = load_release(MATHVISION, tmp_path, cfg("test"), "m")
     assert problem.figures == () and problem.level is None
 
 
@@ -172,20 +174,20 @@ def test_row_without_image_has_no_figure(tmp_path):
 
 
 def test_template_fields_multiple_choice(sample):
-    key, fields = mathvision.template_fields(sample["1"], SUITE)
+    key, fields = MATHVISION.template_fields(sample["1"], SUITE)
     assert key == "multiple_choice"
     assert fields["choices"] == "A) 13 cm\nB) 18 cm\nC) 26 cm\nD) 40 cm\nE) 21 cm"
 
 
 def test_template_fields_free_form(sample):
-    key, fields = mathvision.template_fields(sample["4"], SUITE)
+    key, fields = MATHVISION.template_fields(sample["4"], SUITE)
     assert key == "free_form"
     assert fields["question"] == sample["4"].question
 
 
 @pytest.mark.parametrize("figures, count", [("all", 1), ("none", 0)])
 def test_figures_follow_the_suite(sample, figures, count):
-    assert len(mathvision.figures(sample["1"], OmegaConf.create({"figures": figures}))) == count
+    assert len(MATHVISION.figures(sample["1"], OmegaConf.create({"figures": figures}))) == count
 
 
 @pytest.mark.parametrize(
@@ -193,7 +195,7 @@ def test_figures_follow_the_suite(sample, figures, count):
     [("1", "The answer is \\boxed{C}.\nANSWER: C"), ("4", "The answer is \\boxed{\\frac{3}{8}}.")],
 )
 def test_references(sample, pid, reference):
-    assert mathvision.reference(sample[pid], SUITE) == reference
+    assert MATHVISION.reference(sample[pid], SUITE) == reference
 
 
 # evalscope's protocol: tests/benchmarks/test_mathvision_evalscope.py.
@@ -202,7 +204,7 @@ def test_references(sample, pid, reference):
 @pytest.mark.parametrize("pid", ["1", "2", "3", "4"])
 def test_reference_response_scores(sample, pid):
     problem = sample[pid]
-    assert by_rules(mathvision, problem, mathvision.reference(problem, SUITE), check).score == 1.0
+    assert by_rules(MATHVISION, problem, MATHVISION.reference(problem, SUITE), check).score == 1.0
 
 
 # ---------------------------------------------------------------- the real release (../shared/data)
@@ -216,7 +218,7 @@ def real_root():
 
 
 def test_real_testmini_loads_304_problems_with_their_images(real_root):
-    problems = mathvision.load(real_root, cfg("testmini"), "mathvision")
+    problems = load_release(MATHVISION, real_root, cfg("testmini"), "mathvision")
     assert len(problems) == 304
     assert len({p.id for p in problems}) == 304
     assert all(len(p.figures) == 1 and Path(p.figures[0].path).is_file() for p in problems)
@@ -233,7 +235,7 @@ def test_real_test_split_has_3040_rows(real_root):
 def test_real_test_split_without_its_images_stops_at_the_first_missing_figure(real_root):
     """The shared copy holds only testmini's 304 images; load() insists on every figure."""
     with pytest.raises(RecordError) as caught:
-        mathvision.load(real_root, cfg("test"), "mathvision")
+        load_release(MATHVISION, real_root, cfg("test"), "mathvision")
     assert caught.value.path == f"{real_root / 'data' / 'test.jsonl'}:1"
     assert (caught.value.record, caught.value.field) == ("1", "image")
 
@@ -247,9 +249,9 @@ def test_real_test_split_loads_3040_problems_when_every_image_exists(real_root, 
     for _, row in iter_json_lines(real_root / "data" / "test.jsonl"):
         if row.get("image"):
             (tmp_path / row["image"]).write_bytes(stand_in)
-    problems = mathvision.load(tmp_path, cfg("test"), "mathvision")
+    problems = load_release(MATHVISION, tmp_path, cfg("test"), "mathvision")
     assert len(problems) == 3040
-    mini = {p.id for p in mathvision.load(real_root, cfg("testmini"), "mathvision")}
+    mini = {p.id for p in load_release(MATHVISION, real_root, cfg("testmini"), "mathvision")}
     assert mini <= {p.id for p in problems}
 
 
@@ -257,14 +259,14 @@ def test_real_test_split_loads_3040_problems_when_every_image_exists(real_root, 
 def test_the_reference_scores_under_both_protocols(sample, protocol):
     for problem in sample.values():
         assert (
-            by_rules(mathvision, problem, mathvision.reference(problem, SUITE), check, protocol=protocol).score == 1.0
+            by_rules(MATHVISION, problem, MATHVISION.reference(problem, SUITE), check, protocol=protocol).score == 1.0
         )
 
 
 def test_the_official_protocol_is_the_default_and_reads_the_official_way(sample):
     # MATH-V's scorer takes "the answer is" phrases and the last box, not an "ANSWER:" line
-    assert by_rules(mathvision, sample["1"], "The answer is C.", check).score == 1.0
-    assert by_rules(mathvision, sample["1"], "Reasoning.\nANSWER: C", check).score == 0.0
+    assert by_rules(MATHVISION, sample["1"], "The answer is C.", check).score == 1.0
+    assert by_rules(MATHVISION, sample["1"], "Reasoning.\nANSWER: C", check).score == 0.0
     with pytest.raises(InputError, match="scoring.protocol: 'vibes' is not one of official, evalscope"):
         typed("mathvision", scoring={"protocol": "vibes"})
 
@@ -296,8 +298,8 @@ def test_the_report_shows_a_choice_problem_s_options_with_the_gold_and_the_chose
         max_points=1.0,
         extracted=("C",),
     )
-    [section] = mathvision.report_sections(problem, judgment)
+    [section] = MATHVISION.report_sections(problem, judgment)
     assert section.css == "choices" and ("level", "2") in section.facts
     [table] = section.tables
     assert table.rows == (("A", "13 cm", False, False), ("B", "$26$ cm", True, False), ("C", "40 cm", False, True))
-    assert mathvision.report_sections(Problem(id="2", benchmark="b", language="en", question="q"), judgment) == []
+    assert MATHVISION.report_sections(Problem(id="2", benchmark="b", language="en", question="q"), judgment) == []

@@ -11,12 +11,14 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from olympiad_eval.benchmarks import mathvision
+from olympiad_eval.benchmarks import plugin
 from olympiad_eval.benchmarks.mathvision import evalscope as mathvision_evalscope
 from olympiad_eval.core.records import AnswerSlot
 from olympiad_eval.scoring.checks import Verdict
 from olympiad_eval.scoring.pool import CheckPool, run_check
-from tests.support import by_rules, scoring
+from tests.support import by_rules, load_release, scoring
+
+MATHVISION = plugin("mathvision")
 
 pytestmark = pytest.mark.xdist_group("mathvision_release")
 
@@ -26,7 +28,7 @@ SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample" / "mathvision"
 @pytest.fixture(scope="module")
 def sample():
     cfg = OmegaConf.load(SAMPLE.parents[2] / "conf" / "benchmark" / "sample_mathvision.yaml")
-    return {p.id: p for p in mathvision.load(SAMPLE, cfg, "sample_mathvision")}
+    return {p.id: p for p in load_release(MATHVISION, SAMPLE, cfg, "sample_mathvision")}
 
 
 def in_process(jobs):
@@ -35,11 +37,11 @@ def in_process(jobs):
 
 
 def score(problem, response):
-    return by_rules(mathvision, problem, response, in_process, protocol="evalscope")
+    return by_rules(MATHVISION, problem, response, in_process, protocol="evalscope")
 
 
 def result_scoring():
-    return scoring(mathvision, protocol="evalscope")
+    return scoring(MATHVISION, protocol="evalscope")
 
 
 # Problem 1: options 13/18/26/40/21 cm, gold C. evalscope reads the last "ANSWER:" that a label
@@ -77,7 +79,7 @@ def result_scoring():
 def test_multiple_choice_reads_as_evalscope(sample, pid, response, read, correct):
     result = score(sample[pid], response)
     assert (result.extracted, result.score) == ((read,), 1.0 if correct else 0.0)
-    assert mathvision.rule_checks(sample[pid], response, result_scoring()) == []  # decided in the stage
+    assert MATHVISION.rule_checks(sample[pid], response, result_scoring()) == []  # decided in the stage
 
 
 # Problem 2: gold 27; problem 4: gold \frac{3}{8}. Math-Verify's display of the whole response (all
@@ -136,7 +138,7 @@ def test_a_gold_math_verify_cannot_parse_leaves_the_response_unscored(sample):
 def test_a_check_that_overruns_is_not_matched_and_on_record(sample):
     """As every protocol's (v3): evalscope would wait 30 s, then exclude the response."""
     timed_out = Verdict(None, "check timed out after 10 s")
-    result = mathvision.rule_score(sample["2"], "\\boxed{27}", result_scoring(), [timed_out])
+    result = MATHVISION.rule_score(sample["2"], "\\boxed{27}", result_scoring(), [timed_out])
     assert (result.score, result.unscorable, result.undecided) == (0.0, "", ("check timed out after 10 s",))
 
 
@@ -144,7 +146,7 @@ def test_the_free_form_check_runs_in_the_check_workers(sample):
     """A benchmark's own check crosses to a worker by name and comes back with the answer it read."""
     pytest.importorskip("math_verify", reason="the evalscope protocol checks free-form answers with math-verify")
     jobs = [
-        mathvision.rule_checks(sample[pid], response, result_scoring())[0]
+        MATHVISION.rule_checks(sample[pid], response, result_scoring())[0]
         for pid, response in (("2", "so \\boxed{27}"), ("4", "\\boxed{0.37}"))
     ]
     assert jobs[0].function is mathvision_evalscope.free_form_check
@@ -160,5 +162,5 @@ def test_free_form_without_math_verify_is_refused_with_what_to_install(sample, m
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "math_verify" else real(name, *a))
     with pytest.raises(InputError, match=r"pip install 'olympiad-eval\[evalscope\]'"):
-        mathvision.rule_checks(sample["2"], "\\boxed{27}", result_scoring())
-    assert mathvision.rule_checks(sample["1"], "ANSWER: C", result_scoring()) == []  # multiple choice needs none
+        MATHVISION.rule_checks(sample["2"], "\\boxed{27}", result_scoring())
+    assert MATHVISION.rule_checks(sample["1"], "ANSWER: C", result_scoring()) == []  # multiple choice needs none

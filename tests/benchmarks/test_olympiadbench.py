@@ -13,13 +13,15 @@ import pytest
 from omegaconf import OmegaConf
 from PIL import Image
 
-from olympiad_eval.benchmarks import olympiadbench
+from olympiad_eval.benchmarks import olympiadbench, plugin
 from olympiad_eval.core.records import InputError, RecordError
 from olympiad_eval.scoring.pool import CheckPool, run_check
 from olympiad_eval.stages.fetch import fetch
 from olympiad_eval.stages.render import prompt_for, select, selection
-from tests.support import ROOT, by_rules, compose_stage, shared_data, typed
+from tests.support import ROOT, by_rules, compose_stage, load_release, shared_data, typed
 from tests.test_fetch_sources import hf_cache, offline  # noqa: F401  (offline: a fixture)
+
+OLYMPIADBENCH = plugin("olympiadbench")
 
 # its module fixtures load the shared release once: keep its tests on one test worker
 pytestmark = pytest.mark.xdist_group("olympiadbench_release")
@@ -47,12 +49,12 @@ def suite(**options):
 
 @pytest.fixture(scope="module")
 def first():
-    return {p.id: p for p in olympiadbench.load(SAMPLE / "first_release", FIRST, "sample_olympiadbench")}
+    return {p.id: p for p in load_release(OLYMPIADBENCH, SAMPLE / "first_release", FIRST, "sample_olympiadbench")}
 
 
 @pytest.fixture(scope="module")
 def current():
-    return {p.id: p for p in olympiadbench.load(SAMPLE / "current", CURRENT, "sample_olympiadbench_current")}
+    return {p.id: p for p in load_release(OLYMPIADBENCH, SAMPLE / "current", CURRENT, "sample_olympiadbench_current")}
 
 
 # ---------------------------------------------------------------- loading both layouts
@@ -70,7 +72,7 @@ def test_the_first_release_layout_loads_with_its_classification_metadata(first):
     assert (p.answers[0].value, p.answers[0].kind, p.answers[0].unit) == ("$9.9$", "Numerical", "m/s")
     assert p.attributes["error"] == "1e-1" and p.attributes["competition"] == "DemoPhO/2025"
     assert first["301"].subset == "OE_TO_maths_zh_CEE" and first["301"].language == "zh"
-    assert first["103"].subset == "TP_TO_physics_en_COMP" and not olympiadbench.auto_scored(first["103"])
+    assert first["103"].subset == "TP_TO_physics_en_COMP" and not olympiadbench.loading.auto_scored(first["103"])
     assert first["102"].attributes["is_multiple_answer"] is True
     assert "Energy conservation" in p.solution
 
@@ -81,16 +83,16 @@ def test_the_current_layout_loads_context_and_figures_where_their_markers_stand(
     assert p.subset == "OE_MM_physics_en_COMP" and "<img_9001>" in p.context
     assert [f.name for f in p.figures] == ["images/img_9001.png"] and p.figures[0].mime == "image/png"
     assert current["9002"].figures[0].sha256 == p.figures[0].sha256
-    key, fields = olympiadbench.template_fields(p, suite())
+    key, fields = OLYMPIADBENCH.template_fields(p, suite())
     assert key == "open_ended_en"
     assert fields["question"].startswith(p.context.replace("<img_9001>", "<image1>") + "\n" + p.question)
-    prompt = prompt_for(p, "s", suite())
+    prompt = prompt_for(p, "s", suite(), OLYMPIADBENCH)
     parts = prompt.messages[-1]["content"]
     assert [part["type"] for part in parts] == ["text", "image", "text"]
     assert parts[0]["text"].endswith("as shown:\n<image1>") and parts[2]["text"].startswith("\nA small weight")
     # the current layout says theorem proving by its file name, and auto scoring by the answer type
-    assert current["9201"].attributes["type"] == "TP" and not olympiadbench.auto_scored(current["9201"])
-    assert olympiadbench.auto_scored(current["9101"])
+    assert current["9201"].attributes["type"] == "TP" and not olympiadbench.loading.auto_scored(current["9201"])
+    assert olympiadbench.loading.auto_scored(current["9101"])
 
 
 def test_the_same_problem_reads_the_same_in_both_layouts(tmp_path):
@@ -118,8 +120,8 @@ def test_the_same_problem_reads_the_same_in_both_layouts(tmp_path):
         ),
         encoding="utf-8",
     )
-    old = olympiadbench.load(SAMPLE / "first_release", FIRST, "b")
-    new = olympiadbench.load(tmp_path, CURRENT, "b")[0]
+    old = load_release(OLYMPIADBENCH, SAMPLE / "first_release", FIRST, "b")
+    new = load_release(OLYMPIADBENCH, tmp_path, CURRENT, "b")[0]
     before = next(p for p in old if p.id == new.id)
     assert (new.subset, new.question, new.answers, new.solution) == (
         before.subset,
@@ -172,7 +174,7 @@ def good(**changes) -> dict:
 def test_a_bad_record_names_file_record_and_field(tmp_path, changes, field, said):
     path = write_release(tmp_path, "OE_TO_maths_en_COMP.json", [good(), good(**{"id": 8, **changes})])
     with pytest.raises(RecordError) as caught:
-        olympiadbench.load(tmp_path, CURRENT, "b")
+        load_release(OLYMPIADBENCH, tmp_path, CURRENT, "b")
     assert (caught.value.path, caught.value.field) == (str(path), field)
     assert caught.value.record == ("?" if field == "id" else "8") and said in str(caught.value)
 
@@ -182,12 +184,12 @@ def test_a_file_of_another_layout_or_not_a_list_is_refused(tmp_path):
     with pytest.raises(
         InputError, match=r"OE_TO_maths_en_COMP.json: not a file of OlympiadBench's first_release layout"
     ):
-        olympiadbench.load(tmp_path, FIRST, "b")
+        load_release(OLYMPIADBENCH, tmp_path, FIRST, "b")
     write_release(tmp_path, "OE_TO_maths_en_COMP.json", {"id": 1})
     with pytest.raises(InputError, match=r"OE_TO_maths_en_COMP.json: expected a JSON list of problems, got dict"):
-        olympiadbench.load(tmp_path, CURRENT, "b")
+        load_release(OLYMPIADBENCH, tmp_path, CURRENT, "b")
     with pytest.raises(InputError, match=r"layout 'newest' is not one of first_release, current"):
-        olympiadbench.load(tmp_path, OmegaConf.create({"layout": "newest"}), "b")
+        load_release(OLYMPIADBENCH, tmp_path, OmegaConf.create({"layout": "newest"}), "b")
 
 
 # ---------------------------------------------------------------- missing figures
@@ -209,7 +211,7 @@ def test_problems_whose_figure_the_release_lacks_are_counted_and_left_out(tmp_pa
     (tmp_path / "images").mkdir()
     Image.new("RGB", (8, 8), "white").save(tmp_path / "images" / "img_1.jpg", format="JPEG")
     with caplog.at_level(logging.WARNING):
-        problems = olympiadbench.load(tmp_path, CURRENT, "b")
+        problems = load_release(OLYMPIADBENCH, tmp_path, CURRENT, "b")
     assert "benchmark 'b': 4 of 6 problems refer to a figure the release does not hold" in caplog.text
     missing = {p.id: p.attributes["missing_figures"] for p in problems if p.attributes["figure_missing"]}
     assert missing == {
@@ -402,7 +404,7 @@ def test_the_open_ended_prompt_is_the_official_one(first, language, subject, ans
     base = first["202"]
     p = problem_with(base, language, subject, answer_type=answer_type, is_multiple_answer=multiple)
     p = replace(p, answers=(replace(p.answers[0], unit=unit),))
-    text = prompt_for(p, "s", suite()).messages[-1]["content"][0]["text"]
+    text = prompt_for(p, "s", suite(), OLYMPIADBENCH).messages[-1]["content"][0]["text"]
     assert text == expected + "\n" + p.question
 
 
@@ -413,7 +415,7 @@ def test_an_answer_type_the_prompt_cannot_name_is_refused_with_its_record(first)
         match=r"^data/English_Olympiad_Mathematics.json: record 202: field 'answer_type': "
         r"'Proof' is none of Numerical, Expression, Equation, Interval",
     ):
-        prompt_for(p, "s", suite())
+        prompt_for(p, "s", suite(), OLYMPIADBENCH)
 
 
 @pytest.mark.parametrize(
@@ -435,23 +437,23 @@ def test_an_answer_type_the_prompt_cannot_name_is_refused_with_its_record(first)
 )
 def test_the_theorem_proving_prompt_is_the_official_one(first, language, subject, expected):
     p = problem_with(first["103"], language, subject, type="TP")
-    assert prompt_for(p, "s", suite()).messages[-1]["content"][0]["text"] == expected + "\n" + p.question
+    assert prompt_for(p, "s", suite(), OLYMPIADBENCH).messages[-1]["content"][0]["text"] == expected + "\n" + p.question
 
 
 def test_maths_problems_are_asked_without_their_context_as_the_official_code_does(current):
     from dataclasses import replace
 
     p = problem_with(current["9101"], "zh", "maths")
-    assert olympiadbench.template_fields(replace(p, context="Given"), suite())[1]["question"] == p.question
+    assert OLYMPIADBENCH.template_fields(replace(p, context="Given"), suite())[1]["question"] == p.question
     physics = problem_with(current["9101"], "zh", "physics")
     assert (
-        olympiadbench.template_fields(replace(physics, context="Given"), suite())[1]["question"]
+        OLYMPIADBENCH.template_fields(replace(physics, context="Given"), suite())[1]["question"]
         == "Given\n" + p.question
     )
 
 
 def test_the_suite_is_in_each_problems_own_language(first):
-    prompts = {p.id: prompt_for(p, "s", suite()) for p in select(list(first.values()), suite())}
+    prompts = {p.id: prompt_for(p, "s", suite(), OLYMPIADBENCH) for p in select(list(first.values()), suite())}
     assert {pid: prompt.language for pid, prompt in prompts.items()} == {
         "101": "en",
         "102": "en",
@@ -468,27 +470,27 @@ def test_the_suite_is_in_each_problems_own_language(first):
 
 
 def test_reference_answers_as_the_prompt_asks(first):
-    assert olympiadbench.reference(first["101"], suite()) == "So the final answer is \\boxed{9.9}(m/s)."
-    assert olympiadbench.reference(first["302"], suite()) == "所以最终答案是\\boxed{1,2}。"
-    assert olympiadbench.reference(first["103"], suite()) == first["103"].solution
+    assert OLYMPIADBENCH.reference(first["101"], suite()) == "So the final answer is \\boxed{9.9}(m/s)."
+    assert OLYMPIADBENCH.reference(first["302"], suite()) == "所以最终答案是\\boxed{1,2}。"
+    assert OLYMPIADBENCH.reference(first["103"], suite()) == first["103"].solution
 
 
 @pytest.mark.parametrize("pid", ["101", "102", "201", "202", "203", "301", "302"])
 def test_the_reference_scores_every_sample_problem(first, pid):
     p = first[pid]
-    assert by_rules(olympiadbench, p, olympiadbench.reference(p, suite()), check).score == 1.0
+    assert by_rules(OLYMPIADBENCH, p, OLYMPIADBENCH.reference(p, suite()), check).score == 1.0
 
 
 def test_proofs_are_not_scored_by_rules(first):
-    score = by_rules(olympiadbench, first["103"], "Proof. ... QED", check)
+    score = by_rules(OLYMPIADBENCH, first["103"], "Proof. ... QED", check)
     assert score.unscorable.startswith("the official protocol leaves this problem to human evaluation")
-    assert olympiadbench.rule_checks(first["103"], "Proof.", suite().scoring) == []
+    assert OLYMPIADBENCH.rule_checks(first["103"], "Proof.", suite().scoring) == []
 
 
 def test_the_rules_protocol_scores_the_extracted_answer_by_our_physics_rules(first):
     right = "v = 9.87\nSo the final answer is \\boxed{9.87}(m/s)."
-    assert by_rules(olympiadbench, first["101"], right, check, protocol="rules", rel_tol=0.01).score == 1.0
-    assert by_rules(olympiadbench, first["101"], right, check, protocol="rules", rel_tol=0.0).score == 0.0
+    assert by_rules(OLYMPIADBENCH, first["101"], right, check, protocol="rules", rel_tol=0.01).score == 1.0
+    assert by_rules(OLYMPIADBENCH, first["101"], right, check, protocol="rules", rel_tol=0.0).score == 0.0
 
 
 def test_the_sample_suites_have_demo_replays_some_right_some_wrong():
@@ -500,10 +502,10 @@ def test_the_sample_suites_have_demo_replays_some_right_some_wrong():
         root, cfg = (
             (SAMPLE / "first_release", FIRST) if name == "sample_olympiadbench" else (SAMPLE / "current", CURRENT)
         )
-        problems = {p.id: p for p in olympiadbench.load(root, cfg, name)}
+        problems = {p.id: p for p in load_release(OLYMPIADBENCH, root, cfg, name)}
         asked = {p.id for p in select(list(problems.values()), suite())}
         assert {row["id"] for row in rows} == asked
-        scores = [by_rules(olympiadbench, problems[row["id"]], row["response"], check).score for row in rows]
+        scores = [by_rules(OLYMPIADBENCH, problems[row["id"]], row["response"], check).score for row in rows]
         assert 0 < sum(scores) < len(scores)
 
 
@@ -555,9 +557,11 @@ RELEASE_QUIRKS: dict[str, str] = {
 def release_verdicts() -> dict[str, bool | None]:
     """The official scorer's verdict on the reference of every auto-scorable problem of the shared release."""
     root = shared_data("olympiadbench")
-    problems = [p for p in olympiadbench.load(root, FIRST, "olympiadbench") if olympiadbench.auto_scored(p)]
-    scoring = OmegaConf.structured(olympiadbench.Scoring)
-    jobs = {p.id: olympiadbench.rule_checks(p, olympiadbench.reference(p, None), scoring) for p in problems}
+    problems = [
+        p for p in load_release(OLYMPIADBENCH, root, FIRST, "olympiadbench") if olympiadbench.loading.auto_scored(p)
+    ]
+    scoring = OmegaConf.structured(olympiadbench.config.Scoring)
+    jobs = {p.id: OLYMPIADBENCH.rule_checks(p, OLYMPIADBENCH.reference(p, None), scoring) for p in problems}
     assert all(
         len(checks) == 1 and hash(checks[0]) for checks in jobs.values()
     )  # the judge runs each distinct one once
@@ -615,7 +619,7 @@ def test_tables_report_accuracy_per_subject_language_source_modality_and_subfiel
         ("3", "OE_MM_physics_zh_CEE", "Mechanics", 1.0),
         ("4", "OE_TO_physics_en_COMP", "Optics", 1.0),
     ]
-    tables = olympiadbench.tables(frame(rows), OmegaConf.create({"suites": {}}))
+    tables = OLYMPIADBENCH.tables(frame(rows), OmegaConf.create({"suites": {}}))
     assert list(tables) == [
         "accuracy",
         "accuracy_by_subject",
@@ -633,7 +637,7 @@ def test_tables_report_accuracy_per_subject_language_source_modality_and_subfiel
     assert by("accuracy_by_source", "source") == {"CEE": 100.0, "COMP": 66.67}
     assert by("accuracy_by_modality", "modality") == {"MM": 100.0, "TO": 66.67}
     assert by("accuracy_by_subfield", "subfield") == {"Algebra": 50.0, "Mechanics": 100.0, "Optics": 100.0}
-    again = olympiadbench.tables(frame(rows), OmegaConf.create({"suites": {}}))
+    again = OLYMPIADBENCH.tables(frame(rows), OmegaConf.create({"suites": {}}))
     assert all(again[name].equals(table) for name, table in tables.items())  # seeded: byte-stable
 
 
@@ -646,7 +650,7 @@ def test_tables_count_what_rules_could_not_score_apart_from_the_accuracy():
         ]
     )
     data.loc[1, "status"], data.loc[2, "status"] = "judge_error", "generation_error"
-    overall = olympiadbench.tables(data, OmegaConf.create({"suites": {}}))["accuracy"].iloc[0]
+    overall = OLYMPIADBENCH.tables(data, OmegaConf.create({"suites": {}}))["accuracy"].iloc[0]
     # the proof is left out (not scored); the failed generation counts, as wrong
     assert (overall["problems"], overall["not scored"], overall["accuracy (%)"]) == (2, 1, 50.0)
 

@@ -18,12 +18,16 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from olympiad_eval.benchmarks import physelite
+from olympiad_eval.benchmarks import physelite, plugin
+from olympiad_eval.benchmarks.release import FigureStore
 from olympiad_eval.core.records import InputError, Problem, RecordError, read_jsonl
+from olympiad_eval.scoring.expressions import to_number
 from olympiad_eval.scoring.pool import run_check
 from olympiad_eval.stages.fetch import fetch
 from olympiad_eval.stages.render import render
-from tests.support import by_rules, scoring, typed
+from tests.support import by_rules, load_release, scoring, typed
+
+PHYSELITE = plugin("physelite")
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "data" / "sample" / "physelite"
@@ -36,7 +40,7 @@ def check(jobs):
 
 @pytest.fixture(scope="module")
 def sample():
-    return {(p.id, p.language): p for p in physelite.load(SAMPLE, CFG, "sample_physelite")}
+    return {(p.id, p.language): p for p in load_release(PHYSELITE, SAMPLE, CFG, "sample_physelite")}
 
 
 @pytest.mark.parametrize(
@@ -73,7 +77,7 @@ WIDE_CFG = OmegaConf.load(REPO / "conf" / "benchmark" / "sample_physelite_wide.y
 
 @pytest.fixture(scope="module")
 def wide_sample():
-    return {(p.id, p.language): p for p in physelite.load(WIDE_SAMPLE, WIDE_CFG, "sample_physelite")}
+    return {(p.id, p.language): p for p in load_release(PHYSELITE, WIDE_SAMPLE, WIDE_CFG, "sample_physelite")}
 
 
 def test_sample_has_three_problems_in_two_languages(sample):
@@ -129,7 +133,7 @@ def test_renamed_columns_are_followed(tmp_path):
     rows = [{("statement" if k == "problem_text" else k): v for k, v in row.items()} for row in sample_rows()]
     write_release(tmp_path, rows)
     cfg = OmegaConf.merge(CFG, {"fields": {"text": "statement"}})
-    problems = physelite.load(tmp_path, cfg, "p")
+    problems = load_release(PHYSELITE, tmp_path, cfg, "p")
     assert len(problems) == 6
     assert problems[0].question == sample_rows()[0]["problem_text"]
 
@@ -140,7 +144,7 @@ def test_missing_column_names_file_line_record_and_column(tmp_path, column):
     del rows[3][column]
     path = write_release(tmp_path, rows)
     with pytest.raises(RecordError) as caught:
-        physelite.load(tmp_path, CFG, "p")
+        load_release(PHYSELITE, tmp_path, CFG, "p")
     assert caught.value.path == f"{path}:4"
     assert caught.value.record == ("?" if column == "problem_id" else "PE-S-0002")
     assert caught.value.field == column
@@ -151,13 +155,13 @@ def test_missing_process_image_names_its_column(tmp_path):
     rows[2]["process_images"] = ["images/nope.png"]
     path = write_release(tmp_path, rows)
     with pytest.raises(RecordError) as caught:
-        physelite.load(tmp_path, CFG, "p")
+        load_release(PHYSELITE, tmp_path, CFG, "p")
     assert (caught.value.path, caught.value.record, caught.value.field) == (f"{path}:3", "PE-S-0002", "process_images")
 
 
 def test_missing_split_is_an_input_error():
     with pytest.raises(InputError, match="dev.jsonl not found"):
-        physelite.load(SAMPLE, OmegaConf.merge(CFG, {"split": "dev"}), "p")
+        load_release(PHYSELITE, SAMPLE, OmegaConf.merge(CFG, {"split": "dev"}), "p")
 
 
 # ---------------------------------------------------------------- prompts and scoring
@@ -168,7 +172,7 @@ def test_missing_split_is_an_input_error():
     [("none", []), ("schematic", ["schematic"]), ("schematic+process", ["schematic", "process"])],
 )
 def test_figures_follow_the_suite(sample, figures, roles):
-    chosen = physelite.figures(sample[("PE-S-0002", "en")], typed("physelite", figures=figures))
+    chosen = PHYSELITE.figures(sample[("PE-S-0002", "en")], typed("physelite", figures=figures))
     assert [f.role for f in chosen] == roles
 
 
@@ -178,8 +182,8 @@ def hint_suite(mode: str, **more) -> OmegaConf:
 
 def test_hint_is_the_first_step_of_the_solution(sample):
     problem = sample[("PE-S-0001", "en")]
-    key, plain = physelite.template_fields(problem, hint_suite("none"))
-    _, hinted = physelite.template_fields(problem, hint_suite("first_step"))
+    key, plain = PHYSELITE.template_fields(problem, hint_suite("none"))
+    _, hinted = PHYSELITE.template_fields(problem, hint_suite("first_step"))
     assert key == "default"
     assert plain == {"problem": problem.question}
     assert hinted["problem"] == (
@@ -190,7 +194,7 @@ def test_hint_is_the_first_step_of_the_solution(sample):
 
 def test_hint_without_result_leaves_out_the_concluding_step(sample):
     problem = sample[("PE-S-0002", "zh")]
-    assert physelite.hint(problem, hint_suite("without_result")) == "\n".join(problem.solution.splitlines()[:3])
+    assert physelite.prompts.hint(problem, hint_suite("without_result")) == "\n".join(problem.solution.splitlines()[:3])
 
 
 def test_the_suites_hint_is_the_first_step():
@@ -215,20 +219,23 @@ def test_no_hint_of_any_sample_record_contains_its_final_answer(sample, wide_sam
     """Every record of both bundled layouts gets a hint, and none gives the answer: neither its
     text (spacing aside) nor, for a number, any value within 5 % of it."""
     for problem in (sample if layout == "long" else wide_sample).values():
-        text = physelite.hint(problem, hint_suite(mode))
+        text = physelite.prompts.hint(problem, hint_suite(mode))
         answer = problem.answers[0].value
         assert text and text in problem.solution, (problem.id, problem.language)
         assert answer.replace(" ", "") not in text.replace(" ", "").replace("$", "")
         assert answer.split("=")[-1].replace(" ", "") not in text.replace(" ", "")
-        value = physelite.to_number(answer)
+        value = to_number(answer)
         assert value is None or not any(abs(n - value) <= 0.05 * value for n in numbers_in(text)), (problem.id, text)
 
 
 def test_a_step_that_states_the_answer_is_left_out_of_the_hint(sample):
     problem = sample[("PE-S-0003", "en")]
     early = dataclasses.replace(problem, solution="Step 1: set up.\nStep 2: so K = 279.7 MeV.\nStep 3: rounded.")
-    assert physelite.hint(early, hint_suite("without_result")) == "Step 1: set up."
-    assert physelite.hint(dataclasses.replace(early, solution="K = 280 MeV at once."), hint_suite("first_step")) == ""
+    assert physelite.prompts.hint(early, hint_suite("without_result")) == "Step 1: set up."
+    assert (
+        physelite.prompts.hint(dataclasses.replace(early, solution="K = 280 MeV at once."), hint_suite("first_step"))
+        == ""
+    )
 
 
 @pytest.mark.parametrize(
@@ -246,7 +253,7 @@ def test_a_step_that_states_the_answer_is_left_out_of_the_hint(sample):
     ],
 )
 def test_states_answer(text, answer, stated):
-    assert physelite.states_answer(text, answer) is stated
+    assert physelite.prompts.states_answer(text, answer) is stated
 
 
 @pytest.mark.parametrize("old", [True, "yes"])
@@ -270,7 +277,7 @@ def test_an_old_boolean_hint_is_refused_naming_the_key(old):
     ],
 )
 def test_score(sample, pid, response, correct):
-    result = by_rules(physelite, sample[(pid, "en")], response, check)
+    result = by_rules(PHYSELITE, sample[(pid, "en")], response, check)
     assert result.score == (1.0 if correct else 0.0)
     assert result.verdict == ("correct" if correct else "incorrect")
 
@@ -278,7 +285,7 @@ def test_score(sample, pid, response, correct):
 @pytest.mark.parametrize("pid", ["PE-S-0001", "PE-S-0002", "PE-S-0003"])
 def test_reference_response_is_correct(sample, pid):
     problem = sample[(pid, "zh")]
-    assert by_rules(physelite, problem, physelite.reference(problem, None), check).score == 1.0
+    assert by_rules(PHYSELITE, problem, PHYSELITE.reference(problem, None), check).score == 1.0
 
 
 # ---------------------------------------------------------------- the Hub's Parquet layout
@@ -356,20 +363,21 @@ def test_hub_fixture_has_no_image_files(tmp_path):
 @pytest.mark.parametrize("shards", [(4,), (1, 3, 5), None], ids=["two-shards", "four-shards", "single-file"])
 def test_hub_parquet_gives_the_same_problems_as_the_jsonl_sample(tmp_path, shards):
     write_hub_release(tmp_path, hub_rows(), shards=shards)
-    from_hub = physelite.load(tmp_path, CFG, "sample_physelite")
-    from_jsonl = physelite.load(SAMPLE, CFG, "sample_physelite")
+    from_hub = load_release(PHYSELITE, tmp_path, CFG, "sample_physelite")
+    from_jsonl = load_release(PHYSELITE, SAMPLE, CFG, "sample_physelite")
     assert [summary(p) for p in from_hub] == [summary(p) for p in from_jsonl]  # the release's row order too
     assert [[f.name for f in p.figures] for p in from_hub] == [[f.name for f in p.figures] for p in from_jsonl]
     assert all(type(p.level) is int for p in from_hub)  # plain Python, not numpy
 
 
 def test_embedded_figures_are_written_once_by_content_hash(tmp_path):
+    """Into the store the fetch stage hands the loader: no temporary file of the benchmark's."""
     write_hub_release(tmp_path, hub_rows())
-    problems = {(p.id, p.language): p for p in physelite.load(tmp_path, CFG, "p")}
+    store = FigureStore(tmp_path / "figures")
+    problems = {(p.id, p.language): p for p in PHYSELITE.load(tmp_path, CFG, "p", store)}
     figures = [f for p in problems.values() for f in p.figures]
-    folders = {Path(f.path).parent for f in figures}
-    assert len(folders) == 1 and folders.pop().name.startswith("physelite-images-")
-    assert not (tmp_path / ".physelite-images").exists() and sorted(tmp_path.iterdir()) == [tmp_path / "data"]
+    assert {Path(f.path).parent for f in figures} == {tmp_path / "figures"}
+    assert sorted(tmp_path.iterdir()) == [tmp_path / "data", tmp_path / "figures"]
     for figure in figures:
         path = Path(figure.path)
         assert path.name == f"{figure.sha256}.png"
@@ -380,7 +388,7 @@ def test_embedded_figures_are_written_once_by_content_hash(tmp_path):
 
 def test_embedded_figures_without_a_path_are_named_by_problem_and_position(tmp_path):
     write_hub_release(tmp_path, hub_rows(names=False))
-    problems = {(p.id, p.language): p for p in physelite.load(tmp_path, CFG, "p")}
+    problems = {(p.id, p.language): p for p in load_release(PHYSELITE, tmp_path, CFG, "p")}
     assert [(f.name, f.role) for f in problems[("PE-S-0002", "zh")].figures] == [
         ("PE-S-0002_1", "schematic"),
         ("PE-S-0002_2", "process"),
@@ -427,14 +435,6 @@ def test_the_fetch_stage_leaves_no_temporary_folder_of_a_parquet_release(tmp_pat
     assert list(scratch.iterdir()) == []
 
 
-def test_jsonl_loading_makes_no_temporary_folder(monkeypatch):
-    made = []
-    real = physelite.tempfile.mkdtemp
-    monkeypatch.setattr(physelite.tempfile, "mkdtemp", lambda *a, **k: made.append(1) or real(*a, **k))
-    physelite.load(SAMPLE, CFG, "p")
-    assert made == []
-
-
 def test_parquet_of_the_split_wins_and_other_splits_are_ignored(tmp_path):
     rows = hub_rows()
     write_hub_release(tmp_path, rows)
@@ -445,8 +445,8 @@ def test_parquet_of_the_split_wins_and_other_splits_are_ignored(tmp_path):
         pa.Table.from_pylist(rows[:1], schema=HUB_SCHEMA), tmp_path / "data" / "test-hard-00000-of-00001.parquet"
     )
     (tmp_path / "data" / "test.jsonl").write_text(json.dumps(sample_rows()[0]) + "\n", encoding="utf-8")
-    assert len(physelite.load(tmp_path, CFG, "p")) == 6
-    train = physelite.load(tmp_path, OmegaConf.merge(CFG, {"split": "train"}), "p")
+    assert len(load_release(PHYSELITE, tmp_path, CFG, "p")) == 6
+    train = load_release(PHYSELITE, tmp_path, OmegaConf.merge(CFG, {"split": "train"}), "p")
     assert [(p.id, p.language) for p in train] == [("PE-S-0001", "en")]
 
 
@@ -491,12 +491,12 @@ def test_renamed_hub_columns_are_followed_by_the_fields_mapping(tmp_path):
     schema = pa.schema([(RENAMED.get(f.name, f.name), f.type) for f in HUB_SCHEMA])
     write_hub_release(tmp_path, rows, schema=schema)
     with pytest.raises(RecordError) as caught:  # the sample's mapping no longer fits
-        physelite.load(tmp_path, CFG, "p")
+        load_release(PHYSELITE, tmp_path, CFG, "p")
     assert caught.value.field == "problem_id"
     fields = {ours: RENAMED[theirs] for ours, theirs in CFG.fields.items()}
     cfg = OmegaConf.merge(CFG, {"fields": fields})
-    from_jsonl = physelite.load(SAMPLE, CFG, "p")
-    assert [summary(p) for p in physelite.load(tmp_path, cfg, "p")] == [summary(p) for p in from_jsonl]
+    from_jsonl = load_release(PHYSELITE, SAMPLE, CFG, "p")
+    assert [summary(p) for p in load_release(PHYSELITE, tmp_path, cfg, "p")] == [summary(p) for p in from_jsonl]
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
@@ -543,7 +543,7 @@ def test_missing_hub_value_names_shard_row_record_and_column(tmp_path, column, r
     rows[row][column] = None
     paths = write_hub_release(tmp_path, rows)
     with pytest.raises(RecordError) as caught:
-        physelite.load(tmp_path, CFG, "p")
+        load_release(PHYSELITE, tmp_path, CFG, "p")
     assert caught.value.path == f"{paths[shard]}:row {index}"
     assert caught.value.record == ("?" if column == "problem_id" else rows[row]["problem_id"])
     assert caught.value.field == column
@@ -555,7 +555,7 @@ def test_missing_hub_column_names_the_first_row_and_the_column(tmp_path):
         tmp_path, [{k: v for k, v in r.items() if k != "problem_answer"} for r in hub_rows()], schema=schema
     )
     with pytest.raises(RecordError) as caught:
-        physelite.load(tmp_path, CFG, "p")
+        load_release(PHYSELITE, tmp_path, CFG, "p")
     assert (caught.value.path, caught.value.record, caught.value.field) == (
         f"{paths[0]}:row 0",
         "PE-S-0001",
@@ -578,7 +578,7 @@ def test_embedded_bytes_that_are_no_image_name_shard_row_record_and_column(tmp_p
     rows[3][column] = [{"bytes": data, "path": None}]
     paths = write_hub_release(tmp_path, rows)
     with pytest.raises(RecordError, match="not a readable image") as caught:
-        physelite.load(tmp_path, CFG, "p")
+        load_release(PHYSELITE, tmp_path, CFG, "p")
     assert (caught.value.path, caught.value.record, caught.value.field) == (f"{paths[0]}:row 3", "PE-S-0002", column)
 
 
@@ -587,7 +587,7 @@ def test_image_struct_with_neither_bytes_nor_path_names_its_column(tmp_path):
     rows[4]["images"] = [{"bytes": None, "path": None}]
     paths = write_hub_release(tmp_path, rows)
     with pytest.raises(RecordError, match="neither a path nor image bytes") as caught:
-        physelite.load(tmp_path, CFG, "p")
+        load_release(PHYSELITE, tmp_path, CFG, "p")
     assert (caught.value.path, caught.value.record, caught.value.field) == (f"{paths[1]}:row 0", "PE-S-0003", "images")
 
 
@@ -595,7 +595,7 @@ def test_null_difficulty_in_parquet_is_no_level_and_the_others_stay_ints(tmp_pat
     rows = hub_rows()
     rows[0]["difficulty"] = None  # pandas reads the column as float64 with a NaN here
     write_hub_release(tmp_path, rows)
-    levels = [p.level for p in physelite.load(tmp_path, CFG, "p")]
+    levels = [p.level for p in load_release(PHYSELITE, tmp_path, CFG, "p")]
     assert levels == [None, 2, 4, 4, 6, 6] and all(type(level) is int for level in levels[1:])
 
 
@@ -604,7 +604,7 @@ def test_null_id_in_jsonl_is_named_as_missing(tmp_path):
     rows[1]["problem_id"] = None
     path = write_release(tmp_path, rows)
     with pytest.raises(RecordError) as caught:
-        physelite.load(tmp_path, CFG, "p")
+        load_release(PHYSELITE, tmp_path, CFG, "p")
     assert (caught.value.path, caught.value.record, caught.value.field) == (f"{path}:2", "?", "problem_id")
 
 
@@ -612,8 +612,8 @@ def test_null_id_in_jsonl_is_named_as_missing(tmp_path):
 
 
 def test_wide_sample_loads_to_the_same_problems_as_the_long_sample():
-    from_wide = physelite.load(WIDE_SAMPLE, WIDE_CFG, "sample_physelite")
-    from_long = physelite.load(SAMPLE, CFG, "sample_physelite")
+    from_wide = load_release(PHYSELITE, WIDE_SAMPLE, WIDE_CFG, "sample_physelite")
+    from_long = load_release(PHYSELITE, SAMPLE, CFG, "sample_physelite")
     assert [summary(p) for p in from_wide] == [summary(p) for p in from_long]
     assert [[f.name for f in p.figures] for p in from_wide] == [[f.name for f in p.figures] for p in from_long]
     assert [p.origin for p in from_wide] == [f"data/test.jsonl:{line}" for line in (1, 1, 2, 2, 3, 3)]
@@ -667,8 +667,10 @@ def test_wide_parquet_with_embedded_figures_loads_like_the_wide_jsonl(tmp_path):
     ]
     (tmp_path / "data").mkdir()
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "data" / "test-00000-of-00001.parquet")
-    from_parquet = physelite.load(tmp_path, WIDE_CFG, "sample_physelite")
-    assert [summary(p) for p in from_parquet] == [summary(p) for p in physelite.load(WIDE_SAMPLE, WIDE_CFG, "s")]
+    from_parquet = load_release(PHYSELITE, tmp_path, WIDE_CFG, "sample_physelite")
+    assert [summary(p) for p in from_parquet] == [
+        summary(p) for p in load_release(PHYSELITE, WIDE_SAMPLE, WIDE_CFG, "s")
+    ]
 
 
 @pytest.mark.parametrize("column", ["problem_text_cn", "problem_text_en", "problem_answer"])
@@ -677,7 +679,7 @@ def test_missing_wide_column_names_file_line_record_and_the_languages_column(tmp
     del rows[1][column]
     path = write_release(tmp_path, rows, WIDE_SAMPLE)
     with pytest.raises(RecordError) as caught:
-        physelite.load(tmp_path, WIDE_CFG, "p")
+        load_release(PHYSELITE, tmp_path, WIDE_CFG, "p")
     assert (caught.value.path, caught.value.record, caught.value.field) == (f"{path}:2", "PE-S-0002", column)
 
 
@@ -688,7 +690,7 @@ def test_wide_layout_answers_may_be_per_language_columns(tmp_path):
         row["problem_answer_en"], row["problem_answer_cn"] = answer, f"{answer} (zh)"
     write_release(tmp_path, rows, WIDE_SAMPLE)
     cfg = OmegaConf.merge(WIDE_CFG, {"fields": {"answer": "problem_answer_{language}"}})
-    answers = {(p.id, p.language): p.answers[0].value for p in physelite.load(tmp_path, cfg, "p")}
+    answers = {(p.id, p.language): p.answers[0].value for p in load_release(PHYSELITE, tmp_path, cfg, "p")}
     assert answers[("PE-S-0001", "en")] == "24 m" and answers[("PE-S-0001", "zh")] == "24 m (zh)"
 
 
@@ -703,7 +705,7 @@ def test_wide_layout_answers_may_be_per_language_columns(tmp_path):
 def test_wide_layout_config_errors_say_what_to_set(change, message):
     cfg = OmegaConf.merge(WIDE_CFG, change)
     with pytest.raises(InputError, match=message):
-        physelite.load(WIDE_SAMPLE, cfg, "p")
+        load_release(PHYSELITE, WIDE_SAMPLE, cfg, "p")
 
 
 # ---------------------------------------------------------------- empty answers and several subjects
@@ -713,29 +715,29 @@ def test_empty_reference_answer_is_valid_and_the_judge_is_told_to_use_the_soluti
     rows = sample_rows()
     rows[0]["problem_answer"] = ""
     write_release(tmp_path, rows)
-    problem = physelite.load(tmp_path, CFG, "p")[0]
+    problem = load_release(PHYSELITE, tmp_path, CFG, "p")[0]
     assert problem.answers[0].value == ""
     settings = scoring(
-        physelite,
+        PHYSELITE,
         prompts={
             "answer": OmegaConf.load(REPO / "conf" / "prompt" / "physelite_answer_judge.yaml"),
             "process": OmegaConf.load(REPO / "conf" / "prompt" / "physelite_process_judge.yaml"),
         },
     )
-    task = physelite.judge_tasks(problem, "FINAL ANSWER: 24 m", settings)[0]
+    task = PHYSELITE.judge_tasks(problem, "FINAL ANSWER: 24 m", settings)[0]
     text = task.messages[1]["content"]
     assert f"Reference Answer\n\n\nReference Solution\n{problem.solution}\n" in text
     assert "When the reference answer is empty, extract the correct result from the reference solution." in text
-    ruled = by_rules(physelite, problem, "FINAL ANSWER: 24 m", check)
-    assert ruled.unscorable == physelite.NO_REFERENCE  # a judge error for the rule judge, never a silent 0
-    assert physelite.reference(problem, None) == f"Reference derivation.\n{problem.solution}"
-    assert physelite.hint(problem, hint_suite("without_result")) == "\n".join(problem.solution.splitlines()[:2])
+    ruled = by_rules(PHYSELITE, problem, "FINAL ANSWER: 24 m", check)
+    assert ruled.unscorable == physelite.scoring.NO_REFERENCE  # a judge error for the rule judge, never a silent 0
+    assert PHYSELITE.reference(problem, None) == f"Reference derivation.\n{problem.solution}"
+    assert physelite.prompts.hint(problem, hint_suite("without_result")) == "\n".join(problem.solution.splitlines()[:2])
 
 
 def test_a_problem_counts_under_each_of_its_subjects(sample):
     problem = sample[("PE-S-0003", "zh")]
-    assert physelite.subjects_of(problem.subject) == ["Modern Physics", "Mechanics"]
-    assert physelite.subjects_of("") == [] and physelite.subjects_of("Optics") == ["Optics"]
+    assert physelite.loading.subjects_of(problem.subject) == ["Modern Physics", "Mechanics"]
+    assert physelite.loading.subjects_of("") == [] and physelite.loading.subjects_of("Optics") == ["Optics"]
 
 
 def test_a_subject_with_the_separator_in_it_is_refused(tmp_path):
@@ -743,7 +745,7 @@ def test_a_subject_with_the_separator_in_it_is_refused(tmp_path):
     rows[2]["subject"] = ["Optics; Waves"]
     path = write_release(tmp_path, rows)
     with pytest.raises(RecordError, match="separates subjects") as caught:
-        physelite.load(tmp_path, CFG, "p")
+        load_release(PHYSELITE, tmp_path, CFG, "p")
     assert (caught.value.path, caught.value.field) == (f"{path}:3", "subject")
 
 
@@ -776,9 +778,9 @@ def test_the_report_shows_each_judge_s_verdict_and_graded_steps_and_the_rules_ve
             },
         ),
     )
-    verdicts, steps = physelite.report_sections(problem, judged)
+    verdicts, steps = PHYSELITE.report_sections(problem, judged)
     assert verdicts.css == "verdicts" and verdicts.tables[0].rows == (("a", "correct", "ok", "", ""),)
     assert ("process score", "0.5 (mean over the judges)") in verdicts.facts
     assert steps.tables[0].css == "steps" and steps.tables[0].rows == (("a", 1, "s1", 1), ("a", 2, "s2", 0))
-    [rules] = physelite.report_sections(problem, Judgment(**common, judge="rule", detail=""))
+    [rules] = PHYSELITE.report_sections(problem, Judgment(**common, judge="rule", detail=""))
     assert rules.tables[0].rows[0][:2] == ("rule", "correct")

@@ -5,13 +5,15 @@ of being silently turned into text (`str(["a"])`) or iterated character by chara
 
 from __future__ import annotations
 
+import hashlib
+import io
 import logging
 import math
 from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
-from olympiad_eval.core.records import Figure, RecordError, file_sha256
+from olympiad_eval.core.records import Figure, RecordError
 
 MIME_BY_FORMAT = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
 SUFFIX_BY_MIME = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp"}
@@ -24,33 +26,68 @@ LARGE_FIGURE_BYTES = 20 * 1024 * 1024
 UNREADABLE_IMAGE = (UnidentifiedImageError, Image.DecompressionBombError, OSError, SyntaxError, ValueError)
 
 
-def load_figure(
-    path: Path, *, release_file: str | Path, record: str, field_name: str, name: str, role: str = ""
-) -> Figure:
-    """A figure of the release, checked to be a readable image; named by its content hash."""
-    if not path.is_file():
-        raise RecordError(release_file, record, field_name, f"figure '{name}' not found at {path}")
+class FigureStore:
+    """Where a release's figures go as its benchmark reads them (`Benchmark.load`): each checked to
+    be a readable image and written once, named by its content hash, into `folder` (the fetch
+    stage's staging folder), its `Figure` pointing where that file will be once the stage's outputs
+    are in place (`final`; by default `folder` itself). The stage owns the folder: a fetch that
+    fails leaves nothing behind, and a figure embedded in a release (bytes, not a file) needs no
+    temporary file of its benchmark's."""
+
+    def __init__(self, folder: Path, final: Path | None = None):
+        self.folder, self.final = Path(folder), Path(final if final is not None else folder)
+
+    def file(
+        self, path: Path, *, release_file: str | Path, record: str, field_name: str, name: str, role: str = ""
+    ) -> Figure:
+        """A figure the release holds as a file (`path`)."""
+        if not path.is_file():
+            raise RecordError(release_file, record, field_name, f"figure '{name}' not found at {path}")
+        where = (release_file, record, field_name, name, role)
+        return self._keep(path.read_bytes(), path.suffix.lower(), *where)
+
+    def data(
+        self, data: bytes, *, release_file: str | Path, record: str, field_name: str, name: str, role: str = ""
+    ) -> Figure:
+        """A figure the release embeds as bytes (a Parquet release's image structs)."""
+        return self._keep(bytes(data), "", release_file, record, field_name, name, role)
+
+    def _keep(
+        self, data: bytes, suffix: str, release_file, record: str, field_name: str, name: str, role: str
+    ) -> Figure:
+        image_format = _image_format(data, release_file, record, field_name, name)
+        if len(data) > LARGE_FIGURE_BYTES:
+            logging.getLogger(__name__).warning(
+                "%s: record %s: figure '%s' is %.1f MB; most endpoints refuse images over %d MB: set "
+                "max_image_bytes in the model's config to send it shrunk",
+                release_file,
+                record,
+                name,
+                len(data) / 2**20,
+                LARGE_FIGURE_BYTES >> 20,
+            )
+        mime = MIME_BY_FORMAT.get(image_format, f"image/{(image_format or 'octet-stream').lower()}")
+        sha256 = hashlib.sha256(data).hexdigest()
+        stored = sha256 + SUFFIX_BY_MIME.get(mime, suffix or f".{image_format.lower()}")
+        target = self.folder / stored
+        if not target.exists():
+            self.folder.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        return Figure(sha256=sha256, path=(self.final / stored).as_posix(), mime=mime, name=name, role=role)
+
+
+def _image_format(data: bytes, release_file, record: str, field_name: str, name: str) -> str:
+    """Pillow's name for the image's format, once every pixel decoded: a truncated file fails here,
+    not at a model."""
     try:
-        with Image.open(path) as image:
-            image_format = image.format
-            image.load()  # decodes every pixel: a truncated file fails here, not at a model
+        with Image.open(io.BytesIO(data)) as image:
+            image_format = image.format or ""
+            image.load()
     except UNREADABLE_IMAGE as error:
         raise RecordError(
             release_file, record, field_name, f"figure '{name}' is not a readable image: {error}"
         ) from None
-    size = path.stat().st_size
-    if size > LARGE_FIGURE_BYTES:
-        logging.getLogger(__name__).warning(
-            "%s: record %s: figure '%s' is %.1f MB; most endpoints refuse images over %d MB: set max_image_bytes "
-            "in the model's config to send it shrunk",
-            release_file,
-            record,
-            name,
-            size / 2**20,
-            LARGE_FIGURE_BYTES >> 20,
-        )
-    mime = MIME_BY_FORMAT.get(image_format or "", f"image/{(image_format or 'octet-stream').lower()}")
-    return Figure(sha256=file_sha256(path), path=str(path), mime=mime, name=name, role=role)
+    return image_format
 
 
 def release_path(name, *, root: Path, where: str | Path, record: str, field_name: str) -> Path:

@@ -34,18 +34,33 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from olympiad_eval.core.layout import OUTPUTS, Layout, family_of_suite, spelled
-from olympiad_eval.core.plan import read_plan
-from olympiad_eval.core.records import InputError, Judgment, atomic_dir, natural_key, read_jsonl, write_json
-from olympiad_eval.core.stats import ratio_bootstrap
-from olympiad_eval.report import write_comparison_index
-from olympiad_eval.stages.aggregate import (
-    check_one_provenance,
-    made_by_latex,
-    made_by_markdown,
-    to_latex,
-    to_markdown,
+from olympiad_eval.core.layout import OUTPUTS, Layout, spelled
+from olympiad_eval.core.outcomes import (
+    RIGHT_FROM,
+    Cell,
+    Judged,
+    Outcome,
+    flips_table,
+    outcomes,
+    parse_cell,
+    percent,
+    samples_text,
 )
+from olympiad_eval.core.plan import family_of_suite, read_plan
+from olympiad_eval.core.records import InputError, Judgment, atomic_dir, natural_key, read_jsonl, write_json
+from olympiad_eval.core.stats import (
+    MCNEMAR_EXACT_BELOW,
+    SIGN_FLIP_EXACT_UP_TO,
+    TIE,
+    category_counts,
+    cohen_kappa,
+    fleiss_kappa,
+    mcnemar,
+    paired_bootstrap,
+    sign_flip_test,
+)
+from olympiad_eval.core.tables import check_one_provenance, made_by_latex, made_by_markdown, to_latex, to_markdown
+from olympiad_eval.report import write_comparison_index
 from olympiad_eval.stages.runner import fail
 
 RESAMPLES = 10_000
@@ -53,183 +68,8 @@ SEED = 0
 
 # ---------------------------------------------------------------- statistics
 
-# McNemar's exact binomial test below this many discordant pairs, the chi-square approximation
-# (with Edwards' continuity correction) from it on: the usual textbook threshold, below which the
-# chi-square's p-value is too far from the exact one.
-MCNEMAR_EXACT_BELOW = 25
-# A sign-flip test enumerates every flip of up to this many non-zero differences (2^20, about a
-# million sums, in chunks); past it, it draws random flips.
-SIGN_FLIP_EXACT_UP_TO = 20
-_FLIPS_PER_CHUNK = 1 << 16
-_PICKS_PER_CHUNK = 1_000_000  # random sign flips held at once: 10,000 x 11,586 would take 900 MB
-# Sums of floats (points such as 0.4 + 0.2) that are equal on paper may differ in the last bits:
-# a resampled statistic this close to the observed one counts as reaching it.
-_TIE = 1e-9
-
-
-def mcnemar(right_to_wrong: int, wrong_to_right: int) -> tuple[float, str]:
-    """McNemar's test on the discordant pairs of a paired right/wrong table (b, c): the p-value and
-    the method. Exact: twice the binomial(b + c, 1/2) tail at min(b, c), at most 1."""
-    b, c = right_to_wrong, wrong_to_right
-    discordant = b + c
-    if discordant == 0:
-        return 1.0, "McNemar, no discordant pairs"
-    if discordant < MCNEMAR_EXACT_BELOW:
-        tail = sum(math.comb(discordant, k) for k in range(min(b, c) + 1))
-        return min(1.0, 2 * tail / 2**discordant), "McNemar, exact binomial"
-    statistic = (abs(b - c) - 1) ** 2 / discordant
-    # The chi-square with one degree of freedom is a squared standard normal: P(X > x) = erfc(sqrt(x / 2)).
-    return math.erfc(math.sqrt(statistic / 2)), "McNemar, chi-square with continuity correction"
-
-
-def sign_flip_test(differences: Sequence[float], resamples: int, seed: int) -> tuple[float, str]:
-    """A paired permutation test of sum(differences) = 0: under the null hypothesis each pair's
-    difference is as likely to have the other sign. The p-value is the share of sign flips whose
-    |sum| reaches the observed one: over every flip when there are few non-zero differences, else
-    over `resamples` random flips (counting the observed one, so never 0)."""
-    values = np.asarray(differences, dtype=float)
-    # A pair whose difference is float noise (a mean of samples' points) is a tie, as 0 is.
-    nonzero = values[np.abs(values) > _TIE * max(1.0, float(np.abs(values).max(initial=0)))]
-    if nonzero.size == 0:
-        return 1.0, "sign-flip permutation, no differences"
-    observed = abs(nonzero.sum()) * (1 - _TIE)
-    if nonzero.size <= SIGN_FLIP_EXACT_UP_TO:
-        flips = 1 << nonzero.size
-        reached = sum(
-            int((np.abs(_flipped_sums(nonzero, start, min(flips, start + _FLIPS_PER_CHUNK))) >= observed).sum())
-            for start in range(0, flips, _FLIPS_PER_CHUNK)
-        )
-        return reached / flips, f"sign-flip permutation, exact (all {flips} flips)"
-    rng = np.random.default_rng(seed)
-    reached = 0
-    chunk = max(1, _PICKS_PER_CHUNK // nonzero.size)
-    for start in range(0, resamples, chunk):
-        signs = rng.choice(np.array([-1.0, 1.0]), size=(min(chunk, resamples - start), nonzero.size))
-        reached += int((np.abs(signs @ nonzero) >= observed).sum())
-    return (reached + 1) / (resamples + 1), f"sign-flip permutation, {resamples} random flips, seed {seed}"
-
-
-def _flipped_sums(values: np.ndarray, start: int, stop: int) -> np.ndarray:
-    """The sums of `values` under the sign flips numbered start..stop-1 (bit i of a number flips value i)."""
-    numbers = np.arange(start, stop, dtype=np.int64)[:, None]
-    signs = 1 - 2 * ((numbers >> np.arange(values.size, dtype=np.int64)) & 1)
-    return signs @ values
-
-
-def paired_bootstrap(
-    gained: Sequence[float], available: Sequence[float], resamples: int, seed: int, level: float = 0.95
-) -> tuple[float, float]:
-    """The percentile interval of 100 * sum(gained) / sum(available) over problems resampled with
-    replacement, each keeping both of its runs (so the pairing is kept). `gained` is B's points minus
-    A's per problem, `available` the points there were (1 each for a share of problems right)."""
-    return ratio_bootstrap(gained, available, resamples, seed, level)
-
-
-def cohen_kappa(first: Sequence[str], second: Sequence[str]) -> float:
-    """Cohen's kappa of two raters' labels of the same items: (observed - chance agreement) /
-    (1 - chance agreement), chance from each rater's own label shares. NaN when chance agreement is
-    1 (both gave one and the same label to everything: agreement that says nothing)."""
-    if len(first) != len(second):
-        raise ValueError(f"two raters must label the same items: {len(first)} labels against {len(second)}")
-    if not first:
-        return math.nan
-    items = len(first)
-    observed = sum(a == b for a, b in zip(first, second)) / items
-    shares_first, shares_second = Counter(first), Counter(second)
-    chance = sum(shares_first[label] * shares_second[label] for label in shares_first) / items**2
-    return math.nan if math.isclose(chance, 1) else (observed - chance) / (1 - chance)
-
-
-def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
-    """Fleiss' kappa from an items x categories table of how many raters put each item in each
-    category; every item rated by the same number (at least 2) of raters. NaN when every rating
-    falls in one category."""
-    table = np.asarray(counts, dtype=float)
-    if table.size == 0:
-        return math.nan
-    raters = table.sum(1)
-    if raters.min() != raters.max() or raters[0] < 2:
-        raise ValueError(
-            "Fleiss' kappa needs every item rated by the same number (at least 2) of raters, "
-            f"got {sorted(set(raters.astype(int).tolist()))}"
-        )
-    n = raters[0]
-    per_item = ((table**2).sum(1) - n) / (n * (n - 1))
-    shares = table.sum(0) / table.sum()
-    chance = float((shares**2).sum())
-    return math.nan if math.isclose(chance, 1) else (float(per_item.mean()) - chance) / (1 - chance)
-
-
-def category_counts(ratings: Sequence[Sequence[str]]) -> list[list[int]]:
-    """Each item's raters' labels (one list per item) as the counts table `fleiss_kappa` reads."""
-    categories = sorted({label for labels in ratings for label in labels})
-    return [[Counter(labels)[category] for category in categories] for labels in ratings]
-
 
 # ---------------------------------------------------------------- cells
-
-_CELL = re.compile(r"(?P<model>[^/:\s]+)/(?P<judge>[^/:\s]+)(?::(?P<samples>[\d,\-]+))?")
-
-
-@dataclass(frozen=True)
-class Cell:
-    """A cell of a suite as the command line names it: its model, judge and samples (() for all)."""
-
-    model: str
-    judge: str
-    samples: tuple[int, ...] = ()
-
-    @property
-    def label(self) -> str:
-        return f"{self.model}/{self.judge}" + (f":{samples_text(self.samples)}" if self.samples else "")
-
-    @property
-    def slug(self) -> str:
-        """The label as a file name: `demo/rule:0,2` is `demo__rule__s0_2`."""
-        return f"{self.model}__{self.judge}" + (
-            f"__s{samples_text(self.samples).replace(',', '_')}" if self.samples else ""
-        )
-
-
-def parse_cell(text: str) -> Cell:
-    match = _CELL.fullmatch(text.strip())
-    if match is None:
-        raise InputError(f"cell '{text}': write it as MODEL/JUDGE or MODEL/JUDGE:SAMPLES (demo/rule, demo/rule:0-3)")
-    samples = parse_samples(match["samples"], text) if match["samples"] else ()
-    return Cell(match["model"], match["judge"], samples)
-
-
-def parse_samples(text: str, cell: str) -> tuple[int, ...]:
-    """`0-3,7` is samples 0, 1, 2, 3 and 7."""
-    chosen: set[int] = set()
-    for part in text.split(","):
-        first, dash, last = part.partition("-")
-        if not first.isdigit() or (dash and not last.isdigit()) or (dash and int(last) < int(first)):
-            raise InputError(f"cell '{cell}': samples '{text}': give sample numbers and ranges, e.g. 0, 0-3, 0,2")
-        chosen.update(range(int(first), int(last if dash else first) + 1))
-    return tuple(sorted(chosen))
-
-
-def samples_text(samples: Sequence[int]) -> str:
-    """Sample numbers with runs written as ranges: 0, 1, 2, 3, 7 is `0-3,7`."""
-    runs: list[list[int]] = []
-    for sample in samples:
-        if runs and sample == runs[-1][-1] + 1:
-            runs[-1].append(sample)
-        else:
-            runs.append([sample])
-    return ",".join(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]) for run in runs)
-
-
-@dataclass(frozen=True)
-class Judged:
-    """A cell's judgments of the samples it was asked for, with the file they came from and what made them."""
-
-    cell: Cell
-    path: Path
-    judgments: tuple[Judgment, ...]
-    samples: tuple[int, ...]
-    made_by: tuple[str, str, str]  # protocol, judge config, packages
 
 
 def read_cell(layout: Layout, family: str, suite: str, cell: Cell) -> Judged:
@@ -277,44 +117,6 @@ def made_by_line(name: str, judged: Judged) -> str:
 
 
 # ---------------------------------------------------------------- two runs, problem by problem
-
-# A problem is right when it earned all its points (score 1); scores are fractions written as
-# floats, so "all" allows for the last bit.
-RIGHT_FROM = 1 - 1e-9
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """One problem in one cell, over the cell's chosen samples."""
-
-    subset: str
-    points: float  # mean over the samples; a failed generation or judgment earns 0, as in the tables
-    max_points: float
-    right: bool  # every sample earned all of the problem's points
-    unscored: Counter = field(default_factory=Counter)  # samples not scored, by status
-
-
-def outcomes(judged: Judged) -> dict[str, Outcome]:
-    by_problem: dict[str, list[Judgment]] = {}
-    for judgment in judged.judgments:
-        by_problem.setdefault(judgment.id, []).append(judgment)
-    return {problem: outcome(judged, problem, samples) for problem, samples in by_problem.items()}
-
-
-def outcome(judged: Judged, problem: str, samples: list[Judgment]) -> Outcome:
-    missing = sorted(set(judged.samples) - {judgment.sample for judgment in samples})
-    if missing:
-        raise InputError(
-            f"{judged.path}: record {problem}: no judgment of sample {samples_text(missing)}, "
-            f"which cell {judged.cell.label} compares; rerun its stages"
-        )
-    return Outcome(
-        subset=samples[0].subset,
-        points=sum(j.points or 0.0 for j in samples) / len(samples),
-        max_points=samples[0].max_points,
-        right=all(j.status == "scored" and j.score is not None and j.score >= RIGHT_FROM for j in samples),
-        unscored=Counter(j.status for j in samples if j.status != "scored"),
-    )
 
 
 def paired_problems(a: Judged, b: Judged, first: dict[str, Outcome], second: dict[str, Outcome]) -> list[str]:
@@ -444,58 +246,14 @@ def difference_table(pairs: list[tuple[Outcome, Outcome]], resamples: int, seed:
                 "B - A": score_b - score_a,
                 "95% CI low": low,
                 "95% CI high": high,
-                "A ahead": int((a > b + _TIE * possible).sum()),
-                "B ahead": int((b > a + _TIE * possible).sum()),
+                "A ahead": int((a > b + TIE * possible).sum()),
+                "B ahead": int((b > a + TIE * possible).sum()),
                 "test": test,
                 "p": float(f"{p:.4g}"),
             }
         )
     table = pd.DataFrame(rows)
     return table.round({column: 2 for column in ("A", "B", "B - A", "95% CI low", "95% CI high")})
-
-
-def percent(part: float, whole: float) -> float:
-    return 100 * part / whole if whole else math.nan
-
-
-def flips_table(problems: list[str], pairs: list[tuple[Outcome, Outcome]]) -> pd.DataFrame:
-    """Every problem whose right/wrong flipped between the runs, or whose points changed."""
-    rows = []
-    for problem, (a, b) in zip(problems, pairs):
-        change = (
-            "right → wrong"
-            if a.right and not b.right
-            else "wrong → right"
-            if b.right and not a.right
-            else "fewer points"
-            if a.points - b.points > _TIE * a.max_points
-            else "more points"
-            if b.points - a.points > _TIE * a.max_points
-            else None
-        )
-        if change:
-            rows.append(
-                {
-                    "id": problem,
-                    "subset": a.subset,
-                    "A points": a.points,
-                    "B points": b.points,
-                    "max points": a.max_points,
-                    "change": change,
-                    "unscored": unscored_text(a, b),
-                }
-            )
-    return pd.DataFrame(rows, columns=["id", "subset", "A points", "B points", "max points", "change", "unscored"])
-
-
-def unscored_text(a: Outcome, b: Outcome) -> str:
-    """Why a flip may be no verdict at all: samples a run failed to generate or judge (scored 0)."""
-    said = [
-        f"{side}: {count} {status.replace('_', ' ')}"
-        for side, outcome in (("A", a), ("B", b))
-        for status, count in sorted(outcome.unscored.items())
-    ]
-    return "; ".join(said)
 
 
 def run_notes(resamples: int, seed: int) -> list[str]:

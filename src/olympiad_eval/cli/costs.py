@@ -48,10 +48,11 @@ import pandas as pd
 from hydra.errors import HydraException
 from omegaconf import OmegaConf
 
-from olympiad_eval.benchmarks import JudgeTask, plugin
+from olympiad_eval.benchmarks import plugin
+from olympiad_eval.benchmarks.base import Benchmark, JudgeTask
 from olympiad_eval.core.config import check_costs, number, request_settings
-from olympiad_eval.core.layout import Layout, family_of_suite
-from olympiad_eval.core.plan import read_plan
+from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.plan import family_of_suite, read_plan
 from olympiad_eval.core.records import Generation, InputError, Problem, Prompt, read_jsonl, read_suite_info
 from olympiad_eval.llm.cache import Reply, RequestCache
 from olympiad_eval.llm.images import shrink_image
@@ -220,7 +221,7 @@ def totals(to_send: dict) -> list:
 @dataclass(frozen=True)
 class RenderedSuite:
     name: str
-    kind: str
+    bench: Benchmark
     scoring: object  # the suite's `scoring`, as the judge stage reads it from suite.json
     problems: dict[str, Problem]
     prompts: list[Prompt]
@@ -236,7 +237,7 @@ def rendered_suite(layout: Layout, suite: str, family: str) -> RenderedSuite:
     rendered = read_suite_info(path)
     return RenderedSuite(
         suite,
-        rendered.kind,
+        plugin(rendered.kind),
         OmegaConf.create(rendered.scoring),
         {p.id: p for p in read_jsonl(folder / "problems.jsonl", Problem)},
         read_jsonl(layout.prompts(suite), Prompt),
@@ -373,7 +374,7 @@ def response_tasks(suite: RenderedSuite, model: str, responses: dict, cfg, rules
     """Each response's judge tasks: a known response's exactly (the rules run on it, for the tasks
     asked after them), and for one not generated yet the most it could get. A failed generation or
     a refusal is not judged."""
-    bench = plugin(suite.kind)
+    bench = suite.bench
     answered = {
         key: reply.text or ""
         for key, reply in responses.items()
@@ -399,15 +400,13 @@ def known_rules(suite: RenderedSuite, model: str, answered: dict, cfg, rules: di
     """The rules' grade of each known response that could have tasks after the rules (the others
     need none: their bound is empty), run once per suite x model."""
     if (suite.name, model) not in rules:
-        bench = plugin(suite.kind)
+        bench = suite.bench
         needed = [
             Generation(id=problem_id, suite=suite.name, model=model, sample=sample, response=response, request_hash="")
             for (problem_id, sample), response in answered.items()
             if bench.judge_tasks_after_rules_at_most(suite.problems[problem_id], response, suite.scoring)
         ]
-        rules[(suite.name, model)] = (
-            rule_grades(suite.kind, suite.problems, needed, suite.scoring, cfg) if needed else {}
-        )
+        rules[(suite.name, model)] = rule_grades(bench, suite.problems, needed, suite.scoring, cfg) if needed else {}
     return rules[(suite.name, model)]
 
 

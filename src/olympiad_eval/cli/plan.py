@@ -85,28 +85,31 @@ def reached(files, src: Path) -> set[str]:
     return seen
 
 
-def benchmark_code(family: str, root: Path) -> tuple[Path, list[Path]]:
+def benchmark_code(family: str, root: Path) -> tuple[Path, list[Path]] | None:
     """Where a family's benchmark code is (a package's folder, or an outside plugin's module file)
-    and its Python files. Its kind is read from the config of one of its benchmarks (a dotted path
-    for an outside plugin), or is the family's own name where the plan lists none yet."""
-    kinds = {
-        _kind(root, benchmark)
-        for benchmark, owner in read_plan(root / "params.yaml")["family"].items()
-        if owner == family
-    } or {family}
+    and its Python files; None for a family of no benchmark yet. Its kind is read from the config of
+    one of its benchmarks (a dotted path for an outside plugin), or is the family's own name."""
+    kinds = {_kind(root, benchmark) for benchmark, owner in read_plan(root / "params.yaml")["family"].items()
+             if owner == family} or {family}  # fmt: skip
     if len(kinds) > 1:
         raise ValueError(
             f"params.yaml: pipelines.{family} lists benchmarks of several kinds: {', '.join(sorted(kinds))}"
         )
     [kind] = kinds
-    name = kind if "." in kind else f"{BY_NAME}.{kind}"
-    spec = importlib.util.find_spec(name)
+    parts = (kind if "." in kind else f"{BY_NAME}.{kind}").split(".")
+    for base in (root / "src", root):  # this package's benchmarks, then a plugin in the repository
+        folder = base.joinpath(*parts)
+        if (folder / "__init__.py").is_file():
+            return folder, sorted(folder.rglob("*.py"))
+        if folder.with_suffix(".py").is_file():
+            return folder.with_suffix(".py"), [folder.with_suffix(".py")]
+    spec = importlib.util.find_spec(".".join(parts)) if "." in kind else None  # an installed plugin
     if spec is None or spec.origin is None:
-        raise ValueError(f"params.yaml: pipelines.{family}: no benchmark module '{name}' to list as its code")
-    origin = Path(spec.origin).resolve()
-    if spec.submodule_search_locations:  # a package: all of it
-        return origin.parent, sorted(origin.parent.rglob("*.py"))
-    return origin, [origin]
+        return None
+    origin = Path(spec.origin)
+    return (
+        (origin.parent, sorted(origin.parent.rglob("*.py"))) if spec.submodule_search_locations else (origin, [origin])
+    )
 
 
 def _kind(root: Path, benchmark: str) -> str:
@@ -126,11 +129,17 @@ def code_of(script: str, root: Path, family: str | None = None) -> list[str]:
     files = {module_file(name, src) for name in modules}
     if BY_NAME in modules:
         families = [family] if family else read_plan(root / "params.yaml")["families"]
-        for where, sources in (benchmark_code(name, root) for name in families):
+        for code in filter(None, (benchmark_code(name, root) for name in families)):
+            where, sources = code
             outside = {module_file(name, src) for name in reached(sources, src)} - set(sources)
             files |= {where, *outside}
-    paths = sorted(path.resolve().relative_to(root.resolve()).as_posix() for path in files)
-    return [script, *paths]
+    return [script, *sorted(_relative(path, root) for path in files)]
+
+
+def _relative(path: Path, root: Path) -> str:
+    """A dependency's path as dvc.yaml lists it: relative to the repository, or absolute outside it."""
+    resolved = path.resolve()
+    return resolved.relative_to(root.resolve()).as_posix() if resolved.is_relative_to(root.resolve()) else str(resolved)
 
 
 def output_path(marker: re.Match, family: str | None) -> str:

@@ -14,11 +14,10 @@ the prompts name the problems' figure paths, and must keep their bytes.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from pathlib import Path
-
-from olympiad_eval.core.records import InputError
 
 # Where the outputs are, relative to the repository (the stages' `paths.outputs` in conf/common.yaml,
 # which a test checks against this).
@@ -89,111 +88,20 @@ def spelled(name: str, **fields: str) -> str:
 
 
 class Layout:
-    """The paths of a run's outputs under one folder (`paths.outputs`)."""
+    """The paths of a run's outputs under one folder (`paths.outputs`): a method for each name of
+    `PATTERNS`, taking the path's fields in the order the pattern has them
+    (`layout.judgments(family, suite, model, judge)`, `layout.report_index()`). Fields left out at
+    the end (or given as None) name the folder holding every such path (`layout.metrics(benchmark)`:
+    the benchmark's metrics; `layout.judgments(family)`: the family's judgments)."""
 
     def __init__(self, root: str | Path = OUTPUTS):
         self.root = Path(root)
 
-    def _path(self, name: str, **fields: str) -> Path:
-        return self.root / spelled(name, **fields)
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name not in PATTERNS:
+            raise AttributeError(f"Layout has no path '{name}'; the paths: {', '.join(PATTERNS)}")
+        return functools.partial(self._path, name)
 
-    # per benchmark
-    def problems(self, benchmark: str) -> Path:
-        return self._path("problems", benchmark=benchmark)
-
-    def problem_records(self, benchmark: str) -> Path:
-        return self._path("problem_records", benchmark=benchmark)
-
-    def tables(self, benchmark: str) -> Path:
-        return self._path("tables", benchmark=benchmark)
-
-    def table_index(self, benchmark: str) -> Path:
-        return self._path("table_index", benchmark=benchmark)
-
-    def metrics(
-        self, benchmark: str, suite: str | None = None, model: str | None = None, judge: str | None = None
-    ) -> Path:
-        """A cell's headline metrics; with the cell left out, the benchmark's folder of them."""
-        cell = {name: value for name, value in (("suite", suite), ("model", model), ("judge", judge)) if value}
-        return self._path("metrics", benchmark=benchmark, **cell)
-
-    def plots(self, benchmark: str) -> Path:
-        return self._path("plots", benchmark=benchmark)
-
-    def plot(self, benchmark: str, plot: str) -> Path:
-        return self._path("plot", benchmark=benchmark, plot=plot)
-
-    # per suite
-    def suite(self, suite: str) -> Path:
-        return self._path("suite", suite=suite)
-
-    def prompts(self, suite: str) -> Path:
-        return self._path("prompts", suite=suite)
-
-    def suite_info(self, suite: str) -> Path:
-        return self._path("suite_info", suite=suite)
-
-    # per cell: suite x model (x judge), under the suite's benchmark family
-    def generations(self, family: str, suite: str, model: str) -> Path:
-        return self._path("generations", family=family, suite=suite, model=model)
-
-    def usage(self, family: str, suite: str, model: str) -> Path:
-        return self._path("usage", family=family, suite=suite, model=model)
-
-    def judgments(self, family: str, suite: str, model: str, judge: str) -> Path:
-        return self._path("judgments", family=family, suite=suite, model=model, judge=judge)
-
-    def coverage(self, family: str, suite: str, model: str, judge: str) -> Path:
-        return self._path("coverage", family=family, suite=suite, model=model, judge=judge)
-
-    def judge_usage(self, family: str, suite: str, model: str, judge: str) -> Path:
-        return self._path("judge_usage", family=family, suite=suite, model=model, judge=judge)
-
-    # the report
-    def report(self) -> Path:
-        return self._path("report")
-
-    def report_index(self) -> Path:
-        return self._path("report_index")
-
-    def report_assets(self) -> Path:
-        return self._path("report_assets")
-
-    def report_compare(self, suite: str | None = None) -> Path:
-        """A suite's side-by-side pages; with no suite, the folder of every suite's."""
-        return self._path("report_compare", **({"suite": suite} if suite else {}))
-
-    def report_cell(self, suite: str, model: str) -> Path:
-        return self._path("report_cell", suite=suite, model=model)
-
-    # on demand (olympiad_eval.cli.compare)
-    def comparison(self, suite: str, comparison: str) -> Path:
-        return self._path("comparison", suite=suite, comparison=comparison)
-
-    def comparison_index(self) -> Path:
-        return self._path("comparison_index")
-
-
-# ---------------------------------------------------------------- a cell's family, from the plan
-
-
-def family_of_benchmark(plan: dict, benchmark: str, plan_path: str | Path) -> str:
-    """The family whose pipeline holds a benchmark (`plan` as `stage.read_plan` joins it)."""
-    family = plan["family"].get(benchmark)
-    if family is None:
-        raise InputError(
-            f"{plan_path}: benchmark '{benchmark}' is in no pipeline of the plan: add it under "
-            "pipelines.<its kind>.benchmarks (benchmark: the folder its release is read from)"
-        )
-    return family
-
-
-def family_of_suite(plan: dict, suite: str, plan_path: str | Path) -> str:
-    """The family whose folders hold a suite's cells: its benchmark's."""
-    benchmark = plan["suites"].get(suite)
-    if benchmark is None:
-        raise InputError(
-            f"{plan_path}: suite '{suite}' is in no pipeline of the plan: add it under "
-            "pipelines.<its benchmark's kind>.suites (suite: its benchmark)"
-        )
-    return family_of_benchmark(plan, benchmark, plan_path)
+    def _path(self, name: str, *values: str | None, **fields: str | None) -> Path:
+        given = {**dict(zip(fields_of(name), values)), **fields}
+        return self.root / spelled(name, **{field: value for field, value in given.items() if value is not None})

@@ -107,10 +107,11 @@ def _closest(name: str, names: list[str]) -> str:
     return (f"; did you mean '{close[0]}'?" if close else "") + f" (it has: {', '.join(names)})"
 
 
-def check_pairing(plan: dict, suite: str, kind: str, benchmark: str, path: str | Path) -> None:
+def check_pairing(plan: dict, suite: str, name: str, benchmark: str, path: str | Path) -> None:
     """The render stage reads the benchmark the plan pairs with its suite (`cell.benchmark`); one
     of another kind has other fields, and rendering it would fail deep inside, or not at all. A
-    suite outside the plan (rendered by hand, or in a sweep) has only its kind to keep to."""
+    suite outside the plan (rendered by hand, or in a sweep) has only its kind to keep to. `name`:
+    the suite's benchmark's name (`Benchmark.name`, its family's)."""
     paired = plan["suites"].get(suite)
     if paired is not None and paired != benchmark:
         raise InputError(
@@ -118,14 +119,14 @@ def check_pairing(plan: dict, suite: str, kind: str, benchmark: str, path: str |
             f"benchmark '{paired}', not '{benchmark}' (cell.benchmark={benchmark})"
         )
     family = plan["family"].get(benchmark)
-    if family is not None and family != kind:
+    if family is not None and family != name:
         key = (
             f"pipelines.{family}.suites.{suite}" if paired is not None else f"pipelines.{family}.benchmarks.{benchmark}"
         )
         raise InputError(
-            f"{path}: {key}: suite '{suite}' (conf/suite/{suite}.yaml) asks {kind} problems, and benchmark "
-            f"'{benchmark}' is a {family} release: pair the suite with a {kind} benchmark, under "
-            f"pipelines.{kind}"
+            f"{path}: {key}: suite '{suite}' (conf/suite/{suite}.yaml) asks {name} problems, and benchmark "
+            f"'{benchmark}' is a {family} release: pair the suite with a {name} benchmark, under "
+            f"pipelines.{name}"
         )
 
 
@@ -135,13 +136,14 @@ def _refuse_twice(names: list, where: str) -> None:
         raise InputError(f"{where}: {', '.join(repr(name) for name in twice)} named twice; each name once")
 
 
-def check_family(plan: dict, benchmark: str, kind: str, path: str | Path) -> None:
-    """A benchmark belongs in the pipeline of its kind, where its stages and their dvc.lock are."""
+def check_family(plan: dict, benchmark: str, name: str, path: str | Path) -> None:
+    """A benchmark belongs in the pipeline of its family (`name`: its `Benchmark.name`), where its
+    stages and their dvc.lock are."""
     family = plan["family"].get(benchmark)
-    if family is not None and family != kind:
+    if family is not None and family != name:
         raise InputError(
-            f"{path}: pipelines.{family} lists '{benchmark}', a {kind} benchmark "
-            f"(conf/benchmark/{benchmark}.yaml): move it under pipelines.{kind}"
+            f"{path}: pipelines.{family} lists '{benchmark}', a {name} benchmark "
+            f"(conf/benchmark/{benchmark}.yaml): move it under pipelines.{name}"
         )
 
 
@@ -160,3 +162,25 @@ def check_release_folder(plan: dict, benchmark: str, source, path: str | Path) -
             f"'{source.path}', outside it: DVC would not rerun the fetch when that release changes; "
             "name the folder the release is read from"
         )
+
+
+# ---------------------------------------------------------------- a cell's family
+
+
+def family_of_benchmark(plan: dict, benchmark: str, plan_path: str | Path) -> str:
+    """The family whose pipeline holds a benchmark (`plan` as `read_plan` joins it)."""
+    return _listed(plan["family"], benchmark, f"{plan_path}: benchmark '{benchmark}' is in no pipeline of the plan: "
+                   "add it under pipelines.<its kind>.benchmarks (benchmark: the folder its release is read from)")  # fmt: skip
+
+
+def family_of_suite(plan: dict, suite: str, plan_path: str | Path) -> str:
+    """The family whose folders hold a suite's cells: its benchmark's."""
+    benchmark = _listed(plan["suites"], suite, f"{plan_path}: suite '{suite}' is in no pipeline of the plan: add "
+                        "it under pipelines.<its benchmark's kind>.suites (suite: its benchmark)")  # fmt: skip
+    return family_of_benchmark(plan, benchmark, plan_path)
+
+
+def _listed(mapping: dict, key: str, missing: str):
+    if key not in mapping:
+        raise InputError(missing)
+    return mapping[key]

@@ -3,6 +3,10 @@ comparison command's (a benchmark module imports no stage module, so they live h
 
 from __future__ import annotations
 
+import math
+from collections import Counter
+from collections.abc import Sequence
+
 from olympiad_eval import lazy_import
 
 np = lazy_import("numpy")  # a benchmark module imports this; its stages need numpy only for tables
@@ -31,3 +35,124 @@ def ratio_bootstrap(
     tail = (100 - 100 * level) / 2
     low, high = np.nanpercentile(np.concatenate(ratios), [tail, 100 - tail])
     return float(low), float(high)
+
+
+# McNemar's exact binomial test below this many discordant pairs, the chi-square approximation
+# (with Edwards' continuity correction) from it on: the usual textbook threshold, below which the
+# chi-square's p-value is too far from the exact one.
+MCNEMAR_EXACT_BELOW = 25
+
+
+# A sign-flip test enumerates every flip of up to this many non-zero differences (2^20, about a
+# million sums, in chunks); past it, it draws random flips.
+SIGN_FLIP_EXACT_UP_TO = 20
+
+
+_FLIPS_PER_CHUNK = 1 << 16
+
+
+_PICKS_PER_CHUNK = 1_000_000  # random sign flips held at once: 10,000 x 11,586 would take 900 MB
+
+
+# Sums of floats (points such as 0.4 + 0.2) that are equal on paper may differ in the last bits:
+# a resampled statistic this close to the observed one counts as reaching it.
+TIE = 1e-9
+
+
+def mcnemar(right_to_wrong: int, wrong_to_right: int) -> tuple[float, str]:
+    """McNemar's test on the discordant pairs of a paired right/wrong table (b, c): the p-value and
+    the method. Exact: twice the binomial(b + c, 1/2) tail at min(b, c), at most 1."""
+    b, c = right_to_wrong, wrong_to_right
+    discordant = b + c
+    if discordant == 0:
+        return 1.0, "McNemar, no discordant pairs"
+    if discordant < MCNEMAR_EXACT_BELOW:
+        tail = sum(math.comb(discordant, k) for k in range(min(b, c) + 1))
+        return min(1.0, 2 * tail / 2**discordant), "McNemar, exact binomial"
+    statistic = (abs(b - c) - 1) ** 2 / discordant
+    # The chi-square with one degree of freedom is a squared standard normal: P(X > x) = erfc(sqrt(x / 2)).
+    return math.erfc(math.sqrt(statistic / 2)), "McNemar, chi-square with continuity correction"
+
+
+def sign_flip_test(differences: Sequence[float], resamples: int, seed: int) -> tuple[float, str]:
+    """A paired permutation test of sum(differences) = 0: under the null hypothesis each pair's
+    difference is as likely to have the other sign. The p-value is the share of sign flips whose
+    |sum| reaches the observed one: over every flip when there are few non-zero differences, else
+    over `resamples` random flips (counting the observed one, so never 0)."""
+    values = np.asarray(differences, dtype=float)
+    # A pair whose difference is float noise (a mean of samples' points) is a tie, as 0 is.
+    nonzero = values[np.abs(values) > TIE * max(1.0, float(np.abs(values).max(initial=0)))]
+    if nonzero.size == 0:
+        return 1.0, "sign-flip permutation, no differences"
+    observed = abs(nonzero.sum()) * (1 - TIE)
+    if nonzero.size <= SIGN_FLIP_EXACT_UP_TO:
+        flips = 1 << nonzero.size
+        reached = sum(
+            int((np.abs(_flipped_sums(nonzero, start, min(flips, start + _FLIPS_PER_CHUNK))) >= observed).sum())
+            for start in range(0, flips, _FLIPS_PER_CHUNK)
+        )
+        return reached / flips, f"sign-flip permutation, exact (all {flips} flips)"
+    rng = np.random.default_rng(seed)
+    reached = 0
+    chunk = max(1, _PICKS_PER_CHUNK // nonzero.size)
+    for start in range(0, resamples, chunk):
+        signs = rng.choice(np.array([-1.0, 1.0]), size=(min(chunk, resamples - start), nonzero.size))
+        reached += int((np.abs(signs @ nonzero) >= observed).sum())
+    return (reached + 1) / (resamples + 1), f"sign-flip permutation, {resamples} random flips, seed {seed}"
+
+
+def _flipped_sums(values: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """The sums of `values` under the sign flips numbered start..stop-1 (bit i of a number flips value i)."""
+    numbers = np.arange(start, stop, dtype=np.int64)[:, None]
+    signs = 1 - 2 * ((numbers >> np.arange(values.size, dtype=np.int64)) & 1)
+    return signs @ values
+
+
+def paired_bootstrap(
+    gained: Sequence[float], available: Sequence[float], resamples: int, seed: int, level: float = 0.95
+) -> tuple[float, float]:
+    """The percentile interval of 100 * sum(gained) / sum(available) over problems resampled with
+    replacement, each keeping both of its runs (so the pairing is kept). `gained` is B's points minus
+    A's per problem, `available` the points there were (1 each for a share of problems right)."""
+    return ratio_bootstrap(gained, available, resamples, seed, level)
+
+
+def cohen_kappa(first: Sequence[str], second: Sequence[str]) -> float:
+    """Cohen's kappa of two raters' labels of the same items: (observed - chance agreement) /
+    (1 - chance agreement), chance from each rater's own label shares. NaN when chance agreement is
+    1 (both gave one and the same label to everything: agreement that says nothing)."""
+    if len(first) != len(second):
+        raise ValueError(f"two raters must label the same items: {len(first)} labels against {len(second)}")
+    if not first:
+        return math.nan
+    items = len(first)
+    observed = sum(a == b for a, b in zip(first, second)) / items
+    shares_first, shares_second = Counter(first), Counter(second)
+    chance = sum(shares_first[label] * shares_second[label] for label in shares_first) / items**2
+    return math.nan if math.isclose(chance, 1) else (observed - chance) / (1 - chance)
+
+
+def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
+    """Fleiss' kappa from an items x categories table of how many raters put each item in each
+    category; every item rated by the same number (at least 2) of raters. NaN when every rating
+    falls in one category."""
+    table = np.asarray(counts, dtype=float)
+    if table.size == 0:
+        return math.nan
+    raters = table.sum(1)
+    if raters.min() != raters.max() or raters[0] < 2:
+        raise ValueError(
+            "Fleiss' kappa needs every item rated by the same number (at least 2) of raters, "
+            f"got {sorted(set(raters.astype(int).tolist()))}"
+        )
+    n = raters[0]
+    per_item = ((table**2).sum(1) - n) / (n * (n - 1))
+    shares = table.sum(0) / table.sum()
+    chance = float((shares**2).sum())
+    return math.nan if math.isclose(chance, 1) else (float(per_item.mean()) - chance) / (1 - chance)
+
+
+def category_counts(ratings: Sequence[Sequence[str]]) -> list[list[int]]:
+    """Each item's raters' labels (one list per item) as the counts table `fleiss_kappa` reads."""
+    categories = sorted({label for labels in ratings for label in labels})
+    return [[Counter(labels)[category] for category in categories] for labels in ratings]

@@ -24,7 +24,8 @@ from urllib.parse import quote
 
 import pandas as pd
 
-from olympiad_eval.core.layout import Layout, family_of_suite
+from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.plan import family_of_suite
 from olympiad_eval.core.records import InputError, atomic_dir, atomic_file, natural_key, read_suite_info
 from olympiad_eval.report import html
 from olympiad_eval.report.html import attr, relative, text
@@ -168,12 +169,8 @@ def _index(plan: dict, layout: Layout, seen) -> Iterator[str]:
 # report shows itself are those between the plan's own cells (`side.py`).
 
 
-def _relative(target: Path, start: Path) -> str:
-    return quote(Path(os.path.relpath(target, start)).as_posix())
-
-
 def _comparisons_link(layout: Layout) -> str:
-    page = _relative(layout.comparison_index(), layout.report())
+    page = relative(layout.comparison_index(), layout.report())
     return (
         '<h2 id="comparisons">Comparisons</h2>\n'
         f'<p><a href="{attr(page)}">Comparisons of two runs and judges\' agreement</a>: flips, score '
@@ -187,7 +184,7 @@ def write_comparison_index(layout: Layout) -> Path:
     """The page listing every comparison under the comparisons folder, each with its tables."""
     folder = layout.comparison_index().parent
     entries = sorted(folder.glob("*/*/index.json"), key=lambda path: (path.parent.parent.name, path.parent.name))
-    back = _relative(layout.report_index(), folder)
+    back = relative(layout.report_index(), folder)
     parts = ["<h1>Comparisons</h1>", f'<p><a href="{attr(back)}">back to the report</a></p>']
     parts += [_comparison_html(index) for index in entries] or ["<p>No comparison yet.</p>"]
     with atomic_file(layout.comparison_index()) as handle:

@@ -17,8 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from olympiad_eval.benchmarks import ReportSection, plugin
+from olympiad_eval.benchmarks import plugin
+from olympiad_eval.benchmarks.base import ReportSection
 from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.outcomes import RIGHT_FROM
 from olympiad_eval.core.records import (
     Generation,
     InputError,
@@ -36,7 +38,6 @@ from olympiad_eval.report import html, partial_html
 from olympiad_eval.report.html import attr, facts, maths, number, relative, text
 
 # A problem is right when it earned all its points (score 1), as the comparison command counts it.
-RIGHT_FROM = 1 - 1e-9
 MARKS = {"correct": "\u2713", "partial": "\u25d0", "wrong": "\u2717", "judge-error": "judge error", "failed": "failed"}
 
 
@@ -134,7 +135,7 @@ def write_cell(cell: Cell, settings: dict) -> Path:
         for judge in cell.judges
     }
     kind = suite_kind(layout, cell.suite)
-    hook = getattr(plugin(kind), "report_sections", None)
+    hook = plugin(kind).report_sections
     meta = cell_metadata(cell, settings, judgments)
     cell.folder.parent.mkdir(parents=True, exist_ok=True)
     with atomic_dir(cell.folder) as staging:

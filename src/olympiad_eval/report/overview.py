@@ -10,6 +10,7 @@ import pandas as pd
 
 from olympiad_eval.benchmarks import plugin
 from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.records import read_suite_info
 from olympiad_eval.report import html
 from olympiad_eval.report.cell import GIT_COMMIT_NOTE, MARKS, received_pairs
 from olympiad_eval.report.charts import Bar, bar_chart
@@ -67,8 +68,9 @@ def benchmark_charts(
                 if pd.notna(row["score (%)"])
             ],
         )
-    hook = getattr(plugin(plan["family"][benchmark]), "report_charts", None)
-    if hook is not None:
+    suites = [suite for suite, owner in plan["suites"].items() if owner == benchmark]
+    if suites:  # the benchmark's kind, as its rendered suites record it (a family is named, not a kind)
+        hook = plugin(read_suite_info(layout.suite_info(suites[0])).kind).report_charts
         frames = {
             table["name"]: pd.read_csv(
                 layout.tables(benchmark) / table["files"]["csv"], keep_default_na=False, na_values=[""]

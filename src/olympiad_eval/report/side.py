@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.outcomes import Cell, Judged, flips_table, outcome
 from olympiad_eval.core.records import Judgment, Prompt, iter_jsonl
 from olympiad_eval.report import html
 from olympiad_eval.report.cell import GIT_COMMIT_NOTE, MARKS, Cursor, mean_points, need, received_pairs, status_of
@@ -31,8 +32,6 @@ def flips_page(judge: str, first: str, second: str) -> str:
 
 
 def write_suite(plan: dict, layout: Layout, suite: str, folder: Path, seen: Seen) -> None:
-    from olympiad_eval.cli import compare
-
     benchmark = plan["suites"][suite]
     family = plan["family"][benchmark]
     models, judges = list(plan.get("models") or []), list(plan.get("judges") or [])
@@ -53,7 +52,7 @@ def write_suite(plan: dict, layout: Layout, suite: str, folder: Path, seen: Seen
                 seen.made_by.setdefault(
                     (suite, *cell), (judgments[0].protocol, judgments[0].judge_config, judgments[0].packages)
                 )
-                outcomes[cell][prompt.id] = _outcome(compare, cell, paths[cell], judgments)
+                outcomes[cell][prompt.id] = _outcome(cell, paths[cell], judgments)
         for model in models:
             graded = {judge: {j.sample: j for j in judged[(model, judge)]} for judge in judges}
             seen.statuses[(suite, model)][_status(graded)] += 1
@@ -67,9 +66,7 @@ def write_suite(plan: dict, layout: Layout, suite: str, folder: Path, seen: Seen
         )
     for judge in judges:
         for second in models[1:]:
-            _write_flips(
-                compare, layout, suite, judge, models[0], second, problems, outcomes, folder, final, seen, dates
-            )
+            _write_flips(layout, suite, judge, models[0], second, problems, outcomes, folder, final, seen, dates)
 
 
 def _status(graded: dict) -> str:
@@ -79,10 +76,10 @@ def _status(graded: dict) -> str:
     return status_of(len(samples), False, graded)
 
 
-def _outcome(compare, cell, path, judgments):
+def _outcome(cell, path, judgments):
     samples = tuple(sorted({j.sample for j in judgments}))
-    judged = compare.Judged(compare.Cell(*cell), path, (), samples, ("", "", ""))
-    return compare.outcome(judged, judgments[0].id, judgments)
+    judged = Judged(Cell(*cell), path, (), samples, ("", "", ""))
+    return outcome(judged, judgments[0].id, judgments)
 
 
 def _page(layout: Layout, suite: str, prompt: Prompt, judged: dict, final: Path, dates: list):
@@ -134,7 +131,6 @@ def _page(layout: Layout, suite: str, prompt: Prompt, judged: dict, final: Path,
 
 
 def _write_flips(
-    compare,
     layout: Layout,
     suite: str,
     judge: str,
@@ -149,7 +145,7 @@ def _write_flips(
 ) -> None:
     a, b = outcomes[(first, judge)], outcomes[(second, judge)]
     paired = [problem for problem in problems if problem in a and problem in b]
-    table = compare.flips_table(paired, [(a[p], b[p]) for p in paired])
+    table = flips_table(paired, [(a[p], b[p]) for p in paired])
     name = flips_page(judge, first, second)
     seen.flips[(suite, judge, first, second)] = (name, len(table))
     rows = "\n".join(

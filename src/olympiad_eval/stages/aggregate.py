@@ -33,9 +33,8 @@ from olympiad_eval.core.records import (
     write_json,
 )
 from olympiad_eval.core.stats import BOOTSTRAP_RESAMPLES, ratio_bootstrap
+from olympiad_eval.core.tables import CELL, check_one_provenance, made_by_latex, made_by_markdown, to_latex, to_markdown
 from olympiad_eval.stages.render import select, selection, selection_options
-
-COUNTS = ["problems", "scored", "judge errors", "undecided", "failed generations", "refusals", "truncated"]
 
 
 def cells(plan: dict, benchmark: str) -> list[tuple[str, str, str]]:
@@ -94,22 +93,9 @@ def _row(judgment: Judgment, parts: tuple[str, ...]) -> tuple:
     ) + tuple(judgment.parts.get(name) for name in parts)
 
 
-CELL = ["suite", "model", "judge"]
 PROVENANCE = ["protocol", "judge_config", "packages"]
 _PROVENANCE = slice(COLUMNS.index("protocol"), COLUMNS.index("packages") + 1)
 assert COLUMNS[_PROVENANCE] == PROVENANCE
-
-
-def check_one_provenance(path: Path, seen: set) -> None:
-    """A cell's judgments all come from one protocol version, judge config and package set: a
-    file that mixes them (a judgment file pieced together by hand, or appended across versions)
-    would average verdicts of different protocols into one number."""
-    if len(seen) > 1:
-        kinds = "; ".join(" | ".join(value or "(none)" for value in made) for made in sorted(seen))
-        raise InputError(
-            f"{path}: judgments made by {len(seen)} different protocols or setups ({kinds}): "
-            "rerun its judge stage so that one protocol scores the whole cell"
-        )
 
 
 def _without_prose(value):
@@ -232,14 +218,6 @@ def made_by_lines(made: pd.DataFrame) -> list[str]:
     return [f"{judge}: {made_by(made, judge)}" for judge in made.index]
 
 
-def made_by_markdown(lines: list[str]) -> str:
-    return "\nMade by:\n" + "".join(f"- {line}\n" for line in lines)
-
-
-def made_by_latex(lines: list[str]) -> str:
-    return "".join(f"% made by {line}\n" for line in lines)
-
-
 # ---------------------------------------------------------------- partial suites
 
 
@@ -302,84 +280,6 @@ def headline(summary: pd.DataFrame, frame: pd.DataFrame, partial: dict[str, str]
     }
 
 
-def to_markdown(table: pd.DataFrame) -> str:
-    missing = table.astype(object).where(table.notna(), None)  # NaN and <NA> alike print as "–"
-    return missing.to_markdown(index=False, floatfmt=".2f", missingval="–") + "\n"
-
-
-# Counts, not scores: no "best" among them. A row of reference values ("full marks") is not ranked.
-NOT_RANKED = {
-    "problems",
-    "samples",
-    "scored",
-    "judge errors",
-    "undecided",
-    "failed generations",
-    "refusals",
-    "truncated",
-    "95% CI low",
-    "95% CI high",
-    "generation tokens",
-    "generation cost ($)",
-    "judge tokens",
-    "judge cost ($)",
-    "protocol",
-    "judge config",
-}
-REFERENCE_ROWS = {"full marks"}
-_LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-}
-
-
-def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(char, char) for char in text)
-
-
-def to_latex(table: pd.DataFrame) -> str:
-    """A booktabs table; in each score column the best value is bold and the second underlined,
-    as the papers print them."""
-    ranked_rows = ~table.iloc[:, 0].astype(str).isin(REFERENCE_ROWS)
-    marks: dict[tuple[int, str], str] = {}
-    for column in table.columns:
-        if column in NOT_RANKED or not pd.api.types.is_numeric_dtype(table[column]):
-            continue
-        values = sorted({round(v, 2) for v in table.loc[ranked_rows, column].dropna()}, reverse=True)
-        for row, value in table[column].items():
-            if ranked_rows[row] and pd.notna(value) and values:
-                if round(value, 2) == values[0]:
-                    marks[(row, column)] = r"\textbf"
-                elif len(values) > 1 and round(value, 2) == values[1]:
-                    marks[(row, column)] = r"\underline"
-    align = "".join("r" if pd.api.types.is_numeric_dtype(table[c]) else "l" for c in table.columns)
-    lines = [
-        rf"\begin{{tabular}}{{{align}}}",
-        r"\toprule",
-        " & ".join(latex_escape(str(c)) for c in table.columns) + r" \\",
-        r"\midrule",
-    ]
-    for row, record in table.iterrows():
-        cells = []
-        for column in table.columns:
-            value = record[column]
-            text = (
-                "--" if pd.isna(value) else (f"{value:.2f}" if isinstance(value, float) else latex_escape(str(value)))
-            )
-            cells.append(f"{marks[(row, column)]}{{{text}}}" if (row, column) in marks else text)
-        lines.append(" & ".join(cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
-    return "\n".join(lines) + "\n"
-
-
 def plot_data(frame: pd.DataFrame, summary: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Long tables for `dvc plots`: the score of each cell, and of each cell per subset."""
     cell = lambda table: table["model"] + " / " + table["judge"] + " / " + table["suite"]  # noqa: E731
@@ -433,7 +333,7 @@ def aggregate(
     `suites`: the composed config of each of the plan's suites of this benchmark, which its tables
     read under `suites` in the benchmark's config (which suites are one setting, and so on)."""
     bench = plugin(bench_cfg.kind)
-    frame = load_judgments(layout, plan, benchmark, bench.PARTS)
+    frame = load_judgments(layout, plan, benchmark, bench.score_parts)
     made = protocol_by_judge(frame)
     summary = with_usage(counts(frame), layout, plan["family"][benchmark]).join(
         made[["protocol", "judge_config"]].rename(columns={"judge_config": "judge config"}), on="judge"

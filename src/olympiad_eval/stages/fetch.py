@@ -6,17 +6,17 @@ content hash, so a figure that did not change never makes a later stage rerun.
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import logging
 import os
 import re
-import shutil
 from pathlib import Path
 
 from olympiad_eval.benchmarks import plugin
-from olympiad_eval.benchmarks.release import SUFFIX_BY_MIME
+from olympiad_eval.benchmarks.release import FigureStore
 from olympiad_eval.core.records import InputError, Problem, RecordError, atomic_dir, write_jsonl
+
+FIGURES = "figures"  # the folder of a fetch's figures, beside its problems.jsonl
 
 
 def resolve_source(source, benchmark: str) -> Path:
@@ -217,17 +217,18 @@ def _modelscope_snapshot(source, benchmark: str) -> Path:
 
 
 def fetch(benchmark: str, cfg, out_dir: str | Path) -> list[Problem]:
-    """Load the release named by `cfg`, store its figures once, and write the problem records."""
+    """Load the release named by `cfg`, its figures stored once each, and write the problem records;
+    all of it or, when the release is refused, nothing."""
     out_dir = Path(out_dir)
     root = resolve_source(cfg.source, benchmark)
-    problems = plugin(cfg.kind).load(root, cfg, benchmark)
-    if not problems:
-        raise InputError(f"benchmark '{benchmark}': the release at {root} has no problems")
-    _check_unique(problems, root)
+    bench = plugin(cfg.kind)
     with atomic_dir(out_dir) as staging:
-        stored = [_store_figures(problem, staging, out_dir) for problem in problems]
-        write_jsonl(staging / "problems.jsonl", stored)
-    return stored
+        problems = bench.load(root, cfg, benchmark, FigureStore(staging / FIGURES, out_dir / FIGURES))
+        if not problems:
+            raise InputError(f"benchmark '{benchmark}': the release at {root} has no problems")
+        _check_unique(problems, root)
+        write_jsonl(staging / "problems.jsonl", problems)
+    return problems
 
 
 def _check_unique(problems: list[Problem], root: Path) -> None:
@@ -241,15 +242,3 @@ def _check_unique(problems: list[Problem], root: Path) -> None:
                 "id",
                 f"duplicate problem id (language {problem.language}); first seen at {earlier.origin or '?'}",
             )
-
-
-def _store_figures(problem: Problem, staging: Path, final_dir: Path) -> Problem:
-    stored = []
-    for figure in problem.figures:
-        name = figure.sha256 + SUFFIX_BY_MIME.get(figure.mime, Path(figure.path).suffix.lower())
-        target = staging / "figures" / name
-        if not target.exists():
-            target.parent.mkdir(exist_ok=True)
-            shutil.copyfile(figure.path, target)
-        stored.append(dataclasses.replace(figure, path=(final_dir / "figures" / name).as_posix()))
-    return dataclasses.replace(problem, figures=tuple(stored))

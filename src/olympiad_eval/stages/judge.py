@@ -28,6 +28,7 @@ costs that check, never the cell's coverage. The log names the problems.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import enum
 import logging
 from dataclasses import dataclass, field, fields, replace
@@ -37,7 +38,9 @@ from typing import Any
 from omegaconf import MISSING, OmegaConf
 from tqdm import tqdm
 
-from olympiad_eval.benchmarks import JudgeTask, Provenance, Score, plugin, provenance
+from olympiad_eval.benchmarks import plugin
+from olympiad_eval.benchmarks.base import Benchmark, ContractError, JudgeTask, Score
+from olympiad_eval.benchmarks.suites import Provenance, provenance
 from olympiad_eval.core.config import check_costs, number, request_settings, typed_config
 from olympiad_eval.core.layout import SUITE_INFO
 from olympiad_eval.core.records import (
@@ -117,20 +120,20 @@ def judge(
     made_by_cfg, cfg = cfg, typed_judge(cfg, judge_name)  # provenance hashes the config as composed
     suite_dir = Path(suite_dir)
     suite = read_suite_info(suite_dir / SUITE_INFO)
-    kind, scoring = suite.kind, OmegaConf.create(suite.scoring)
+    bench, scoring = plugin(suite.kind), OmegaConf.create(suite.scoring)
     problems = {p.id: p for p in read_jsonl(suite_dir / "problems.jsonl", Problem)}
     generations = read_jsonl(generations_path, Generation)
     unknown = sorted({g.id for g in generations} - set(problems))
     if unknown:
         raise InputError(f"{generations_path}: generations for ids not in the suite: {', '.join(unknown[:5])}")
     answered = [g for g in generations if g.error is None and g.refusal is None]  # a refusal is not judged
-    made_by = provenance(kind, judge_name, made_by_cfg, scoring)  # also checks the protocol's name before any work
+    made_by = provenance(bench, judge_name, made_by_cfg, scoring)  # also checks the protocol's name before any work
     with CheckPool(cfg.workers, cfg.check_timeout, check_options(scoring)) as pool:
         if cfg.kind == "rule":
-            grades, usage = _by_rules(kind, problems, answered, scoring, pool), usage_totals([], {})
+            grades, usage = _by_rules(bench, problems, answered, scoring, pool), usage_totals([], {})
         else:
-            grades, usage = asyncio.run(_by_llm(kind, problems, answered, scoring, cfg, cache_path, pool))
-    _check_parts(kind, grades.values())
+            grades, usage = asyncio.run(_by_llm(bench, problems, answered, scoring, cfg, cache_path, pool))
+    _check_parts(bench, grades.values())
     judgments = [_judgment(problems[g.id], g, judge_name, grades.get((g.id, g.sample)), made_by) for g in generations]
     write_jsonl(out_path, judgments)
     _report_undecided(judgments, cfg.kind)
@@ -145,13 +148,13 @@ def judge(
     )
 
 
-def _check_parts(kind: str, grades) -> None:
-    """A score's parts are those its benchmark declares (`PARTS`): the tables read them by name."""
-    declared = set(plugin(kind).PARTS)
+def _check_parts(bench: Benchmark, grades) -> None:
+    """A score's parts are those its benchmark declares (`score_parts`): the tables read them by name."""
+    declared = set(bench.score_parts)
     for grade in grades:
         if isinstance(grade, Score) and not set(grade.parts) <= declared:
-            raise ValueError(
-                f"benchmark '{kind}' scored parts {sorted(set(grade.parts) - declared)} that its PARTS "
+            raise ContractError(
+                f"benchmark '{bench.name}' scored parts {sorted(set(grade.parts) - declared)} that its score_parts "
                 f"{sorted(declared)} does not declare"
             )
 
@@ -189,22 +192,14 @@ def check_options(scoring) -> Options:
 def _judgment(
     problem: Problem, generation: Generation, judge_name: str, grade: Score | str | None, made_by: Provenance
 ) -> Judgment:
-    common = dict(
-        protocol=made_by.protocol,
-        judge_config=made_by.judge_config,
-        packages=made_by.packages,
-        id=generation.id,
-        suite=generation.suite,
-        model=generation.model,
-        judge=judge_name,
-        sample=generation.sample,
-        language=problem.language,
-        subset=problem.subset,
-        subject=problem.subject,
-        level=problem.level,
-        max_points=problem.points,
-        truncated=generation.finish_reason == "length",
-    )
+    common = {
+        **dataclasses.asdict(made_by),
+        **{name: getattr(generation, name) for name in FROM_GENERATION},
+        **{name: getattr(problem, name) for name in FROM_PROBLEM},
+        "judge": judge_name,
+        "max_points": problem.points,
+        "truncated": generation.finish_reason == "length",
+    }
     if generation.error is not None:
         return Judgment(**common, status="generation_error", score=None, points=None, detail=generation.error)
     if generation.refusal is not None:  # the model's answer, and one that earns nothing: scored 0, marked
@@ -216,18 +211,20 @@ def _judgment(
     return Judgment(**common, status="scored", **{name: getattr(grade, name) for name in RECORDED})
 
 
+# What a judgment keeps of its generation and its problem, under the same names.
+FROM_GENERATION = ("id", "suite", "model", "sample")
+FROM_PROBLEM = ("language", "subset", "subject", "level")
 # What a judgment keeps of its score: every field the two share (not `unscorable`, which never
 # reaches a scored judgment).
 RECORDED = tuple(f.name for f in fields(Score) if f.name in {g.name for g in fields(Judgment)})
 
 
-def _by_rules(kind: str, problems: dict, answered: list[Generation], scoring, pool: CheckPool) -> dict:
+def _by_rules(bench: Benchmark, problems: dict, answered: list[Generation], scoring, pool: CheckPool) -> dict:
     """Each response scored by the benchmark's rules, in two steps: the checks every response needs,
     sent to the pool in one batch (each once, so that no worker waits for a response's turn); then
     each response's score from their verdicts. A check that could not finish counts as not matched
     and stays on record in the score's `undecided`; a response the rules cannot score at all
     (`unscorable`) is a judge error for the rule judge (an LLM judge's protocol may still score it)."""
-    bench = plugin(kind)
     needed = {(g.id, g.sample): bench.rule_checks(problems[g.id], g.response or "", scoring) for g in answered}
     unique = list(dict.fromkeys(check for checks in needed.values() for check in checks))
     with tqdm(
@@ -245,11 +242,10 @@ def _by_rules(kind: str, problems: dict, answered: list[Generation], scoring, po
 
 
 async def _by_llm(
-    kind: str, problems: dict, answered: list[Generation], scoring, cfg, cache_path, pool: CheckPool
+    bench: Benchmark, problems: dict, answered: list[Generation], scoring, cfg, cache_path, pool: CheckPool
 ) -> tuple[dict, dict]:
     """Every task of every response to every judge, then the protocol's combination; and the
     judges' usage (requests, tokens, cost)."""
-    bench = plugin(kind)
     judges = dict(cfg.judges)
     if not judges:
         raise InputError("an llm judge needs at least one entry under `judges` (name: endpoint)")
@@ -257,7 +253,7 @@ async def _by_llm(
 
     def rules_and_tasks() -> tuple[dict, dict]:
         """In a thread, so that the event loop keeps sending meanwhile."""
-        rules = _by_rules(kind, problems, answered, scoring, pool)
+        rules = _by_rules(bench, problems, answered, scoring, pool)
         return rules, {
             key: bench.judge_tasks_after_rules(problem, response, rules[key], scoring)
             for key, (problem, response) in responses.items()
@@ -322,11 +318,11 @@ def task_key(identity: dict, settings: dict, task: JudgeTask, attempt: int = 0) 
     return request_key(identity, task.messages, settings, attempt)
 
 
-def rule_grades(kind: str, problems: dict, answered: list[Generation], scoring, cfg) -> dict:
+def rule_grades(bench: Benchmark, problems: dict, answered: list[Generation], scoring, cfg) -> dict:
     """Each response's score by the rules, as a judge cell computes it (`cfg`: the typed judge
     config, for its workers and check timeout): what decides the tasks asked after the rules."""
     with CheckPool(cfg.workers, cfg.check_timeout, check_options(scoring)) as pool:
-        return _by_rules(kind, problems, answered, scoring, pool)
+        return _by_rules(bench, problems, answered, scoring, pool)
 
 
 class _Asker:

@@ -15,7 +15,9 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from olympiad_eval.benchmarks import Filter, plugin, suite_where, typed_suite
+from olympiad_eval.benchmarks import plugin, typed_suite
+from olympiad_eval.benchmarks.base import Benchmark, Filter
+from olympiad_eval.benchmarks.suites import suite_where
 from olympiad_eval.core.layout import SUITE_INFO
 from olympiad_eval.core.records import (
     InputError,
@@ -63,12 +65,11 @@ def place_figures(text: str, figures: list | dict, at_markers: bool) -> list[dic
 
 def suite_filters(suite) -> list[Filter]:
     """The options of a typed suite that take part of its benchmark by what a problem is, in the
-    order they apply: the generic ones, then its benchmark's own (`filters` in its module)."""
-    own = getattr(plugin(suite.kind), "filters", None)
+    order they apply: the generic ones, then its benchmark's own (its `filters`)."""
     return [
         Filter("subsets", suite.subsets, lambda problem: (problem.subset,)),
         Filter("ids", suite.ids, lambda problem: (problem.id,)),
-        *(own(suite) if own else ()),
+        *plugin(suite.kind).filters(suite),
     ]
 
 
@@ -156,9 +157,8 @@ def selection(problems: list[Problem], chosen: list[Problem], suite) -> Selectio
 # ---------------------------------------------------------------- prompts
 
 
-def prompt_for(problem: Problem, suite_name: str, suite) -> Prompt:
-    """One problem's prompt; `suite` is typed (`typed_suite`)."""
-    bench = plugin(suite.kind)
+def prompt_for(problem: Problem, suite_name: str, suite, bench: Benchmark) -> Prompt:
+    """One problem's prompt; `suite` is typed (`typed_suite`), `bench` its benchmark."""
     key, fields = bench.template_fields(problem, suite)
     templates = dict(suite.templates)
     if key not in templates:
@@ -201,7 +201,8 @@ def render(suite_name: str, suite, benchmark: str, problems_path: str | Path, ou
         raise InputError(
             f"suite '{suite_name}': no problem of {problems_path} matches language={suite.get('language')}"
         )
-    prompts = [prompt_for(problem, suite_name, suite) for problem in problems]
+    bench = plugin(suite.kind)
+    prompts = [prompt_for(problem, suite_name, suite, bench) for problem in problems]
     info = SuiteInfo(
         suite=suite_name,
         benchmark=benchmark,

@@ -41,14 +41,15 @@ from __future__ import annotations
 import functools
 import re
 
-from olympiad_eval.benchmarks import JudgeTask, Score, failed_tasks
+from olympiad_eval.benchmarks.base import JudgeTask, Score
+from olympiad_eval.benchmarks.judging import failed_tasks
 from olympiad_eval.core.records import InputError, Problem
 from olympiad_eval.core.templates import fill
+from olympiad_eval.scoring.evalscope import completion, verify
 
 # evalscope/benchmarks/hipho/utils.py `_CRITERION_POINTS_RE`, verbatim (the "a total of" bug included).
 _CRITERION_POINTS = re.compile(r"(?:award|給|给|得|扣)\s*\$?\s*([0-9]*\.?[0-9]+)\s*\$?\s*(?:pts?|points?|分)", re.I)
 # evalscope/api/messages/utils.py `parse_content_with_reasoning`: the first think block, anywhere.
-_THINK = re.compile(r'<think(?:\s+signature="([^"]*)")?(?:\s+redacted="(true)")?\s*>(.*?)</think>', re.S)
 _SCIENTIFIC = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][+-]?[0-9]+")
 _SCIENTIFIC_LOWER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)e[+-]?[0-9]+")
 PROMPTS = {"criterion": "hipho_evalscope_step_judge", "answer": "hipho_evalscope_answer_judge"}
@@ -66,13 +67,6 @@ def criterion_points(text: str) -> float:
     """The largest points the criterion states after award/给/得/扣, else 0 (evalscope's
     `criterion_points`). "Award a total of 1.0 pt: award 0.4 pt if ..." gives 0.4: evalscope's bug."""
     return max((float(value) for value in _CRITERION_POINTS.findall(text)), default=0.0)
-
-
-def completion(response: str) -> str:
-    """The response as evalscope grades it: its first `<think>...</think>` block cut out, the rest
-    stripped; unchanged without a closed think block."""
-    match = _THINK.search(response)
-    return (response[: match.start()] + response[match.end() :]).strip() if match else response
 
 
 def boxed_answers(text: str) -> list[str]:
@@ -143,25 +137,10 @@ def rule_match(given: str, official: str) -> bool:
 
 
 def _compare(given: str, official: str) -> bool:
-    from math_verify import verify
-
     predictions, golds = _parse(given), _parse(official)
     if not golds:
         raise Unscorable(f"Math-Verify cannot parse the official answer {official!r}")
-    return any(
-        verify(
-            [g],
-            [p],
-            strict=True,
-            float_rounding=6,
-            numeric_precision=15,
-            allow_set_relation_comp=False,
-            timeout_seconds=None,
-            raise_on_error=True,
-        )
-        for g in golds
-        for p in predictions
-    )
+    return any(verify(g, p) for g in golds for p in predictions)
 
 
 # evalscope/metrics/math/parser.py MATH_DEADLINE_S: Math-Verify can backtrack for minutes on some

@@ -4,7 +4,7 @@ What evalscope's `math_vision` benchmark does (evalscope/benchmarks/math_vision/
 `MathVisionAdapter`), and what this module reproduces, quirks included:
 
 - What it grades is the response without its first `<think>...</think>` block, which evalscope's
-  message model moves into a reasoning part (`hipho_evalscope.completion`).
+  message model moves into a reasoning part (`scoring.evalscope.completion`).
 - Multiple choice (`extract_answer`, `match_score`): the letters `parse_answers`
   (evalscope/utils/multi_choices.py) reads, sorted and joined, must equal the gold letter. It reads
   the LAST "ANSWER:" marker (any case, `**` bold around it allowed) that a label follows: after
@@ -40,6 +40,7 @@ import string
 
 from olympiad_eval.core.records import InputError
 from olympiad_eval.scoring.checks import Verdict
+from olympiad_eval.scoring.evalscope import verify
 
 # evalscope/utils/multi_choices.py, verbatim: the marker, a bracketed label, the math typesetting
 # before a label, a plain label, a label's words (`_ANSWER_MARKER_RE`, `_BRACKETED_LABEL_RE`,
@@ -172,22 +173,6 @@ def _percent_atoms():
         yield
     finally:
         del atom.FUNC_GAMMA
-
-
-def verify(gold, prediction) -> bool:
-    """Math-Verify's strict comparison with evalscope's settings (parser.py `_verify`)."""
-    from math_verify import verify as math_verify
-
-    return math_verify(
-        [gold],
-        [prediction],
-        strict=True,
-        float_rounding=6,
-        numeric_precision=15,
-        allow_set_relation_comp=False,
-        timeout_seconds=None,
-        raise_on_error=True,
-    )
 
 
 def require_math_verify() -> None:
