@@ -133,7 +133,8 @@ def synthetic_exam() -> list:
             "marking": [
                 [
                     "Award a total of 2 pts if the sketch of the field lines is right.",
-                    "Award 1.0 pt if the answer obtains $E = \\frac{q}{4\\pi\\varepsilon_0 r^2}$. Otherwise, award 0 pt.",
+                    "Award 1.0 pt if the answer obtains $E = \\frac{q}{4\\pi\\varepsilon_0 r^2}$. "
+                    "Otherwise, award 0 pt.",
                 ],
                 [
                     "Award 1.5 pt if the answer applies Gauss's law to a sphere of radius $r$. Otherwise, award 0 pt.",
@@ -149,7 +150,8 @@ def synthetic_exam() -> list:
             **common,
             "id": f"{SYNTHETIC}_S3",
             "context": "",
-            "question": "A pendulum of length $1.0\\ \\mathrm{m}$: give (1) its period in seconds, (2) which of (A) longer, "
+            "question": "A pendulum of length $1.0\\ \\mathrm{m}$: give (1) its period in seconds, (2) which of "
+            "(A) longer, "
             "(B) shorter, (C) unchanged describes the period on a mountain top, and (3) the ratio of its "
             "energies at two amplitudes $\\theta_0$ and $\\theta_0/\\sqrt{2}$.",
             "answer": ["\\boxed{$[1.9, 2.1]$}", "\\boxed{$A$}", "\\boxed{$2$}"],
@@ -375,7 +377,8 @@ def report(theirs: dict, ours: dict, subsets: dict, exams: list[str]) -> bool:
         reported = theirs["metrics"].get(exam, {}).get("score", float("nan"))
         agree &= equal == len(ids) and len(ids) > 0
         print(
-            f"{exam + ('*' if exam == SYNTHETIC else ''):<20}{len(ids):>9}{equal:>7}{unscored:>10}{max(differences, default=0.0):>10.2e}"
+            f"{exam + ('*' if exam == SYNTHETIC else ''):<20}{len(ids):>9}{equal:>7}{unscored:>10}"
+            f"{max(differences, default=0.0):>10.2e}"
             f"{reported:>11.4f}{mine:>9.4f}"
         )
     missing = sorted(set(theirs["scores"]) - set(ours))
@@ -413,7 +416,8 @@ def main() -> None:
         ours_s = time.perf_counter() - start
         our_prompts = judge_prompts(server.requests[evalscope_requests:])
     print(
-        f"HiPhO, {len(items)} problems of {len(exams)} shared exams and a synthetic one (*); one fake server; per-problem scores equal within "
+        f"HiPhO, {len(items)} problems of {len(exams)} shared exams and a synthetic one (*); one fake server; "
+        "per-problem scores equal within "
         f"{TOLERANCE:g}; 'unscored': evalscope's/ours (a problem left out of the mean)"
     )
     agree = report(theirs, ours, subsets, [*exams, SYNTHETIC])

@@ -80,7 +80,8 @@ def scientific(value: float) -> str:
 def response(problem: Problem, restate: bool) -> str:
     is_wrong, restate = wrong(problem.id), restate and restated(problem.id)
     boxes = ", ".join(f"\\boxed{{{answer(reference_answer(slot), is_wrong, restate)}}}" for slot in problem.answers)
-    return f"<think>\nStep 1: set up the equations of motion. Step 2: solve them.\n</think>\n<answer>\n[{boxes}]\n</answer>"
+    think = "<think>\nStep 1: set up the equations of motion. Step 2: solve them.\n</think>"
+    return f"{think}\n<answer>\n[{boxes}]\n</answer>"
 
 
 def prompt_text(messages: list) -> str:

@@ -132,7 +132,7 @@ def adversarial(rows: list[dict]) -> list[tuple[dict, str]]:
             "",
         ):
             out.append((row, response))
-    for n, row in enumerate(numeric_rows):
+    for row in numeric_rows:
         gold = row["answer"]
         value = _number(gold)
         near = [value * (1 + 1e-7), value * (1 + 1e-5), value + 4e-7, value + 6e-7, value - 1e-6, value + 0.5]

@@ -57,14 +57,16 @@ def main() -> None:
         ours = 100 * sum(verdicts) / len(rows)
         theirs = official_accuracy(path.with_name(f"{path.stem}_result.json"))
         print(
-            f"{path.stem:26} {len(rows):5d} {len(rows) - len(disagree):5d} {100 * (1 - len(disagree) / len(rows)):8.2f} "
+            f"{path.stem:26} {len(rows):5d} {len(rows) - len(disagree):5d} "
+            f"{100 * (1 - len(disagree) / len(rows)):8.2f} "
             f"{ours:7.2f} {theirs:10.2f} "
             f"{ours - theirs:+6.2f} {1000 * seconds / len(rows):7.2f}"
         )
         for row, mine in disagree[: args.show]:
             problem = problems[row["id"]]
             print(
-                f"    id {row['id']}: ours {mine}, official {row['correct']}; extracted {official.extract(row['response'])!r}, "
+                f"    id {row['id']}: ours {mine}, official {row['correct']}; "
+                f"extracted {official.extract(row['response'])!r}, "
                 f"answer {problem['answer']!r}, options {problem['options']}"
             )
 

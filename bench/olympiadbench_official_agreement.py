@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import json
 import random
 import re
@@ -122,6 +123,10 @@ def pair(kind: str, problem: dict, response: str) -> dict:
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 
 
+def _add_pair(pairs: list[dict], problem: dict, kind: str, response: str) -> None:
+    pairs.append(pair(kind, problem, response))
+
+
 def adversarial(problems: list[dict]) -> list[dict]:
     """Pairs written by code from the golds (deterministic)."""
     rng = random.Random(17)
@@ -131,7 +136,7 @@ def adversarial(problems: list[dict]) -> list[dict]:
         tolerance = official.precision(problem["error"], problem["final_answer"], problem["answer_type"])
         single = tolerance if isinstance(tolerance, float) else None
         lang = language(problem)
-        add = lambda kind, text: pairs.append(pair(kind, problem, text))  # noqa: E731
+        add = functools.partial(_add_pair, pairs, problem)
         if _NUMBER.match(gold):
             value = float(gold)
             step = single if single else 1e-8

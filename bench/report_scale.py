@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import scale  # noqa: E402  the synthetic release and its fake models and judge
 
 from olympiad_eval.cli.fake_server import FakeOpenAI  # noqa: E402
-from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.layout import Layout  # noqa: E402
 from olympiad_eval.core.records import Generation, atomic_file  # noqa: E402
 from olympiad_eval.testing import compose_stage  # noqa: E402
 
@@ -201,7 +201,7 @@ def known_models(layout: Layout) -> list[str]:
 
 WRITE = """
 import json, resource, sys
-from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.layout import Layout  # noqa: E402
 from olympiad_eval.report import write_cell, write_report
 plan, layout, cell = json.loads(sys.argv[1]), Layout(sys.argv[2]), json.loads(sys.argv[3])
 if cell:

@@ -364,12 +364,10 @@ def cross_cell_ratings(cells: list[Judged]) -> tuple[list[str], dict[str, list[l
 
 
 def different_responses(first: dict, second: dict, a: Judged, b: Judged) -> str:
-    named = lambda keys: few(
-        [
-            f"{problem} (sample {sample})"
-            for problem, sample in sorted(keys, key=lambda key: (natural_key(key[0]), key[1]))  # noqa: E731
-        ]
-    )
+    def named(keys) -> str:
+        ordered = sorted(keys, key=lambda key: (natural_key(key[0]), key[1]))
+        return few([f"{problem} (sample {sample})" for problem, sample in ordered])
+
     only_a, only_b = set(first) - set(second), set(second) - set(first)
     return "; ".join(
         f"only in {judged.cell.label} ({judged.path}): {named(keys)}"
@@ -413,7 +411,8 @@ def judge_agreement(suite: str, cells: list[Judged]) -> Comparison:
     judges, ratings = ensemble_ratings(cells[0]) if len(cells) == 1 else cross_cell_ratings(cells)
     labels = [judged.cell.label for judged in cells]
     notes = [
-        "items: each response every judge scored; a reply that failed, or holds no category, is left out with its item.",
+        "items: each response every judge scored; a reply that failed, or holds no category, is left out "
+        "with its item.",
         "kappa: (observed - chance agreement) / (1 - chance agreement); Cohen's for two judges (chance from each "
         "judge's own label shares), Fleiss' for three or more (chance from the pooled shares); – where every label "
         "is one category.",

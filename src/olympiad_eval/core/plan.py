@@ -36,7 +36,7 @@ def read_plan(path: str | Path) -> dict:
     an empty one too). A name given twice is refused: DVC's fan-out would silently drop the second
     (one cell per name)."""
     try:
-        plan = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_PlanLoader)  # noqa: S506 (a SafeLoader)
+        plan = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_PlanLoader)  # a SafeLoader
     except _GivenTwice as error:
         raise InputError(f"{path}: {error}; each name once") from None
     except yaml.YAMLError as error:
@@ -169,14 +169,20 @@ def check_release_folder(plan: dict, benchmark: str, source, path: str | Path) -
 
 def family_of_benchmark(plan: dict, benchmark: str, plan_path: str | Path) -> str:
     """The family whose pipeline holds a benchmark (`plan` as `read_plan` joins it)."""
-    return _listed(plan["family"], benchmark, f"{plan_path}: benchmark '{benchmark}' is in no pipeline of the plan: "
-                   "add it under pipelines.<its kind>.benchmarks (benchmark: the folder its release is read from)")  # fmt: skip
+    missing = (
+        f"{plan_path}: benchmark '{benchmark}' is in no pipeline of the plan: add it under pipelines.<its kind>"
+        ".benchmarks (benchmark: the folder its release is read from)"
+    )
+    return _listed(plan["family"], benchmark, missing)
 
 
 def family_of_suite(plan: dict, suite: str, plan_path: str | Path) -> str:
     """The family whose folders hold a suite's cells: its benchmark's."""
-    benchmark = _listed(plan["suites"], suite, f"{plan_path}: suite '{suite}' is in no pipeline of the plan: add "
-                        "it under pipelines.<its benchmark's kind>.suites (suite: its benchmark)")  # fmt: skip
+    missing = (
+        f"{plan_path}: suite '{suite}' is in no pipeline of the plan: add it under pipelines.<its benchmark's "
+        "kind>.suites (suite: its benchmark)"
+    )
+    benchmark = _listed(plan["suites"], suite, missing)
     return family_of_benchmark(plan, benchmark, plan_path)
 
 

@@ -149,7 +149,8 @@ def _write_flips(
     name = flips_page(judge, first, second)
     seen.flips[(suite, judge, first, second)] = (name, len(table))
     rows = "\n".join(
-        f'<tr><td><a href="{attr(html.page_slug(row["id"]))}.html">{text(row["id"])}</a></td><td>{text(row["subset"])}</td>'
+        f'<tr><td><a href="{attr(html.page_slug(row["id"]))}.html">{text(row["id"])}</a></td>'
+        f"<td>{text(row['subset'])}</td>"
         f"<td>{row['A points']:g}</td><td>{row['B points']:g}</td><td>{row['max points']:g}</td>"
         f"<td>{text(row['change'])}</td><td>{text(row['unscored'])}</td></tr>"
         for row in table.to_dict("records")
@@ -163,7 +164,8 @@ def _write_flips(
             f"<h1>{text(title)}</h1>",
             f'<p class="nav"><a href="{attr(relative(layout.report_index(), final))}">the report</a></p>',
             f"<p>{len(table)} of {len(paired)} problems changed (right: every sample earned all points; "
-            f"A is {text(first)}, B is {text(second)}), as <code>python -m olympiad_eval.cli.compare runs</code> counts them.</p>",
+            f"A is {text(first)}, B is {text(second)}), as <code>python -m olympiad_eval.cli.compare runs</code> "
+            "counts them.</p>",
             '<table class="flips">\n<thead><tr><th>problem</th><th>subset</th><th>A points</th><th>B points</th>'
             "<th>max points</th><th>change</th><th>unscored</th></tr></thead>\n<tbody>",
             rows,

@@ -139,7 +139,8 @@ def _hub_snapshot(source, benchmark: str) -> Path:
         from huggingface_hub import snapshot_download
     except ImportError:
         raise InputError(
-            f"benchmark '{benchmark}': source.type 'hub' needs the huggingface_hub package: pip install 'huggingface_hub>=0.24'"
+            f"benchmark '{benchmark}': source.type 'hub' needs the huggingface_hub package: pip install "
+            "'huggingface_hub>=0.24'"
         ) from None
     offline = _offline_requested()
     repository = f"the Hugging Face {repo_type} repository '{repo_id}'"

@@ -1,4 +1,5 @@
-"""HiPhO's LLM judges: the criterion (step level) and answer-slot questions, and the official score from their replies: max(answer level, step level) in points."""
+"""HiPhO's LLM judges: the criterion (step level) and answer-slot questions, and the official score
+from their replies: max(answer level, step level) in points."""
 
 from __future__ import annotations
 

@@ -315,7 +315,7 @@ def _value(text: str) -> int | float | None:
 def _cached_value(text: str) -> int | float | None:
     try:
         return _number(_parse(text))  # inf and nan pass: round() kept them, and nan equals nothing
-    except Exception:  # noqa: BLE001 - any failure of the old parser or of eval compared unequal
+    except Exception:  # any failure of the old parser or of eval compared unequal
         return None
 
 

@@ -1,4 +1,5 @@
-"""OlympiadBench's suite options: subjects, sources, modalities, figures and scoring modes, and the protocol settings its suites score by."""
+"""OlympiadBench's suite options: subjects, sources, modalities, figures and scoring modes, and the
+protocol settings its suites score by."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""OlympiadBench's scoring by rules: the official automatic scorer (`official`) or our physics rules (`rules`) on the answer it extracts."""
+"""OlympiadBench's scoring by rules: the official automatic scorer (`official`) or our physics rules
+(`rules`) on the answer it extracts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""PhysElite's LLM judges: answer verdicts, graded process steps and error types, combined over the judges as the paper does."""
+"""PhysElite's LLM judges: answer verdicts, graded process steps and error types, combined over the
+judges as the paper does."""
 
 from __future__ import annotations
 
@@ -63,10 +64,10 @@ def judge_tasks(problem: Problem, response: str, scoring) -> list[JudgeTask]:
         "solution": problem.solution,
         "response": fenced,
     }
-    ask = lambda prompt: (
-        {"role": "system", "content": guard},  # noqa: E731
-        {"role": "user", "content": fill(str(prompt.text), fields)},
-    )
+
+    def ask(prompt) -> tuple[dict, dict]:
+        return {"role": "system", "content": guard}, {"role": "user", "content": fill(str(prompt.text), fields)}
+
     tasks = [JudgeTask("answer", ask(scoring.prompts.answer), parse_verdict)]
     if scoring.process:
         tasks.append(JudgeTask("process", ask(scoring.prompts.process), parse_steps))

@@ -1,4 +1,5 @@
-"""Reading PhysElite's release (JSONL or Parquet, long or wide): bilingual problems, their answers, subjects and figures."""
+"""Reading PhysElite's release (JSONL or Parquet, long or wide): bilingual problems, their answers,
+subjects and figures."""
 
 from __future__ import annotations
 

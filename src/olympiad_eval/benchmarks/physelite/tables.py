@@ -1,4 +1,5 @@
-"""PhysElite's tables: accuracy and process score per setting, language, subject and difficulty, and the paper's analyses."""
+"""PhysElite's tables: accuracy and process score per setting, language, subject and difficulty, and
+the paper's analyses."""
 
 from __future__ import annotations
 

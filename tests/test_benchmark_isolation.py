@@ -1,0 +1,90 @@
+"""A benchmark is one package: editing its code leaves every other family up to date, and a benchmark
+from outside the package (tests/benchmarks/toy_plugin.py) is a working fifth family with no edit
+outside its own files and configs. Real `dvc` in a fresh clone of the repository."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from olympiad_eval.core.plan import read_plan
+from tests.support import Repo, clone
+
+pytestmark = pytest.mark.e2e
+
+
+def changed_deps(repo: Repo, pipeline: str) -> dict[str, set[str]]:
+    """Each stage of a pipeline whose dependencies differ from its dvc.lock, with those dependencies
+    (a fresh clone has no outputs: what `dvc status` says of them is left out)."""
+    status = json.loads(repo.dvc("status", "--json", pipeline))
+    return {
+        stage.rpartition(":")[2]: {
+            dep for change in changes if isinstance(change, dict) for dep in change.get("changed deps", {})
+        }  # fmt: skip
+        for stage, changes in status.items()
+        if any(isinstance(change, dict) and change.get("changed deps") for change in changes)
+    }
+
+
+@pytest.mark.parametrize("family", read_plan("params.yaml")["families"])
+def test_editing_one_benchmark_s_code_leaves_the_other_families_up_to_date(tmp_path, family):
+    repo = Repo(clone(tmp_path / "repo"))
+    families = read_plan(repo.path / "params.yaml")["families"]
+    assert all(not changed_deps(repo, f"pipelines/{name}/dvc.yaml") for name in families)  # the locks are current
+    scoring = repo.path / "src" / "olympiad_eval" / "benchmarks" / family / "scoring.py"
+    scoring.write_text(scoring.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
+    stale = changed_deps(repo, f"pipelines/{family}/dvc.yaml")
+    assert {name.split("@")[0] for name in stale} == {"fetch", "render", "judge", "aggregate", "report"}
+    assert all(deps == {f"src/olympiad_eval/benchmarks/{family}"} for deps in stale.values())
+    for other in families:
+        if other != family:
+            assert changed_deps(repo, f"pipelines/{other}/dvc.yaml") == {}, other
+
+
+TOY_RELEASE = [
+    {"id": "1", "question": "What is 2 + 2?", "answer": "4"},
+    {"id": "2", "question": "What is 6 / 4?", "answer": "1.5"},
+    {"id": "3", "question": "What is 10 % 4?", "answer": "2"},
+]
+
+
+def test_a_benchmark_from_outside_the_package_is_a_working_fifth_family(tmp_path):
+    """Its module (`kind: tests.benchmarks.toy_plugin`), a benchmark and a suite config, a release,
+    the demo model's recorded replies, and its family in params.yaml: then `python -m
+    olympiad_eval.cli.plan` and `dvc repro` run it, its stages list its module as their code, and a
+    rerun does nothing."""
+    repo = Repo(clone(tmp_path / "repo"))
+    repo.env["PYTHONPATH"] = os.pathsep.join([str(repo.path / "src"), str(repo.path)])  # the plugin's package
+    repo.write("data/toy/questions.jsonl", "".join(json.dumps(row) + "\n" for row in TOY_RELEASE))
+    repo.write(
+        "conf/benchmark/toy.yaml", "kind: tests.benchmarks.toy_plugin\nsource:\n  type: local\n  path: data/toy\n"
+    )
+    repo.write(
+        "conf/suite/toy.yaml",
+        "kind: tests.benchmarks.toy_plugin\ntemplates:\n  default:\n    name: toy\n    text: |-\n"
+        "      {question} Put the final answer in \\boxed{{}}.\n",
+    )
+    plan = (repo.path / "params.yaml").read_text(encoding="utf-8")
+    repo.write("params.yaml", plan.replace("pipelines:\n", "pipelines:\n  toy:\n    benchmarks: {toy: data/toy}\n"
+                                           "    suites: {toy: toy}\n", 1))  # fmt: skip
+    demo = [
+        {"id": "1", "response": "\\boxed{4}"},
+        {"id": "2", "response": "\\boxed{1.4}"},
+        {"id": "3", "response": "2"},
+    ]
+    repo.write("data/replay/demo/toy.jsonl", "".join(json.dumps(row) + "\n" for row in demo))  # the demo's replies
+    repo.run("python", "-m", "olympiad_eval.cli.plan")
+    deps = (repo.path / "pipelines/toy/dvc.yaml").read_text(encoding="utf-8")
+    assert "- tests/benchmarks/toy_plugin.py" in deps and "src/olympiad_eval/benchmarks/hipho" not in deps
+
+    ran = repo.repro("pipelines/toy/dvc.yaml")
+    assert {name.split("@")[0] for name in ran} == {"fetch", "render", "generate", "judge", "aggregate", "report"}
+    metrics = repo.metrics("toy")["toy"]
+    assert {model: round(judges["rule"]["score"], 2) for model, judges in metrics.items()} == {
+        "reference": 100.0,
+        "demo": 33.33,
+    }
+    assert "toy official v1 (rules only)" in (repo.layout.tables("toy") / "tables.md").read_text(encoding="utf-8")
+    assert repo.repro("pipelines/toy/dvc.yaml") == []
