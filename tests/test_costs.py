@@ -9,6 +9,7 @@ import pytest
 import yaml
 from hydra import compose, initialize_config_dir
 
+from olympiad_eval.benchmarks import plugin
 from olympiad_eval.cli import costs
 from olympiad_eval.cli.fake_server import FakeOpenAI
 from olympiad_eval.core.layout import Layout
@@ -223,7 +224,7 @@ def test_before_a_response_exists_shared_criteria_are_one_request_and_each_answe
         marking=((criterion,), (criterion,)),
         answers=(AnswerSlot("\\boxed{2}"), AnswerSlot("\\boxed{2}")),
     )
-    suite = costs.RenderedSuite("s", "hipho", suite_scoring("sample_hipho"), {"P": problem}, [])
+    suite = costs.RenderedSuite("s", plugin("hipho"), suite_scoring("sample_hipho"), {"P": problem}, [])
     judge_cfg = OmegaConf.create(
         {
             "kind": "llm",
@@ -262,7 +263,7 @@ def test_an_endpoint_that_sends_needs_an_assumed_reply_length_and_says_where():
             "generation": {"temperature": 0},
         }
     )
-    suite = costs.RenderedSuite("s", "mathvision", OmegaConf.create({}), {}, [])
+    suite = costs.RenderedSuite("s", plugin("mathvision"), OmegaConf.create({}), {}, [])
     with pytest.raises(costs.InputError) as error:
         costs.plan_generation(suite, "m", cfg, None)
     assert str(error.value) == (

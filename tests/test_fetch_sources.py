@@ -7,7 +7,6 @@ with HF_HUB_OFFLINE=1; ModelScope is replaced by a stand-in module.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import logging
 import os
@@ -24,6 +23,7 @@ from omegaconf import OmegaConf
 from olympiad_eval.benchmarks import plugin
 from olympiad_eval.core.records import InputError
 from olympiad_eval.stages.fetch import fetch, resolve_source
+from tests.support import load_release
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample" / "mathvision"
@@ -110,16 +110,9 @@ def fetched_bytes(cfg, out: Path) -> bytes:
 
 
 def loaded(cfg) -> list:
-    """The problems the benchmark's loader reads from the resolved source, each figure's path
-    relative to the release's root (the rest of a record does not depend on where it sits)."""
-    root = resolve_source(cfg.source, BENCHMARK)
-    problems = plugin(cfg.kind).load(root, cfg, BENCHMARK)
-    return [
-        dataclasses.replace(
-            p, figures=tuple(dataclasses.replace(f, path=Path(f.path).relative_to(root).as_posix()) for f in p.figures)
-        )
-        for p in problems
-    ]
+    """The problems the benchmark's loader reads from the resolved source (its figures stored by
+    content, so that where the release sits changes nothing)."""
+    return load_release(plugin(cfg.kind), resolve_source(cfg.source, BENCHMARK), cfg, BENCHMARK)
 
 
 # ---------------------------------------------------------------- hub: success

@@ -393,10 +393,9 @@ def test_mathvision_official_prompt_lists_options_as_the_official_script(fetched
 
 
 def test_mathvision_official_prompt_omits_options_that_are_only_letters():
-    from olympiad_eval.benchmarks import mathvision
 
     letters = Problem(id="9", benchmark="b", language="en", question="Which? <image1>", choices=tuple("ABCDE"))
-    assert mathvision.template_fields(letters, {})[1]["options"] == ""
+    assert plugin("mathvision").template_fields(letters, {})[1]["options"] == ""
 
 
 def test_mathvision_multiple_choice_uses_the_choices_template(fetched, tmp_path):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from olympiad_eval.benchmarks import hipho, plugin
+from olympiad_eval.benchmarks import plugin
 from olympiad_eval.cli.fake_server import FakeOpenAI
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.records import (
@@ -368,10 +368,12 @@ def test_a_benchmark_without_a_hook_gets_the_generic_view_with_every_reply():
     assert "<dt>verdict</dt><dd>correct</dd>" in page and "<dt>points</dt><dd>1 of 2</dd>" in page
 
 
-def test_a_benchmark_module_without_the_hook_makes_a_whole_report(run, monkeypatch):
-    """A new benchmark (a module with only the contract's parts) gets the generic pages."""
-    monkeypatch.delattr(hipho, "report_sections")
-    monkeypatch.delattr(hipho, "report_charts")
+def test_a_benchmark_without_the_report_hooks_makes_a_whole_report(run, monkeypatch):
+    """A new benchmark (the base's defaults for its report hooks) gets the generic pages."""
+    from olympiad_eval.benchmarks.base import Benchmark
+
+    monkeypatch.setattr(type(HIPHO), "report_sections", Benchmark.report_sections)
+    monkeypatch.setattr(type(HIPHO), "report_charts", Benchmark.report_charts)
     write_all(PLAN, run)
     page = (run.report_cell(SUITE, "demo") / "problems" / "DemoCPhO_2025_1_1.html").read_text(encoding="utf-8")
     assert '<section class="answers">' in page and '<section class="criteria">' not in page

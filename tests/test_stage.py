@@ -11,12 +11,13 @@ import pytest
 import yaml
 from omegaconf import OmegaConf
 
+from olympiad_eval.core.config import user_cache
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.plan import check_family, check_release_folder, family_of_suite, read_plan
 from olympiad_eval.core.records import Generation, InputError, read_jsonl
 from olympiad_eval.stages.generate import check_model
 from olympiad_eval.stages.judge import check_judge
-from olympiad_eval.stages.runner import clear_errors, user_cache
+from olympiad_eval.stages.runner import clear_errors
 from tests.support import REQUEST_CACHE_VARIABLE, ROOT, compose_stage
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+import olympiad_eval.core.config  # noqa: F401 (registers the resolvers the configs name)
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.plan import read_plan
 

@@ -8,7 +8,9 @@ the config and key before any work, instead of as a traceback deep in a client o
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
+import platformdirs
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
@@ -108,3 +110,20 @@ def typed_config(schema: type, cfg, where: str):
     if missing:
         raise InputError(f"{where}: {', '.join(missing)} must be set (it has no default)")
     return OmegaConf.create(OmegaConf.to_container(typed, enum_to_str=True))
+
+
+# ---------------------------------------------------------------- the configs' resolvers
+
+
+def user_cache(name: str) -> str:
+    """`name` in this user's cache folder for olympiad-eval: `$XDG_CACHE_HOME/olympiad-eval` (or
+    `~/.cache/olympiad-eval`) on Linux, `~/Library/Caches/olympiad-eval` on macOS,
+    `%LOCALAPPDATA%\\olympiad-eval\\Cache` on Windows. One folder for every workspace of the user on
+    the machine (clones, git worktrees, and the copies that `dvc exp run --queue` or `--temp` runs in),
+    so that no sweep pays twice for a reply. conf/common.yaml names it `${olympiad_eval.user_cache:...}`."""
+    return str(Path(platformdirs.user_cache_dir("olympiad-eval", appauthor=False)) / name)
+
+
+# Registered on import: every stage script (through `stages.runner`), every process a launcher starts
+# for a sweep's job, and every module that composes a config import this module before Hydra composes one.
+OmegaConf.register_new_resolver("olympiad_eval.user_cache", user_cache, replace=True)

@@ -17,31 +17,16 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-import platformdirs
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import ValueType
 from hydra.errors import HydraException
 from hydra.types import RunMode
-from omegaconf import OmegaConf
 
+from olympiad_eval.core import config  # noqa: F401 (registers the configs' resolvers)
 from olympiad_eval.core.records import WRITE_ERRORS, InputError
 
 log = logging.getLogger("olympiad_eval")
-
-
-def user_cache(name: str) -> str:
-    """`name` in this user's cache folder for olympiad-eval: `$XDG_CACHE_HOME/olympiad-eval` (or
-    `~/.cache/olympiad-eval`) on Linux, `~/Library/Caches/olympiad-eval` on macOS,
-    `%LOCALAPPDATA%\\olympiad-eval\\Cache` on Windows. One folder for every workspace of the user on
-    the machine (clones, git worktrees, and the copies that `dvc exp run --queue` or `--temp` runs in),
-    so that no sweep pays twice for a reply. conf/common.yaml names it `${olympiad_eval.user_cache:...}`."""
-    return str(Path(platformdirs.user_cache_dir("olympiad-eval", appauthor=False)) / name)
-
-
-# Registered on import: every stage script imports this module before Hydra composes its config,
-# and so does every process a launcher starts for a sweep's job.
-OmegaConf.register_new_resolver("olympiad_eval.user_cache", user_cache, replace=True)
 
 
 def chosen(group: str) -> str:
