@@ -404,8 +404,8 @@ def test_the_command_compares_the_sample_s_two_models(sample_run):
     assert "| score (%) | 100.00 | 66.67 |  -33.33 |" in printed
     assert "McNemar, exact binomial: p = 0.5 " in printed and "exact (all 4 flips): p = 0.5 " in printed
     assert "10000 resamples, seed 0" in printed and "hipho official v3 (rules only)" in printed
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert printed[printed.index("## runs") : printed.index("- right:")].rstrip() in readme  # the README shows this run
+    docs = (ROOT / "docs" / "comparisons.md").read_text(encoding="utf-8")
+    assert printed[printed.index("## runs") : printed.index("- right:")].rstrip() in docs  # the docs show this run
     assert sorted(path.name for path in folder.iterdir()) == sorted(
         ["comparison.md", "index.json"]
         + [f"{name}.{ext}" for name in ("runs", "difference", "flips") for ext in ("md", "csv", "tex")]

@@ -117,7 +117,7 @@ def test_samples_are_requested_and_cached_one_by_one(hipho, fake_openai, monkeyp
 def test_a_suite_tried_on_two_problems_then_run_whole_sends_only_the_other_three(
     render_suite, fake_openai, monkeypatch
 ):
-    """The README's smoke test: the limited suite's prompts are the whole suite's, so the request
+    """The smoke test of docs/subsets.md: the limited suite's prompts are the whole suite's, so the request
     cache answers them when the whole suite runs (tests/test_pipeline_e2e.py runs it with DVC)."""
     monkeypatch.setenv("OE_TEST_KEY", KEY)
     outcome, generations, _ = run(

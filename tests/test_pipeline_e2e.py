@@ -211,7 +211,7 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
 
 
 def test_a_new_endpoint_tried_on_two_problems_then_the_full_run_sends_only_the_rest(tmp_path):
-    """The README's smoke-test recipe as written, through `dvc exp run -S` on the suite's file
+    """The smoke-test recipe of docs/subsets.md as written, through `dvc exp run -S` on the suite's file
     (here the sample's base suite, which the plan's sample_hipho extends)."""
     repo = Repo(clone(tmp_path / "repo"))
     repo.env["OLYMPIAD_EVAL_REQUEST_CACHE"] = str(tmp_path / "requests.sqlite")
