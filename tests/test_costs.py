@@ -13,6 +13,8 @@ from olympiad_eval.benchmarks import plugin
 from olympiad_eval.cli import costs
 from olympiad_eval.cli.fake_server import FakeOpenAI
 from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.plan import read_plan
+from olympiad_eval.core.records import Prompt, read_jsonl
 from olympiad_eval.stages.generate import generate
 from olympiad_eval.stages.judge import judge
 from tests.support import CONF, ROOT, plan_yaml, render_sample
@@ -162,19 +164,16 @@ def test_the_total_line_sums_the_rows_and_the_costs_follow_the_prices(workspace)
 def test_the_sample_plan_asks_offline_models_only_and_sends_nothing(capsys, monkeypatch, tmp_path):
     """`python -m olympiad_eval.cli.costs` on the bundled plan (reference and demo, the rule judge)."""
     monkeypatch.chdir(ROOT)
-    outputs = tmp_path / "outputs"
-    for suite, benchmark in {
-        **SUITES,
-        "sample_physelite_zh": "sample_physelite",
-        "sample_olympiadbench": "sample_olympiadbench",
-        "sample_olympiadbench_current": "sample_olympiadbench_current",
-    }.items():
+    outputs, plan = tmp_path / "outputs", read_plan(ROOT / "params.yaml")
+    for suite, benchmark in plan["suites"].items():
         render_sample(outputs, suite, benchmark)
+    prompts = sum(len(read_jsonl(Layout(outputs).prompts(suite), Prompt)) for suite in plan["suites"])
     assert costs.main([f"paths.outputs={outputs}", "--csv", str(tmp_path / "costs.csv")]) == 0
     printed = capsys.readouterr().out
     assert "| total    |" in printed and "counted: exact where every response is known" in printed
     total = (tmp_path / "costs.csv").read_text().splitlines()[-1]
-    assert total == "total,,,,,52,0,0,0,0,0.0,exact"  # 26 prompts x 2 models, answered offline
+    assert plan["models"] == ["reference", "demo"] and plan["judges"] == ["rule"]
+    assert total == f"total,,,,,{prompts * 2},0,0,0,0,0.0,exact"  # every prompt x 2 models, answered offline
 
 
 def test_a_suite_not_rendered_is_named_with_the_stage_that_renders_it(capsys, monkeypatch, tmp_path):

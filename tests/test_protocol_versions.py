@@ -7,7 +7,7 @@ responses: the `reference` answers, the `demo` replay, and the harder responses 
 fixed function of the request, so a changed prompt changes replies as a real judge's would.
 
 - Same protocol string, other verdicts: a change altered verdicts without a version bump. Bump
-  the benchmark's `PROTOCOL_VERSIONS` (or the judge prompt's `version`), then regenerate.
+  the benchmark's `protocol_versions` (or the judge prompt's `version`), then regenerate.
 - Other protocol string: regenerate with `python -m tests.test_protocol_versions`, and review the
   verdicts that changed in `git diff`.
 """
@@ -20,6 +20,7 @@ import re
 import sys
 
 import pytest
+import yaml
 
 from olympiad_eval.benchmarks import plugin
 from olympiad_eval.cli.fake_server import JUDGE_MARKER, FakeOpenAI
@@ -30,44 +31,21 @@ from tests.support import ROOT, compose_stage, render_sample, suite_scoring
 GOLDEN = ROOT / "tests" / "golden" / "protocol_verdicts.json"
 RESPONSES = ROOT / "tests" / "golden" / "responses"
 
-# scenario: (suite, benchmark, judge config, overrides of the suite, the suite whose responses are judged)
-SCENARIOS = {
-    "hipho rule": ("sample_hipho", "sample_hipho", "rule", (), "sample_hipho"),
-    "hipho official": ("sample_hipho", "sample_hipho", "gpt-4o", (), "sample_hipho"),
-    "hipho evalscope": ("sample_hipho_evalscope", "sample_hipho", "gpt-4o", (), "sample_hipho"),
-    "mathvision official": ("sample_mathvision", "sample_mathvision", "rule", (), "sample_mathvision"),
-    "mathvision evalscope": (
-        "sample_mathvision_evalscope",
-        "sample_mathvision",
-        "rule",
-        (),
-        "sample_mathvision_evalscope",
-    ),
-    "olympiadbench official": ("sample_olympiadbench", "sample_olympiadbench", "rule", (), "sample_olympiadbench"),
-    "olympiadbench official current layout": (
-        "sample_olympiadbench_current",
-        "sample_olympiadbench_current",
-        "rule",
-        (),
-        "sample_olympiadbench_current",
-    ),
-    "olympiadbench rules": (
-        "sample_olympiadbench",
-        "sample_olympiadbench",
-        "rule",
-        ("suite.scoring.protocol=rules", "suite.scoring.rel_tol=0.01"),
-        "sample_olympiadbench",
-    ),
-    "physelite en rule": ("sample_physelite_en", "sample_physelite", "rule", (), "sample_physelite_en"),
-    "physelite en official": (
-        "sample_physelite_en",
-        "sample_physelite",
-        "gpt-4o",
-        ("suite.scoring.error_types=true",),
-        "sample_physelite_en",
-    ),
-    "physelite zh official": ("sample_physelite_zh", "sample_physelite", "gpt-4o", (), "sample_physelite_zh"),
-}
+SCENARIO_FILES = ROOT / "tests" / "golden" / "scenarios"
+
+
+def load_scenarios() -> dict[str, tuple]:
+    """Every benchmark's scenarios (tests/golden/scenarios/<kind>.yaml), by name: (suite, benchmark,
+    judge config, overrides of the suite, the suite whose responses are judged)."""
+    scenarios = {}
+    for path in sorted(SCENARIO_FILES.glob("*.yaml")):
+        for name, s in yaml.safe_load(path.read_text(encoding="utf-8")).items():
+            scenarios[name] = (s["suite"], s["benchmark"], s["judge"], tuple(s.get("overrides", ())), s["responses"])
+    return scenarios
+
+
+SCENARIOS = load_scenarios()
+
 PINNED = ("status", "score", "points", "verdict", "answer_points", "step_points", "process")  # the last three: parts
 
 
@@ -165,7 +143,7 @@ def test_verdicts_change_only_with_the_protocol_version(scenario, render_suite, 
     assert not changed, (
         f"'{scenario}': {len(changed)} verdicts changed under the same protocol version '{now['protocol']}' "
         f"(first: {changed[0]}: {pinned['verdicts'].get(changed[0])} -> {now['verdicts'].get(changed[0])}); "
-        "bump the benchmark's PROTOCOL_VERSIONS or the judge prompt's version, then regenerate"
+        "bump the benchmark's protocol_versions or the judge prompt's version, then regenerate"
     )
 
 
@@ -200,6 +178,7 @@ def test_a_judge_prompt_without_a_version_is_refused():
 
 def regenerate() -> None:
     """Write the golden verdicts of every scenario."""
+    import functools
     import os
     import tempfile
     from pathlib import Path
@@ -208,10 +187,8 @@ def regenerate() -> None:
     golden = {}
     for scenario in SCENARIOS:
         with tempfile.TemporaryDirectory() as tmp:
-            outputs = Path(tmp) / "outputs"
-            golden[scenario] = verdicts(
-                scenario, lambda suite, bench, *overrides: render_sample(outputs, suite, bench, *overrides), Path(tmp)
-            )
+            render = functools.partial(render_sample, Path(tmp) / "outputs")
+            golden[scenario] = verdicts(scenario, render, Path(tmp))
         print(f"{scenario}: {golden[scenario]['protocol']}, {len(golden[scenario]['verdicts'])} verdicts")
     GOLDEN.parent.mkdir(parents=True, exist_ok=True)
     GOLDEN.write_text(json.dumps(golden, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -69,7 +69,7 @@ class Suite:
     templates: dict[str, Any] = field(default_factory=dict)  # the prompt template(s), from conf/prompt
     system_prompt: Optional[str] = None
     subsets: Optional[list[str]] = None  # only these subsets (exams, subjects); null: all
-    # Part of the benchmark (`render.select`), each option narrowing the one before; null: all.
+    # Part of the benchmark (`stages.render.select`), each option narrowing the one before; null: all.
     ids: Optional[list[str]] = None  # only these problems, by id
     limit: Optional[int] = None  # at most this many problems (by id): the first ones, or drawn with sample_seed
     # null: the first `limit` in id order; a number: `limit` drawn with it (no limit: every problem, whatever the seed)

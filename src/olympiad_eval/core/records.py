@@ -242,7 +242,7 @@ class Judgment:
     detail: str = ""
     subject: str = ""
     level: int | None = None
-    # The benchmark protocol's own parts of the score, by the names its module declares (`PARTS`:
+    # The benchmark protocol's own parts of the score, by the names its benchmark declares (`score_parts`:
     # HiPhO's answer and step level in points, PhysElite's process score); written only when there
     # are some.
     parts: dict = field(default_factory=dict, metadata=OMITTED_WHEN_DEFAULT)

@@ -7,7 +7,7 @@ and asks again after a reply off its schema, both through a `Client`. A provider
 (over the network, paid for) is probed before its first request that is not cached, and its replies
 go through the request cache; an offline one answers at once and nothing is stored.
 
-- `openai`: any OpenAI-compatible endpoint (`llm.OpenAIEndpoint`: retries, probe, breaker, rate limits).
+- `openai`: any OpenAI-compatible endpoint (`transport.OpenAIEndpoint`: retries, probe, breaker, rate limits).
 - `reference`: the gold answer in the format the prompt asks for: an upper bound that checks the
   whole pipeline.
 - `replay`: recorded responses keyed by problem id and sample: to re-score released model outputs.
@@ -92,7 +92,7 @@ class Provider(ABC):
 
 
 class OpenAIProvider(Provider):
-    """Any OpenAI-compatible chat endpoint, through `llm.OpenAIEndpoint` (every setting is
+    """Any OpenAI-compatible chat endpoint, through `transport.OpenAIEndpoint` (every setting is
     documented in conf/model/gpt-4o.yaml)."""
 
     name = "openai"

@@ -36,7 +36,7 @@ __all__ = ["write_report", "write_cell", "write_comparison_index", "partial", "p
 def write_cell(
     plan: dict, layout: Layout, suite: str, model: str, settings: dict, plan_path: str | Path = "params.yaml"
 ) -> Path:
-    """The folder of one suite x model of the plan (`stage.read_plan`'s, read from `plan_path`)."""
+    """The folder of one suite x model of the plan (`core.plan.read_plan`'s, read from `plan_path`)."""
     from olympiad_eval.report.cell import Cell, write_cell as write
 
     family = family_of_suite(plan, suite, plan_path)

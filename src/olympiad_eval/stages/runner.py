@@ -1,6 +1,6 @@
 """What every stage script in `stages/` shares: its cell's names, the plan, and errors that end in
 one clear line (each stage's own config checks live with its module: `generate.check_model`,
-`judging.check_judge`, `checks`). The one module of the package that knows Hydra; it lives in the package
+`judge.check_judge`, `core.config`). The one module of the package that knows Hydra; it lives in the package
 (not beside the scripts) so that launchers which pickle a stage (submitit, ray) can import it."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ Figures = choices("Figures", ("all", "none"))
 @dataclass
 class Scoring(BaseScoring):
     """official: the paper's protocol (VLMEvalKit's HiPhO verifier and its judges); evalscope:
-    evalscope 1.14.1's (`hipho_evalscope`). Prompts: `criterion` (step level) and `answer`."""
+    evalscope 1.14.1's (`hipho.evalscope`). Prompts: `criterion` (step level) and `answer`."""
 
     rel_tol: float = 0.0  # HiPhO states accepted ranges [a, b] instead
     judge_figures: bool = False  # show the problem's figures to the criterion judge

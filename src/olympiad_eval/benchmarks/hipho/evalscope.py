@@ -263,7 +263,7 @@ def _prompt(scoring, key: str):
     if str(prompt.get("name")) != PROMPTS[key]:
         raise InputError(
             f"HiPhO's evalscope protocol asks with evalscope's prompts: suite scoring.prompts.{key} "
-            f"is '{prompt.get('name')}', expected '{PROMPTS[key]}' (see conf/suite/hipho_evalscope.yaml)"
+            f"is '{prompt.get('name')}', expected '{PROMPTS[key]}' (see conf/suite/evalscope.yaml)"
         )
     return str(prompt.text)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from olympiad_eval.benchmarks.base import JudgeTask, Score
-from olympiad_eval.benchmarks.hipho import evalscope as hipho_evalscope
+from olympiad_eval.benchmarks.hipho import evalscope
 from olympiad_eval.benchmarks.hipho.scoring import gold_text, gold_value, reference_answer
 from olympiad_eval.benchmarks.judging import delimited, failed_tasks, json_reply
 from olympiad_eval.core.records import (
@@ -37,9 +37,9 @@ def parse_equivalent(text: str) -> dict | None:
 
 
 def judge_tasks(problem: Problem, response: str, scoring) -> list[JudgeTask]:
-    """Step level: every criterion of every scheme (evalscope: see `hipho_evalscope`)."""
+    """Step level: every criterion of every scheme (evalscope: see `hipho.evalscope`)."""
     if scoring.protocol == "evalscope":
-        return hipho_evalscope.judge_tasks(problem, response, scoring)
+        return evalscope.judge_tasks(problem, response, scoring)
     ask = _asker(problem, response, scoring)
     return [
         JudgeTask(
@@ -56,7 +56,7 @@ def judge_tasks_after_rules(problem: Problem, response: str, rules, scoring) -> 
     """Answer level (official protocol): every slot that rules did not find correct but that has
     an answer to compare."""
     if scoring.protocol == "evalscope":
-        return hipho_evalscope.judge_tasks_after_rules(problem, response, rules, scoring)
+        return evalscope.judge_tasks_after_rules(problem, response, rules, scoring)
     if not isinstance(rules, Score):
         return []
     ask = _asker(problem, response, scoring)
@@ -71,7 +71,7 @@ def judge_tasks_after_rules_at_most(problem: Problem, response: str, scoring) ->
     """Every slot with an official answer, as if the response answered each and the rules matched
     none (the slot's reference answer stands in for the response's)."""
     if scoring.protocol == "evalscope":
-        return hipho_evalscope.judge_tasks_after_rules_at_most(problem, response, scoring)
+        return evalscope.judge_tasks_after_rules_at_most(problem, response, scoring)
     ask = _asker(problem, response, scoring)
     return [
         _slot_task(ask, problem, index, reference_answer(slot), scoring)
@@ -119,9 +119,9 @@ def _asker(problem: Problem, response: str, scoring):
 def combine(problem: Problem, rules, replies: dict, scoring) -> Score | str:
     """Official: max(answer level, step level) in points, the best scheme winning; with several
     judges, the mean of their scores; points add up exactly (as the decimals they are written as),
-    floats only in the returned score. evalscope: see `hipho_evalscope`."""
+    floats only in the returned score. evalscope: see `hipho.evalscope`."""
     if scoring.protocol == "evalscope":
-        return hipho_evalscope.combine(problem, rules, replies)
+        return evalscope.combine(problem, rules, replies)
     failure = failed_tasks(replies)
     if failure:
         return failure

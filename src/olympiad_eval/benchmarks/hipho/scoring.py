@@ -6,7 +6,7 @@ import re
 from fractions import Fraction
 
 from olympiad_eval.benchmarks.base import Score
-from olympiad_eval.benchmarks.hipho import evalscope as hipho_evalscope
+from olympiad_eval.benchmarks.hipho import evalscope
 from olympiad_eval.core.records import (
     AnswerSlot,
     Problem,
@@ -69,7 +69,7 @@ def reference_answer(slot: AnswerSlot) -> str:
 
 def rule_checks(problem: Problem, response: str, scoring) -> list[Check]:
     """Each slot's answer against its gold, where both are given (evalscope's protocol checks with
-    Math-Verify instead, as evalscope does: `hipho_evalscope`)."""
+    Math-Verify instead, as evalscope does: `hipho.evalscope`)."""
     if scoring.protocol == "evalscope":
         return []
     return [
@@ -124,7 +124,7 @@ def final_boxes(response: str, slots: int, protocol_name: str) -> list[str]:
     the whole response (the official code's reading); evalscope reads the whole response without
     its first think block."""
     if protocol_name == "evalscope":
-        boxes = hipho_evalscope.boxed_answers(completion(response))
+        boxes = evalscope.boxed_answers(completion(response))
         return boxes[-slots:] if slots else boxes
     return answers.boxed_answers(response, slots)
 

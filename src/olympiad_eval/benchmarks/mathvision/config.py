@@ -19,8 +19,8 @@ Figures = choices("Figures", ("all", "none"))
 
 @dataclass
 class Scoring(BaseScoring):
-    """official: MATH-V's own scorer, reproduced (`mathvision_official`); evalscope: evalscope
-    1.14.1's scoring, reproduced (`mathvision_evalscope`). Scored by rules alone."""
+    """official: MATH-V's own scorer, reproduced (`mathvision.official`); evalscope: evalscope
+    1.14.1's scoring, reproduced (`mathvision.evalscope`). Scored by rules alone."""
 
     rel_tol: float = 0.0
 

@@ -25,7 +25,7 @@ What evalscope's `math_vision` benchmark does (evalscope/benchmarks/math_vision/
   the response out of evalscope's mean (`ScoreStatus.EXCLUDED`): here the rules cannot score it
   (a judge error of the rule judge), and the tables' evalscope accuracy leaves it out too.
 
-Each free-form response is one check (`free_form_check`), run by `mathcheck.CheckPool` in its
+Each free-form response is one check (`free_form_check`), run by `scoring.pool.CheckPool` in its
 warm workers with the judge's hard `check_timeout`, never in the stage. One difference is kept on
 purpose: evalscope waits 30 s per call and then excludes the response, where a check past
 `check_timeout` (10 s) is not matched and on record, as under every protocol. Where this project's

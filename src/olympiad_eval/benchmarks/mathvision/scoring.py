@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from olympiad_eval.benchmarks.base import Score
-from olympiad_eval.benchmarks.mathvision import evalscope as mathvision_evalscope, official as mathvision_official
+from olympiad_eval.benchmarks.mathvision import evalscope, official
 from olympiad_eval.core.records import Problem
 from olympiad_eval.scoring.checks import Check, ProtocolCheck
 from olympiad_eval.scoring.evalscope import completion
@@ -14,23 +14,23 @@ def rule_checks(problem: Problem, response: str, scoring) -> list[Check]:
     evalscope's free form is one check of its own (Math-Verify, in the check workers)."""
     if scoring.protocol == "official" or problem.choices:
         return []
-    mathvision_evalscope.require_math_verify()
-    return [ProtocolCheck(mathvision_evalscope.free_form_check, (completion(response), problem.answers[0].value))]
+    evalscope.require_math_verify()
+    return [ProtocolCheck(evalscope.free_form_check, (completion(response), problem.answers[0].value))]
 
 
 def rule_score(problem: Problem, response: str, scoring, verdicts: list) -> Score:
     """By the official MATH-V scorer (the default), or as evalscope 1.14.1 scores (a suite's
-    `scoring.protocol: evalscope`; see `mathvision_evalscope`): a response evalscope leaves out of
+    `scoring.protocol: evalscope`; see `mathvision.evalscope`): a response evalscope leaves out of
     its mean is one the rules cannot score; a check that could not finish is not matched (undecided)."""
     gold = problem.answers[0].value
     if scoring.protocol == "official":
-        given, correct = mathvision_official.verdict(response, gold, problem.choices)
+        given, correct = official.verdict(response, gold, problem.choices)
         return _score(problem, given, correct, ())
     if problem.choices:
-        given = mathvision_evalscope.choice(completion(response), len(problem.choices))
+        given = evalscope.choice(completion(response), len(problem.choices))
         return _score(problem, given, bool(given) and given == gold.strip(), ())
     verdict = verdicts[0]
-    if verdict.correct is None and verdict.reason.startswith(mathvision_evalscope.EXCLUDED):
+    if verdict.correct is None and verdict.reason.startswith(evalscope.EXCLUDED):
         return Score(score=0.0, points=0.0, extracted=(verdict.answer,), unscorable=verdict.reason)
     # a check that overran the judge's `check_timeout` (evalscope waits 30 s, then excludes) is not matched
     return _score(problem, verdict.answer, bool(verdict.correct), (verdict.reason,) if verdict.correct is None else ())

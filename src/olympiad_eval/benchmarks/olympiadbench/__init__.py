@@ -18,7 +18,7 @@ score automatically (theorem proving, `support_auto_scoring: false`) are left ou
 
 Prompts are the official ones (`inference/code/evaluators/evaluator.py`): the instruction per answer
 type, unit and multiple-answer wording, in the problem's language, then the problem. Scoring is the
-official automatic scorer, reproduced in `olympiadbench_official`; `rules` scores the same extracted
+official automatic scorer, reproduced in `olympiadbench.official`; `rules` scores the same extracted
 answer by our physics rules (`mathcheck.equivalent`) instead.
 
 A problem's own metadata is in `Problem.attributes`; its `subset` is the current release's file

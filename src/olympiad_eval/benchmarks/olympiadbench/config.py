@@ -15,7 +15,7 @@ COMPLETE, MISSING = "complete", "missing"  # a problem's figure status
 
 @dataclass
 class Scoring(BaseScoring):
-    """official: the official automatic scorer (`olympiadbench_official`), its tolerance per problem
+    """official: the official automatic scorer (`olympiadbench.official`), its tolerance per problem
     (`error`); rules: our physics rules on the same extracted answer, within `rel_tol`."""
 
     rel_tol: float = 0.0

@@ -7,7 +7,7 @@ import logging
 import re
 from pathlib import Path
 
-from olympiad_eval.benchmarks.olympiadbench import official as olympiadbench_official
+from olympiad_eval.benchmarks.olympiadbench import official
 from olympiad_eval.benchmarks.release import Fields, FigureStore, as_text, release_path
 from olympiad_eval.core.records import AnswerSlot, Figure, InputError, Problem, RecordError
 
@@ -129,7 +129,7 @@ def _problem(item: dict, path: Path, root: Path, meta: dict, benchmark: str, sto
         raise RecordError(path, fields.record, "answer_type", "missing: the prompt states the answer type")
     error = fields.text("error", required=False)
     try:
-        olympiadbench_official.precision(error, finals, answer_type)  # read when judged: refused now
+        official.precision(error, finals, answer_type)  # read when judged: refused now
     except ValueError as problem:
         raise RecordError(path, fields.record, "error", str(problem)) from None
     figures, absent = _figures(context + "\n" + question, root, path, fields.record, store)

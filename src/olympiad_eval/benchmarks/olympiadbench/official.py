@@ -18,8 +18,8 @@ Entry points:
   only. Several answers of one problem are already joined in that one string ("$12 , 16$",
   "$x_0=2.27$ , $\\eta(2.27)=0.457$"); the ten problems of the first release whose list has a
   second entry hold an alternative form there, which the official scorer never accepts.
-- `check(gold, answer, precision) -> Check`: one `(function, *args)` check (`mathcheck.CheckPool`
-  runs it in its warm workers under the judge's hard timeout) giving a `mathcheck.Verdict` with
+- `check(gold, answer, precision) -> ProtocolCheck`: one check of its own (`scoring.pool.CheckPool`
+  runs it in its warm workers under the judge's hard timeout) giving a `scoring.checks.Verdict` with
   the official verdict for an extracted answer.
 - `judge(expression1, expression2, precision) -> bool`: the official `judge` itself, arguments in
   its order (expression1 is what it treats as the ground truth), for the examples file and the bench.
@@ -178,7 +178,7 @@ def gold_answer(final_answers: Sequence[str]) -> str:
 
 
 def check(gold: str | Sequence[str], answer: str, precision) -> ProtocolCheck:
-    """One check for `mathcheck.CheckPool`: the official verdict of an extracted `answer`; `gold`
+    """One check for `scoring.pool.CheckPool`: the official verdict of an extracted `answer`; `gold`
     the gold text, or a problem's final answers (their first, as officially)."""
     if not isinstance(gold, str):
         gold = gold_answer(gold)

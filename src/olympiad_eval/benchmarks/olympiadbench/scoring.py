@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from olympiad_eval.benchmarks.base import Score
-from olympiad_eval.benchmarks.olympiadbench import official as olympiadbench_official
+from olympiad_eval.benchmarks.olympiadbench import official
 from olympiad_eval.benchmarks.olympiadbench.loading import auto_scored
 from olympiad_eval.core.records import Problem
 from olympiad_eval.scoring.answers import boxes
@@ -36,7 +36,7 @@ NOT_AUTO = (
 
 
 def extracted(problem: Problem, response: str) -> str:
-    return olympiadbench_official.extract_answer(response, problem.language)
+    return official.extract_answer(response, problem.language)
 
 
 def rule_checks(problem: Problem, response: str, scoring) -> list[Check]:
@@ -48,10 +48,8 @@ def rule_checks(problem: Problem, response: str, scoring) -> list[Check]:
     if scoring.protocol == "rules":
         return [Equivalence(gold_text(problem), _boxed(answer), scoring.rel_tol, problem.answers[0].unit)]
     attributes = problem.attributes
-    tolerance = olympiadbench_official.precision(
-        attributes["error"], attributes["final_answers"], attributes["answer_type"]
-    )
-    return [olympiadbench_official.check(attributes["final_answers"], answer, tolerance)]
+    tolerance = official.precision(attributes["error"], attributes["final_answers"], attributes["answer_type"])
+    return [official.check(attributes["final_answers"], answer, tolerance)]
 
 
 _BOXED = re.compile(r"\\boxed\s*\{")
