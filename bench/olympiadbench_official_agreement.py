@@ -182,7 +182,7 @@ def run_official(python: str, judge: Path, pairs: list[dict], timeout: float) ->
 
 
 def run_ours(pairs: list[dict], timeout: float, workers: int) -> list:
-    with CheckPool(workers=workers, timeout=timeout) as pool:
+    with CheckPool(workers=workers, cpu_seconds=timeout) as pool:
         verdicts = pool.check_many([official.check(p["gold"], p["answer"], p["precision"]) for p in pairs])
     return [verdict.correct if verdict.correct is not None else "timeout" for verdict in verdicts]
 

@@ -75,7 +75,7 @@ def test_hipho_tables_golden(tmp_path):
         {
             "alpha": [
                 judged("alpha", "p1", 2.0),  # its second slot's check ran past the timeout: counted, scored 0
-                judged("alpha", "p2", 1.5, undecided=("slot 2: check timed out after 10 s",)),
+                judged("alpha", "p2", 1.5, undecided=("slot 2: check exceeded its CPU budget of 10 s",)),
             ],
             "beta": [judged("beta", "p1", 1.0), judged("beta", "p2", None, status="judge_error")],
         },

@@ -267,11 +267,11 @@ def test_a_hostile_answer_ends_by_the_timeout_through_the_check_pool():
         official.check("$x$", "10^{10^{10^{10}}} x", 1e-8),
         official.check("$10^{10^{10^{10}}}$", "10^{10}", 1e-8),
     ]
-    with CheckPool(workers=2, timeout=5) as pool:  # 5 s: hundreds of times what the others need
+    with CheckPool(workers=2, cpu_seconds=5) as pool:  # 5 s: hundreds of times what the others need
         verdicts = pool.check_many(jobs)
     assert verdicts == [
         Verdict(True, "", "3"),
-        Verdict(None, "check timed out after 5 s"),
+        Verdict(None, "check exceeded its CPU budget of 5 s"),
         Verdict(False, "", "10^{10}"),
     ]
 
@@ -309,6 +309,6 @@ def test_the_shared_release_reference_answers_pass_but_its_quirks():
         response = f"{phrase}\\boxed{{{official.gold_answer(row['final_answer']).replace('$', '').strip()}}}."
         tolerance = official.precision(row["error"], row["final_answer"], row["answer_type"])
         jobs.append(official.check(row["final_answer"], official.extract_answer(response, language), tolerance))
-    with CheckPool(workers=2, timeout=30) as pool:
+    with CheckPool(workers=2, cpu_seconds=30) as pool:
         verdicts = pool.check_many(jobs)
     assert {row["id"] for row, verdict in zip(rows, verdicts) if not verdict.correct} == set(RELEASE_QUIRKS)

@@ -19,7 +19,7 @@ Entry points:
   "$x_0=2.27$ , $\\eta(2.27)=0.457$"); the ten problems of the first release whose list has a
   second entry hold an alternative form there, which the official scorer never accepts.
 - `check(gold, answer, precision) -> ProtocolCheck`: one check of its own (`scoring.pool.CheckPool`
-  runs it in its warm workers under the judge's hard timeout) giving a `scoring.checks.Verdict` with
+  runs it in its warm workers within the judge's CPU budget) giving a `scoring.checks.Verdict` with
   the official verdict for an extracted answer.
 - `judge(expression1, expression2, precision) -> bool`: the official `judge` itself, arguments in
   its order (expression1 is what it treats as the ground truth), for the examples file and the bench.
@@ -106,7 +106,7 @@ Where this module differs on purpose:
   these matter only where a gold and an answer write one thing in two such ways.
 - Safety. No `eval` anywhere (the official code has none either: Python `float()` and sympy's
   parser read the text); sympy runs only in the check workers, so a hostile answer
-  (`10^{10^{10^{10}}}` against a symbolic gold) ends at the pool's timeout as an undecided check
+  (`10^{10^{10^{10}}}` against a symbolic gold) ends at the pool's CPU budget as an undecided check
   (not matched, on record) where the official process would hang.
 - An error the official `judge` lets escape (the tolerance list shorter than the answers) is
   False here, as evalscope scores it; the official `inference/judge.py` would stop.
