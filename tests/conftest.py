@@ -3,7 +3,9 @@ suites) and the order tests run in; the helpers they use are in tests/support.py
 
 from __future__ import annotations
 
+import huggingface_hub
 import pytest
+from huggingface_hub import constants as hf_constants
 
 from olympiad_eval.cli.fake_server import FakeOpenAI
 from tests.support import REQUEST_CACHE_VARIABLE, ROOT, render_sample
@@ -53,3 +55,23 @@ def pytest_collection_modifyitems(items):
         return 0 if item.get_closest_marker("xdist_group") else 1
 
     items.sort(key=rank)  # stable: each rank keeps the collection's order
+
+
+@pytest.fixture
+def offline(monkeypatch):
+    """HF_HUB_OFFLINE=1 set after huggingface_hub was imported (its constant stays False, as it
+    would in a process that set the variable late), and every snapshot_download recorded; a call
+    that could reach the network fails the test instead of trying."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(hf_constants, "HF_HUB_OFFLINE", False)
+    real = huggingface_hub.snapshot_download
+    calls = []
+
+    def recorded(**kwargs):
+        calls.append(kwargs)
+        if kwargs.get("local_files_only") is not True:
+            pytest.fail(f"snapshot_download would go online: {kwargs}")
+        return real(**kwargs)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", recorded)
+    return calls

@@ -738,7 +738,8 @@ def test_a_template_naming_an_unknown_field(render_suite, tmp_path):
         (
             "generate",
             ["model=gpt-4o", "cell.suite=sample_hipho", "model.concurrency=abc"],
-            "error: model 'gpt-4o' (conf/model/gpt-4o.yaml or an override): concurrency must be an integer >= 1, got 'abc'",
+            "error: model 'gpt-4o' (conf/model/gpt-4o.yaml or an override): concurrency must be an integer >= 1, "
+            "got 'abc'",
         ),
         (
             "generate",
@@ -748,19 +749,20 @@ def test_a_template_naming_an_unknown_field(render_suite, tmp_path):
         (
             "judge",
             ["judge=rule", "cell.suite=sample_hipho", "cell.model=m", "+judge.rel_tol.physelite=0.05"],
-            "error: judge 'rule' (conf/judge/rule.yaml or an override): rel_tol describe how a benchmark is scored, so they "
-            "live with its suites now: set them under `scoring:` in conf/suite/<suite>.yaml",
+            "error: judge 'rule' (conf/judge/rule.yaml or an override): rel_tol: Key 'rel_tol' not in 'JudgeConfig'",
         ),
         (
             "render",
             ["suite=sample_physelite_en", "cell.benchmark=sample_physelite", "suite.figures=all"],
-            "error: suite 'sample_physelite_en' (conf/suite/sample_physelite_en.yaml or an override): figures: Invalid value "
+            "error: suite 'sample_physelite_en' (conf/suite/sample_physelite_en.yaml or an override): "
+            "figures: Invalid value "
             "'all', expected one of [none, schematic, schematic+process]",
         ),
         (
             "render",
             ["suite=sample_hipho", "cell.benchmark=sample_hipho", "suite.figure_placement=inline"],
-            "error: suite 'sample_hipho' (conf/suite/sample_hipho.yaml or an override): figure_placement: Invalid value "
+            "error: suite 'sample_hipho' (conf/suite/sample_hipho.yaml or an override): "
+            "figure_placement: Invalid value "
             "'inline', expected one of [markers, after_text, before_text]",
         ),
         (
@@ -775,7 +777,8 @@ def test_a_template_naming_an_unknown_field(render_suite, tmp_path):
                 "cell.benchmark=sample_physelite",
                 "+suite.scoring.check_options.percents=true",
             ],
-            "error: suite 'sample_physelite_en' (conf/suite/sample_physelite_en.yaml or an override): scoring.check_options: "
+            "error: suite 'sample_physelite_en' (conf/suite/sample_physelite_en.yaml or an override): "
+            "scoring.check_options: "
             "unknown check option 'percents'",
         ),
         (
@@ -823,7 +826,8 @@ def test_a_template_naming_an_unknown_field(render_suite, tmp_path):
         (
             "generate",
             ["model=gpt-4o", "cell.suite=sample_hipho", "model.generation=abc"],
-            "error: model 'gpt-4o' (conf/model/gpt-4o.yaml or an override): generation must be a mapping of request settings",
+            "error: model 'gpt-4o' (conf/model/gpt-4o.yaml or an override): generation must be a mapping of "
+            "request settings",
         ),
         (
             "generate",
@@ -838,7 +842,8 @@ def test_a_template_naming_an_unknown_field(render_suite, tmp_path):
         (
             "judge",
             ["judge=gpt-4o", "cell.suite=sample_hipho", "cell.model=m", "judge.settings=abc"],
-            "error: judge 'gpt-4o' (conf/judge/gpt-4o.yaml or an override): settings must be a mapping of request settings",
+            "error: judge 'gpt-4o' (conf/judge/gpt-4o.yaml or an override): settings must be a mapping of "
+            "request settings",
         ),
     ],
     ids=[

@@ -517,7 +517,7 @@ def test_a_judge_that_refuses_is_reasked_then_a_judge_error_naming_the_refusal(r
         ),
         ("judge.workers=two", "workers: Value 'two' of type 'str' could not be converted to Integer"),
         ("judge.workers=0", "workers must be an integer >= 1, got 0"),
-        ("+judge.rel_tol=0.05", "rel_tol describe how a benchmark is scored, so they live with its suites now"),
+        ("+judge.rel_tol=0.05", "rel_tol: Key 'rel_tol' not in 'JudgeConfig'"),  # a suite's setting (`scoring:`)
     ],
 )
 def test_a_judge_config_is_typed_naming_the_key(override, message):

@@ -23,7 +23,10 @@ needs_math_verify = pytest.mark.skipif(
 )
 
 
-def problem(marking=(), answers=(AnswerSlot("\\boxed{$2$}", points=1.0),), figures=()) -> Problem:
+TWO = (AnswerSlot("\\boxed{$2$}", points=1.0),)
+
+
+def problem(marking=(), answers=TWO, figures=()) -> Problem:
     return Problem(
         id="P_1",
         benchmark="hipho",

@@ -18,8 +18,7 @@ from olympiad_eval.core.records import InputError, RecordError
 from olympiad_eval.scoring.pool import CheckPool, run_check
 from olympiad_eval.stages.fetch import fetch
 from olympiad_eval.stages.render import prompt_for, select, selection
-from tests.support import ROOT, by_rules, compose_stage, load_release, shared_data, typed
-from tests.test_fetch_sources import hf_cache, offline  # noqa: F401  (offline: a fixture)
+from tests.support import ROOT, by_rules, compose_stage, hf_cache, load_release, shared_data, typed
 
 OLYMPIADBENCH = plugin("olympiadbench")
 

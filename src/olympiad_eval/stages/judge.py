@@ -388,28 +388,8 @@ class _Asker:
         self.progress.close()
 
 
-# Keys a judge config once had that now belong to the suite it scores (`scoring:` in conf/suite).
-MOVED_TO_SUITES = (
-    "rel_tol",
-    "check_options",
-    "mathvision_protocol",
-    "protocol",
-    "prompts",
-    "process",
-    "error_types",
-    "figures",
-)
-
-
 def check_judge(cfg, name: str) -> None:
     where = f"judge '{name}' (conf/judge/{name}.yaml or an override)"
-    moved = [key for key in MOVED_TO_SUITES if key in cfg]
-    if moved:
-        raise InputError(
-            f"{where}: {', '.join(moved)} describe how a benchmark is scored, so they live with its "
-            "suites now: set them under `scoring:` in conf/suite/<suite>.yaml (a judge config says "
-            "who grades: kind, judges, settings, workers, re-asks)"
-        )
     request_settings(cfg, "settings", where)  # before typing it: this message says what a mapping holds
     cfg = typed_judge(cfg, name)
     number(cfg, "workers", where, integer=True, minimum=1)
