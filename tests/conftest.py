@@ -3,6 +3,8 @@ suites) and the order tests run in; the helpers they use are in tests/support.py
 
 from __future__ import annotations
 
+import os
+
 import huggingface_hub
 import pytest
 from huggingface_hub import constants as hf_constants
@@ -17,6 +19,19 @@ def session_request_cache(tmp_path_factory):
     fixtures that outlive a test (a module's clones) see this session's; each test its own (below)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(REQUEST_CACHE_VARIABLE, str(tmp_path_factory.mktemp("request-cache") / "requests.sqlite"))
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_environments():
+    """The pinned environments of protocols that need their own packages (OlympiadBench's official
+    scorer) are built once, in the user's cache folder as found when the session starts, and shared
+    by every test and fresh clone, including those that move the user's cache folder elsewhere."""
+    from olympiad_eval.core.config import user_cache
+    from olympiad_eval.scoring.environments import FOLDER_VARIABLE
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(FOLDER_VARIABLE, os.environ.get(FOLDER_VARIABLE) or user_cache("environments"))
         yield
 
 
