@@ -51,7 +51,7 @@ from pathlib import Path
 
 import olympiadbench_parser_classes as parser_classes  # bench/ is on the path
 
-from olympiad_eval.benchmarks.olympiadbench import official
+from olympiad_eval.benchmarks.olympiadbench import official, official_judge
 from olympiad_eval.scoring.pool import CheckPool
 
 RELEASE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "olympiadbench"
@@ -145,11 +145,11 @@ def adversarial(problems: list[dict]) -> list[dict]:
             add("number with unit", boxed(f"{gold}", lang) + " m")
             add("unit inside box", boxed(f"{gold} \\text{{ m}}", lang))
             add("last line dollars", f"The result is\n$x = {gold}$")
-        pieces = official.split_by_comma(gold)
+        pieces = official_judge.split_by_comma(gold)
         if len(pieces) > 1:
             add("answers reversed", boxed(", ".join(reversed(pieces)), lang))
             add("answers dropped", boxed(pieces[0], lang))
-        if official.is_interval(gold) and "," in gold:
+        if official_judge.is_interval(gold) and "," in gold:
             other = {"(": "[", "[": "("}[gold[0]] + gold[1:]
             add("interval other bracket", boxed(other, lang))
         if gold.count("=") == 1 and "," not in gold:
