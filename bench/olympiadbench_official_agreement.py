@@ -43,6 +43,7 @@ import functools
 import json
 import random
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -167,6 +168,19 @@ def adversarial(problems: list[dict]) -> list[dict]:
     return pairs
 
 
+def cpu_seconds() -> float:
+    """The CPU time of this process and of its children that have ended."""
+    usages = (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+    return sum(usage.ru_utime + usage.ru_stime for usage in usages)
+
+
+def timed(run, *args) -> tuple[list, float, float]:
+    """What `run` returns, its wall time, and the CPU time of the processes it ran (all reaped)."""
+    start, used = time.perf_counter(), cpu_seconds()
+    result = run(*args)
+    return result, time.perf_counter() - start, cpu_seconds() - used
+
+
 def run_official(python: str, judge: Path, pairs: list[dict], timeout: float) -> list:
     with tempfile.TemporaryDirectory() as folder:
         driver, source, out = (Path(folder) / name for name in ("driver.py", "pairs.json", "verdicts.jsonl"))
@@ -204,14 +218,14 @@ def main() -> None:
     problems = load(args.release)[: args.limit or None]
     pairs = [pair("reference", p, boxed(bare(official.gold_answer(p["final_answer"])), language(p))) for p in problems]
     pairs += adversarial(problems) + parser_classes.build(problems, args.per_class)
-    start = time.perf_counter()
-    theirs = run_official(args.python or str(official.ENVIRONMENT.python()), args.judge, pairs, args.timeout)
-    middle = time.perf_counter()
-    ours = run_ours(pairs, args.timeout, args.workers)
-    end = time.perf_counter()
+    python = args.python or str(official.ENVIRONMENT.python())
+    (theirs, official_wall, official_cpu), (ours, our_wall, our_cpu) = (
+        timed(run_official, python, args.judge, pairs, args.timeout),
+        timed(run_ours, pairs, args.timeout, args.workers),
+    )
     print(
-        f"{len(problems)} auto-scorable problems, {len(pairs)} pairs; official {middle - start:.0f} s, "
-        f"ours {end - middle:.0f} s"
+        f"{len(problems)} auto-scorable problems, {len(pairs)} pairs; official {official_wall:.0f} s "
+        f"({official_cpu:.0f} s of CPU), ours {our_wall:.0f} s ({our_cpu:.0f} s of CPU, {args.workers} workers)"
     )
     if args.save:
         args.save.write_text(
