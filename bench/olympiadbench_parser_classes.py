@@ -79,6 +79,16 @@ def klass(name: str, reading: str):
     return register
 
 
+def _group_end(text: str, start: int) -> int | None:
+    """Where the brace group opening at `start` ends (just past its closing brace); None if never closed."""
+    depth = 0
+    for index in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[index], 0)
+        if depth == 0:
+            return index + 1
+    return None
+
+
 def golds_matching(problems, pattern, limit=None):
     regex = re.compile(pattern)
     found = [(p, bare(official.gold_answer(p["final_answer"]))) for p in problems]
@@ -292,7 +302,7 @@ def _e_letters(problems, rng, n):
         else:  # a space put beside it
             pairs.append(make_pair("e-letters", p, before + " " + letter + " " + after))
         if after.startswith("^{"):
-            end = official._group_end(after, 1)
+            end = _group_end(after, 1)
             if end:
                 pairs.append(make_pair("e-letters", p, before + "\\exp(" + after[2 : end - 1] + ")" + after[end:]))
     adjacent = re.compile(r"([A-Za-z])\s*([eE])(?![A-Za-z^_])|(?<![A-Za-z\\])([eE])\s*([A-Za-z])")
