@@ -19,13 +19,17 @@ def changed_deps(repo: Repo, pipeline: str) -> dict[str, set[str]]:
     """Each stage of a pipeline whose dependencies differ from its dvc.lock, with those dependencies
     (a fresh clone has no outputs: what `dvc status` says of them is left out)."""
     status = json.loads(repo.dvc("status", "--json", pipeline))
-    return {
+    changed = {
         stage.rpartition(":")[2]: {
-            dep for change in changes if isinstance(change, dict) for dep in change.get("changed deps", {})
-        }  # fmt: skip
+            dep
+            for change in changes
+            if isinstance(change, dict)
+            for dep, how in change.get("changed deps", {}).items()
+            if how != "deleted"  # an upstream output the fresh clone has not made yet
+        }
         for stage, changes in status.items()
-        if any(isinstance(change, dict) and change.get("changed deps") for change in changes)
     }
+    return {stage: deps for stage, deps in changed.items() if deps}
 
 
 @pytest.mark.parametrize("family", read_plan("params.yaml")["families"])
