@@ -14,8 +14,11 @@ import pytest
 from omegaconf import OmegaConf
 
 from olympiad_eval.cli.compare import (
+    MDE,
     Cell,
+    Clustering,
     category_counts,
+    clustering,
     cohen_kappa,
     compare_runs,
     fleiss_kappa,
@@ -207,6 +210,40 @@ def test_flips_and_differences_of_two_models(tmp_path):
     assert measures.loc["score (%)", "p"] == 0.625
     assert result.tables["runs"]["judge errors"].tolist() == [1, 0]
     assert result.name == "m1__rule-vs-m2__rule" and result.settings == {"resamples": 500, "seed": 0}
+
+
+def test_parts_of_one_exam_problem_are_paired_and_drawn_as_one(tmp_path):
+    """HiPhO's clusters: exam_1_a and exam_1_b are parts of exam problem exam_1. The tests, the
+    interval and the MDE see each exam problem's differences summed; McNemar's test, which takes
+    problems as independent, gives way to a sign-flip test of the exam problems."""
+    from olympiad_eval.benchmarks import plugin
+
+    layout = Layout(tmp_path)
+    marks_a = {"exam_1_a": 1, "exam_1_b": 1, "exam_2_a": 1, "exam_3_a": 0, "exam_4_a": 0}
+    marks_b = {"exam_1_a": 0, "exam_1_b": 0, "exam_2_a": 1, "exam_3_a": 1, "exam_4_a": 0}
+    a = cell(layout, "m1/rule", [judgment(p, "m1", points) for p, points in marks_a.items()])
+    b = cell(layout, "m2/rule", [judgment(p, "m2", points) for p, points in marks_b.items()])
+    hipho = plugin("hipho")
+    clustered = compare_runs(SUITE, a, b, resamples=500, seed=0, clusters=Clustering(hipho.cluster_of, "exam problem"))
+    plain = compare_runs(SUITE, a, b, resamples=500, seed=0)
+    measures = clustered.tables["difference"].set_index("measure")
+    assert measures.loc["score (%)", ["A", "B", "B - A"]].tolist() == [60.0, 40.0, -20.0]
+    # the exam problems' differences -2, 0, +1, 0 (of 2, 1, 1, 1 points): flips of -2 and +1 all reach |-1|
+    assert measures["test"].tolist() == ["sign-flip permutation of 4 exam problems, exact (all 4 flips)"] * 2
+    assert measures["p"].tolist() == [1.0, 1.0]
+    # MDE = 2.80 x SE; SE = 100 sqrt(4/3 ((-2 + 0.4)^2 + 0.2^2 + (1 + 0.2)^2 + 0.2^2)) / 5 = 46.65
+    z = 1.959964 + 0.841621
+    assert measures.loc["score (%)", MDE] == pytest.approx(z * 100 * math.sqrt(4 / 3 * 4.08) / 5, abs=0.01)
+    # each problem alone: SE = 100 sqrt(5/4 (2 * 0.8^2 + 1.2^2 + 2 * 0.2^2)) / 5 = 37.42, too small
+    unclustered = plain.tables["difference"].set_index("measure")
+    assert unclustered.loc["score (%)", MDE] == pytest.approx(z * 100 * math.sqrt(5 / 4 * 2.8) / 5, abs=0.01)
+    assert unclustered.loc["right (%)", "test"] == "McNemar, exact binomial"
+    assert "4 exam problems holding the 5 problems compared" in " ".join(clustered.notes)
+    assert "each problem is its own cluster (5 problems" in " ".join(plain.notes)
+    # the suite's kind comes from its rendered suite.json; without it each problem is its own cluster
+    assert clustering(layout, SUITE).note.endswith(
+        "not found (the suite's render stage writes it): each problem its own cluster"
+    )
 
 
 def test_two_sample_sets_of_one_model(tmp_path):
@@ -402,8 +439,11 @@ def test_the_command_compares_the_sample_s_two_models(sample_run):
     flips = [line for line in printed.splitlines() if "right → wrong" in line]
     assert [line.split("|")[1].strip() for line in flips] == ["DemoCPhO_2025_1_1", "DemoPhO_2025_1_a"]
     assert "| score (%) | 100.00 | 66.67 |  -33.33 |" in printed
-    assert "McNemar, exact binomial: p = 0.5 " in printed and "exact (all 4 flips): p = 0.5 " in printed
+    # the sample's DemoPhO_2025_1_a and _1_b are parts of one exam problem: paired and drawn as one
+    assert "4 exam problems holding the 5 problems compared" in printed
+    assert printed.count("sign-flip permutation of 4 exam problems, exact (all 4 flips): p = 0.5 ") == 2
     assert "10000 resamples, seed 0" in printed and "hipho official v3 (rules only)" in printed
+    assert "MDE (80% power)" in printed and "= 2.80 x SE" in printed
     docs = (ROOT / "docs" / "comparisons.md").read_text(encoding="utf-8")
     assert printed[printed.index("## runs") : printed.index("- right:")].rstrip() in docs  # the docs show this run
     assert sorted(path.name for path in folder.iterdir()) == sorted(

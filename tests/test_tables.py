@@ -10,9 +10,10 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
+from olympiad_eval.benchmarks import plugin
 from olympiad_eval.core.layout import TABLE_INDEX, Layout
 from olympiad_eval.core.records import InputError, Judgment, Problem, write_jsonl
-from olympiad_eval.stages.aggregate import aggregate
+from olympiad_eval.stages.aggregate import aggregate, counts
 
 REPO = Path(__file__).resolve().parents[1]
 PLAN = {
@@ -109,14 +110,68 @@ def test_hipho_tables_golden(tmp_path):
         "rule@0123456789ab\n"
         "hipho,beta,rule,2,1,1,1,0,0,0,0,25.0,0.0,50.0,,,,,hipho official v3 (rules only),rule@0123456789ab\n"
     )
+    # what the intervals resampled, under the table and above its LaTeX
+    assert (
+        (tables / "summary.md")
+        .read_text()
+        .endswith(
+            "\n95% intervals:\n- 95% CI low, 95% CI high: a percentile cluster bootstrap (1,000 resamples, seed 0) "
+            "that draws whole exam problems with replacement, each with all its answers (its questions, languages "
+            "and samples, which are not independent)\n"
+            "- hipho: 2 exam problems, 2 answers (fewer than 30: the interval is likely too narrow)\n" + MADE_BY_NOTE
+        )
+    )
+    assert "% 95% interval: hipho: 2 exam problems, 2 answers" in (tables / "summary.tex").read_text()
+    assert "95% intervals" not in (tables / "exam_scores.md").read_text()  # no interval there
     # the headline metrics, a file per cell, a few columns: the counts are the summary's
     assert json.loads(layout.metrics("olympiad", "hipho", "beta", "rule").read_text()) == {
         "score": 25.0,
         "ci_low": 0.0,
         "ci_high": 50.0,
+        "ci_resampled": "2 exam problems, 2 answers",
         "coverage": 0.5,
         "protocol": "hipho official v3 (rules only)",
     }
+
+
+def test_hipho_s_parts_are_resampled_with_their_exam_problem(tmp_path):
+    """The summary's interval draws HiPhO's exam problems (`cluster_of`), each with all its parts:
+    a model that gets a problem's parts all right or all wrong is no more certain for having three
+    of them. The item bootstrap would be narrower."""
+    from olympiad_eval.core.stats import cluster_bootstrap, ratio_bootstrap
+    from olympiad_eval.stages.aggregate import load_judgments
+
+    layout = Layout(tmp_path / "outputs")
+    marks = {"X_2025_1_a": 2.0, "X_2025_1_b": 2.0, "X_2025_1_c": 2.0, "X_2025_2_a": 0.0, "X_2025_2_b": 0.0}
+    marks |= {"X_2025_2_c": 0.0, "X_2025_3": 2.0, "X_2025_4": 0.0, "X_2025_5_a": 2.0}
+    write(layout, {model: [judged(model, pid, points) for pid, points in marks.items()] for model in ("alpha", "beta")})
+    aggregate("olympiad", BENCH, PLAN, layout)
+    frame = load_judgments(layout, PLAN, "olympiad", cluster_of=plugin("hipho").cluster_of)
+    assert frame["cluster"].tolist()[:9] == ["X_2025_1"] * 3 + ["X_2025_2"] * 3 + ["X_2025_3", "X_2025_4", "X_2025_5"]
+    summary = pd.read_csv(layout.tables("olympiad") / "summary.csv").set_index("model")
+    earned, clusters = list(marks.values()), frame["cluster"].tolist()[:9]
+    low, high = cluster_bootstrap(earned, [2.0] * 9, clusters, seed=0)
+    assert summary.loc["alpha", ["95% CI low", "95% CI high"]].tolist() == [round(low, 2), round(high, 2)]
+    item_low, item_high = ratio_bootstrap(earned, [2.0] * 9, seed=0)
+    assert high - low > item_high - item_low + 10  # the parts are not independent draws
+    metrics = json.loads(layout.metrics("olympiad", "hipho", "alpha", "rule").read_text())
+    assert metrics["ci_resampled"] == "5 exam problems, 9 answers"
+
+
+def test_a_benchmark_s_clusters_default_to_its_problems(tmp_path):
+    """By default a cluster is a problem: its samples are drawn together, as one."""
+    from olympiad_eval.benchmarks.base import Benchmark
+    from olympiad_eval.stages.aggregate import load_judgments
+
+    layout = Layout(tmp_path / "outputs")
+    rows = {m: [judged(m, "p1", 2.0, sample=s) for s in (0, 1)] + [judged(m, "p2", 0.0)] for m in ("alpha", "beta")}
+    write(layout, rows)
+    assert "cluster_of" not in type(plugin("mathvision")).__dict__  # the default
+    assert plugin("mathvision").cluster_of(rows["alpha"][1]) == "p1"
+    assert Benchmark.cluster_unit == "problem"
+    frame = load_judgments(layout, PLAN, "olympiad")
+    assert frame["cluster"].tolist() == ["p1", "p1", "p2"] * 2
+    assert counts(frame)["problems"].tolist() == [2, 2]
 
 
 def test_the_tables_index_lists_each_table_in_order_with_its_title_and_files(tmp_path):
@@ -271,12 +326,17 @@ def physelite_tables(tmp_path, cells=None, suites=None):
 def test_physelite_tables_golden(tmp_path):
     tables = physelite_tables(tmp_path)
     # Table 3 per setting, each the mean of its zh and en suites: the 25 % baseline and the 75 % hint
-    # setting are two rows, never one 50 %
+    # setting are two rows, never one 50 %. The interval draws problems with both their answers: p1
+    # twice is (100 + 0) / 2, p2 twice 0, one of each 25
     assert (tables / "accuracy.csv").read_text() == (
-        "setting,model,judge,languages,Mechanics,Optics,Ans.,Proc.,protocol\n"
-        "schematic,m,ens,en+zh,25.0,0.0,25.0,56.2,\n"
-        "schematic+hint,m,ens,en+zh,75.0,,75.0,75.0,\n"
+        "setting,model,judge,languages,Mechanics,Optics,Ans.,Proc.,Ans. 95% CI low,Ans. 95% CI high,protocol\n"
+        "schematic,m,ens,en+zh,25.0,0.0,25.0,56.2,0.0,50.0,\n"
+        "schematic+hint,m,ens,en+zh,75.0,,75.0,75.0,75.0,75.0,\n"
     )
+    assert (
+        "- schematic: 2 problems, 4 answers (fewer than 30: the interval is likely too narrow)\n"
+        "- schematic+hint: 1 problem, 2 answers (fewer than 30"
+    ) in (tables / "accuracy.md").read_text()
     assert (tables / "accuracy_by_language.csv").read_text() == (
         "setting,model,judge,Ans. en,Ans. zh,Proc. en,Proc. zh,protocol\n"
         "schematic,m,ens,50.0,0.0,75.0,37.5,\n"
@@ -364,7 +424,7 @@ def test_physelite_rule_judge_tables_have_no_step_analyses(tmp_path):
         "accuracy_by_language",
         "summary",
     ]
-    assert (tables / "accuracy.csv").read_text().splitlines()[1] == "schematic,m,ens,en+zh,25.0,0.0,25.0,,"
+    assert (tables / "accuracy.csv").read_text().splitlines()[1] == "schematic,m,ens,en+zh,25.0,0.0,25.0,,0.0,50.0,"
 
 
 def test_physelite_difficulty_bands_come_from_the_config(tmp_path):

@@ -89,6 +89,20 @@ def test_sample_has_five_problems_in_two_exams(sample):
     assert {p.benchmark for p in sample.values()} == {"sample_hipho"}
 
 
+def test_a_question_s_cluster_is_its_exam_problem(sample):
+    """What the intervals resample (`cluster_of`): the sample's two-part problem is one cluster."""
+    assert {pid: HIPHO.cluster_of(problem) for pid, problem in sample.items()} == {
+        "DemoCPhO_2025_1_1": "DemoCPhO_2025_1",
+        "DemoCPhO_2025_2_1": "DemoCPhO_2025_2",
+        "DemoPhO_2025_1_a": "DemoPhO_2025_1",
+        "DemoPhO_2025_1_b": "DemoPhO_2025_1",
+        "DemoPhO_2025_2_a": "DemoPhO_2025_2",
+    }
+    assert HIPHO.cluster_unit == "exam problem"
+    unnamed = Problem(id="q7", benchmark="b", language="en", question="q", subset="X_2025")
+    assert HIPHO.cluster_of(unnamed) == "q7"  # not named after its exam: its own cluster
+
+
 def test_a_suite_takes_exams_by_name(sample):
     from olympiad_eval.stages.render import select
 
@@ -632,6 +646,30 @@ def test_real_short_unit_lists(real):
     problem = next(p for p in real if p.id == "PanPhO_2025_5_2")
     assert len(problem.answers) == 3
     assert [slot.unit for slot in problem.answers] == [None, None, None]
+
+
+def test_real_parts_of_an_exam_problem_are_one_cluster(real):
+    """The tables' intervals resample exam problems: the release names each question after its
+    exam and problem number (IPhO_2025_1_A_1 is part A.1 of IPhO 2025's problem 1), and the parts
+    of one problem share its setup. F=MA's 25 questions, numbered without parts, are each their own."""
+    clusters = {}
+    for problem in real:
+        clusters.setdefault(HIPHO.cluster_of(problem), []).append(problem.id)
+    sizes = {exam: len({c for c in clusters if c.startswith(f"{exam}_")}) for exam in EXAMS}
+    assert sizes == {
+        "APhO_2025": 3,
+        "CPhO_2025": 7,
+        "EuPhO_2024": 3,
+        "F=MA_2024": 25,
+        "IPhO_2025": 3,
+        "PanMechanics_2024": 18,
+        "PanPhO_2025": 6,
+    }
+    assert len(clusters) == 65 and sum(map(len, clusters.values())) == 235
+    assert len(clusters["IPhO_2025_1"]) == 16 and clusters["F=MA_2024_07"] == ["F=MA_2024_07"]
+    assert clusters["PanMechanics_2024_17"] == [f"PanMechanics_2024_17_{n}" for n in range(1, 5)]
+    # the questions of one exam problem open with its setup: one context among a cluster's questions
+    assert all(len({p.context.split("\n")[0] for p in real if HIPHO.cluster_of(p) == c}) == 1 for c in clusters)
 
 
 def test_real_languages(real):

@@ -121,6 +121,8 @@ class Benchmark(ABC):
     - `score_parts`: the names of the protocol's own parts of a score (`Score.parts`, then
       `Judgment.parts`: HiPhO's answer and step level in points, PhysElite's process score), each a
       column of the frame its `tables` reads, empty where a judgment lacks it.
+    - `cluster_unit`: what one cluster of `cluster_of` is, as the tables' notes and the metrics
+      name it ("problem"; HiPhO's "exam problem").
 
     The methods, in the order the stages call them, are documented one by one below. Scoring is in
     two steps: `rule_checks` gives the checks a response needs, which the judge stage runs in its
@@ -133,6 +135,7 @@ class Benchmark(ABC):
     Suite: ClassVar[type] = Suite
     protocol_versions: ClassVar[dict[str, int]]
     score_parts: ClassVar[tuple[str, ...]] = ()
+    cluster_unit: ClassVar[str] = "problem"
     # The modules of a benchmark's package whose functions are its methods: each function defined
     # in one of them and named as a method below is that method (so a package's `__init__` names
     # its modules instead of repeating every method). Methods written in the class come first.
@@ -208,6 +211,14 @@ class Benchmark(ABC):
         """The benchmark's tables (name: DataFrame) from its judgments; `cfg` is the benchmark's
         config with `suites`, the composed config of each of the plan's suites of it."""
 
+    def cluster_of(self, judgment) -> str:
+        """The cluster a judgment belongs to: judgments that share a parent, and so are not
+        independent, share a cluster, and the tables' 95% intervals and `cli.compare`'s paired
+        test resample whole clusters (the cluster bootstrap). Named in the frame's `cluster`
+        column. Default: the problem's id, so that the samples of a problem, and its answers in
+        several languages (PhysElite's zh and en), are one cluster."""
+        return judgment.id
+
     def report_sections(self, problem: Problem, judgment) -> list[ReportSection] | None:
         """What the report shows of one judgment beyond the generic view (the status, score and
         points, the extracted answers against the gold, the rule checks): plain data the report
@@ -247,6 +258,7 @@ RETURNS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "judge_tasks_after_rules_at_most": ("a list of JudgeTask", _list_of(JudgeTask)),
     "combine": ("a Score, or a str saying why it cannot score", lambda v: isinstance(v, (Score, str))),
     "tables": ("a dict of tables by name", lambda v: isinstance(v, dict)),
+    "cluster_of": ("a str", lambda v: isinstance(v, str)),
     "report_sections": ("None or a list of ReportSection", lambda v: v is None or _list_of(ReportSection)(v)),
     "report_charts": ("a list of ReportChart", _list_of(ReportChart)),
 }

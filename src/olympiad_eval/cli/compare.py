@@ -8,8 +8,11 @@ once: `demo/rule:0`, `demo/rule:0-3`, `demo/rule:0,2`. Two cells are two models,
 sample sets of one model (`demo/rule:0-3 demo/rule:4-7`).
 
 `runs` pairs the cells' problems: which flipped (right in A, wrong in B, or back), the difference
-B - A of the score and of the share right with a paired bootstrap interval, and a paired test of
-each (a sign-flip permutation test of the points, McNemar's test of right/wrong). `judges` gives
+B - A of the score and of the share right with a paired cluster bootstrap interval, a paired test
+of each (a sign-flip permutation test of the points, McNemar's test of right/wrong; where the
+benchmark's clusters hold several problems, HiPhO's exam problems, a sign-flip test of the
+clusters' differences for both), and the smallest difference the suite can detect (the minimum
+detectable effect at 80% power, from the clustered variance of the paired differences). `judges` gives
 Cohen's kappa between two judges and Fleiss' kappa among three or more, on what they judged of the
 same responses. Each writes its tables (Markdown, CSV, LaTeX) into its own folder under
 outputs/comparisons/<suite>/ (`Layout.comparison`), prints them, and rewrites the page that lists
@@ -27,13 +30,15 @@ import difflib
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from olympiad_eval.benchmarks import plugin
 from olympiad_eval.core.layout import OUTPUTS, Layout, spelled
 from olympiad_eval.core.outcomes import (
     RIGHT_FROM,
@@ -47,15 +52,28 @@ from olympiad_eval.core.outcomes import (
     samples_text,
 )
 from olympiad_eval.core.plan import family_of_suite, read_plan
-from olympiad_eval.core.records import InputError, Judgment, atomic_dir, natural_key, read_jsonl, write_json
+from olympiad_eval.core.records import (
+    InputError,
+    Judgment,
+    atomic_dir,
+    natural_key,
+    read_jsonl,
+    read_suite_info,
+    write_json,
+)
 from olympiad_eval.core.stats import (
+    ALPHA,
+    FEW_CLUSTERS,
     MCNEMAR_EXACT_BELOW,
+    POWER,
     SIGN_FLIP_EXACT_UP_TO,
     TIE,
     category_counts,
     cohen_kappa,
     fleiss_kappa,
     mcnemar,
+    minimum_detectable_effect,
+    normal_quantile,
     paired_bootstrap,
     sign_flip_test,
 )
@@ -182,14 +200,44 @@ class Comparison:
     settings: dict = field(default_factory=dict)  # seed, resamples
 
 
-def compare_runs(suite: str, a: Judged, b: Judged, resamples: int = RESAMPLES, seed: int = SEED) -> Comparison:
+@dataclass(frozen=True)
+class Clustering:
+    """How a suite's problems cluster: its benchmark's `cluster_of` and `cluster_unit` (by default
+    each problem is its own cluster, with all its samples), and what to say of where they came from."""
+
+    cluster_of: Callable[[Judgment], str] = attrgetter("id")
+    unit: str = "problem"
+    note: str = ""
+
+
+def clustering(layout: Layout, suite: str) -> Clustering:
+    """The suite's benchmark's clusters, its kind read from the rendered suite (`suite.json`, which
+    the judge stage read too); without that file, each problem its own cluster, and the notes say so."""
+    path = layout.suite_info(suite)
+    if not path.is_file():
+        return Clustering(note=f"{path} not found (the suite's render stage writes it): each problem its own cluster")
+    bench = plugin(read_suite_info(path).kind)
+    return Clustering(bench.cluster_of, bench.cluster_unit)
+
+
+def compare_runs(
+    suite: str,
+    a: Judged,
+    b: Judged,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    clusters: Clustering | None = None,
+) -> Comparison:
     check_comparable(a, b)
+    clusters = clusters or Clustering()
     first, second = outcomes(a), outcomes(b)
     problems = paired_problems(a, b, first, second)
     pairs = [(first[p], second[p]) for p in problems]
+    cluster_of = {judgment.id: clusters.cluster_of(judgment) for judgment in a.judgments}
+    groups = [cluster_of[problem] for problem in problems]
     tables = {
         "runs": runs_table(a, b, pairs),
-        "difference": difference_table(pairs, resamples, seed),
+        "difference": difference_table(pairs, resamples, seed, groups, clusters.unit),
         "flips": flips_table(problems, pairs),
     }
     return Comparison(
@@ -199,7 +247,7 @@ def compare_runs(suite: str, a: Judged, b: Judged, resamples: int = RESAMPLES, s
         "runs",
         [a.cell.label, b.cell.label],
         tables,
-        run_notes(resamples, seed),
+        run_notes(resamples, seed, clusters, len(set(groups)), len(problems)),
         [made_by_line("A", a), made_by_line("B", b)],
         {"resamples": resamples, "seed": seed},
     )
@@ -221,9 +269,32 @@ def runs_table(a: Judged, b: Judged, pairs: list[tuple[Outcome, Outcome]]) -> pd
     return pd.DataFrame([row("A", a, 0), row("B", b, 1)])
 
 
-def difference_table(pairs: list[tuple[Outcome, Outcome]], resamples: int, seed: int) -> pd.DataFrame:
-    """B - A of the score (points) and of the share right, each with its paired bootstrap interval,
-    the problems where each run did better, and its paired test."""
+MDE = f"MDE ({POWER:.0%} power)"
+
+
+def per_cluster(values: np.ndarray, groups: Sequence[str]) -> np.ndarray:
+    """The values summed per cluster, the clusters in the order they first appear (so that, each
+    problem its own cluster, the problems keep their natural order and the bootstrap its draws)."""
+    order = {name: index for index, name in enumerate(dict.fromkeys(groups))}
+    return np.bincount([order[name] for name in groups], values, len(order))
+
+
+def difference_table(
+    pairs: list[tuple[Outcome, Outcome]],
+    resamples: int,
+    seed: int,
+    groups: Sequence[str] | None = None,
+    unit: str = "problem",
+) -> pd.DataFrame:
+    """B - A of the score (points) and of the share right, each with its paired cluster bootstrap
+    interval, the problems where each run did better, its paired test, and the minimum detectable
+    effect. `groups` is each pair's cluster (by default each problem its own): the bootstrap, the
+    tests and the MDE see each cluster's differences summed, pairs over clusters. Where every
+    cluster is one problem the tests are the usual ones (a sign-flip test of the problems' point
+    differences, McNemar's of right/wrong); where a cluster holds several, McNemar's test (which
+    takes the problems as independent) gives way to a sign-flip test of the clusters' differences."""
+    groups = list(groups) if groups is not None else [str(index) for index in range(len(pairs))]
+    one_each = len(set(groups)) == len(groups)
     points_a, points_b = (np.array([pair[side].points for pair in pairs]) for side in (0, 1))
     right_a, right_b = (np.array([float(pair[side].right) for pair in pairs]) for side in (0, 1))
     available = np.array([pair[0].max_points for pair in pairs])
@@ -233,11 +304,14 @@ def difference_table(pairs: list[tuple[Outcome, Outcome]], resamples: int, seed:
         ("right (%)", right_a, right_b, np.ones(len(pairs))),
     ):
         score_a, score_b = percent(a.sum(), possible.sum()), percent(b.sum(), possible.sum())
-        low, high = paired_bootstrap(b - a, possible, resamples, seed)
-        if measure == "score (%)":
-            p, test = sign_flip_test(b - a, resamples, seed)
-        else:
+        gained, worth = per_cluster(b - a, groups), per_cluster(possible, groups)
+        low, high = paired_bootstrap(gained, worth, resamples, seed)
+        if measure == "right (%)" and one_each:
             p, test = mcnemar(int((a > b).sum()), int((b > a).sum()))
+        else:
+            p, test = sign_flip_test(gained, resamples, seed)
+            if not one_each:
+                test = test.replace("sign-flip permutation", f"sign-flip permutation of {len(worth)} {unit}s", 1)
         rows.append(
             {
                 "measure": measure,
@@ -246,6 +320,7 @@ def difference_table(pairs: list[tuple[Outcome, Outcome]], resamples: int, seed:
                 "B - A": score_b - score_a,
                 "95% CI low": low,
                 "95% CI high": high,
+                MDE: minimum_detectable_effect(gained, worth),
                 "A ahead": int((a > b + TIE * possible).sum()),
                 "B ahead": int((b > a + TIE * possible).sum()),
                 "test": test,
@@ -253,21 +328,49 @@ def difference_table(pairs: list[tuple[Outcome, Outcome]], resamples: int, seed:
             }
         )
     table = pd.DataFrame(rows)
-    return table.round({column: 2 for column in ("A", "B", "B - A", "95% CI low", "95% CI high")})
+    return table.round({column: 2 for column in ("A", "B", "B - A", "95% CI low", "95% CI high", MDE)})
 
 
-def run_notes(resamples: int, seed: int) -> list[str]:
+def run_notes(
+    resamples: int, seed: int, clusters: Clustering | None = None, drawn: int = 0, problems: int = 0
+) -> list[str]:
+    """What the comparison's numbers are and how they were made; `drawn`: the clusters of the
+    `problems` compared."""
+    clusters = clusters or Clustering()
+    unit, one_each = clusters.unit, drawn == problems
+    few = f" Fewer than {FEW_CLUSTERS} clusters: the interval is likely too narrow." if drawn < FEW_CLUSTERS else ""
+    if one_each:
+        resampled = f"each problem is its own cluster ({drawn:,} {unit}s, each with its samples)"
+        tests = (
+            f"`right (%)` by McNemar's test on the problems right in one run only (exact binomial below "
+            f"{MCNEMAR_EXACT_BELOW} of them, else chi-square with continuity correction); `score (%)` by a paired "
+            f"sign-flip permutation test of the summed point differences (every flip up to {SIGN_FLIP_EXACT_UP_TO} "
+            f"differing problems, else {resamples} random flips, seed {seed})"
+        )
+    else:
+        resampled = f"{drawn:,} {unit}s holding the {problems:,} problems compared"
+        tests = (
+            f"both measures by a paired sign-flip permutation test of the {unit}s' summed differences (each "
+            f"{unit} flips as one; every flip up to {SIGN_FLIP_EXACT_UP_TO} differing {unit}s, else {resamples} "
+            f"random flips, seed {seed}); McNemar's test would take the problems as independent"
+        )
+    factor = normal_quantile(1 - ALPHA / 2) + normal_quantile(POWER)
     return [
         "right: a problem that earned all its points (score 1) in every sample compared; for HiPhO, full "
         "marks on the problem. `right (%)` is the share of problems right.",
         "score (%): points earned over points available, as in the tables; a failed generation or judgment "
         "earns 0 (as in the tables; `unscored` in the flips says where).",
-        f"B - A with its 95% interval: a paired percentile bootstrap over problems (each keeps both runs), "
+        f"Clusters, drawn and paired whole by the interval, the tests and the MDE: {resampled}.{few}"
+        + (f" ({clusters.note})" if clusters.note else ""),
+        f"B - A with its 95% interval: a paired percentile cluster bootstrap (each {unit} keeps both runs), "
         f"{resamples} resamples, seed {seed}.",
-        f"Tests, two-sided: `right (%)` by McNemar's test on the problems right in one run only (exact binomial "
-        f"below {MCNEMAR_EXACT_BELOW} of them, else chi-square with continuity correction); `score (%)` by a "
-        f"paired sign-flip permutation test of the summed point differences (every flip up to "
-        f"{SIGN_FLIP_EXACT_UP_TO} differing problems, else {resamples} random flips, seed {seed}).",
+        f"Tests, two-sided: {tests}.",
+        f"{MDE}: the minimum detectable effect, the smallest |B - A| (percentage points) that a two-sided test "
+        f"at alpha {ALPHA:g} finds with {POWER:.0%} power: (z_{1 - ALPHA / 2:g} + z_{POWER:.2f}) x SE = {factor:.2f} "
+        "x SE, "
+        "SE = 100 sqrt(n/(n-1) sum_c (d_c - D m_c)^2) / sum_c m_c over the n clusters, the clustered standard error "
+        "of the paired differences (d_c: B's points minus A's in cluster c, m_c: its points available, D: the "
+        "observed B - A as a fraction). A smaller true difference is likely missed.",
         "A ahead / B ahead: the problems where that run earned more points, or was right where the other was not.",
     ]
 
@@ -545,7 +648,9 @@ def run(args: argparse.Namespace) -> tuple[Path, str]:
     family = family_of_suite(read_plan(args.plan), args.suite, args.plan)
     read = lambda text: read_cell(layout, family, args.suite, parse_cell(text))  # noqa: E731
     if args.command == "runs":
-        comparison = compare_runs(args.suite, read(args.a), read(args.b), args.resamples, args.seed)
+        comparison = compare_runs(
+            args.suite, read(args.a), read(args.b), args.resamples, args.seed, clustering(layout, args.suite)
+        )
     else:
         comparison = judge_agreement(args.suite, [read(text) for text in args.cells])
     written = write_comparison(layout, comparison)

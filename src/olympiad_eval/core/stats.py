@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from statistics import NormalDist
 
 from olympiad_eval import lazy_import
 
@@ -18,23 +19,129 @@ BOOTSTRAP_CHUNK = 1_000_000  # picks per chunk
 def ratio_bootstrap(
     earned, available, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0, level: float = 0.95
 ) -> tuple[float, float]:
-    """The percentile interval of 100 * sum(earned) / sum(available) over items resampled with
-    replacement (problems; a comparison's paired differences keep both runs of each), or NaNs when
-    nothing is available. Seeded, so that tables stay byte-stable. Resamples are drawn in chunks
-    (the generator gives the same stream): 1,000 x 11,586 picks at once would take 300 MB."""
+    """The percentile interval of 100 * sum(earned) / sum(available) over units resampled with
+    replacement, or NaNs when nothing is available. A unit is a row: a cluster when the caller summed
+    each cluster's items into one (`cluster_bootstrap` does), so that items that share a parent are
+    drawn together. With 2-D arrays (units x groups: PhysElite's problems x languages) the statistic
+    is the mean over the groups of each group's ratio (a group with nothing available in a resample
+    leaves that resample out). Seeded, so that tables stay byte-stable. Resamples are drawn in
+    chunks (the generator gives the same stream): 1,000 x 11,586 picks at once would take 300 MB."""
     earned, available = np.asarray(earned, dtype=float), np.asarray(available, dtype=float)
     if earned.size == 0 or available.sum() == 0:
         return float("nan"), float("nan")
     rng = np.random.default_rng(seed)
-    chunk = max(1, BOOTSTRAP_CHUNK // earned.size)
+    units = len(earned)
+    # a group's column at a time: gathering from one contiguous row is several times faster
+    columns = [(earned, available)] if earned.ndim == 1 else list(zip(earned.T.copy(), available.T.copy()))
+    chunk = max(1, BOOTSTRAP_CHUNK // (units * len(columns)))
     ratios = []
     for start in range(0, resamples, chunk):
-        picks = rng.integers(0, earned.size, size=(min(chunk, resamples - start), earned.size))
-        possible = available[picks].sum(1)
-        ratios.append(100 * earned[picks].sum(1) / np.where(possible > 0, possible, np.nan))
-    tail = (100 - 100 * level) / 2
-    low, high = np.nanpercentile(np.concatenate(ratios), [tail, 100 - tail])
+        picks = rng.integers(0, units, size=(min(chunk, resamples - start), units))
+        each = []
+        for got, possible in columns:
+            drawn = possible[picks].sum(1)
+            each.append(100 * got[picks].sum(1) / np.where(drawn > 0, drawn, np.nan))
+        ratios.append(each[0] if len(each) == 1 else np.mean(each, axis=0))
+    tail, drawn = (100 - 100 * level) / 2, np.concatenate(ratios)
+    # the same percentiles either way; numpy's NaN-aware one is the slower, for resamples with nothing available
+    percentile = np.nanpercentile if np.isnan(drawn).any() else np.percentile
+    low, high = percentile(drawn, [tail, 100 - tail])
     return float(low), float(high)
+
+
+def cluster_sums(earned, available, clusters, groups=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each cluster's earned and available summed (its items, samples and, without `groups`, every
+    group together), in the sorted order of the cluster labels: (earned, available, labels); with
+    `groups` (a label per item) the sums are clusters x groups, in the sorted order of the groups."""
+    earned, available = np.asarray(earned, dtype=float), np.asarray(available, dtype=float)
+    labels, index = np.unique(_labels(clusters), return_inverse=True)
+    if groups is None:
+        return np.bincount(index, earned, len(labels)), np.bincount(index, available, len(labels)), labels
+    names, column = np.unique(_labels(groups), return_inverse=True)
+    shape = (len(labels), len(names))
+    summed_earned, summed_available = np.zeros(shape), np.zeros(shape)
+    np.add.at(summed_earned, (index, column), earned)
+    np.add.at(summed_available, (index, column), available)
+    return summed_earned, summed_available, labels
+
+
+def _labels(values) -> np.ndarray:
+    """Labels numpy can sort: numbers as they are, anything else (names held as objects) as text."""
+    labels = np.asarray(values)
+    return labels if labels.dtype.kind in "iub" else labels.astype(str)
+
+
+def cluster_bootstrap(
+    earned,
+    available,
+    clusters,
+    groups=None,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float, float]:
+    """The percentile cluster bootstrap: items (answers: a question of a problem, in a language, a
+    sample) that share a cluster (`clusters`, a label per item: their problem, or HiPhO's exam
+    problem) are resampled together, whole clusters with replacement, and the interval is of
+    100 * sum(earned) / sum(available) (with `groups`, the mean over groups of each one's ratio; see
+    `ratio_bootstrap`). Resampling items as if independent when they share a parent (a setup, a
+    problem answered in two languages, several samples) makes the interval too narrow: the items'
+    errors are correlated (Miller 2024, "Adding Error Bars to Evals", section 2.2)."""
+    summed_earned, summed_available, _ = cluster_sums(earned, available, clusters, groups)
+    return ratio_bootstrap(summed_earned, summed_available, resamples, seed, level)
+
+
+def ratio_standard_error(earned, available) -> float:
+    """The clustered (linearised, delta-method) standard error, in percent, of the ratio
+    r = sum(earned) / sum(available) over n clusters (each argument summed per cluster):
+
+        SE(r) = 100 * sqrt(n / (n - 1) * sum_c (earned_c - r * available_c)^2) / sum_c available_c
+
+    With one item per cluster and one point each this is the familiar s / sqrt(n); it is the
+    cluster-robust standard error of a mean (inspect_ai's `stderr(cluster=...)`), here of a ratio.
+    NaN with fewer than two clusters or nothing available."""
+    earned, available = np.asarray(earned, dtype=float), np.asarray(available, dtype=float)
+    n, total = earned.size, available.sum()
+    if n < 2 or total == 0:
+        return float("nan")
+    residuals = earned - earned.sum() / total * available
+    return float(100 * math.sqrt(n / (n - 1) * float((residuals**2).sum())) / total)
+
+
+def normal_quantile(probability: float) -> float:
+    return NormalDist().inv_cdf(probability)
+
+
+# The power analysis of a comparison: the smallest difference a two-sided test at this level
+# detects with this probability.
+ALPHA, POWER = 0.05, 0.80
+
+
+def minimum_detectable_effect(gained, available, alpha: float = ALPHA, power: float = POWER) -> float:
+    """The minimum detectable effect (in percentage points) of a paired comparison at `power` in a
+    two-sided test at level `alpha` (Miller 2024, section 5):
+
+        MDE = (z_{1 - alpha/2} + z_{power}) * SE(B - A)   (2.80 * SE at alpha 0.05, power 0.80)
+
+    where SE(B - A) is `ratio_standard_error` of the paired differences summed per cluster (`gained`:
+    B's points minus A's in each cluster, `available`: its points): the clustered variance of the
+    paired differences, so that correlated items count for less than independent ones. A difference
+    of this size would be found significant 80% of the time; a smaller one is likely missed."""
+    return (normal_quantile(1 - alpha / 2) + normal_quantile(power)) * ratio_standard_error(gained, available)
+
+
+def resampled_text(clusters: int, unit: str, answers: int) -> str:
+    """What an interval resampled: `65 exam problems, 235 answers`."""
+    return f"{clusters:,} {_counted(unit, clusters)}, {answers:,} {_counted('answer', answers)}"
+
+
+def _counted(noun: str, count: int) -> str:
+    return noun if count == 1 else f"{noun}s"
+
+
+# Below this many clusters a cluster bootstrap (as any cluster-robust interval) is known to come out
+# too narrow (Cameron, Gelbach and Miller 2008): the tables' notes say so.
+FEW_CLUSTERS = 30
 
 
 # McNemar's exact binomial test below this many discordant pairs, the chi-square approximation
@@ -111,9 +218,10 @@ def _flipped_sums(values: np.ndarray, start: int, stop: int) -> np.ndarray:
 def paired_bootstrap(
     gained: Sequence[float], available: Sequence[float], resamples: int, seed: int, level: float = 0.95
 ) -> tuple[float, float]:
-    """The percentile interval of 100 * sum(gained) / sum(available) over problems resampled with
+    """The percentile interval of 100 * sum(gained) / sum(available) over units resampled with
     replacement, each keeping both of its runs (so the pairing is kept). `gained` is B's points minus
-    A's per problem, `available` the points there were (1 each for a share of problems right)."""
+    A's per unit, `available` the points there were (1 each for a share of problems right); a unit
+    is a cluster (`cli.compare` sums each cluster's problems: the paired cluster bootstrap)."""
     return ratio_bootstrap(gained, available, resamples, seed, level)
 
 

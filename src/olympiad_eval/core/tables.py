@@ -8,8 +8,67 @@ from pathlib import Path
 import pandas as pd
 
 from olympiad_eval.core.records import InputError
+from olympiad_eval.core.stats import BOOTSTRAP_RESAMPLES, FEW_CLUSTERS, resampled_text
 
 CELL = ["suite", "model", "judge"]  # the columns that name a cell in a frame of judgments
+# The column of a frame of judgments that names each one's cluster (`Benchmark.cluster_of`): what a
+# 95% interval resamples as one. A frame without it (a benchmark's tables called on a frame made by
+# hand) clusters by problem id.
+CLUSTER = "cluster"
+# Where a table keeps the notes that say what its intervals resampled (`DataFrame.attrs`): the
+# Markdown prints them under the table, the LaTeX as comments above it.
+INTERVALS = "intervals"
+
+
+def clusters(frame: pd.DataFrame) -> pd.Series:
+    """Each judgment's cluster: the frame's `cluster` column, else its problem."""
+    return frame[CLUSTER] if CLUSTER in frame.columns else frame["id"]
+
+
+def with_interval_notes(table: pd.DataFrame, lines: list[str]) -> pd.DataFrame:
+    """The table, carrying the lines that say what its intervals resampled (see `interval_notes`)."""
+    table.attrs[INTERVALS] = list(lines)
+    return table
+
+
+def interval_notes(table: pd.DataFrame) -> list[str]:
+    return list(table.attrs.get(INTERVALS) or [])
+
+
+def interval_method(unit: str, columns: str = "95% CI low, 95% CI high") -> str:
+    """The first note of a table with intervals: how they were made and what one draw takes."""
+    return (
+        f"{columns}: a percentile cluster bootstrap ({BOOTSTRAP_RESAMPLES:,} resamples, seed 0) that draws "
+        f"whole {unit}s with replacement, each with all its answers (its questions, languages and samples, "
+        f"which are not independent)"
+    )
+
+
+def resampled_lines(frame: pd.DataFrame, unit: str, cells: list[str] = CELL, by: str = "suite") -> list[str]:
+    """What each row's interval resampled, a line per `by` (a suite) whose cells all resampled
+    alike (`sample_hipho: 4 exam problems, 5 answers`), else a line per cell; with the warning that
+    fewer than `FEW_CLUSTERS` clusters make a too narrow interval."""
+    drawn = frame.assign(_cluster=clusters(frame)).groupby(cells, sort=True)["_cluster"].agg(["nunique", "size"])
+    lines = []
+    for key, group in drawn.groupby(level=cells.index(by), sort=True):
+        rows = {tuple(map(int, counts)) for counts in group[["nunique", "size"]].itertuples(index=False)}
+        named = (
+            [(str(key), *rows)]
+            if len(rows) == 1
+            else [(" x ".join(map(str, cell)), (int(n), int(size))) for cell, (n, size) in group.iterrows()]
+        )
+        for name, (count, answers) in named:
+            few = f" (fewer than {FEW_CLUSTERS}: the interval is likely too narrow)" if count < FEW_CLUSTERS else ""
+            lines.append(f"{name}: {resampled_text(count, unit, answers)}{few}")
+    return lines
+
+
+def intervals_markdown(lines: list[str]) -> str:
+    return "\n95% intervals:\n" + "".join(f"- {line}\n" for line in lines) if lines else ""
+
+
+def intervals_latex(lines: list[str]) -> str:
+    return "".join(f"% 95% interval: {line}\n" for line in lines)
 
 
 def check_one_provenance(path: Path, seen: set) -> None:
@@ -85,7 +144,11 @@ def to_latex(table: pd.DataFrame) -> str:
     ranked_rows = ~table.iloc[:, 0].astype(str).isin(REFERENCE_ROWS)
     marks: dict[tuple[int, str], str] = {}
     for column in table.columns:
-        if column in NOT_RANKED or not pd.api.types.is_numeric_dtype(table[column]):
+        if (
+            column in NOT_RANKED
+            or str(column).endswith(("CI low", "CI high"))  # "Ans. 95% CI low": an interval's end, not a score
+            or not pd.api.types.is_numeric_dtype(table[column])
+        ):
             continue
         values = sorted({round(v, 2) for v in table.loc[ranked_rows, column].dropna()}, reverse=True)
         for row, value in table[column].items():

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 
@@ -32,8 +33,23 @@ from olympiad_eval.core.records import (
     read_jsonl,
     write_json,
 )
-from olympiad_eval.core.stats import BOOTSTRAP_RESAMPLES, ratio_bootstrap
-from olympiad_eval.core.tables import CELL, check_one_provenance, made_by_latex, made_by_markdown, to_latex, to_markdown
+from olympiad_eval.core.stats import BOOTSTRAP_RESAMPLES, ratio_bootstrap, resampled_text
+from olympiad_eval.core.tables import (
+    CELL,
+    CLUSTER,
+    check_one_provenance,
+    clusters,
+    interval_method,
+    interval_notes,
+    intervals_latex,
+    intervals_markdown,
+    made_by_latex,
+    made_by_markdown,
+    resampled_lines,
+    to_latex,
+    to_markdown,
+    with_interval_notes,
+)
 from olympiad_eval.stages.render import select, selection, selection_options
 
 
@@ -42,9 +58,12 @@ def cells(plan: dict, benchmark: str) -> list[tuple[str, str, str]]:
     return [(s, m, j) for s in suites for m in plan["models"] for j in plan["judges"]]
 
 
-def load_judgments(layout: Layout, plan: dict, benchmark: str, parts: tuple[str, ...] = ()) -> pd.DataFrame:
-    """Every judgment of the plan's cells, one row each, with what the tables read (see `_row`), and
-    a column for each of the benchmark's `parts` (empty where a judgment has none)."""
+def load_judgments(
+    layout: Layout, plan: dict, benchmark: str, parts: tuple[str, ...] = (), cluster_of: Callable | None = None
+) -> pd.DataFrame:
+    """Every judgment of the plan's cells, one row each, with what the tables read (see `_row`), a
+    column for each of the benchmark's `parts` (empty where a judgment has none), and its `cluster`
+    (the benchmark's `cluster_of`; by default its problem)."""
     rows = []  # one frame from every row, so that each column's type is inferred from them all
     for suite, model, judge in cells(plan, benchmark):
         path = layout.judgments(plan["family"][benchmark], suite, model, judge)
@@ -52,12 +71,12 @@ def load_judgments(layout: Layout, plan: dict, benchmark: str, parts: tuple[str,
             raise InputError(
                 f"{path}: the plan's cell {suite} x {model} x {judge} has no judgments; run its stages first"
             )
-        judgments = [_row(judgment, parts) for judgment in iter_jsonl(path, Judgment)]
+        judgments = [_row(judgment, parts, cluster_of) for judgment in iter_jsonl(path, Judgment)]
         check_one_provenance(path, {row[_PROVENANCE] for row in judgments})
         rows += judgments
     if not rows:
         raise InputError(f"benchmark '{benchmark}': no suite of the plan belongs to it")
-    return pd.DataFrame(rows, columns=[*COLUMNS, *parts])
+    return pd.DataFrame(rows, columns=[*COLUMNS, *parts, CLUSTER])
 
 
 # A judgment as the tables read it: no table reads the extracted answers, the slots or the detail
@@ -82,15 +101,19 @@ _NAMES = {
 }
 
 
-def _row(judgment: Judgment, parts: tuple[str, ...]) -> tuple:
-    return tuple(
-        _without_prose(getattr(judgment, name))
-        if name == "details"
-        else sys.intern(value)
-        if name in _NAMES and isinstance(value := getattr(judgment, name), str)
-        else getattr(judgment, name)
-        for name in COLUMNS
-    ) + tuple(judgment.parts.get(name) for name in parts)
+def _row(judgment: Judgment, parts: tuple[str, ...], cluster_of: Callable | None = None) -> tuple:
+    return (
+        tuple(
+            _without_prose(getattr(judgment, name))
+            if name == "details"
+            else sys.intern(value)
+            if name in _NAMES and isinstance(value := getattr(judgment, name), str)
+            else getattr(judgment, name)
+            for name in COLUMNS
+        )
+        + tuple(judgment.parts.get(name) for name in parts)
+        + (sys.intern(cluster_of(judgment)) if cluster_of else judgment.id,)
+    )
 
 
 PROVENANCE = ["protocol", "judge_config", "packages"]
@@ -131,13 +154,26 @@ def counts(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def bootstrap_interval(group: pd.DataFrame, resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float]:
-    """The 95% percentile bootstrap interval of the score, resampling problems (with all their
-    samples) with replacement. The generator is seeded so that the tables stay byte-stable."""
-    per_problem = group.assign(points=group["points"].fillna(0)).groupby("id")[["points", "max_points"]].sum()
+    """The 95% percentile cluster bootstrap interval of the score: whole clusters (the `cluster`
+    column, the benchmark's `cluster_of`: a problem with all its samples, HiPhO's exam problem with
+    all its parts) resampled with replacement, the score of each resample its points over its points
+    available. The generator is seeded so that the tables stay byte-stable."""
+    drawn = group.assign(points=group["points"].fillna(0), _cluster=clusters(group))
+    per_cluster = drawn.groupby("_cluster")[["points", "max_points"]].sum()
     low, high = ratio_bootstrap(
-        per_problem["points"].to_numpy(), per_problem["max_points"].to_numpy(), resamples, seed=0
+        per_cluster["points"].to_numpy(), per_cluster["max_points"].to_numpy(), resamples, seed=0
     )
     return (low, high) if math.isnan(low) else (round(low, 2), round(high, 2))
+
+
+def resampled(frame: pd.DataFrame, unit: str) -> dict[tuple[str, str, str], str]:
+    """What each cell's interval resampled, as its metrics say it: `4 exam problems, 5 answers`."""
+    drawn = frame.assign(_cluster=clusters(frame)).groupby(CELL)["_cluster"].agg(["nunique", "size"])
+    return {cell: resampled_text(int(n), unit, int(size)) for cell, (n, size) in drawn.iterrows()}
+
+
+def summary_notes(frame: pd.DataFrame, unit: str) -> list[str]:
+    return [interval_method(unit), *resampled_lines(frame, unit)]
 
 
 def with_usage(table: pd.DataFrame, layout: Layout, family: str) -> pd.DataFrame:
@@ -260,18 +296,23 @@ def partial_latex(partial: dict[str, str]) -> str:
     return "".join(f"% partial: {line}\n" for line in partial_lines(partial))
 
 
-def headline(summary: pd.DataFrame, frame: pd.DataFrame, partial: dict[str, str]) -> dict[tuple[str, str, str], dict]:
+def headline(
+    summary: pd.DataFrame, frame: pd.DataFrame, partial: dict[str, str], unit: str = "problem"
+) -> dict[tuple[str, str, str], dict]:
     """Each cell's headline for `dvc metrics show` and `dvc exp show`, a few columns wide: its
-    score, the score's 95% interval, its coverage (the share of its judgments that were scored, as
-    its judge stage counts it), the protocol (with its version) that made it and, for a suite that
-    leaves problems out, what it took; the counts, costs, judge config and package versions are in
-    the summary table."""
+    score, the score's 95% interval and what it resampled (`ci_resampled`: its clusters, named by
+    the benchmark's `cluster_unit`, and answers), its coverage (the share of its judgments that were
+    scored, as its judge stage counts it), the protocol (with its version) that made it and, for a
+    suite that leaves problems out, what it took; the counts, costs, judge config and package
+    versions are in the summary table."""
     judgments = frame.groupby(CELL).size()
+    drawn = resampled(frame, unit)
     return {
         (row["suite"], row["model"], row["judge"]): {
             "score": row["score (%)"],
             "ci_low": row["95% CI low"],
             "ci_high": row["95% CI high"],
+            "ci_resampled": drawn[(row["suite"], row["model"], row["judge"])],
             "coverage": round(row["scored"] / judgments[(row["suite"], row["model"], row["judge"])], 6),
             "protocol": row["protocol"],
             **({"partial": partial[row["suite"]]} if row["suite"] in partial else {}),
@@ -333,16 +374,17 @@ def aggregate(
     `suites`: the composed config of each of the plan's suites of this benchmark, which its tables
     read under `suites` in the benchmark's config (which suites are one setting, and so on)."""
     bench = plugin(bench_cfg.kind)
-    frame = load_judgments(layout, plan, benchmark, bench.score_parts)
+    frame = load_judgments(layout, plan, benchmark, bench.score_parts, bench.cluster_of)
     made = protocol_by_judge(frame)
     summary = with_usage(counts(frame), layout, plan["family"][benchmark]).join(
         made[["protocol", "judge_config"]].rename(columns={"judge_config": "judge config"}), on="judge"
     )
+    with_interval_notes(summary, summary_notes(frame, bench.cluster_unit))
     tables = {"summary": summary, **bench.tables(frame, with_suites(bench_cfg, suites or {}))}
     partial = partial_suites(benchmark, suites or {}, layout)
     write_tables(benchmark, tables, made, layout.tables(benchmark), partial)
     with atomic_dir(layout.metrics(benchmark)) as staging:
-        for (suite, model, judge), metrics in headline(summary, frame, partial).items():
+        for (suite, model, judge), metrics in headline(summary, frame, partial, bench.cluster_unit).items():
             write_json(staging / suite / model / f"{judge}.json", metrics)
     for name, table in plot_data(frame, summary).items():
         with atomic_file(layout.plot(benchmark, name)) as handle:
@@ -358,23 +400,25 @@ def write_tables(
     partial: dict[str, str] | None = None,
 ) -> None:
     """Each table as CSV, Markdown and LaTeX, all of them in tables.md, and their index; each
-    says which suites are `partial` (suite: what it took; see `partial_suites`)."""
+    says which suites are `partial` (suite: what it took; see `partial_suites`), and a table with
+    intervals what they resampled (its `interval_notes`)."""
     notes, partial = made_by_lines(made), partial or {}
     index = table_index(benchmark, list(tables))
     with atomic_dir(folder) as staging:
         sections = []
         for entry in index["tables"]:
             table, files = tables[entry["name"]], entry["files"]
+            drawn = interval_notes(table)
             with_partial(with_protocol(table, made), partial).to_csv(
                 staging / files["csv"], index=False, lineterminator="\n"
             )
-            (staging / files["markdown"]).write_text(
-                to_markdown(table) + partial_markdown(partial) + made_by_markdown(notes), encoding="utf-8"
-            )
+            shown = to_markdown(table) + intervals_markdown(drawn) + partial_markdown(partial)
+            (staging / files["markdown"]).write_text(shown + made_by_markdown(notes), encoding="utf-8")
             (staging / files["latex"]).write_text(
-                partial_latex(partial) + made_by_latex(notes) + to_latex(table), encoding="utf-8"
+                partial_latex(partial) + made_by_latex(notes) + intervals_latex(drawn) + to_latex(table),
+                encoding="utf-8",
             )
-            sections.append(f"## {benchmark}: {entry['title']}\n\n{to_markdown(table)}{partial_markdown(partial)}")
+            sections.append(f"## {benchmark}: {entry['title']}\n\n{shown}")
         sections.append(made_by_markdown(notes).lstrip("\n"))  # no heading: headings name the tables
         (staging / index["all"]).write_text("\n".join(sections), encoding="utf-8")
         write_json(staging / TABLE_INDEX, index)

@@ -17,6 +17,7 @@ class HiPhO(Benchmark):
     # Bump a version with any change that can alter a verdict or a score (see `benchmarks.suites`).
     protocol_versions = {"official": 3, "evalscope": 3}
     score_parts = ("answer_points", "step_points")  # answer and step level, in points (where the protocol has them)
+    cluster_unit = "exam problem"  # a problem's parts share its setup: resampled together (`tables.cluster_of`)
     modules = (config, judging, loading, prompts, report, scoring, tables)
 
 

@@ -47,6 +47,18 @@ def _shown(value, digits: int = 2) -> float:
     return float("nan") if value is None or _missing(value) else round(float(value), digits)
 
 
+def cluster_of(judgment) -> str:
+    """The exam problem a judgment's question belongs to, which its tables' intervals resample as
+    one: the release names each question `<exam>_<problem>_<part>...` after its exam (its `source`,
+    the judgment's subset), so IPhO_2025_1_A_1 and IPhO_2025_1_C_4 are parts of IPhO_2025_1 and
+    share its setup, while F=MA_2024_07 and PanMechanics_2024_3, numbered without parts, are
+    problems of their own. An id that does not start with its exam's name is its own problem."""
+    exam, pid = judgment.subset, judgment.id
+    if not exam or not pid.startswith(f"{exam}_"):
+        return pid
+    return f"{exam}_{pid[len(exam) + 1 :].split('_', 1)[0]}"
+
+
 def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
     """Exam scores in points (the mean over samples; and their standard deviation with several
     samples), with each exam's full marks; medals per exam by the official cutoffs and their counts;

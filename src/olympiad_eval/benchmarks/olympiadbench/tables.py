@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from olympiad_eval import lazy_import
-from olympiad_eval.core.stats import ratio_bootstrap
-from olympiad_eval.core.tables import CELL
+from olympiad_eval.core.stats import cluster_bootstrap
+from olympiad_eval.core.tables import CELL, clusters, interval_method, resampled_lines, with_interval_notes
 
 np, pd = lazy_import("numpy"), lazy_import("pandas")  # for the tables only
 
@@ -21,9 +21,10 @@ BREAKDOWNS = {
 def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
     """Accuracy (%) overall and per subject (maths, physics), language, source (COMP: competitions,
     CEE: the Gaokao), modality and subfield, as the paper reports it, each with its 95% bootstrap
-    interval (problems resampled). A judgment the rules could not score (a problem left to human
-    evaluation, asked anyway) is counted in `not scored` and left out of the accuracy, as the
-    official evaluation leaves such problems out; a failed generation counts as wrong."""
+    interval (a cluster bootstrap: problems resampled, each with its samples; the notes say how
+    many). A judgment the rules could not score (a problem left to human evaluation, asked anyway)
+    is counted in `not scored` and left out of the accuracy, as the official evaluation leaves such
+    problems out; a failed generation counts as wrong."""
     parts = frame["subset"].str.split("_", expand=True).reindex(columns=range(5))
     frame = frame.assign(
         type=parts[0],
@@ -32,24 +33,34 @@ def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
         source=parts[4],
         subfield=frame["subject"].replace("", "(none)"),
     )
-    result = {"accuracy": _accuracy(frame, [])}
+    scored = frame[frame["status"] != "judge_error"]
+    result = {"accuracy": with_interval_notes(_accuracy(frame, []), _notes(scored, []))}
     for name, column in BREAKDOWNS.items():
-        result[f"accuracy_by_{name}"] = _accuracy(frame, [column])
+        result[f"accuracy_by_{name}"] = with_interval_notes(_accuracy(frame, [column]), _notes(scored, [column]))
     return result
+
+
+def _notes(scored: pd.DataFrame, by: list[str]) -> list[str]:
+    """How the intervals were made, and what the overall rows resampled (each breakdown row
+    resamples the `problems` it counts)."""
+    if by:
+        return [interval_method("problem"), "each row: its `problems`, with all their samples"]
+    return [interval_method("problem"), *resampled_lines(scored, "problem")] if len(scored) else []
 
 
 def _accuracy(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     rows = []
     for keys, group in frame.groupby([*CELL, *by], sort=True):
         scored = group[group["status"] != "judge_error"]
-        per_problem = scored.assign(score=scored["score"].fillna(0)).groupby("id")["score"].mean().to_numpy()
-        low, high = interval(per_problem)
+        scored = scored.assign(score=scored["score"].fillna(0), _cluster=clusters(scored))
+        per_problem = scored.groupby("id")[["score", "_cluster"]].agg({"score": "mean", "_cluster": "first"})
+        low, high = interval(per_problem["score"].to_numpy(), per_problem["_cluster"].to_numpy())
         rows.append(
             (
                 *keys,
                 len(per_problem),
                 int(group["id"][group["status"] == "judge_error"].nunique()),
-                round(100 * per_problem.mean(), 2) if per_problem.size else float("nan"),
+                round(100 * per_problem["score"].mean(), 2) if len(per_problem) else float("nan"),
                 low,
                 high,
             )
@@ -58,7 +69,9 @@ def _accuracy(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def interval(scores) -> tuple[float, float]:
-    """The 95% bootstrap interval of the accuracy (%) over problems resampled with replacement."""
-    low, high = ratio_bootstrap(scores, np.ones(len(scores)), seed=0)
+def interval(scores, problem_clusters) -> tuple[float, float]:
+    """The 95% cluster bootstrap interval of the accuracy (%), the mean of the problems' scores (each
+    the mean over its samples): the problems' clusters (a label per problem) resampled with
+    replacement, each with all its problems."""
+    low, high = cluster_bootstrap(scores, np.ones(len(scores)), problem_clusters, seed=0)
     return (low, high) if np.isnan(low) else (round(low, 2), round(high, 2))

@@ -7,6 +7,8 @@ from olympiad_eval import lazy_import
 from olympiad_eval.benchmarks.physelite.judging import ERROR_TYPES
 from olympiad_eval.benchmarks.physelite.loading import subjects_of
 from olympiad_eval.core.records import InputError
+from olympiad_eval.core.stats import cluster_bootstrap
+from olympiad_eval.core.tables import clusters, interval_method, resampled_lines, with_interval_notes
 
 ROWS = ["setting", "model", "judge"]  # every table's rows: settings never pool
 
@@ -18,7 +20,8 @@ PER_LANGUAGE = [*ROWS, "language"]
 
 def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
     """Per setting (see `settings`), each the mean of its zh and en results as the paper reports:
-    its Table 3 (answer accuracy per subject and overall, process score), the same per language,
+    its Table 3 (answer accuracy per subject and overall with its 95% interval, process score), the
+    same per language,
     accuracy per difficulty band, its Table 4 (each variant against its baseline on the same
     problems), and, where LLM judges graded steps and verdicts, the analyses of its section 5.
     `cfg` is the benchmark's config with `suites`, the composed config of each suite of the plan."""
@@ -85,7 +88,22 @@ def _accuracy(frame: pd.DataFrame) -> pd.DataFrame:
     table = by_subject.unstack("subject")
     table["Ans."] = frame.groupby(PER_LANGUAGE).apply(_accuracy_of, include_groups=False)
     table["Proc."] = frame.groupby(PER_LANGUAGE)["process"].mean() * 100
-    return _mean_over_languages(table)
+    averaged = _mean_over_languages(table)
+    bounds = frame.groupby(ROWS).apply(_answer_interval, include_groups=False)
+    ends = pd.DataFrame(bounds.tolist(), index=bounds.index, columns=["Ans. 95% CI low", "Ans. 95% CI high"])
+    notes = [interval_method("problem", "Ans. 95% CI low, high"), *resampled_lines(frame, "problem", ROWS, "setting")]
+    return with_interval_notes(averaged.merge(ends.reset_index(), on=ROWS, how="left"), notes)
+
+
+def _answer_interval(group: pd.DataFrame) -> tuple[float, float]:
+    """The 95% interval of a setting's answer accuracy, the mean of its languages' accuracies: a
+    cluster bootstrap that draws problems (the benchmark's clusters) with their answers in every
+    language and sample together, a zh and an en answer to one problem being no two independent
+    draws; each resample's accuracy is again the mean over languages."""
+    low, high = cluster_bootstrap(
+        group["score"].fillna(0).to_numpy(), [1.0] * len(group), clusters(group), group["language"], seed=0
+    )
+    return (low, high) if pd.isna(low) else (round(low, 1), round(high, 1))
 
 
 def _accuracy_by_language(frame: pd.DataFrame) -> pd.DataFrame:
