@@ -10,8 +10,11 @@ import io
 import itertools
 import json
 import logging
+import os
 import re
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -21,14 +24,23 @@ import pytest
 from omegaconf import OmegaConf
 from PIL import Image
 
-from olympiad_eval.cli.fake_server import FakeOpenAI, Fault, default_responder
+from olympiad_eval.cli.fake_server import (
+    FakeOpenAI,
+    Fault,
+    bad_usage,
+    default_responder,
+    other_model,
+    reasoning_only,
+    surrogates,
+    trickling,
+)
 from olympiad_eval.core.records import Generation, InputError, read_jsonl
 from olympiad_eval.llm.cache import Reply, RequestCache, utc_now
 from olympiad_eval.llm.images import shrink_image
 from olympiad_eval.llm.providers import OpenAIProvider, Request, complete_all
 from olympiad_eval.llm.transport import EndpointError, RateLimiter, retry_after
 from olympiad_eval.stages.generate import generate
-from tests.support import UNSERVABLE, unservable_endpoint
+from tests.support import ROOT, UNSERVABLE, unservable_endpoint
 
 
 def model(base_url: str, **extra):
@@ -691,3 +703,314 @@ def test_retry_after_is_read_in_seconds_milliseconds_or_as_a_date():
     assert 118 <= in_two_minutes <= 120
     assert retry_after({}) is None and retry_after({"retry-after": "soon"}) is None
     assert retry_after({"retry-after": "inf"}) is None
+
+
+# ---------------------------------------------------------------- replies that stall, lie or poison
+
+
+def test_a_reply_that_trickles_times_out_each_attempt_and_fails_the_request(hipho):
+    """Status 200, then a byte of whitespace every 0.2 s: each read gets a byte, so a timeout per
+    read never fires. The whole reply of an attempt must come within `timeout`: two attempts of
+    1 s, then an error that says so, nothing cached."""
+    with FakeOpenAI(trickling(0.2)) as server:
+        started = time.perf_counter()
+        outcome, generations, usage = run(hipho, model(server.base_url, timeout=1, max_retries=1, concurrency=5))
+        took = time.perf_counter() - started
+        assert server.count() == 5 * 2  # each attempt cut at its deadline, retried once
+    assert took < 15, took
+    assert outcome.errors == 5 and usage["answered"] == 0
+    assert all(
+        g.response is None and g.error.startswith("APITimeoutError: no whole reply within 1 s") for g in generations
+    )
+    assert len(RequestCache(hipho.parent / "cache.sqlite")) == 0  # a rerun asks again
+
+
+def test_a_slow_reply_inside_its_deadline_is_an_answer(hipho):
+    with FakeOpenAI(latency=0.5) as server:
+        outcome, generations, _ = run(hipho, model(server.base_url, timeout=3, max_retries=0))
+    assert outcome.errors == 0 and all(g.response for g in generations)
+
+
+BAD_USAGE = {
+    "negative": (
+        {"prompt_tokens": -1_000_000, "completion_tokens": -2_500_000, "total_tokens": 0},
+        "prompt_tokens -1000000",
+    ),
+    "huge": ({"prompt_tokens": 10, "completion_tokens": 1e30, "total_tokens": 1e30}, "completion_tokens 1e+30"),
+    "text": ({"prompt_tokens": "many", "completion_tokens": 3, "total_tokens": 3}, "prompt_tokens 'many'"),
+    "fraction": ({"prompt_tokens": 12.5, "completion_tokens": 3, "total_tokens": 15.5}, "prompt_tokens 12.5"),
+    "missing": ({"prompt_tokens": 12, "total_tokens": 12}, "completion_tokens missing"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_USAGE)
+def test_usage_that_is_no_token_count_leaves_the_cost_unknown_and_the_paid_reply_kept(hipho, caplog, case):
+    """A reply that was paid for is kept (cached: a rerun pays nothing) whatever its usage says;
+    its tokens and cost are unknown, never negative, huge or zero, and the problem is said."""
+    figures, problem = BAD_USAGE[case]
+    with FakeOpenAI(bad_usage(figures)) as server:
+        outcome, generations, usage = run(hipho, model(server.base_url, prices={"input": 2.5, "output": 10.0}))
+        assert outcome.errors == 0 and all("\\boxed{42}" in g.response for g in generations)
+        _, again, usage_again = run(hipho, model(server.base_url, prices={"input": 2.5, "output": 10.0}))
+        assert server.count() == 5 and again == generations and usage_again == usage
+    assert usage["cost_usd"] is None and usage["cost_usd_known"] == 0.0 and usage["usage_unknown"] == 5
+    assert usage["usage_invalid"] == 5 and usage["usage_problem"].startswith(f"usage {problem}")
+    assert usage["prompt_tokens"] == usage["completion_tokens"] == 0
+    assert "cost unknown (5 replies without a usage" in outcome.summary()
+    assert "5 of 5 replies came without a usable usage; 5 reported figures that are no token counts" in caplog.text
+
+
+def test_a_reply_without_usage_costs_unknown_never_zero(hipho):
+    with FakeOpenAI(bad_usage(None)) as server:
+        outcome, _, usage = run(hipho, model(server.base_url, prices={"input": 2.5, "output": 10.0}))
+    assert outcome.errors == 0 and usage["cost_usd"] is None and usage["usage_unknown"] == 5
+    assert "usage_invalid" not in usage and "cost $0" not in outcome.summary()
+
+
+def test_a_usage_of_token_counts_adds_no_key_to_the_usage_file(hipho):
+    """Usage files of ordinary runs keep their bytes: the keys of unknown usage and of another
+    model are written only where there is something to say."""
+    with FakeOpenAI() as server:
+        _, generations, usage = run(hipho, model(server.base_url))
+    assert set(usage) == {
+        "replies_received", "requests", "answered", "failed", "truncated", "retries",
+        "prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_usd",
+    }  # fmt: skip
+    lines = (hipho / "generations" / "sample_hipho" / "m.jsonl").read_text(encoding="utf-8")
+    assert '"served_model"' not in lines
+
+
+@pytest.mark.parametrize("name", ["cache.sqlite", "shared-cache"])
+def test_a_cached_reply_with_usage_that_is_no_token_count_reads_back_as_unknown(tmp_path, name):
+    """A row stored before usage was checked: its negative figures are never added up."""
+    cache = RequestCache(tmp_path / name)
+    row = {"text": "a", "reasoning": None, "finish_reason": "stop", "attempts": 1}
+    cache._store.put("k", json.dumps({**row, "usage": {"prompt_tokens": -5, "completion_tokens": 3}}))
+    reply = cache.get("k")
+    assert reply.usage == {} and reply.usage_problem.startswith("usage prompt_tokens -5, not a token count")
+    cache.close()
+
+
+def test_a_reply_served_by_another_model_is_recorded_counted_and_warned_about(hipho, caplog):
+    with FakeOpenAI(other_model("gpt-3.5-turbo-cheap-fallback")) as server:
+        outcome, generations, usage = run(hipho, model(server.base_url))
+        assert outcome.errors == 0 and server.count() == 5
+    assert {g.served_model for g in generations} == {"gpt-3.5-turbo-cheap-fallback"}
+    assert usage["other_model"] == 5 and usage["served_models"] == {"gpt-3.5-turbo-cheap-fallback": 5}
+    assert (
+        "5 of 5 replies were served by another model than 'fake-model' ('gpt-3.5-turbo-cheap-fallback' 5x)"
+        in caplog.text
+    )
+
+
+def test_every_reply_keeps_the_model_that_served_it_in_the_cache(tmp_path):
+    with FakeOpenAI() as server:
+        replies, _ = ask(tmp_path, model(server.base_url), batch(2))
+    cache = RequestCache(tmp_path / "cache.sqlite")
+    assert [cache.get(f"key-{i}").served_model for i in range(2)] == ["fake-model"] * 2
+    assert [reply.served_model for reply in replies] == ["fake-model"] * 2
+    cache.close()
+
+
+@pytest.mark.parametrize(
+    "asked,served,same",
+    [
+        ("gpt-4o", "gpt-4o-2024-08-06", True),  # a dated snapshot of the model asked
+        ("openai/gpt-4o", "gpt-4o-2024-08-06", True),  # a router that drops the organisation
+        ("claude-3-5-sonnet", "claude-3-5-sonnet-20241022", True),
+        ("llama3", "llama3:latest", True),
+        ("gpt-4o", "gpt-4o-mini", False),
+        ("gpt-3.5-turbo", "gpt-3.5-turbo-cheap-fallback", False),
+        ("gpt-4o", "gpt-4o-2024-08-06-cheap-fallback", False),
+        ("Qwen/Qwen2.5-VL-7B-Instruct", "Qwen/Qwen2.5-VL-72B-Instruct", False),
+    ],
+)
+def test_a_snapshot_of_the_model_asked_is_no_other_model(hipho, asked, served, same):
+    with FakeOpenAI(other_model(served)) as server:
+        _, generations, usage = run(hipho, model(server.base_url, model=asked, probe=False))
+    assert ("other_model" not in usage) == same
+    assert {g.served_model for g in generations} == {None if same else served}
+
+
+def test_strict_model_refuses_another_models_replies(hipho):
+    with FakeOpenAI(other_model("gpt-3.5-turbo-cheap-fallback")) as server:
+        outcome, generations, usage = run(hipho, model(server.base_url, max_retries=1, strict_model=True))
+        assert server.count() == 5 * 2  # retried like a reply that is no answer
+    assert outcome.errors == 5 and usage["answered"] == 0
+    assert all(
+        g.response is None
+        and g.error.startswith("served by another model: 'gpt-3.5-turbo-cheap-fallback', not 'fake-model'")
+        for g in generations
+    )
+    assert len(RequestCache(hipho.parent / "cache.sqlite")) == 0
+
+
+@pytest.mark.parametrize("field_name", ["content", "reasoning_content", "refusal", "finish_reason", "model"])
+def test_a_lone_surrogate_in_any_field_of_a_reply_is_cleaned_at_the_door(hipho, field_name):
+    """Every field of a reply is written somewhere (the generation, the cache); a lone surrogate in
+    any of them is U+FFFD there, and a rerun reads the same back from the cache."""
+    with FakeOpenAI(surrogates(field_name)) as server:
+        outcome, generations, _ = run(hipho, model(server.base_url))
+        _, again, _ = run(hipho, model(server.base_url))
+        assert server.count() == 5 and again == generations
+    written = (hipho / "generations" / "sample_hipho" / "m.jsonl").read_text(encoding="utf-8")
+    assert "\ufffd" in written and outcome.errors == 0
+    if field_name == "finish_reason":
+        assert {g.finish_reason for g in generations} == {"stop\ufffd"}
+    if field_name == "model":
+        assert {g.served_model for g in generations} == {"fake-model\ufffd"}
+
+
+def test_a_lone_surrogate_in_an_error_is_cleaned_too(hipho):
+    fault = Fault(400, {"error": {"message": "bad request \ud800 here"}})
+    with FakeOpenAI(lambda body: fault) as server:
+        outcome, generations, _ = run(hipho, model(server.base_url))
+        assert server.count() == 5
+    assert outcome.errors == 5 and all(
+        g.error.startswith("HTTP 400: ") and g.error.endswith("bad request \ufffd here") for g in generations
+    )
+
+
+@pytest.mark.parametrize("name", ["cache.sqlite", "shared-cache"])
+def test_a_cached_row_poisoned_in_any_field_is_read_back_clean_without_a_hand_edit(hipho, name):
+    """A row that code before this stored (it cleaned the texts only): the run that reads it back
+    writes its outputs, offline, with U+FFFD where the surrogate was."""
+    cache_path = hipho.parent / name
+    out = hipho / "generations" / "sample_hipho" / "m.jsonl"
+
+    def generate_from(base_url):
+        return generate(
+            "sample_hipho", "m", model(base_url), hipho / "suites/sample_hipho/prompts.jsonl", out, cache_path
+        )
+
+    with FakeOpenAI() as server:
+        generate_from(server.base_url)
+        poisoned = corrupt_rows(
+            cache_path, lambda text, index: json.dumps({**json.loads(text), "finish_reason": "stop\ud800"})
+        )
+        base_url = server.base_url
+    outcome = generate_from(base_url)  # the server is gone: every reply from the cache
+    assert poisoned == 5 and outcome.errors == 0 and outcome.sent == 0
+    assert {g.finish_reason for g in read_jsonl(out, Generation)} == {"stop\ufffd"}
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"content": "", "reasoning_content": "Let me think about the forces.", "finish_reason": "stop"},
+        {"content": "  \n", "reasoning_content": "Let me think.", "finish_reason": "stop"},
+        {"content": "", "finish_reason": "stop"},
+    ],
+    ids=["reasoning only", "whitespace and reasoning", "empty"],
+)
+def test_a_reply_with_reasoning_but_no_answer_is_retried_then_an_error_never_a_zero(hipho, reply):
+    with FakeOpenAI(lambda body: reply) as server:
+        outcome, generations, usage = run(hipho, model(server.base_url, max_retries=1))
+        assert server.count() == 5 * 2
+    assert outcome.errors == 5 and usage["answered"] == 0
+    assert all(g.response is None and "no answer, the content is empty" in g.error for g in generations)
+
+
+def test_a_reasoning_only_reply_is_retried_until_an_answer_comes(hipho):
+    with FakeOpenAI(AnswersAfter(reasoning_only({}))) as server:
+        outcome, generations, usage = run(hipho, model(server.base_url, max_retries=1))
+    assert outcome.errors == 0 and all("\\boxed{42}" in g.response for g in generations)
+    assert server.count() == 5 * 2 and usage["retries"] == 5
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        "CREATE TABLE replies (id INTEGER PRIMARY KEY, payload BLOB)",
+        "CREATE TABLE replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL, stored REAL NOT NULL)",
+        "CREATE TABLE replies (key TEXT, reply TEXT)",
+        "CREATE TABLE leases (key TEXT PRIMARY KEY, holder INTEGER)",
+    ],
+    ids=["other columns", "a column more", "no primary key", "foreign leases"],
+)
+def test_a_cache_of_a_foreign_schema_is_refused_before_the_first_request(hipho, schema):
+    """Another program's SQLite file: every reply stored in it would be lost after it was paid for."""
+    path = hipho.parent / "cache.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute(schema)
+    db.close()
+    with FakeOpenAI() as server:
+        with pytest.raises(InputError) as caught:
+            run(hipho, model(server.base_url))
+        assert server.count() == 0 and server.probes == 0
+    said = str(caught.value)
+    assert said.startswith(f"the request cache {path} holds a table `") and "\n" not in said
+    assert "that is not a request cache's" in said and "set paths.request_cache" in said
+    assert not (hipho / "generations").exists()
+
+
+GENERATE_IN_ANOTHER_PROCESS = """
+import sys
+from pathlib import Path
+from omegaconf import OmegaConf
+from olympiad_eval.stages.generate import generate
+base_url, outputs, cache, out = sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4]
+cfg = OmegaConf.create({"provider": "openai", "base_url": base_url, "model": "fake-model", "api_key_env": None,
+                        "concurrency": 5, "max_retries": 0, "timeout": 60})
+outcome = generate("sample_hipho", "m", cfg, outputs / "suites/sample_hipho/prompts.jsonl", out, cache)
+print(outcome.sent, outcome.errors)
+"""
+
+
+def another_process(base_url: str, outputs, cache, out) -> subprocess.Popen:
+    """A clone's generate stage, in a process of its own, sharing `cache` with this one."""
+    return subprocess.Popen(
+        [sys.executable, "-c", GENERATE_IN_ANOTHER_PROCESS, base_url, str(outputs), str(cache), str(out)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize("name", ["cache.sqlite", "shared-cache"])
+def test_two_processes_sharing_a_cache_pay_once_for_each_reply(hipho, name):
+    """The second process finds each request on its way (a lease in the cache) and waits for the
+    reply the first one stores, instead of paying for it again; both write the same generations."""
+    cache = hipho.parent / name
+    with FakeOpenAI(latency=2.0) as server:
+        first = another_process(server.base_url, hipho, cache, hipho / "first.jsonl")
+        deadline = time.monotonic() + 60
+        while server.count() < 5 and time.monotonic() < deadline:  # the first one's requests are out
+            time.sleep(0.05)
+        second = another_process(server.base_url, hipho, cache, hipho / "second.jsonl")
+        outputs = [process.communicate(timeout=120) for process in (first, second)]
+        assert [process.returncode for process in (first, second)] == [0, 0], outputs
+        assert server.count() == 5  # each reply paid once
+    assert [out.split() for out, _ in outputs] == [["5", "0"], ["0", "0"]]  # sent, failed
+    assert (hipho / "first.jsonl").read_bytes() == (hipho / "second.jsonl").read_bytes()
+
+
+def test_a_lease_whose_owner_was_killed_is_taken_over_at_once(hipho):
+    """A process killed while its requests were on their way leaves its leases in the cache; the
+    next run sees that their owner is gone and sends at once, not after the leases' time runs out."""
+    cache = hipho.parent / "cache.sqlite"
+    hold = threading.Event()
+
+    def held_then_answered(body: dict):
+        hold.wait(60)
+        return default_responder(body)
+
+    with FakeOpenAI(held_then_answered) as server:
+        first = another_process(server.base_url, hipho, cache, hipho / "first.jsonl")
+        deadline = time.monotonic() + 60
+        while server.count() < 5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        first.kill()
+        first.communicate()
+        hold.set()
+        with sqlite3.connect(cache) as db:  # the dead process's leases are still there
+            assert db.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 5
+        db.close()
+        started = time.perf_counter()
+        second = another_process(server.base_url, hipho, cache, hipho / "second.jsonl")
+        out, err = second.communicate(timeout=120)
+        assert second.returncode == 0, err
+        assert time.perf_counter() - started < 30  # not LEASE_SECONDS per request
+        assert out.split() == ["5", "0"] and server.count() == 10

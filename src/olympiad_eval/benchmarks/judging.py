@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 
 # The response under judgment is fenced by markers derived from its own content (so it cannot
 # close them), and the judge is told that nothing inside them is an instruction.
@@ -28,16 +27,32 @@ def failed_tasks(replies: dict) -> str | None:
     return "; ".join(errors) if errors else None
 
 
-_JSON_OBJECT = re.compile(r"\{.*\}", re.S)
+def json_objects(text: str | None):
+    """Each JSON object a reply holds at top level, in order: prose, markdown fences and LaTeX
+    braces around and between them (`$\\frac{1}{2}$` before the object) are passed over. An
+    object is read from each `{` that starts one (JSON's own decoder, from that point), and the
+    scan resumes after it."""
+    text, decoder = text or "", json.JSONDecoder()
+    start = text.find("{")
+    while start != -1:
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except (json.JSONDecodeError, RecursionError):
+            start = text.find("{", start + 1)
+            continue
+        if isinstance(value, dict):
+            yield value
+            start = text.find("{", end)
+        else:  # unreachable for a `{`, kept for safety
+            start = text.find("{", start + 1)
 
 
-def json_reply(text: str | None) -> dict | None:
-    """The JSON object in a judge's reply (markdown fences and prose around it tolerated)."""
-    match = _JSON_OBJECT.search(text or "")
-    if not match:
-        return None
-    try:
-        data = json.loads(match.group(0))
-    except json.JSONDecodeError:
-        return None
-    return data if isinstance(data, dict) else None
+def json_reply(text: str | None, key: str | None = None) -> dict | None:
+    """The JSON object of a judge's reply that the asked schema expects: the first that holds its
+    field `key` (`"awarded"`, `"verdict"`, ...), else the first object; None where there is none."""
+    first = None
+    for data in json_objects(text):
+        if key is None or key in data:
+            return data
+        first = first if first is not None else data
+    return first

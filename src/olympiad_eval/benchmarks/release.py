@@ -13,6 +13,7 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
+from olympiad_eval.core.images import pixels_over_bound
 from olympiad_eval.core.records import Figure, RecordError
 
 MIME_BY_FORMAT = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
@@ -78,10 +79,14 @@ class FigureStore:
 
 def _image_format(data: bytes, release_file, record: str, field_name: str, name: str) -> str:
     """Pillow's name for the image's format, once every pixel decoded: a truncated file fails here,
-    not at a model."""
+    not at a model. An image of more than `core.images.MAX_FIGURE_PIXELS` is refused from its header, before
+    its pixels are decoded."""
     try:
         with Image.open(io.BytesIO(data)) as image:
             image_format = image.format or ""
+            too_large = pixels_over_bound(image)
+            if too_large:
+                raise RecordError(release_file, record, field_name, f"figure '{name}' {too_large}")
             image.load()
     except UNREADABLE_IMAGE as error:
         raise RecordError(
@@ -93,8 +98,9 @@ def _image_format(data: bytes, release_file, record: str, field_name: str, name:
 def release_path(name, *, root: Path, where: str | Path, record: str, field_name: str) -> Path:
     """A file the release names (`name`), relative to `root`; a name that leaves the release is refused.
 
-    Checked on the name, not on the resolved path: a Hub snapshot's files are symlinks into its
-    blob store, outside the snapshot folder, and are fine."""
+    Checked on the name (absolute, or with `..`), then on the path resolved: a file or folder of the
+    release that is a symbolic link to something outside it is refused too. A Hub snapshot's files
+    are links into its blob store, beside the snapshot folder (`_inside`), and are fine."""
     if not isinstance(name, str) or not name.strip():
         raise RecordError(where, record, field_name, f"a file name must be a non-empty string, got {name!r:.80}")
     parts = Path(name).parts
@@ -105,11 +111,43 @@ def release_path(name, *, root: Path, where: str | Path, record: str, field_name
             field_name,
             f"'{name}' points outside the release ({root}): only relative paths inside it are read",
         )
-    return root / name
+    path = root / name
+    resolved = path.resolve()
+    if not any(resolved.is_relative_to(inside) for inside in _inside(Path(root))):
+        raise RecordError(
+            where,
+            record,
+            field_name,
+            f"'{name}' is a link that leads outside the release ({root}), to {resolved}: only files inside it are read",
+        )
+    return path
+
+
+def _inside(root: Path) -> list[Path]:
+    """The folders a release's files may resolve into: the release's own, and where it is (in) a
+    Hugging Face snapshot (`<repo>/snapshots/<commit>/...`), its repository's blob store
+    (`<repo>/blobs`), which the snapshot's files link to."""
+    folders = [root.resolve()]
+    for folder in (root, *root.parents):
+        if folder.parent.name == "snapshots" and (folder.parent.parent / "blobs").is_dir():
+            folders.append((folder.parent.parent / "blobs").resolve())
+            break
+    return folders
 
 
 def as_text(value, *, where: str | Path, record: str, field_name: str, required: bool = True) -> str:
-    """A text field; numbers are accepted as their text (an answer `27`), lists and objects are not."""
+    """A text field; numbers are accepted as their text (an answer `27`), lists and objects are not.
+    A number that is none (NaN, which JSON writers and data frames put where a value is missing, or
+    an infinity) is no text: missing where the field may be, refused where it must be set."""
+    if isinstance(value, float) and not math.isfinite(value):
+        if required:
+            raise RecordError(
+                where,
+                record,
+                field_name,
+                f"{value!r} is not a value (a missing value written as a number?): it must be set",
+            )
+        return ""
     if value is None:
         if required:
             raise RecordError(where, record, field_name, "missing")

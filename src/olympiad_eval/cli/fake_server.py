@@ -3,12 +3,15 @@ and dry runs.
 
 Real HTTP on 127.0.0.1, so the real `openai` client is exercised end to end. It records every
 request it receives, can answer after a fixed latency, and a responder can inject faults
-(`Fault`: an HTTP error with headers, a dropped connection, a slow or garbled reply).
+(`Fault`: an HTTP error with headers, a dropped connection, a slow, trickling or garbled reply).
+A responder's dict is the assistant message, and may also set what the completion around it says
+(`finish_reason`, `usage`, the served `model`): the hostile replies of `HOSTILE` are made of these.
 GET /models answers 404 (an endpoint that lists no models) unless `models` lists some, and with
 `api_key` set every request without that key gets a 401; probes (`probes`) are counted apart
 from chat requests.
 `flaky` wraps a responder so that a share of requests fail the ways real endpoints fail.
-Run it by hand with `python -m olympiad_eval.cli.fake_server --port 8000`.
+Run it by hand with `python -m olympiad_eval.cli.fake_server --port 8000` (`--fault trickle`
+and the other names of `HOSTILE`: every reply hostile that way).
 """
 
 from __future__ import annotations
@@ -39,9 +42,15 @@ class Fault:
     delay: float = 0.0  # seconds before answering
     raw: bytes | None = None  # a body sent as is (garbage), with status 200
     name: str = ""  # what `flaky` counts it as, where its fields do not say
+    # status 200 and a whole completion's length, then its body a byte every `trickle` seconds,
+    # whitespace first (legal before JSON): every read gets a byte, so no read timeout ever fires
+    trickle: float = 0.0
 
 
-Reply = Union[str, dict, Fault]  # a dict is the assistant message itself (content, reasoning_content, ...)
+# A dict is the assistant message itself (content, reasoning_content, refusal, ...); its keys
+# `finish_reason`, `usage` (the completion's usage as given, None: none) and `model` (the model the
+# completion says served it) are the completion's instead.
+Reply = Union[str, dict, Fault]
 Responder = Callable[[dict], Reply]
 
 
@@ -115,6 +124,68 @@ _NULL_CONTENT = json.dumps(
 ).encode()
 
 
+TRICKLE_BYTES = 100_000  # whitespace a trickling reply sends before its completion (a day at one a second)
+
+
+def trickling(seconds: float = 1.0) -> Responder:
+    """Every reply: status 200, then a byte of whitespace every `seconds`."""
+    return lambda body: Fault(trickle=seconds)
+
+
+def bad_usage(usage) -> Responder:
+    """Every reply an answer whose completion reports `usage` (negative, huge, text, or None: none)."""
+    return lambda body: {"content": default_responder(body), "usage": usage}
+
+
+def other_model(served: str = "gpt-3.5-turbo-cheap-fallback") -> Responder:
+    """Every reply an answer that says another model (`served`) made it."""
+    return lambda body: {"content": default_responder(body), "model": served}
+
+
+def surrogates(field_name: str = "finish_reason") -> Responder:
+    """Every reply an answer with a lone surrogate (legal JSON, no character) in one of its fields:
+    `content`, `reasoning_content`, `refusal`, `finish_reason` or `model`."""
+
+    def respond(body: dict) -> dict:
+        reply = {"content": default_responder(body)}
+        value = "\ud800"
+        if field_name == "content":
+            value = reply["content"] + value
+        elif field_name == "finish_reason":
+            value = "stop" + value
+        elif field_name == "model":
+            value = body.get("model", "fake") + value
+        return {**reply, field_name: value}
+
+    return respond
+
+
+def reasoning_only(body: dict) -> dict:
+    """A reasoning model's reply whose answer never came: reasoning, empty content, stop."""
+    return {"content": "", "reasoning_content": "Let me think about the forces on the block.", "finish_reason": "stop"}
+
+
+def braces_before_json(body: dict) -> str:
+    """A judge's valid JSON reply after LaTeX with braces (`\\frac{1}{2}`) in its prose; an answer otherwise."""
+    text = json.dumps(body["messages"], ensure_ascii=False)
+    if JUDGE_MARKER not in text:
+        return default_responder(body)
+    return "The response gives $v = \\frac{1}{2} a t^{2}$ as required.\n" + json.dumps(judge_reply(text))
+
+
+HOSTILE: dict[str, Responder] = {
+    "trickle": trickling(1.0),
+    "negative-usage": bad_usage({"prompt_tokens": -1_000_000, "completion_tokens": -2_500_000, "total_tokens": 0}),
+    "huge-usage": bad_usage({"prompt_tokens": 1e30, "completion_tokens": 1e30, "total_tokens": 2e30}),
+    "text-usage": bad_usage({"prompt_tokens": "many", "completion_tokens": "many", "total_tokens": "many"}),
+    "no-usage": bad_usage(None),
+    "other-model": other_model(),
+    "surrogate": surrogates("finish_reason"),
+    "reasoning-only": reasoning_only,
+    "braces-before-json": braces_before_json,
+}
+
+
 def _fault_name(fault: Fault) -> str:
     if fault.name:
         return fault.name
@@ -122,6 +193,8 @@ def _fault_name(fault: Fault) -> str:
         return "dropped connection"
     if fault.raw is not None:
         return "garbage body"
+    if fault.trickle:
+        return "trickle"
     return "timeout" if fault.delay else f"HTTP {fault.status}"
 
 
@@ -258,6 +331,22 @@ class FakeOpenAI:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _trickle(self, data: bytes, seconds: float) -> None:
+                """Status 200 and the whole length, then the body a byte at a time, until the client hangs up."""
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.flush()
+                try:
+                    for index in range(len(data)):
+                        self.wfile.write(data[index : index + 1])
+                        self.wfile.flush()
+                        time.sleep(seconds)
+                except OSError:  # the client gave up on it
+                    pass
+                self.close_connection = True
+
             def do_POST(self) -> None:
                 received = time.perf_counter()
                 length = int(self.headers.get("Content-Length", 0))
@@ -292,6 +381,9 @@ class FakeOpenAI:
                     self.close_connection = True
                     self.connection.shutdown(2)
                     return
+                if fault and fault.trickle:
+                    self._trickle(b" " * TRICKLE_BYTES + json.dumps(_completion(body, "")).encode(), fault.trickle)
+                    return
                 if fault and fault.raw is not None:
                     status, data, headers = 200, fault.raw, {}
                 elif fault:
@@ -312,24 +404,29 @@ class FakeOpenAI:
 def _completion(body: dict, reply: str | dict) -> dict:
     message = {"role": "assistant", **(reply if isinstance(reply, dict) else {"content": reply})}
     finish_reason = message.pop("finish_reason", "stop")
+    served = message.pop("model", body.get("model", "fake"))
     words = len(str(message.get("content")).split())
     prompt_tokens = len(json.dumps(body["messages"])) // 4
-    return {
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": words, "total_tokens": prompt_tokens + words}
+    usage = message.pop("usage", usage)
+    completion = {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": 0,
-        "model": body.get("model", "fake"),
+        "model": served,
         "choices": [{"index": 0, "finish_reason": finish_reason, "message": message}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": words, "total_tokens": prompt_tokens + words},
     }
+    return completion if usage is None else {**completion, "usage": usage}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
+    parser.add_argument("--fault", choices=sorted(HOSTILE), help="every reply hostile this way")
     arguments = parser.parse_args()
-    with FakeOpenAI(port=arguments.port, latency=arguments.latency) as server:
+    responder = HOSTILE[arguments.fault] if arguments.fault else default_responder
+    with FakeOpenAI(responder, port=arguments.port, latency=arguments.latency) as server:
         print(f"serving on {server.base_url} (Ctrl-C to stop)", flush=True)
         threading.Event().wait()
 

@@ -7,6 +7,7 @@ the config and key before any work, instead of as a traceback deep in a client o
 
 from __future__ import annotations
 
+import difflib
 import math
 from pathlib import Path
 
@@ -48,9 +49,58 @@ def number(
         raise InputError(f"{where}: {key} must be {wanted}, got {value!r}")
 
 
+# The request settings of the OpenAI chat completions API that a model's `generation` (or a judge's
+# `settings`) may give; `extra_body` (sent as it is, for the parameters an endpoint adds: top_k,
+# min_p, chat_template_kwargs, ...), `extra_headers` and `extra_query` are the client's own.
+REQUEST_SETTINGS = (
+    "audio",
+    "frequency_penalty",
+    "logit_bias",
+    "logprobs",
+    "max_completion_tokens",
+    "max_tokens",
+    "metadata",
+    "modalities",
+    "parallel_tool_calls",
+    "prediction",
+    "presence_penalty",
+    "prompt_cache_key",
+    "reasoning_effort",
+    "response_format",
+    "safety_identifier",
+    "seed",
+    "service_tier",
+    "stop",
+    "store",
+    "temperature",
+    "tool_choice",
+    "tools",
+    "top_logprobs",
+    "top_p",
+    "user",
+    "verbosity",
+    "web_search_options",
+    "extra_body",
+    "extra_headers",
+    "extra_query",
+)
+# Settings of the API that a request here must not take, and why.
+NOT_REQUEST_SETTINGS = {
+    "model": "the model id is the config's own `model`",
+    "messages": "the messages are the suite's prompts",
+    "stream": "replies are read whole, never streamed",
+    "stream_options": "replies are read whole, never streamed",
+    "n": "one choice of each reply is read: ask for repeated samples with `samples`",
+}
+# Settings that are no request setting but a config's own, given in the request settings by mistake.
+_MISPLACED = ("timeout", "max_retries", "concurrency", "samples", "rpm")
+
+
 def request_settings(cfg, key: str, where: str) -> None:
-    """`cfg[key]`, where set: the settings sent with each request, a mapping; its `seed`, which
-    each sample offsets, an integer."""
+    """`cfg[key]`, where set: the settings sent with each request, a mapping of the chat API's
+    settings (`REQUEST_SETTINGS`; a misspelt one is named with the closest, never sent); its
+    `seed`, which each sample offsets, an integer. Parameters an endpoint adds go under
+    `extra_body`, a mapping sent as it is."""
     settings = cfg.get(key)
     if settings is None:
         return
@@ -59,7 +109,40 @@ def request_settings(cfg, key: str, where: str) -> None:
             f"{where}: {key} must be a mapping of request settings (temperature: 0, max_tokens: 4096, ...), "
             f"got {settings!r}"
         )
+    for name in settings:
+        if name in NOT_REQUEST_SETTINGS:
+            raise InputError(f"{where}: {key}.{name} is not sent: {NOT_REQUEST_SETTINGS[name]}")
+        if name not in REQUEST_SETTINGS:
+            hint = (
+                f"; it is a setting of the config itself ({name}: ... beside {key})"
+                if name in _MISPLACED
+                else did_you_mean(str(name), REQUEST_SETTINGS)
+            )
+            raise InputError(
+                f"{where}: {key}.{name} is not a request setting of the chat API{hint}; a parameter that "
+                f"your endpoint adds goes under {key}.extra_body (sent as it is)"
+            )
+    for name in ("extra_body", "extra_headers", "extra_query"):
+        if settings.get(name) is not None and not OmegaConf.is_dict(settings.get(name)):
+            raise InputError(f"{where}: {key}.{name} must be a mapping, got {settings.get(name)!r}")
     number(settings, "seed", f"{where}: {key}", integer=True)
+
+
+def did_you_mean(name: str, names) -> str:
+    """`; did you mean 'x'?` where one of `names` is close to `name`, else nothing."""
+    close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def known_keys(cfg, known, where: str, what: str, extra: str = "") -> None:
+    """Every key of the mapping `cfg` is one of `known`: a misspelt key (`max_retry`) is refused,
+    named with the closest, instead of being silently ignored. `what` says whose keys they are."""
+    for name in cfg:
+        if name not in known:
+            raise InputError(
+                f"{where}: '{name}' is not a setting of {what}{did_you_mean(str(name), known)} "
+                f"(its settings: {', '.join(known)}){extra}"
+            )
 
 
 PRICES = ("input", "output")

@@ -10,14 +10,22 @@ family's folders only: adding a model to the plan and running one family's pipel
 family's cells, and dropping one family's suite leaves the other families' tables up to date.
 What a benchmark or a suite names already (problems, suites, tables, metrics, plots) is not moved:
 the prompts name the problems' figure paths, and must keep their bytes.
+
+Every name that becomes a path (a model, judge, suite, benchmark, family, ...) is one file name
+(`NAME`: letters, digits, `_`, `.`, `-`; no `/`, no `..`), checked wherever a path is made from it
+(`check_name`): `model=../../x` writes nothing outside the outputs. A problem id becomes a file
+name only through `page_name`, which keeps an id that is a `NAME` and makes any other one safe.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import re
 from pathlib import Path
+
+from olympiad_eval.core.records import InputError
 
 # Where the outputs are, relative to the repository (the stages' `paths.outputs` in conf/common.yaml,
 # which a test checks against this).
@@ -62,6 +70,34 @@ PATTERNS = {
 }
 _FIELD = re.compile(r"\{(\w+)\}")
 
+# A name that becomes a path: one file name, of letters, digits, `_`, `.` and `-`, starting with a
+# letter or a digit and not ending with a dot (no `/`, no `..`, nothing a shell or a URL quotes).
+NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,79}[A-Za-z0-9_-])?")
+NAME_RULE = "letters, digits, '_', '.' and '-', starting with a letter or a digit, not ending with '.', at most 81"
+
+
+def is_name(value) -> bool:
+    return isinstance(value, str) and NAME.fullmatch(value) is not None
+
+
+def check_name(kind: str, value, where: str = "") -> str:
+    """`value`, where it is a name that may become a path (`NAME`); else an error naming it."""
+    if is_name(value):
+        return value
+    raise InputError(
+        f"{where + ': ' if where else ''}{kind} {value!r:.120} is not a name that can become a path ({NAME_RULE}); "
+        "outputs are written under their names, so each must be one plain file name"
+    )
+
+
+def page_name(problem_id: str) -> str:
+    """A problem's file name: its id where that is a `NAME`, else a plain form of it with a hash of
+    the id (two ids never share a file; `../x` never leaves its folder)."""
+    if is_name(problem_id):
+        return problem_id
+    plain = re.sub(r"[^A-Za-z0-9_.-]+", "_", problem_id)[:60].strip("._") or "problem"
+    return f"{plain}-{hashlib.sha256(problem_id.encode()).hexdigest()[:10]}"
+
 
 def fields_of(name: str) -> list[str]:
     """The fields of a path, in the order they appear in it."""
@@ -104,4 +140,7 @@ class Layout:
 
     def _path(self, name: str, *values: str | None, **fields: str | None) -> Path:
         given = {**dict(zip(fields_of(name), values)), **fields}
-        return self.root / spelled(name, **{field: value for field, value in given.items() if value is not None})
+        given = {field: value for field, value in given.items() if value is not None}
+        for field, value in given.items():
+            check_name(field, value)
+        return self.root / spelled(name, **given)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from olympiad_eval.core.layout import check_name
 from olympiad_eval.core.records import InputError
 
 
@@ -34,7 +35,7 @@ def read_plan(path: str | Path) -> dict:
     `releases` (benchmark: the folder its release is read from), `suites` (suite: its benchmark),
     `models`, `judges`, `family` (benchmark: the pipeline it is in) and `families` (every pipeline,
     an empty one too). A name given twice is refused: DVC's fan-out would silently drop the second
-    (one cell per name)."""
+    (one cell per name); so is a name that is no plain file name (`layout.NAME`): each becomes a path."""
     try:
         plan = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_PlanLoader)  # a SafeLoader
     except _GivenTwice as error:
@@ -48,8 +49,12 @@ def read_plan(path: str | Path) -> dict:
             hint = f" (a list even of one: [{plan[key]}])" if isinstance(plan.get(key), str) else ""
             raise InputError(f"{path}: {key} must be a list of names{hint}, got {plan.get(key)!r}")
         _refuse_twice(plan[key], f"{path}: {key}")
+        for name in plan[key]:
+            check_name(key[:-1], name, f"{path}: {key}")
     if not isinstance(plan.get("pipelines"), dict):
         raise InputError(f"{path}: pipelines must map each benchmark family to its benchmarks and suites")
+    for family in plan["pipelines"]:
+        check_name("family", family, f"{path}: pipelines")
     joined = {
         "benchmarks": [],
         "releases": {},
@@ -77,6 +82,7 @@ def _join_pipeline(joined: dict, family: str, part, path: str | Path) -> None:
             "from, e.g. sample_hipho: data/sample/hipho) and a mapping `suites` (suite: its benchmark)"
         )
     for benchmark, folder in part["benchmarks"].items():
+        check_name("benchmark", benchmark, f"{where}.benchmarks")
         if benchmark in joined["family"]:
             raise InputError(f"{where}: benchmark '{benchmark}' is also in pipelines.{joined['family'][benchmark]}")
         if not isinstance(folder, str) or not folder.strip():
@@ -89,6 +95,7 @@ def _join_pipeline(joined: dict, family: str, part, path: str | Path) -> None:
         joined["benchmarks"].append(benchmark)
         joined["releases"][benchmark] = folder
     for suite, benchmark in part["suites"].items():
+        check_name("suite", suite, f"{where}.suites")
         if benchmark not in part["benchmarks"]:
             raise InputError(
                 f"{where}.suites.{suite}: benchmark '{benchmark}' is not in pipelines.{family}.benchmarks"

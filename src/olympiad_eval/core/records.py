@@ -208,6 +208,9 @@ class Generation:
     reasoning: str | None = None
     error: str | None = None
     refusal: str | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+    # The model the endpoint says served the reply, where it is another than the one asked (a
+    # router's fallback): the response is still scored, and counted in the tables apart.
+    served_model: str | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
 
     @property
     def key(self) -> tuple:

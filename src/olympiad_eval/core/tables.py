@@ -112,6 +112,8 @@ NOT_RANKED = {
     "generation cost ($)",
     "judge tokens",
     "judge cost ($)",
+    "replies from another model",
+    "judge replies from another model",
     "protocol",
     "judge config",
 }

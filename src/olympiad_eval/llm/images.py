@@ -7,6 +7,7 @@ import hashlib
 import io
 from pathlib import Path
 
+from olympiad_eval.core.images import pixels_over_bound
 from olympiad_eval.core.records import InputError
 
 
@@ -42,6 +43,9 @@ def shrink_image(data: bytes, limit: int, where: str = "image") -> tuple[bytes, 
     from PIL import Image
 
     with Image.open(io.BytesIO(data)) as original:
+        too_large = pixels_over_bound(original)  # fetch refused it, unless it was fetched before the bound
+        if too_large:
+            raise InputError(f"{where}: {too_large}; fetch the benchmark again")
         image = original.convert("RGBA" if original.mode in ("RGBA", "LA", "P") else "RGB")
     while min(image.size) >= 16:
         for encoded, mime in _encodings(image):

@@ -16,7 +16,10 @@ go through the request cache; an offline one answers at once and nothing is stor
 
 A model's config names its provider (`provider:`); a judge endpoint may (default `openai`), but not
 `reference` or `replay`, which answer only a suite's prompts. A new provider is a subclass of
-`Provider` added to `PROVIDERS`, its settings checked in its `check`, and a config file naming it.
+`Provider` added to `PROVIDERS`, its settings named in its `settings` and checked in its `check`,
+and a config file naming it. A config's keys are those of its provider and of every model
+(`MODEL_SETTINGS`) or judge endpoint (`JUDGE_SETTINGS`): a misspelt key is refused with the closest
+(`check_config`), and so is a secret written in it (an API key is named by `api_key_env`).
 """
 
 from __future__ import annotations
@@ -35,8 +38,9 @@ from typing import ClassVar
 from omegaconf import OmegaConf
 from tqdm import tqdm
 
-from olympiad_eval.core.config import number
+from olympiad_eval.core.config import known_keys, number
 from olympiad_eval.core.records import InputError, Prompt, RecordError, iter_json_lines
+from olympiad_eval.core.secrets import check_no_secrets
 from olympiad_eval.llm.cache import Reply, RequestCache
 from olympiad_eval.llm.transport import OpenAIEndpoint, api_key
 from olympiad_eval.llm.usage import Tally
@@ -61,6 +65,7 @@ class Provider(ABC):
     a judge cell, from its config (`cfg`); `who` names it in messages ("model 'gpt-4o'")."""
 
     name: ClassVar[str]  # its name in configs (`provider: <name>`) and in its requests' identity
+    settings: ClassVar[tuple[str, ...]] = ()  # the keys of its own in a config (beside MODEL_SETTINGS, JUDGE_SETTINGS)
     sends: ClassVar[bool] = False  # replies come over the network, at a price: cached, and probed first
     needs_prompts: ClassVar[bool] = False  # answers only a suite's prompts (reads them): no judge can use it
     concurrency: int = 64  # requests a judge keeps in flight; an offline provider answers at once
@@ -97,6 +102,21 @@ class OpenAIProvider(Provider):
 
     name = "openai"
     sends = True
+    settings = (
+        "base_url",
+        "model",
+        "api_key_env",
+        "concurrency",
+        "rpm",
+        "max_retries",
+        "timeout",
+        "probe",
+        "probe_timeout",
+        "max_consecutive_failures",
+        "max_rate_limit_wait",
+        "max_image_bytes",
+        "strict_model",
+    )
 
     @functools.cached_property
     def endpoint(self) -> OpenAIEndpoint:
@@ -124,8 +144,9 @@ class OpenAIProvider(Provider):
         number(cfg, "probe_timeout", where, above=0)
         number(cfg, "max_consecutive_failures", where, integer=True, minimum=0)
         number(cfg, "max_rate_limit_wait", where, minimum=0)
-        if cfg.get("probe") is not None and not isinstance(cfg.get("probe"), bool):
-            raise InputError(f"{where}: probe must be true or false, got {cfg.get('probe')!r}")
+        for flag in ("probe", "strict_model"):
+            if cfg.get(flag) is not None and not isinstance(cfg.get(flag), bool):
+                raise InputError(f"{where}: {flag} must be true or false, got {cfg.get(flag)!r}")
         try:
             api_key(cfg.get("api_key_env"))
         except InputError as error:
@@ -173,6 +194,7 @@ class ReplayProvider(Provider):
 
     name = "replay"
     needs_prompts = True
+    settings = ("path", "id_field", "response_field")
 
     def __init__(self, cfg, who: str, suite: str | None = None):
         super().__init__(cfg, who, suite)
@@ -243,6 +265,7 @@ class ScriptedProvider(Provider):
     and free: it runs an LLM judge's protocol without a model, for dry runs and tests."""
 
     name = "scripted"
+    settings = ("replies",)
 
     def __init__(self, cfg, who: str, suite: str | None = None):
         super().__init__(cfg, who, suite)
@@ -297,6 +320,25 @@ PROVIDERS: dict[str, type[Provider]] = {
 JUDGE_PROVIDER = "openai"  # of a judge endpoint that names none: every judge config written before there were others
 
 
+# The keys every model's config may have beside its provider's, and every judge endpoint's.
+MODEL_SETTINGS = ("provider", "samples", "prices", "assumed_output_tokens", "generation")
+JUDGE_SETTINGS = ("provider", "prices", "assumed_output_tokens")
+
+
+def check_config(cfg, where: str, provider: type[Provider], judge: bool = False) -> None:
+    """A model's (or, `judge`, a judge endpoint's) config holds no secret and no key that neither
+    its provider nor every model (judge endpoint) has: a misspelt key would be silently ignored."""
+    check_no_secrets(cfg, where)
+    common = JUDGE_SETTINGS if judge else MODEL_SETTINGS
+    whose = f"a {'judge endpoint' if judge else 'model'} of provider '{provider.name}'"
+    extra = (
+        "; request settings go under the judge config's `settings`"
+        if judge
+        else "; request settings go under `generation`, and a parameter your endpoint adds under generation.extra_body"
+    )
+    known_keys(cfg, (*common, *provider.settings), where, whose, extra if provider.sends else "")
+
+
 def provider_class(name, where: str) -> type[Provider]:
     """The provider a config names (`provider: <name>`)."""
     if not isinstance(name, str) or name not in PROVIDERS:
@@ -317,6 +359,8 @@ def judge_provider_class(endpoint, where: str) -> type[Provider]:
 
 
 # ---------------------------------------------------------------- asking
+
+LEASE_POLL = (0.05, 1.0)  # seconds between looks for a reply that another process is waiting for: first, most
 
 
 class Client:
@@ -353,11 +397,11 @@ class Client:
         reply = await self._reply(request)
         if request.key not in self._tallied:  # a request that two tasks share is paid for once
             self._tallied.add(request.key)
-            self.tally.add(reply)
+            self.tally.add(reply, self.provider.sends)
         if self.progress is not None:
             self.progress.set_postfix(
                 tokens=self.tally.prompt_tokens + self.tally.completion_tokens,
-                cost=f"${self.tally.cost:.4f}",
+                cost=self.tally.cost_text(),
                 refresh=False,
             )
             self.progress.update(1)
@@ -378,21 +422,45 @@ class Client:
 
     async def _send(self, request: Request) -> Reply:
         """Identical requests asked at the same time (HiPhO's alternative marking schemes share
-        criteria) go out once: the others get its reply, as they would from the cache."""
+        criteria) go out once: the others get its reply, as they would from the cache. So do those
+        of other processes that share the cache: the request goes out under its key's lease in the
+        cache (`_leased`), and a process that finds it held waits for the reply to be stored."""
         key = request.key
         if key in self._sending:
             return replace(await self._sending[key], cached=True)
         sent = self._sending[key] = asyncio.get_running_loop().create_future()
         try:
-            await self.check_endpoint()  # once it is on its way: an identical request asked meanwhile waits for it
-            reply = await self.provider.complete(request)
-            if reply.error is None:
-                reply = self.cache.put(key, reply)  # dated as stored: a rerun reads the same date
+            reply = await self._leased(key)
+            if reply is None:
+                try:
+                    await self.check_endpoint()  # once it is on its way: an identical request asked meanwhile waits
+                    reply = await self.provider.complete(request)
+                    if reply.error is None:
+                        reply = self.cache.put(key, reply)  # dated as stored: a rerun reads the same date
+                finally:
+                    self.cache.release(key)
             sent.set_result(reply)
             return reply
         finally:
             del self._sending[key]
             sent.cancel()  # a no-op once answered; else its waiters fail as this request did
+
+    async def _leased(self, key: str) -> Reply | None:
+        """None once this process holds the lease of `key` and its reply is still not stored (then
+        it sends); or the reply, where another process that held the lease stored it meanwhile."""
+        pause = LEASE_POLL[0]
+        while True:
+            if self.cache.acquire(key):
+                stored = self.cache.get(key)  # stored between this batch's look in the cache and now
+                if stored is None:
+                    return None
+                self.cache.release(key)
+                return stored
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, LEASE_POLL[1])
+            stored = self.cache.get(key)
+            if stored is not None:
+                return stored
 
     async def aclose(self) -> None:
         await self.provider.aclose()

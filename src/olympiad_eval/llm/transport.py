@@ -6,8 +6,16 @@ error); `_parsed` says which is which. Failed requests are returned as errors, n
 
 Retries are the `openai` client's own: exponential backoff with jitter on 408/409/429/5xx,
 timeouts and dropped connections, up to `max_retries`. Each attempt is counted (an httpx event
-hook), and the count is kept with the reply.
-API keys are read from the environment variable the config names and go nowhere else.
+hook), and the count is kept with the reply. `timeout` bounds each attempt as a whole (connect,
+first byte and the whole body: `WaitingHTTPClient._within_deadline`), so that a reply that trickles a byte at a time
+times out like one that never comes.
+API keys are read from the environment variable the config names and go nowhere else; a value of
+`api_key_env` that is no variable's name (a key pasted there) is refused without being shown.
+
+What a reply says is checked, not trusted: usage figures that are not token counts leave its usage
+unknown (`cache.checked_usage`; the reply is kept), the model that served it is kept with it
+(`Reply.served_model`; `strict_model: true` refuses another model's replies), and every field is
+valid Unicode (`cache.sanitized`).
 
 Failing fast (settings of an endpoint's config):
 - `probe` (default true), `probe_timeout` (5 s): before the first request of a batch goes out
@@ -45,7 +53,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from olympiad_eval.core.records import InputError
-from olympiad_eval.llm.cache import CONTENT_FILTER, Reply, sanitized
+from olympiad_eval.core.secrets import variable_name
+from olympiad_eval.llm.cache import CONTENT_FILTER, Reply, checked_usage, same_model, sanitized
 from olympiad_eval.llm.images import inline_images
 
 _attempts: contextvars.ContextVar[list[int]] = contextvars.ContextVar("attempts")
@@ -95,6 +104,7 @@ class OpenAIEndpoint:
         self.probe_timeout = float(_setting(cfg, "probe_timeout", 5))
         self.breaker = Breaker(int(_setting(cfg, "max_consecutive_failures", 10)))
         self.rate_limits = RateLimitWait(float(_setting(cfg, "max_rate_limit_wait", 900)))
+        self.strict_model = _setting(cfg, "strict_model", False) is True
         self.client = openai.AsyncOpenAI(
             base_url=self.base_url,
             api_key=api_key(self.api_key_env),
@@ -123,7 +133,7 @@ class OpenAIEndpoint:
             if reply is None:
                 return Reply(error=f"abandoned: {self.breaker.reason}", attempts=attempts[0])
             self.breaker.record(reply)
-        return replace(reply, attempts=attempts[0])
+        return sanitized(replace(reply, attempts=attempts[0]))
 
     async def _attempts(self, messages: list, settings: dict) -> Reply:
         """The client retries failed transport itself; a reply that is not a completion (a proxy's
@@ -133,6 +143,19 @@ class OpenAIEndpoint:
             if retry:
                 await asyncio.sleep(min(0.5 * 2 ** (retry - 1), 8.0))
             reply, malformed = await self._request(messages, settings)
+            if (
+                not malformed
+                and self.strict_model
+                and reply.error is None
+                and not same_model(self.model, reply.served_model)
+            ):
+                reply, malformed = (
+                    Reply(
+                        error=f"served by another model: '{reply.served_model}', not '{self.model}' (strict_model: "
+                        "true refuses its replies)"
+                    ),
+                    True,
+                )
             if not malformed:
                 break
         return reply
@@ -196,7 +219,11 @@ class OpenAIEndpoint:
             )
         except openai.APIStatusError as error:
             return Reply(error=f"HTTP {error.status_code}: {_short(error.message)}"), False
-        except (openai.APIConnectionError, openai.APITimeoutError) as error:
+        except openai.APITimeoutError as error:
+            said = next((cause.deadline_said for cause in _causes(error) if hasattr(cause, "deadline_said")), None)
+            said = said or _short(error)
+            return Reply(error=f"APITimeoutError: {said}"), False
+        except openai.APIConnectionError as error:
             return Reply(error=f"{type(error).__name__}: {_short(error)}"), False
         except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError) as error:
             return Reply(error=f"invalid response: {_short(error)}"), True
@@ -208,6 +235,8 @@ class OpenAIEndpoint:
 
 def _parsed(result) -> tuple[Reply, bool]:
     """The reply a completion holds, and whether it is malformed (retried like a garbled body).
+    Whatever it holds, it keeps the model that the completion says served it, and its usage where
+    the figures are token counts (else `usage_problem` says what is wrong: a reply paid for is kept).
 
     - content text: the answer (also when the model called a tool besides).
     - a refusal (`message.refusal`, not empty), or a stop by the endpoint's content filter: the
@@ -215,7 +244,8 @@ def _parsed(result) -> tuple[Reply, bool]:
       came with it is kept.
     - no content, but `finish_reason: length`: an empty answer, truncated (a reasoning model that
       spent its whole budget thinking). Asking again would pay for the same again.
-    - no content otherwise, no choice, or a choice without a message: malformed.
+    - no content otherwise (null, "" or only whitespace: reasoning alone is no answer), no choice,
+      or a choice without a message: malformed, an answer that never came.
     - no content but a tool call: malformed too. We offer no tools, so it is no answer; it comes
       from a server that reads tool calls into the text (e.g. a vLLM tool parser) and may not on a
       retry, and if it keeps doing so it ends as an error record naming the tool, not as a zero.
@@ -233,12 +263,19 @@ def _parsed(result) -> tuple[Reply, bool]:
     reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
     if not all(value is None or isinstance(value, str) for value in (content, refusal, reasoning, finish_reason)):
         return Reply(error="invalid response: content, refusal, reasoning and finish_reason must be text"), True
-    usage = _usage(result)
+    usage, problem = _usage(result)
+    served = getattr(result, "model", None)
+    about = {"usage": usage, "usage_problem": problem, "served_model": served if isinstance(served, str) else None}
     if refusal or finish_reason == "content_filter":  # an empty refusal is none: some servers send ""
         said = refusal or CONTENT_FILTER
         return sanitized(
-            Reply(text=content, reasoning=reasoning, finish_reason=finish_reason, refusal=said, usage=usage)
+            Reply(text=content, reasoning=reasoning, finish_reason=finish_reason, refusal=said, **about)
         ), False
+    if content is not None and not content.strip() and finish_reason != "length":
+        what = "reasoning only" if reasoning else "nothing"
+        return Reply(
+            error=f"invalid response: no answer, the content is empty ({what}; finish_reason {finish_reason})"
+        ), True
     if content is None and finish_reason != "length":
         tools = [
             getattr(getattr(call, "function", None), "name", None) or "?"
@@ -252,7 +289,7 @@ def _parsed(result) -> tuple[Reply, bool]:
         return Reply(
             error=f"invalid response: no content (null), no refusal, no tool call (finish_reason {finish_reason})"
         ), True
-    return sanitized(Reply(text=content or "", reasoning=reasoning, finish_reason=finish_reason, usage=usage)), False
+    return sanitized(Reply(text=content or "", reasoning=reasoning, finish_reason=finish_reason, **about)), False
 
 
 def _setting(cfg, key: str, default):
@@ -417,15 +454,55 @@ def _waiting_http_client():
     RateLimitWait (built on first use: importing this module does not import `openai`)."""
     import openai
 
+    timeout_error = _httpx_module(openai.DefaultAsyncHttpxClient).ReadTimeout
+
     class WaitingHTTPClient(openai.DefaultAsyncHttpxClient):
         def __init__(self, rate_limits: RateLimitWait, **kwargs):
             super().__init__(**kwargs)
             self.rate_limits = rate_limits
 
         async def send(self, request, **kwargs):
-            return await self.rate_limits.send(super().send, request, **kwargs)
+            return await self.rate_limits.send(self._within_deadline, request, **kwargs)
+
+        async def _within_deadline(self, request, **kwargs):
+            """One attempt, its whole reply (connect, headers, every byte of the body) within its
+            timeout: httpx's own timeouts are per read, and a body that trickles a byte at a time
+            passes every one of them. Past the deadline it is a timeout, which the client retries."""
+            seconds = _deadline(request)
+            if seconds is None:
+                return await super().send(request, **kwargs)
+            try:
+                async with asyncio.timeout(seconds):
+                    return await super().send(request, **kwargs)
+            except TimeoutError:
+                raise _deadline_error(seconds, timeout_error, request) from None
 
     return WaitingHTTPClient
+
+
+def _httpx_module(client_class):
+    """The httpx (or httpx2) module that the `openai` client's HTTP client class comes from."""
+    import sys
+
+    base = next(cls for cls in client_class.__mro__ if cls.__name__ == "AsyncClient")
+    return sys.modules[base.__module__.partition(".")[0]]
+
+
+def _deadline(request) -> float | None:
+    """The seconds an attempt may take in all: its timeout (the config's `timeout`, or the probe's)."""
+    timeouts = request.extensions.get("timeout") or {}
+    seconds = timeouts.get("read") if isinstance(timeouts, dict) else None
+    return float(seconds) if isinstance(seconds, (int, float)) and seconds > 0 else None
+
+
+def _deadline_error(seconds: float, timeout_error: type, request):
+    """A read timeout (the client retries it, then raises APITimeoutError from it) that says why."""
+    error = timeout_error(f"no whole reply within {seconds:g} s", request=request)
+    error.deadline_said = (
+        f"no whole reply within {seconds:g} s (timeout: connect, first byte and whole body of each attempt; "
+        "the endpoint stalled, or sent its reply too slowly)"
+    )
+    return error
 
 
 def _request_parts(model: str, messages: list, settings: dict) -> dict:
@@ -452,23 +529,27 @@ def _uncount_attempt() -> None:
         counter[0] -= 1
 
 
-def _usage(result) -> dict:
+def _usage(result) -> tuple[dict, str | None]:
+    """A completion's usage ({}: none given), and what is wrong with its figures (None: nothing)."""
     usage = getattr(result, "usage", None)
     if usage is None:
-        return {}
+        return {}, None
     details = getattr(usage, "completion_tokens_details", None)
-    return {
-        "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
-        "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
-        "reasoning_tokens": int(getattr(details, "reasoning_tokens", 0) or 0) if details else 0,
+    figures = {
+        "prompt_tokens": getattr(usage, "prompt_tokens", None),
+        "completion_tokens": getattr(usage, "completion_tokens", None),
+        "reasoning_tokens": getattr(details, "reasoning_tokens", None) if details is not None else None,
     }
+    return checked_usage(figures)
 
 
 def api_key(variable: str | None) -> str:
-    """The key in the environment variable `variable` names; a clear error where it is not set."""
+    """The key in the environment variable `variable` names; a clear error where it is not set. A
+    value that is no variable's name (a key pasted in its place) is said to be one, never shown."""
     if not variable:
         return "not-needed"  # local servers often take no key; the client still wants a string
-    key = os.environ.get(str(variable))
+    variable = variable_name(variable, "api_key_env")
+    key = os.environ.get(variable)
     if not key:
         raise InputError(f"the API key is read from the environment variable {variable}, which is not set")
     return key

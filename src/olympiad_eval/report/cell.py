@@ -256,6 +256,8 @@ def _usage_text(usage: dict) -> str:
     return ", ".join(
         f"{key.replace('_', ' ')} {usage[key]:g}"
         if isinstance(usage[key], float)
+        else f"{key.replace('_', ' ')} unknown"  # replies without a usable usage: never $0
+        if usage[key] is None
         else f"{key.replace('_', ' ')} {usage[key]}"
         for key in keys
         if key in usage

@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from hashlib import sha256
 from html import escape
 from pathlib import Path
 from urllib.parse import quote
+
+from olympiad_eval.core.layout import page_name
 
 # The viewer's own files, copied into the report's assets folder (`assets.py`).
 STYLE, SCRIPT, MATHJAX = "viewer.css", "viewer.js", "mathjax/tex-svg-full.js"
@@ -120,13 +121,8 @@ def metadata(pairs: Iterable[tuple[str, object]]) -> str:
     return '<section class="metadata">\n<h2>Run metadata</h2>\n' + facts(pairs) + "\n</section>"
 
 
-_SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,80}")
-
-
 def page_slug(problem_id: str) -> str:
-    """A problem's file name: its id where that is a plain file name, else a plain form of it with a
-    hash of the id (two ids never share a file)."""
-    if _SAFE.fullmatch(problem_id) and not problem_id.endswith("."):
-        return problem_id
-    plain = re.sub(r"[^A-Za-z0-9_.-]+", "_", problem_id)[:60].strip("._") or "problem"
-    return f"{plain}-{sha256(problem_id.encode()).hexdigest()[:10]}"
+    """A problem's file name: its id where that is a plain file name (`core.layout.NAME`, the one
+    pattern of every name that becomes a path), else a plain form of it with a hash of the id (two
+    ids never share a file)."""
+    return page_name(problem_id)

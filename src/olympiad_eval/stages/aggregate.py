@@ -178,11 +178,14 @@ def summary_notes(frame: pd.DataFrame, unit: str) -> list[str]:
 
 def with_usage(table: pd.DataFrame, layout: Layout, family: str) -> pd.DataFrame:
     """Each cell's tokens and cost, generation's and its judge's apart, from their usage metrics
-    (the generate stage's, per suite x model; the judge stage's, per judge cell)."""
+    (the generate stage's, per suite x model; the judge stage's, per judge cell). A cost that is
+    unknown (replies that came without a usage, or with figures that are no token counts) says
+    "unknown", never 0; where some cell's replies were served by another model than the one asked,
+    a column counts them."""
     cells = list(zip(table["suite"], table["model"], table["judge"]))
     generation = [_usage(layout.usage(family, suite, model)) for suite, model, _ in cells]
     judging = [_usage(layout.judge_usage(family, suite, model, judge)) for suite, model, judge in cells]
-    return table.assign(
+    table = table.assign(
         **{
             "generation tokens": _tokens(generation),
             "generation cost ($)": _costs(generation),
@@ -190,6 +193,16 @@ def with_usage(table: pd.DataFrame, layout: Layout, family: str) -> pd.DataFrame
             "judge cost ($)": _costs(judging),
         }
     )
+    for column, usages in ((OTHER_MODEL, generation), (JUDGE_OTHER_MODEL, judging)):
+        served = [usage.get("other_model", 0) for usage in usages]
+        if any(served):  # only then: every table of runs without such replies keeps its bytes
+            table[column] = pd.array(served, dtype="Int64")
+    return table
+
+
+OTHER_MODEL = "replies from another model"
+JUDGE_OTHER_MODEL = "judge replies from another model"
+UNKNOWN = "unknown"  # a cost whose replies did not all say what they used
 
 
 def _tokens(usages: list[dict]) -> pd.api.extensions.ExtensionArray:
@@ -200,7 +213,7 @@ def _tokens(usages: list[dict]) -> pd.api.extensions.ExtensionArray:
 
 
 def _costs(usages: list[dict]) -> list:
-    return [u.get("cost_usd") if u else None for u in usages]
+    return [(UNKNOWN if u.get("cost_usd") is None else u["cost_usd"]) if u else None for u in usages]
 
 
 def _usage(path: Path) -> dict:

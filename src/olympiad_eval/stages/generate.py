@@ -12,6 +12,7 @@ cost go to a separate metrics file.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,9 +20,11 @@ from omegaconf import OmegaConf
 
 from olympiad_eval.core.config import check_costs, number, request_settings
 from olympiad_eval.core.records import Generation, Prompt, read_jsonl, write_json, write_jsonl
-from olympiad_eval.llm.cache import request_key
-from olympiad_eval.llm.providers import Provider, Request, ask_all, provider_class
-from olympiad_eval.llm.usage import Tally, usage_totals
+from olympiad_eval.llm.cache import request_key, same_model
+from olympiad_eval.llm.providers import Provider, Request, ask_all, check_config, provider_class
+from olympiad_eval.llm.usage import Tally, cost_text, usage_totals, usage_warnings
+
+log = logging.getLogger("olympiad_eval")
 
 
 @dataclass(frozen=True)
@@ -33,10 +36,9 @@ class Outcome:
     refusals: int = 0
 
     def summary(self) -> str:
-        cost = self.usage.get("cost_usd", 0.0)
         return (
             f"{self.total} generations, {self.errors} failed, {self.refusals} refused, {self.sent} requests sent, "
-            f"{self.usage.get('retries', 0)} retries, cost ${cost:.4f}"
+            f"{self.usage.get('retries', 0)} retries, cost {cost_text(self.usage)}"
         )
 
 
@@ -75,6 +77,7 @@ def generate(
     requests = generation_requests(provider, cfg, read_jsonl(prompts_path, Prompt))
     tally = Tally(prices=dict(cfg.get("prices") or {}))
     replies = ask_all(provider, cache_path, requests, f"generate {suite} x {model}", tally)
+    asked = str(cfg.model) if provider.sends and cfg.get("model") else None
     generations = [
         Generation(
             id=request.prompt.id,
@@ -87,11 +90,14 @@ def generate(
             reasoning=reply.reasoning,
             error=reply.error,
             refusal=reply.refusal,
+            served_model=None if asked is None or same_model(asked, reply.served_model) else reply.served_model,
         )
         for request, reply in zip(requests, replies)
     ]
     write_jsonl(out_path, generations)
-    usage = usage_totals(replies, tally.prices, provider.sends)
+    usage = usage_totals(replies, tally.prices, provider.sends, asked)
+    for line in usage_warnings(usage, where, asked):
+        log.warning("%s", line)
     if usage_path is not None:
         write_json(usage_path, usage)
     return Outcome(
@@ -106,7 +112,9 @@ def generate(
 def check_model(cfg, name: str) -> None:
     """Everything of a model's config that generate reads, checked before its first request."""
     where = f"model '{name}' (conf/model/{name}.yaml or an override)"
+    provider = provider_class(cfg.get("provider"), where)
+    check_config(cfg, where, provider)
     number(cfg, "samples", where, integer=True, minimum=1)
     request_settings(cfg, "generation", where)
     check_costs(cfg, where)
-    provider_class(cfg.get("provider"), where).check(cfg, where)
+    provider.check(cfg, where)

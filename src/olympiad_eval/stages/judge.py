@@ -53,8 +53,8 @@ from olympiad_eval.core.records import (
     write_jsonl,
 )
 from olympiad_eval.llm.cache import Reply, RequestCache, request_key
-from olympiad_eval.llm.providers import Client, Request, judge_provider_class
-from olympiad_eval.llm.usage import Tally, received_span, usage_totals
+from olympiad_eval.llm.providers import Client, Request, check_config, judge_provider_class
+from olympiad_eval.llm.usage import Tally, merged_usage, usage_totals, usage_warnings
 from olympiad_eval.scoring.checks import Options
 from olympiad_eval.scoring.pool import CheckPool
 
@@ -133,6 +133,8 @@ def judge(
             grades, usage = _by_rules(bench, problems, answered, scoring, pool), usage_totals([], {})
         else:
             grades, usage = asyncio.run(_by_llm(bench, problems, answered, scoring, cfg, cache_path, pool))
+    for line in usage_warnings(usage, f"judge '{judge_name}'"):
+        log.warning("%s", line)
     _check_parts(bench, grades.values())
     judgments = [_judgment(problems[g.id], g, judge_name, grades.get((g.id, g.sample)), made_by) for g in generations]
     write_jsonl(out_path, judgments)
@@ -294,14 +296,10 @@ async def _by_llm(
 
 
 def judges_usage(usages: list[dict]) -> dict:
-    """An ensemble's usage: the sum of its judges' (each costed at its own prices), and the span of
-    the dates of the replies of those that send (none where every judge is offline)."""
-    total = usage_totals([], {})
-    for usage in usages:
-        total = {name: total[name] + usage[name] for name in total}
-    dated = [usage["replies_received"] for usage in usages if "replies_received" in usage]
-    dates = {"replies_received": received_span([span[end] for span in dated if span for end in ("first", "last")])}
-    return {**total, "cost_usd": round(total["cost_usd"], 6), **(dates if dated else {})}
+    """An ensemble's usage: the sum of its judges' (each costed at its own prices; unknown where any
+    judge's is), and the span of the dates of the replies of those that send (none where every
+    judge is offline)."""
+    return merged_usage(usages)
 
 
 def _with_undecided(grade: Score | str, rules: Score | str) -> Score | str:
@@ -336,6 +334,7 @@ class _Asker:
         who = f"judge '{name}'"
         provider = judge_provider_class(endpoint, who)(endpoint, who)
         self.identity = provider.identity()
+        self.model = endpoint.get("model") if provider.sends else None  # the model asked, told from the one that serves
         self.progress = tqdm(total=0, desc=f"judge {name}", unit="req", dynamic_ncols=True, disable=None)
         self.prices = dict(endpoint.get("prices") or {})
         self.client = Client(provider, cache, self.progress, Tally(prices=self.prices))
@@ -381,7 +380,7 @@ class _Asker:
         return f"judge {self.name}: invalid reply to '{task.key}' after {self.tries} tries: {said!r}"
 
     def usage(self) -> dict:
-        return usage_totals(list(self.replies.values()), self.prices, self.client.provider.sends)
+        return usage_totals(list(self.replies.values()), self.prices, self.client.provider.sends, self.model)
 
     async def close(self) -> None:
         await self.client.aclose()
@@ -408,7 +407,9 @@ def check_judge(cfg, name: str) -> None:
                 f"{where}: judges.{judge_name} must be an endpoint (base_url, model, ...), got {endpoint!r}"
             )
         at = f"{where}: judges.{judge_name}"
-        judge_provider_class(endpoint, at).check(endpoint, at)
+        provider = judge_provider_class(endpoint, at)
+        check_config(endpoint, at, provider, judge=True)
+        provider.check(endpoint, at)
         check_costs(endpoint, at)
 
 

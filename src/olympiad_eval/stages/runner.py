@@ -24,6 +24,7 @@ from hydra.errors import HydraException
 from hydra.types import RunMode
 
 from olympiad_eval.core import config  # noqa: F401 (registers the configs' resolvers)
+from olympiad_eval.core.layout import NAME_RULE, is_name
 from olympiad_eval.core.records import WRITE_ERRORS, InputError
 
 log = logging.getLogger("olympiad_eval")
@@ -107,9 +108,16 @@ def check_run_from(root: Path) -> None:
 
 def check_config_names(conf: Path, overrides: list[str]) -> None:
     """Each config name that an override chooses (`model=gpt4o`; each of a sweep's `model=a,b`)
-    is a file of its group in conf/; if not, the closest name and all the group's names are shown."""
+    is a name (`layout.NAME`: it becomes a path) and a file of its group in conf/; if not, the
+    closest name and all the group's names are shown."""
     for group, name in _chosen_names(overrides):
         folder = conf / group
+        if folder.is_dir() and not is_name(name):  # `model=../../x`: a config outside conf/, outputs outside outputs/
+            raise InputError(
+                f"{group} '{name}' ({group}={name}, from params.yaml or the command line) is not a name of a "
+                f"config of conf/{group}/: a {group}'s name becomes a path of its outputs, so it is one plain "
+                f"file name ({NAME_RULE})"
+            )
         if folder.is_dir() and not (folder / f"{name}.yaml").is_file():
             choices = sorted(path.relative_to(folder).with_suffix("").as_posix() for path in folder.rglob("*.yaml"))
             close = difflib.get_close_matches(name, choices, n=1)

@@ -20,7 +20,7 @@ def parse_awarded(points: float):
     """A parser of `{"awarded": x, "reasoning": ...}` that rejects x outside [0, points]."""
 
     def parse(text: str) -> dict | None:
-        data = json_reply(text)
+        data = json_reply(text, "awarded")
         awarded = data.get("awarded") if data else None
         if isinstance(awarded, bool) or not isinstance(awarded, (int, float)) or not 0 <= awarded <= points + 1e-9:
             return None
@@ -30,7 +30,7 @@ def parse_awarded(points: float):
 
 
 def parse_equivalent(text: str) -> dict | None:
-    data = json_reply(text)
+    data = json_reply(text, "equivalent")
     if not data or not isinstance(data.get("equivalent"), bool):
         return None
     return {"equivalent": data["equivalent"], "reasoning": str(data.get("reasoning", ""))[:1000]}

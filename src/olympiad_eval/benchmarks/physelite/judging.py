@@ -27,7 +27,7 @@ ERROR_TYPES = (
 
 def parse_verdict(text: str) -> dict | None:
     """`{"verdict": ..., "reasoning": ...}` with one of the three verdicts, else None."""
-    data = json_reply(text)
+    data = json_reply(text, "verdict")
     if not data or data.get("verdict") not in VERDICTS:
         return None
     return {"verdict": data["verdict"], "reasoning": str(data.get("reasoning", ""))[:1000]}
@@ -35,7 +35,7 @@ def parse_verdict(text: str) -> dict | None:
 
 def parse_steps(text: str) -> dict | None:
     """`{"steps": [{"step": ..., "grade": 1 | 0.5 | 0}, ...]}` with at least one step, else None."""
-    data = json_reply(text)
+    data = json_reply(text, "steps")
     steps = data.get("steps") if data else None
     if not isinstance(steps, list) or not steps:
         return None
@@ -49,7 +49,7 @@ def parse_steps(text: str) -> dict | None:
 
 
 def parse_error_type(text: str) -> dict | None:
-    data = json_reply(text)
+    data = json_reply(text, "error_type")
     if not data or data.get("error_type") not in ("none", *ERROR_TYPES):
         return None
     return {"error_type": data["error_type"], "reasoning": str(data.get("reasoning", ""))[:1000]}
