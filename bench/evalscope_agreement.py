@@ -231,14 +231,21 @@ def model_response(record: dict) -> str:
     )
 
 
+# What our judge fence adds around the model's text (benchmarks.judging.Fence): evalscope sends none.
+FENCED = re.compile(r"<response-(\w{16})>\n(.*?)\n</response-\1>", re.S)
+
+
 def prompt_text(messages: list) -> str:
-    """The text of a request, its figures left out (our prompts cut the text at a figure's marker)."""
-    return "".join(
+    """The text of a request, its figures left out (our prompts cut the text at a figure's marker),
+    and what our fence adds taken out (its system message, its markers)."""
+    text = "".join(
         part if isinstance(part, str) else part.get("text", "")
         for message in messages
+        if message["role"] != "system"
         for part in ([message["content"]] if isinstance(message["content"], str) else message["content"])
         if isinstance(part, str) or part.get("type") == "text"
     )
+    return FENCED.sub(r"\2", text)
 
 
 def responder(items: list[dict]):

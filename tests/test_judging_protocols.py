@@ -157,7 +157,8 @@ def test_hipho_evalscope_protocol_is_the_best_schemes_ratio(render_suite, tmp_pa
             model={**DEMO, "path": DEMO["path"].format(suite="sample_hipho")},
         )  # the same prompts
         asked = [user_text(b) for b in server.requests if '"correct"' in user_text(b)]
-    assert all(len(body["messages"]) == 1 and body["messages"][0]["role"] == "user" for body in server.requests)
+    # evalscope's one user message, after the fence's system message
+    assert all([m["role"] for m in body["messages"]] == ["system", "user"] for body in server.requests)
     assert judged["DemoPhO_2025_1_b"].score == pytest.approx(0.5)  # a scheme: its ratio, whatever the answers
     # no scheme: the fraction of slots right; Math-Verify sees the range as an interval, so the judge decides
     assert judged["DemoPhO_2025_2_a"].score == 1.0

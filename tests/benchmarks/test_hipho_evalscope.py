@@ -9,6 +9,7 @@ import pytest
 from olympiad_eval.benchmarks import hipho, plugin
 from olympiad_eval.benchmarks.base import Score
 from olympiad_eval.benchmarks.hipho import evalscope
+from olympiad_eval.benchmarks.judging import Fence
 from olympiad_eval.core.records import AnswerSlot, Criterion, Figure, InputError, Problem
 from olympiad_eval.scoring.evalscope import completion
 from tests.support import suite_scoring
@@ -90,19 +91,23 @@ def test_step_requests_are_evalscopes_prompt_one_user_message_no_figures():
     figure = Figure(path="f.png", sha256="0" * 64, mime="image/png")
     p = problem([[("Award 0.5 pt if $v = gt$.", 0.5), ("得 2 分", 2.0)]], figures=[figure])
     cfg = suite_scoring("sample_hipho_evalscope", "suite.scoring.judge_figures=true")
-    tasks = HIPHO.judge_tasks(p, "<think>v = gt</think>\n<answer>[\\boxed{2}]</answer>", cfg)
+    response = "<think>v = gt</think>\n<answer>[\\boxed{2}]</answer>"
+    tasks = HIPHO.judge_tasks(p, response, cfg)
     assert [t.key for t in tasks] == ["criterion 0.0", "criterion 0.1"]
-    (message,) = tasks[0].messages
-    assert message["role"] == "user" and isinstance(message["content"], str)  # no system guard, no image
+    fence = Fence.around(response)
+    guard, message = tasks[0].messages
+    assert guard == fence.guard  # the fence's system message, which evalscope does not send
+    assert message["role"] == "user" and isinstance(message["content"], str)  # no image
     assert message["content"].startswith("You are an expert physics competition grader.")
-    # the judge sees the response without its think block, as evalscope's message model leaves it
+    # the judge sees the response without its think block, as evalscope's message model leaves it, fenced
+    answer = fence("<answer>[\\boxed{2}]</answer>")
     assert (
-        "Physics Problem:\nFind $x$.\nStudent's Solution:\n<answer>[\\boxed{2}]</answer>\nGrading Criterion:\n"
-        "Award 0.5 pt if $v = gt$.\nInstructions:" in message["content"]
+        f"Physics Problem:\nFind $x$.\nStudent's Solution:\n{answer}\n"
+        "Grading Criterion:\nAward 0.5 pt if $v = gt$.\nInstructions:" in message["content"]
     )
     assert "A ball." not in message["content"] and "g = 9.8" not in message["content"]  # no context, no constants
     assert message["content"].endswith('- "awarded": a number >= 0.0 and <= 0.5')
-    assert tasks[1].messages[0]["content"].endswith("<= 2.0")  # evalscope writes the bound as a float
+    assert tasks[1].messages[1]["content"].endswith("<= 2.0")  # evalscope writes the bound as a float
 
 
 def test_a_criterion_without_parsed_points_is_not_asked_and_not_attainable():
@@ -183,10 +188,12 @@ def test_answer_level_rule_check_then_the_judge_for_non_empty_misses():
     ]
     p = problem(answers=slots)
     given = rules("0.5", "8", "")  # the rule matches slot 0; slot 1 goes to the judge; slot 2 is empty
-    tasks = HIPHO.judge_tasks_after_rules(p, "unused", given, CFG)
+    tasks = HIPHO.judge_tasks_after_rules(p, "the response", given, CFG)
     assert [t.key for t in tasks] == ["slot 1"]
-    (message,) = tasks[0].messages
-    assert "Question: Find $x$.\nOutput sentence: 8\nCorrect answer: $7$\n" in message["content"]
+    guard, message = tasks[0].messages
+    fence = Fence.around("the response")  # the answer read from it is the model's text: fenced
+    assert guard == fence.guard
+    assert f"Question: Find $x$.\nOutput sentence: {fence('8')}\nCorrect answer: $7$\n" in message["content"]
     assert message["content"].endswith('- "correct": true or false')
     assert evalscope.parse_correct('{"correct": true}') == {"correct": True}
     assert evalscope.parse_correct('{"correct": "yes"}') is None

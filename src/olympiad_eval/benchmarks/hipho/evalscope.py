@@ -42,9 +42,8 @@ import functools
 import re
 
 from olympiad_eval.benchmarks.base import JudgeTask, Score
-from olympiad_eval.benchmarks.judging import failed_tasks
+from olympiad_eval.benchmarks.judging import Fence, failed_tasks
 from olympiad_eval.core.records import InputError, Problem
-from olympiad_eval.core.templates import fill
 from olympiad_eval.scoring.evalscope import completion, verify
 from olympiad_eval.scoring.pool import ended_by_cpu_limit, limit_cpu
 
@@ -274,29 +273,30 @@ def _prompt(scoring, key: str):
     return str(prompt.text)
 
 
-def _ask(text: str) -> tuple[dict, ...]:
-    """evalscope sends one user message: no system message, no figures."""
-    return ({"role": "user", "content": text},)
+def _ask(fence: Fence, template: str, fields: dict) -> tuple[dict, ...]:
+    """evalscope's prompt as one user message, no figures; where evalscope sends it alone, the
+    model's text in it is fenced and the fence's system message comes first (the words around it
+    are evalscope's own: bench/evalscope_agreement.py compares them with the fence taken out)."""
+    return fence.guard, {"role": "user", "content": fence.fill(template, fields)}
 
 
 def judge_tasks(problem: Problem, response: str, scoring) -> list[JudgeTask]:
     """Every criterion worth parsed points, where the problem has marking schemes."""
     if not problem.marking:
         return []
-    template = _prompt(scoring, "criterion")
+    template, fence = _prompt(scoring, "criterion"), Fence.around(response)
     return [
         JudgeTask(
             f"criterion {s}.{c}",
             _ask(
-                fill(
-                    template,
-                    {
-                        "question": problem.question,
-                        "response": completion(response),
-                        "criterion": criterion.text,
-                        "points": repr(points),
-                    },
-                )
+                fence,
+                template,
+                {
+                    "question": problem.question,
+                    "response": completion(response),
+                    "criterion": criterion.text,
+                    "points": repr(points),
+                },
             ),
             parse_awarded(points),
         )
@@ -315,7 +315,8 @@ def judge_tasks_after_rules(problem: Problem, response: str, rules, scoring) -> 
         unmatched = _unmatched_slots(problem, rules)
     except Unscorable:
         return []  # `combine` says why
-    return [_slot_task(template, problem, index, given, official) for index, given, official in unmatched]
+    fence = Fence.around(response)
+    return [_slot_task(fence, template, problem, index, given, official) for index, given, official in unmatched]
 
 
 def judge_tasks_after_rules_at_most(problem: Problem, response: str, scoring) -> list[JudgeTask]:
@@ -325,13 +326,16 @@ def judge_tasks_after_rules_at_most(problem: Problem, response: str, scoring) ->
         return []
     template = _prompt(scoring, "answer")
     officials = [(index, gold(slot.value)) for index, slot in enumerate(problem.answers)]
-    return [_slot_task(template, problem, index, official, official) for index, official in officials if official]
+    fence = Fence.around(response)
+    return [
+        _slot_task(fence, template, problem, index, official, official) for index, official in officials if official
+    ]
 
 
-def _slot_task(template: str, problem: Problem, index: int, given: str, official: str) -> JudgeTask:
+def _slot_task(fence: Fence, template: str, problem: Problem, index: int, given: str, official: str) -> JudgeTask:
     return JudgeTask(
         f"slot {index}",
-        _ask(fill(template, {"question": problem.question, "given": given, "reference": official})),
+        _ask(fence, template, {"question": problem.question, "given": given, "reference": official}),
         parse_correct,
     )
 

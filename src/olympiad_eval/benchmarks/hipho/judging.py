@@ -8,12 +8,11 @@ from fractions import Fraction
 from olympiad_eval.benchmarks.base import JudgeTask, Score
 from olympiad_eval.benchmarks.hipho import evalscope
 from olympiad_eval.benchmarks.hipho.scoring import gold_text, gold_value, reference_answer
-from olympiad_eval.benchmarks.judging import delimited, failed_tasks, json_reply
+from olympiad_eval.benchmarks.judging import Fence, failed_tasks, json_reply
 from olympiad_eval.core.records import (
     Problem,
     exact,
 )
-from olympiad_eval.core.templates import fill
 
 
 def parse_awarded(points: float):
@@ -91,14 +90,14 @@ def _slot_task(ask, problem: Problem, index: int, given: str, scoring) -> JudgeT
 
 
 def _asker(problem: Problem, response: str, scoring):
-    """The messages of one question to the judge: the response fenced, the problem's figures where
-    the suite shows them to the judge."""
-    fenced, guard = delimited(response)
+    """The messages of one question to the judge: the model's text (the response, the answer read
+    from it) fenced, the problem's figures where the suite shows them to the judge."""
+    fence = Fence.around(response)
     common = {
         "information": problem.information or "None.",
         "context": problem.context,
         "question": problem.question,
-        "response": fenced,
+        "response": response,
     }
     images = (
         []
@@ -107,9 +106,9 @@ def _asker(problem: Problem, response: str, scoring):
     )
 
     def ask(prompt, **fields) -> tuple[dict, ...]:
-        text = fill(str(prompt.text), {**common, **fields})
+        text = fence.fill(str(prompt.text), {**common, **fields})
         return (
-            {"role": "system", "content": guard},
+            fence.guard,
             {"role": "user", "content": [{"type": "text", "text": text}, *images]},
         )
 

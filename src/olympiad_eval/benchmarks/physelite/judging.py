@@ -4,10 +4,9 @@ judges as the paper does."""
 from __future__ import annotations
 
 from olympiad_eval.benchmarks.base import JudgeTask, Score
-from olympiad_eval.benchmarks.judging import delimited, failed_tasks, json_reply
+from olympiad_eval.benchmarks.judging import Fence, failed_tasks, json_reply
 from olympiad_eval.benchmarks.physelite.prompts import judge_reference
 from olympiad_eval.core.records import Problem
-from olympiad_eval.core.templates import fill
 
 VERDICTS = ("correct", "partially_correct", "incorrect")
 
@@ -57,16 +56,16 @@ def parse_error_type(text: str) -> dict | None:
 
 def judge_tasks(problem: Problem, response: str, scoring) -> list[JudgeTask]:
     """The answer verdict (the paper's judge prompt) and, unless turned off, the process grading."""
-    fenced, guard = delimited(response)
+    fence = Fence.around(response)
     fields = {
         "question": problem.question,
         "reference": judge_reference(problem),
         "solution": problem.solution,
-        "response": fenced,
+        "response": response,
     }
 
     def ask(prompt) -> tuple[dict, dict]:
-        return {"role": "system", "content": guard}, {"role": "user", "content": fill(str(prompt.text), fields)}
+        return fence.guard, {"role": "user", "content": fence.fill(str(prompt.text), fields)}
 
     tasks = [JudgeTask("answer", ask(scoring.prompts.answer), parse_verdict)]
     if scoring.process:
