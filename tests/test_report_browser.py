@@ -19,7 +19,7 @@ from omegaconf import OmegaConf
 
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.records import Generation, read_jsonl, write_json, write_jsonl
-from olympiad_eval.report import write_cell, write_report
+from olympiad_eval.report import write_cell, write_report, write_side
 from olympiad_eval.stages.aggregate import aggregate
 from olympiad_eval.stages.generate import generate
 from olympiad_eval.stages.judge import judge
@@ -229,7 +229,13 @@ def real_run(outputs: Path) -> Layout:
             for name in JUDGES:
                 cfg = compose_stage("judge", [f"judge={name}", f"cell.suite={suite}", f"cell.model={model}"]).judge
                 outcome = judge(
-                    layout.suite(suite), generations, name, cfg, layout.judgments(family, suite, model, name), cache
+                    layout.suite(suite),
+                    generations,
+                    name,
+                    cfg,
+                    layout.judgments(family, suite, model, name),
+                    cache,
+                    layout.conversations(family, suite, model, name),
                 )
                 write_json(layout.judge_usage(family, suite, model, name), outcome.usage)
     for benchmark in FAMILY:
@@ -252,8 +258,10 @@ def run(tmp_path_factory) -> Layout:
 
 @pytest.fixture(scope="module")
 def report(run) -> Path:
-    """The report as its stages write it: each cell's folder, then the root."""
+    """The report as its stages write it: each suite's side-by-side pages, each cell's folder, then
+    the root."""
     for suite in SUITES:
+        write_side(PLAN, run, suite)
         for model in MODELS:
             write_cell(PLAN, run, suite, model, OmegaConf.to_container(model_config(model), resolve=True))
     write_report(PLAN, run)
