@@ -116,7 +116,7 @@ def bar_chart(title: str, unit: str, bars: Sequence[Bar], stacked: bool = False)
             )
             rect = (
                 f'<rect x="{start:.1f}" y="{bar_y}" width="{length:.1f}" height="{BAR_HEIGHT - 2}" '
-                f'fill="{colour[bar.series]}"'
+                f'fill="{colour[bar.series]}" data-series="{attr(bar.series)}"'
                 + (f' fill-opacity="{opacity[bar.series]:g}"' if opacity[bar.series] != 1 else "")
                 + f"><title>{text(tip)}</title></rect>"
             )

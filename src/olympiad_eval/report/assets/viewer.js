@@ -295,6 +295,7 @@ var OE = (window.OE = {
     setUpIndex();
     setUpSide();
     openTarget();
+    window.addEventListener("hashchange", openTarget);
   }
 
   if (document.readyState === "loading") {
