@@ -707,7 +707,10 @@ def side_page(browse, report: Path, suite: str = "sample_hipho", pick=lambda row
 def test_the_side_by_side_page_shows_the_problem_then_every_model_s_response_answers_and_verdicts(
     run, report, browse, artefacts
 ):
-    problem, page = side_page(browse, report, pick=lambda row: row["status"] == "wrong")
+    # a problem the demo got wrong, with a figure (DemoPhO's first)
+    problem, page = side_page(browse, report, pick=lambda row: row["status"] == "wrong" and "PhO_" in row["id"])
+    figures = images_loaded(page)
+    assert figures and all(width > 0 for _, width in figures)
     prompts = {p.id: p for p in read_jsonl(run.prompts("sample_hipho"), Prompt)}
     own = next(p for p in read_jsonl(run.suite("sample_hipho") / "problems.jsonl", Problem) if p.id == problem)
     question = page.locator("section.question")
@@ -750,7 +753,9 @@ def test_the_side_by_side_page_shows_the_problem_then_every_model_s_response_ans
 def test_a_judge_conversation_opens_on_a_click_and_shows_the_prompt_sent_and_the_raw_reply(
     run, report, browse, artefacts
 ):
-    problem, page = problem_page(browse, report, "sample_hipho", "demo", lambda row: row["status"] == "wrong")
+    problem, page = problem_page(
+        browse, report, "sample_hipho", "demo", lambda row: row["status"] == "wrong" and "PhO_" in row["id"]
+    )
     [talk] = [
         c
         for c in read_jsonl(run.conversations("hipho", "sample_hipho", "demo", "scripted"), Conversation)
@@ -867,7 +872,7 @@ def test_a_url_with_a_view_reopens_it_and_the_controls_write_the_view_into_the_u
 
 def test_clicking_a_chart_bar_lands_on_the_cell_index_filtered_to_it(report, browse, artefacts):
     index = browse(report / "index.html")
-    bar = index.locator("svg.chart a.bar-link[href*='#group=']").first
+    bar = index.locator("svg.chart a.bar-link[href*='/demo/'][href*='#group=']").first
     href = bar.get_attribute("href")
     cell, group = href.split("#group=")
     with index.expect_navigation():

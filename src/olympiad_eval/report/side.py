@@ -116,7 +116,7 @@ def _side_page(layout: Layout, suite: str, kind: str, prompt: Prompt, problem, f
     yield html.metadata(
         [
             ("suite", suite),
-            ("benchmark", kind),
+            ("benchmark kind", kind),
             ("the models", "the plan's, in the report's root (compare/): each column comes from its model's cell"),
             ("what made the judgments, tokens and dates", "on each cell's page of the problem, linked from its column"),
             ("git commit", GIT_COMMIT_NOTE),
