@@ -11,10 +11,14 @@ grades the first problems of each cell through the real judge; the other problem
 judgment of a graded problem in the same state (right, wrong, cut, failed), with its own id, so
 every record has the form the ensemble writes without 400,000 judge requests. Then aggregate.
 
-Measured: the report's generation (in a child process: wall time and peak RSS), its largest file
-and number of files, the time from opening a cell's index in headless Chromium to the first filter
-change applied (median of 3, each in a fresh browser), and after adding a model and writing the
-report again, how many files of the other cells changed (target 0).
+Measured: the report's generation (in a child process: wall time and peak RSS), its files (how
+many, the largest, the largest of each part: the index, the cells, the side-by-side pages, the
+assets), the time from opening a cell's index in headless Chromium to the first filter change
+applied (median of 3, each in a fresh browser), the time to open the report's index and a
+side-by-side page (until every model's column is on it), and after adding a model and running the
+report stages that `dvc repro` would run, how many files they wrote (by inode and modification
+time, whether or not their bytes changed), of which part, and how many files of the other cells
+changed (target 0).
 
     python bench/report_scale.py [--problems 11586] [--graded 120] [--keep DIR]
 """
@@ -202,12 +206,14 @@ def known_models(layout: Layout) -> list[str]:
 WRITE = """
 import json, resource, sys
 from olympiad_eval.core.layout import Layout  # noqa: E402
-from olympiad_eval.report import write_cell, write_report
+import olympiad_eval.report as report
 plan, layout, cell = json.loads(sys.argv[1]), Layout(sys.argv[2]), json.loads(sys.argv[3])
-if cell:
-    write_cell(plan, layout, cell["suite"], cell["model"], cell["settings"])
+if cell and "model" in cell:
+    report.write_cell(plan, layout, cell["suite"], cell["model"], cell["settings"])
+elif cell:
+    report.write_side(plan, layout, cell["suite"])
 else:
-    write_report(plan, layout)
+    report.write_report(plan, layout)
 # the peak of this process's own memory since it started: VmHWM (ru_maxrss would count the parent's at fork)
 own = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
 print(json.dumps({"peak_kb": max(own, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)}))
@@ -235,21 +241,35 @@ def stage_measured(layout: Layout, models: list[str], cell: dict | None) -> dict
         text=True,
     )
     wall = time.perf_counter() - start
+    name = "report (root)"
+    if cell:
+        name = f"report@{cell['suite']}-{cell['model']}" if "model" in cell else f"report-side@{cell['suite']}"
     return {
-        "stage": f"report@{cell['suite']}-{cell['model']}" if cell else "report (root)",
+        "stage": name,
         "s": wall,
         "rss_mb": json.loads(done.stdout.strip().splitlines()[-1])["peak_kb"] / 1024,
     }
 
 
-def write_report_measured(layout: Layout, models: list[str], cells: list[str]) -> dict:
+def has_side_stage() -> bool:
+    """Whether the report has a stage per suite for its side-by-side pages (`write_side`); before it,
+    the root wrote them."""
+    import olympiad_eval.report as report
+
+    return hasattr(report, "write_side")
+
+
+def write_report_measured(layout: Layout, models: list[str], cells: list[str], side: bool) -> dict:
     """The report stages that `dvc repro` runs after `cells`' models were run: each of their cells,
-    then the root."""
+    each suite's side-by-side stage where there is one and `side` (its deps are the suite's: adding
+    a model does not run it), then the root."""
     stages = [
         stage_measured(layout, models, {"suite": suite, "model": model, "settings": model_settings(model)})
         for model in cells
         for suite in SUITES
     ]
+    if side and has_side_stage():
+        stages += [stage_measured(layout, models, {"suite": suite}) for suite in SUITES]
     stages.append(stage_measured(layout, models, None))
     return {
         "stages": stages,
@@ -266,14 +286,42 @@ def files_of(folder: Path) -> dict[str, str]:
     }
 
 
+def stamps(folder: Path) -> dict[str, tuple[int, int]]:
+    """Each file's inode and modification time: a file written again (even with the same bytes, or
+    replaced by an atomic rename) has another."""
+    return {
+        path.relative_to(folder).as_posix(): (path.stat().st_ino, path.stat().st_mtime_ns)
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def part_of(name: str) -> str:
+    """The part of the report a file is in: the index, a cell's pages, the side-by-side pages, the
+    root's comparison pages (flips), the assets."""
+    first = name.split("/", 1)[0]
+    return {"index.html": "index", "cells": "cells", "side": "side-by-side", "compare": "compare"}.get(
+        first, "assets" if first == "assets" else first
+    )
+
+
 def sizes(folder: Path) -> dict:
     files = [path for path in folder.rglob("*") if path.is_file()]
     largest = max(files, key=lambda path: path.stat().st_size)
+    parts: dict[str, dict] = {}
+    for path in files:
+        name, size = path.relative_to(folder).as_posix(), path.stat().st_size
+        part = parts.setdefault(part_of(name), {"files": 0, "mb": 0.0, "largest": "", "largest_mb": 0.0})
+        part["files"] += 1
+        part["mb"] += size / 1e6
+        if size / 1e6 > part["largest_mb"]:
+            part["largest"], part["largest_mb"] = name, size / 1e6
     return {
         "files": len(files),
         "total_mb": sum(p.stat().st_size for p in files) / 1e6,
         "largest": largest.relative_to(folder).as_posix(),
         "largest_mb": largest.stat().st_size / 1e6,
+        "parts": dict(sorted(parts.items())),
     }
 
 
@@ -339,6 +387,56 @@ def interactive_seconds(page_path: Path, profile: Path) -> dict:
     return {"s": seconds, "parsed_s": timing[0] / 1000, "loaded_s": timing[1] / 1000, "next_change_s": again}
 
 
+def page_seconds(page_path: Path, profile: Path, ready: str) -> dict:
+    """From navigating to a page until the JavaScript condition `ready` holds (its content on it),
+    with its own navigation timing (parsed, loaded)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(profile),
+            executable_path=shutil.which("chromium") or "/usr/bin/chromium",
+            args=CHROMIUM_ARGS,
+            headless=True,
+        )
+        page = context.new_page()
+        start = time.perf_counter()
+        page.goto(page_path.as_uri(), wait_until="commit")
+        page.wait_for_function(ready, timeout=60_000)
+        seconds = time.perf_counter() - start
+        page.wait_for_load_state("load")
+        timing = page.evaluate(
+            "(({domContentLoadedEventEnd, loadEventEnd}) => [domContentLoadedEventEnd, loadEventEnd])"
+            "(performance.getEntriesByType('navigation')[0])"
+        )
+        context.close()
+    return {"s": seconds, "parsed_s": timing[0] / 1000, "loaded_s": timing[1] / 1000}
+
+
+# When the report's index is usable: its links to the cells are on it. A side-by-side page: every
+# model's column is on it (written in the page, or filled in by the viewer's script, which marks
+# the page `data-side-ready`).
+INDEX_READY = "() => document.querySelectorAll('a.cell-link').length > 0 && document.readyState !== 'loading'"
+SIDE_READY = (
+    "() => document.readyState !== 'loading' && (document.querySelector('table.side-by-side') !== null"
+    " || document.body.dataset.sideReady === '1')"
+)
+
+
+def side_page(layout: Layout, suite: str) -> Path:
+    """The side-by-side page of the suite's problem in the middle of its prompts."""
+    from olympiad_eval.core.records import Prompt, read_jsonl
+    from olympiad_eval.report.html import page_slug
+
+    prompts = read_jsonl(layout.prompts(suite), Prompt)
+    slug = page_slug(prompts[len(prompts) // 2].id)
+    for folder in ("side", "compare"):
+        path = layout.report() / folder / suite / f"{slug}.html"
+        if path.is_file():
+            return path
+    raise RuntimeError(f"no side-by-side page of {slug} in {layout.report()}")
+
+
 def run(problems: int, graded: int, keep: Path | None) -> dict:
     workdir = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="oe-report-scale-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -348,7 +446,7 @@ def run(problems: int, graded: int, keep: Path | None) -> dict:
         fetch_and_render(workdir, layout, problems)
         run_models(workdir, layout, MODELS, problems, graded, server.base_url)
         result: dict = {"problems": problems, "graded": graded, "inputs_s": time.perf_counter() - start}
-        result.update(write_report_measured(layout, MODELS, MODELS))
+        result.update(write_report_measured(layout, MODELS, MODELS, side=True))
         result.update(sizes(layout.report()))
         page = cell_index(layout.report(), SUITES[0], MODELS[0])
         result["cell_index"] = page.relative_to(layout.report().resolve()).as_posix()
@@ -356,10 +454,18 @@ def run(problems: int, graded: int, keep: Path | None) -> dict:
         runs = [interactive_seconds(page, workdir / f"profile-{n}") for n in range(3)]
         result["interactive_runs"] = runs
         result["interactive_s"] = statistics.median(run["s"] for run in runs)
-        before = files_of(layout.report())
+        index = layout.report_index()
+        index_runs = [page_seconds(index, workdir / f"profile-index-{n}", INDEX_READY) for n in range(3)]
+        result["index_runs"], result["index_s"] = index_runs, statistics.median(run["s"] for run in index_runs)
+        side = side_page(layout, SUITES[0])
+        result["side_page"] = side.relative_to(layout.report()).as_posix()
+        side_runs = [page_seconds(side, workdir / f"profile-side-{n}", SIDE_READY) for n in range(3)]
+        result["side_runs"], result["side_s"] = side_runs, statistics.median(run["s"] for run in side_runs)
+        before, stamped = files_of(layout.report()), stamps(layout.report())
         run_models(workdir, layout, [ADDED], problems, graded, server.base_url)
-        result["with_added"] = write_report_measured(layout, [*MODELS, ADDED], [ADDED])
+        result["with_added"] = write_report_measured(layout, [*MODELS, ADDED], [ADDED], side=False)
         result.update(changes(before, files_of(layout.report()), layout))
+        result.update(written(stamped, stamps(layout.report()), layout))
     (workdir / "results.json").write_text(json.dumps(result, indent=2))
     if not keep:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -386,6 +492,19 @@ def changes(before: dict[str, str], after: dict[str, str], layout: Layout) -> di
     }
 
 
+def written(before: dict, after: dict, layout: Layout) -> dict:
+    """The files the report stages wrote when a model was added (new, or written again: another
+    inode or modification time), by part, and of those the added model's own cells."""
+    report = layout.report()
+    own = tuple(layout.report_cell(suite, ADDED).relative_to(report).as_posix() + "/" for suite in SUITES)
+    names = [name for name, stamp in after.items() if before.get(name) != stamp]
+    by_part: dict[str, int] = {}
+    for name in names:
+        part = "the added model's cells" if name.startswith(own) else part_of(name)
+        by_part[part] = by_part.get(part, 0) + 1
+    return {"written_files": len(names), "written_by_part": dict(sorted(by_part.items()))}
+
+
 def report(result: dict) -> None:
     print(
         f"{result['problems']} problems x zh + en, models {', '.join(MODELS)}, judge {JUDGE} (3 judges; "
@@ -402,6 +521,11 @@ def report(result: dict) -> None:
         f"{result['files']} files, {result['total_mb']:.0f} MB in all; largest {result['largest']} "
         f"{result['largest_mb']:.2f} MB (target < {TARGETS['largest_mb']:.0f} MB)"
     )
+    for part, about in result["parts"].items():
+        print(
+            f"  {part:<14}{about['files']:>7} files {about['mb']:>8.1f} MB; largest {about['largest']} "
+            f"{about['largest_mb']:.2f} MB"
+        )
     runs = ", ".join(f"{run['s']:.2f}" for run in result["interactive_runs"])
     print(
         f"cell index {result['cell_index']} ({result['cell_index_mb']:.2f} MB): interactive in "
@@ -412,6 +536,15 @@ def report(result: dict) -> None:
             f"  parsed {run['parsed_s']:.2f} s, loaded {run['loaded_s']:.2f} s, first filter applied {run['s']:.2f} s;"
             f" the next change painted in {run['next_change_s']:.2f} s"
         )
+    for name, key, ready in (("report index", "index", "its cell links"), ("side-by-side page", "side", "every model")):
+        runs = result[f"{key}_runs"]
+        seconds = ", ".join(f"{run['s']:.2f}" for run in runs)
+        where = "index.html" if key == "index" else result["side_page"]
+        print(
+            f"{name} {where}: {ready} on it in {result[f'{key}_s']:.2f} s (median of "
+            f"{seconds}; parsed {runs[0]['parsed_s']:.2f} s, "
+            f"loaded {runs[0]['loaded_s']:.2f} s)"
+        )
     added = result["with_added"]
     for stage in added["stages"]:
         print(f"  {stage['stage']:<40}{stage['s']:>8.1f} s{stage['rss_mb']:>8.0f} MB peak RSS")
@@ -421,6 +554,11 @@ def report(result: dict) -> None:
         f"({', '.join(result['changed_files'][:8])}{' ...' if len(result['changed_files']) > 8 else ''}), "
         f"{len(result['removed_files'])} removed; of the other cells' {result['other_cells_files']} files, "
         f"{result['other_cells_changed']} changed (target 0)"
+    )
+    print(
+        f"files written when {ADDED} was added: {result['written_files']} ("
+        + ", ".join(f"{part} {count}" for part, count in result["written_by_part"].items())
+        + ")"
     )
 
 

@@ -1,6 +1,7 @@
 """DVC stage: grade one suite x model cell with one judge, into
-outputs/judgments/<family>/<suite>/<model>/<judge>.jsonl (its coverage into outputs/coverage/..., and its
-judges' requests, tokens and cost into outputs/usage/<family>/<suite>/<model>/<judge>.json).
+outputs/judgments/<family>/<suite>/<model>/<judge>.jsonl (its coverage into outputs/coverage/..., its
+judges' requests, tokens and cost into outputs/usage/<family>/<suite>/<model>/<judge>.json, and what
+its LLM judges were sent and replied into outputs/conversations/..., for the report).
 
 A judge endpoint that cannot serve at all (its probe) stops the stage with one line and exit status 2,
 writing nothing; requests that fail are judge errors, and the stage fails on coverage (exit 1)."""
@@ -30,7 +31,15 @@ def main(cfg) -> None:
             f"{generations}: run its stage generate@{suite}-{model} (in pipelines/{family}/dvc.yaml) first"
         )
     out = layout.judgments(family, suite, model, judge_name)
-    outcome = judge(layout.suite(suite), generations, judge_name, cfg.judge, out, cfg.paths.request_cache)
+    outcome = judge(
+        layout.suite(suite),
+        generations,
+        judge_name,
+        cfg.judge,
+        out,
+        cfg.paths.request_cache,
+        layout.conversations(family, suite, model, judge_name),
+    )
     log.info("%s x %s x %s: %s", suite, model, judge_name, outcome.summary())
     write_json(layout.coverage(family, suite, model, judge_name), outcome.metrics())
     write_json(layout.judge_usage(family, suite, model, judge_name), outcome.usage)

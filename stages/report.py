@@ -1,6 +1,8 @@
 """DVC stage: the static HTML report (outputs/report/). With a cell (`model=M cell.suite=S`, a stage
-per suite x model in each family's pipeline) it writes that cell's pages; without, the root: the
-index of the whole plan, the side-by-side pages and the shared assets."""
+per suite x model in each family's pipeline) it writes that cell's pages and its columns of the
+side-by-side pages; without, the root: the index of the whole plan, the flips, what lists the plan's
+models for the side-by-side pages and the cells' indexes, and the shared assets. Each suite's
+side-by-side pages are their own stage (`stages/side.py`)."""
 
 import hydra
 from omegaconf import OmegaConf

@@ -40,7 +40,7 @@ def test_editing_one_benchmark_s_code_leaves_the_other_families_up_to_date(tmp_p
     scoring = repo.path / "src" / "olympiad_eval" / "benchmarks" / family / "scoring.py"
     scoring.write_text(scoring.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
     stale = changed_deps(repo, f"pipelines/{family}/dvc.yaml")
-    assert {name.split("@")[0] for name in stale} == {"fetch", "render", "judge", "aggregate", "report"}
+    assert {name.split("@")[0] for name in stale} == {"fetch", "render", "judge", "aggregate", "side", "report"}
     assert all(deps == {f"src/olympiad_eval/benchmarks/{family}"} for deps in stale.values())
     for other in families:
         if other != family:
@@ -84,7 +84,15 @@ def test_a_benchmark_from_outside_the_package_is_a_working_fifth_family(tmp_path
     assert "- tests/benchmarks/toy_plugin.py" in deps and "src/olympiad_eval/benchmarks/hipho" not in deps
 
     ran = repo.repro("pipelines/toy/dvc.yaml")
-    assert {name.split("@")[0] for name in ran} == {"fetch", "render", "generate", "judge", "aggregate", "report"}
+    assert {name.split("@")[0] for name in ran} == {
+        "fetch",
+        "render",
+        "generate",
+        "judge",
+        "aggregate",
+        "side",
+        "report",
+    }
     metrics = repo.metrics("toy")["toy"]
     assert {model: round(judges["rule"]["score"], 2) for model, judges in metrics.items()} == {
         "reference": 100.0,

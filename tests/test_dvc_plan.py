@@ -62,7 +62,7 @@ def picked_files(config_name: str, overrides: list[str]) -> set[str]:
 
 def test_the_plan_has_every_stage():
     names = {name.split("@")[0] for name, *_ in CELLS}
-    assert names == {"fetch", "render", "generate", "judge", "aggregate", "report"}
+    assert names == {"fetch", "render", "generate", "judge", "aggregate", "side", "report"}
     assert len({name for name, *_ in CELLS}) == len(CELLS)
 
 
@@ -96,7 +96,7 @@ def test_every_conf_file_hydra_reads_is_tracked(name, cmd, params, deps):
 def test_every_cell_tracks_the_files_of_its_own_choices(name, cmd, params, deps):
     """The `${item...}` paths in dvc.yaml name the files the cell's overrides select."""
     choices = [word.split("=", 1) for word in shlex.split(cmd)[2:] if not word.startswith("cell.")]
-    assert choices or name == "report"  # the report reads the whole plan, no group of its own
+    assert choices or name.split("@")[0] in ("report", "side")  # the report reads the whole plan, no group of its own
     for group, choice in choices:
         assert f"conf/{group}/{choice}.yaml" in params, (name, group, choice)
 
@@ -120,7 +120,7 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
             {path.as_posix() for path in (layout.report_index(), layout.report_assets(), layout.report_compare())},
             {
                 f"{OUTPUTS}/{spelled(path)}"
-                for path in ("suite", "judgments", "usage", "tables", "metrics", "plots", "report_cell")
+                for path in ("suite", "judgments", "usage", "tables", "metrics", "plots", "report_cell", "report_side")
             },
         )
     if stage in ("fetch", "aggregate"):
@@ -138,6 +138,8 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
             f"{OUTPUTS}/{spelled(path, family=family)}" for path in ("judgments", "usage")
         } | {layout.problems(benchmark).as_posix()}
     suite = names["suite"]
+    if stage == "side":  # a suite's side-by-side pages: the suite alone, so that a new model does not rerun it
+        return {layout.report_side(suite).as_posix()}, {layout.suite(suite).as_posix()}
     if stage == "render":
         return {layout.suite(suite).as_posix()}, {layout.problems(names["benchmark"]).as_posix()}
     family = plan["family"][plan["suites"][suite]]
@@ -150,6 +152,7 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
             layout.usage(family, suite, names["model"]).as_posix(),
             f"{OUTPUTS}/{spelled('judgments', **cell)}",
             f"{OUTPUTS}/{spelled('judge_usage', **cell)}",
+            f"{OUTPUTS}/{spelled('conversations', **cell)}",
         }
     if stage == "generate":
         return {generations, layout.usage(family, suite, names["model"]).as_posix()}, {layout.prompts(suite).as_posix()}
@@ -157,6 +160,7 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
         layout.judgments(family, suite, names["model"], names["judge"]),
         layout.coverage(family, suite, names["model"], names["judge"]),
         layout.judge_usage(family, suite, names["model"], names["judge"]),
+        layout.conversations(family, suite, names["model"], names["judge"]),
     ]
     return {path.as_posix() for path in writes}, {layout.suite(suite).as_posix(), generations}
 

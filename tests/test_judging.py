@@ -369,7 +369,7 @@ def test_a_task_awaiting_an_identical_request_leaves_its_turn_to_the_next(tmp_pa
         asker = _Asker("judge", endpoint, typed_judge(OmegaConf.create({"kind": "llm", "max_reasks": 0}), "j"), cache)
         try:
             return await asyncio.gather(
-                *(asker.grade(t) for t in (task("a", "shared"), task("b", "shared"), task("c", "other")))
+                *(asker.grade(t, ("P1", 0)) for t in (task("a", "shared"), task("b", "shared"), task("c", "other")))
             )
         finally:
             await asker.close()

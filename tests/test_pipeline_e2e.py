@@ -150,7 +150,8 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
 
         # ... and `dvc repro` then runs the rest, sending no generation request for them
         ran = repo.repro()
-        assert "generate@sample_hipho-fake" in ran and len(ran) == 4 + 8 + 2 + 4 + 1  # + the report's cells and root
+        # + each suite's side-by-side pages, the report's cells and root
+        assert "generate@sample_hipho-fake" in ran and len(ran) == 4 + 8 + 2 + 2 + 4 + 1
         assert generation_requests() == 5 + 3
         assert repo.layout.generations("hipho", "sample_hipho", "fake").read_bytes() == multirun
         first_judging = judge_requests()  # the LLM judge grades both models: criteria, slots, verdicts, steps

@@ -28,7 +28,7 @@ from olympiad_eval.core.records import (
     write_suite_info,
 )
 from olympiad_eval.llm.cache import utc_now
-from olympiad_eval.report import write_cell, write_report
+from olympiad_eval.report import write_cell, write_report, write_side
 from olympiad_eval.report.cell import MARKS, judgment_html, received_text, status_label
 from olympiad_eval.stages.aggregate import aggregate
 from olympiad_eval.stages.generate import generate
@@ -95,8 +95,9 @@ def real_run(render_suite, *overrides: str) -> Layout:
 
 
 def write_all(plan: dict, layout: Layout) -> None:
-    """What `dvc repro` runs: every cell's stage, then the root's."""
+    """What `dvc repro` runs: every suite's side-by-side stage and cell's stage, then the root's."""
     for suite in plan["suites"]:
+        write_side(plan, layout, suite)
         for model in plan["models"]:
             write_cell(plan, layout, suite, model, MODELS.get(model, {}))
     write_report(plan, layout)
@@ -124,8 +125,8 @@ def test_the_index_shows_metadata_charts_tables_and_a_link_per_cell(run, report)
     index = (report / "index.html").read_text(encoding="utf-8")
     assert "<table" in index and "exam scores" in index and "DemoCPhO_2025" in index
     assert "100.00" in index  # the reference model's score, formatted
-    assert '<section class="metadata">' in index and "hipho official v3 (rules only)" in index
-    assert index.count('<svg class="chart"') == 3  # score per model, per subset, and HiPhO's medals
+    assert '<section class="metadata" id="metadata">' in index and "hipho official v3 (rules only)" in index
+    assert index.count('<svg class="chart"') == 3  # score per model, per subset (one suite), and HiPhO's medals
     assert "score per model, with its 95% interval" in index and "medals" in index
     links = [a["href"] for a in tags(index, "a") if a.get("class") == "cell-link"]
     assert links == [f"cells/{SUITE}/{model}/index.html" for model in MODELS]
@@ -137,6 +138,9 @@ def test_the_index_shows_metadata_charts_tables_and_a_link_per_cell(run, report)
     assert flips == [f"compare/{SUITE}/flips__reference__vs__demo__rule.html"]
     page = (report / flips[0]).read_text(encoding="utf-8")
     assert "2 of 5 problems changed" in page and "DemoCPhO_2025_1_1" in page and "right → wrong" in page
+    assert '<a href="../../side/sample_hipho/DemoCPhO_2025_1_1.html">' in page  # a flip's side-by-side page
+    # navigation first: every cell's link comes before the first chart and table
+    assert index.index('class="cell-link"') < index.index('<svg class="chart"') < index.index("exam scores")
 
 
 def test_no_page_loads_anything_from_outside_the_report(report):
@@ -151,6 +155,30 @@ def test_no_page_loads_anything_from_outside_the_report(report):
                     inside = target.is_relative_to(report.resolve()) or link == "../comparisons/index.html"
                     assert inside and (target.exists() or link == "../comparisons/index.html"), (path, link)
     assert (report / "assets" / "mathjax" / "tex-svg-full.js").stat().st_size > 1 * MB  # copied from its package
+    assert (report / "assets" / "mathjax" / "ui" / "safe.js").is_file()  # and its safe extension
+
+
+def test_every_page_allows_only_the_reports_own_files_and_no_inline_script(report):
+    """A Content-Security-Policy first in each page's head: scripts, images and fonts from the
+    report's own files only, nothing remote, no inline script (the pages have none), no form, no
+    frame, no base; and every script a page names is a file of the report."""
+    pages = sorted(report.rglob("*.html"))
+    assert pages
+    for path in pages:
+        page = path.read_text(encoding="utf-8")
+        metas = [m for m in tags(page, "meta") if m.get("http-equiv") == "Content-Security-Policy"]
+        assert len(metas) == 1, path
+        policy = dict((part.split()[0], part.split()[1:]) for part in metas[0]["content"].split(";") if part.strip())
+        assert policy["default-src"] == ["'none'"] and policy["script-src"] == ["'self'"], path
+        assert policy["img-src"] == ["'self'"] and policy["connect-src"] == ["'none'"], path
+        assert policy["base-uri"] == ["'none'"] and policy["form-action"] == ["'none'"], path
+        assert page.index("Content-Security-Policy") < min(page.index("<script"), page.index("<link")), path
+        assert all("src" in script for script in tags(page, "script")), f"{path}: an inline script"
+        assert "<script>" not in page and " on" not in "".join(f" {name}" for attrs in tags(page) for name in attrs), (
+            f"{path}: an inline script or event handler"
+        )
+        for script in tags(page, "script"):
+            assert (path.parent / script["src"]).resolve().is_file(), (path, script["src"])
 
 
 # ---------------------------------------------------------------- a cell's index and pages
@@ -173,13 +201,23 @@ def test_a_cell_index_has_a_row_per_problem_with_its_status_and_the_controls(run
         assert control in index
     options = re.findall(r'<option value="([^"]*)"', index.split('id="status-filter"')[1].split("</select>")[0])
     assert options == ["all", "wrong", "judge-error", "truncated", "undecided"]
-    assert [th["data-sort"] for th in tags(index, "th") if "data-sort" in th] == [
+    assert '<input id="models-disagree" type="checkbox">' in index  # with one judge, no "judges disagree"
+    assert 'id="judges-disagree"' not in index
+    # HiPhO's problems have no level: no column of dashes; status and score say they span the judges
+    assert [(th["data-sort"]) for th in tags(index, "th") if "data-sort" in th] == [
         "id",
         "group",
-        "level",
         "status",
         "score",
+        "judge-0",
     ]
+    assert '<th data-sort="status">status (all judges)</th>' in index
+    assert '<th data-sort="score">score (mean of judges)</th>' in index
+    assert '<th data-sort="judge-0">judge rule: points</th>' in index
+    body = index[index.index("<tbody>") :]
+    assert ";;" not in body and "; ;" not in body and "<code>; " not in body  # an empty slot shows as a dash
+    # the suite's outcomes, per model, for the "models disagree" filter: the root's
+    assert '<script defer src="../../../compare/sample_hipho/outcomes.js"></script>' in index
     reference = (report / "cells" / SUITE / "reference" / "index.html").read_text(encoding="utf-8")
     assert reference.count('data-status="correct"') == len(ids)
 
@@ -189,7 +227,9 @@ def test_a_problem_page_shows_question_figures_samples_answers_rules_criteria_an
     page = (cell / "problems" / "DemoCPhO_2025_1_1.html").read_text(encoding="utf-8")
     for section in ("question", "sample", "answers", "rules", "criteria", "metadata"):
         assert f'<section class="{section}"' in page, section
-    assert '<table class="criteria">' in page and "则得 2 分" in page  # every criterion's text, in Chinese
+    # the rule judge awards no criterion: one line says so, never a table of them all "not judged"
+    assert '<table class="criteria">' not in page and "Marking scheme: not judged (rules only)" in page
+    assert "则得" not in page
     assert "180" in page  # the demo's (wrong) answer
     assert "&lt;answer&gt;" in page and "<answer>" not in page and "<think>" not in page
     assert page.count('class="math-text"') == page.count('<details class="raw">')  # raw text one click away
@@ -206,15 +246,34 @@ def test_a_problem_page_shows_question_figures_samples_answers_rules_criteria_an
     assert sorted(p.name for p in (cell / "figures").iterdir()) == sorted({Path(s).name for s in figures})
 
 
-def test_a_side_by_side_page_per_problem_holds_every_model_and_judge(run, report):
-    page = (report / "compare" / SUITE / "DemoCPhO_2025_1_1.html").read_text(encoding="utf-8")
-    assert '<table class="side-by-side">' in page
-    rows = [attrs for attrs in tags(page, "tr") if "data-model" in attrs]
-    assert [(r["data-model"], r["data-judge"], r["data-status"]) for r in rows] == [
-        ("reference", "rule", "correct"),
-        ("demo", "rule", "wrong"),
+def test_a_side_by_side_page_is_the_problem_and_each_model_s_column_is_its_cell_s(run, report):
+    """The page (the suite's stage) holds the problem and names no model; the root lists the models
+    (`models.js`); each cell's stage writes its columns (`side/<shard>.js`): the response, the
+    answers extracted, each judge's verdict, linked back to its own page."""
+    page = (report / "side" / SUITE / "DemoCPhO_2025_1_1.html").read_text(encoding="utf-8")
+    [body] = tags(page, "body")
+    assert body["data-page"] == "side" and body["data-problem"] == "DemoCPhO_2025_1_1"
+    assert body["data-shard"] == "00000" and body["data-root"] == "../../"
+    assert '<section class="question">' in page and 'id="columns"' in page
+    assert "demo" not in page and "reference" not in page  # adding a model leaves the page as it is
+    assert page.index('<section class="question">') < page.index('id="columns"')
+    listing = [s["src"] for s in tags(page, "script") if "models.js" in s["src"]]
+    assert listing == ["../../compare/sample_hipho/models.js"]
+    listed = (report / "compare" / SUITE / "models.js").read_text(encoding="utf-8")
+    data = json.loads(listed.removeprefix("OE.models(").removesuffix(");\n"))
+    assert [(m["name"], m["cell"]) for m in data["models"]] == [
+        ("reference", "cells/sample_hipho/reference/"),
+        ("demo", "cells/sample_hipho/demo/"),
     ]
-    assert '<a href="../../cells/sample_hipho/demo/problems/DemoCPhO_2025_1_1.html">' in page
+    columns = (report / "cells" / SUITE / "demo" / "side" / "00000.js").read_text(encoding="utf-8")
+    assert columns.startswith('OE.column("demo", "00000", {')
+    column = json.loads(columns.split(", ", 2)[2].removesuffix(");\n"))["DemoCPhO_2025_1_1"]
+    assert "180" in column and '<table class="side-verdicts">' in column  # the demo's (wrong) answer
+    assert '<tr data-judge="rule"><td>rule</td><td>\u2717 wrong</td>' in column
+    assert '<a href="../../cells/sample_hipho/demo/problems/DemoCPhO_2025_1_1.html">' in column
+    outcomes = (report / "compare" / SUITE / "outcomes.js").read_text(encoding="utf-8")
+    statuses = json.loads(outcomes.removeprefix("OE.outcome(").removesuffix(");\n"))["statuses"]
+    assert statuses["DemoCPhO_2025_1_1"] == "cw" and statuses["DemoCPhO_2025_2_1"] == "cc"
 
 
 def test_a_partial_run_says_so_in_the_index_its_tables_and_its_pages(render_suite):
@@ -222,7 +281,7 @@ def test_a_partial_run_says_so_in_the_index_its_tables_and_its_pages(render_suit
     write_all(PLAN, layout)
     index = (layout.report() / "index.html").read_text(encoding="utf-8")
     note = "sample_hipho: 2 of 5 problems (limit 2)"
-    assert f'<h2 id="{BENCHMARK}">{BENCHMARK}</h2>\n<p class="partial"><b>partial:</b> {note}</p>' in index
+    assert f'<h3>{BENCHMARK}</h3>\n<p class="partial"><b>partial:</b> {note}</p>' in index
     assert "<th>partial</th>" in index and index.count("<td>2 of 5 problems (limit 2)</td>") >= 2  # the tables' column
     for model in MODELS:
         page = (layout.report_cell(SUITE, model) / "index.html").read_text(encoding="utf-8")
@@ -240,21 +299,20 @@ def test_the_report_is_byte_stable(run, report):
 
 
 def test_a_new_model_writes_its_own_cell_and_rewrites_no_other_cell_s_file(run):
+    """Adding a model runs its cells' stages and the root's (what lists the models): no other cell's
+    file and no side-by-side page is written again."""
     alone = {**PLAN, "models": ["reference"]}
     write_all(alone, run)
-    before = {
-        path: (path.stat().st_mtime_ns, path.read_bytes())
-        for path in run.report_cell(SUITE, "reference").rglob("*")
-        if path.is_file()
-    }
+
+    def stamped(folder: Path) -> dict:
+        return {path: (path.stat().st_mtime_ns, path.read_bytes()) for path in folder.rglob("*") if path.is_file()}
+
+    before = stamped(run.report_cell(SUITE, "reference")), stamped(run.report_side(SUITE))
     write_cell(PLAN, run, SUITE, "demo", MODELS["demo"])  # the new model's own stage
+    write_report(PLAN, run)  # the root: the index, the models' list, the flips
     assert (run.report_cell(SUITE, "demo") / "index.html").is_file()
-    after = {
-        path: (path.stat().st_mtime_ns, path.read_bytes())
-        for path in run.report_cell(SUITE, "reference").rglob("*")
-        if path.is_file()
-    }
-    assert after == before
+    assert (stamped(run.report_cell(SUITE, "reference")), stamped(run.report_side(SUITE))) == before
+    assert '"demo"' in (run.report_compare(SUITE) / "models.js").read_text(encoding="utf-8")
 
 
 def test_the_report_shows_the_tables_its_index_lists_in_that_order(run):
@@ -266,12 +324,7 @@ def test_the_report_shows_the_tables_its_index_lists_in_that_order(run):
     (run.tables(BENCHMARK) / index["all"]).unlink()
     write_report(PLAN, run)
     headings = re.findall(r"<h3>(.*)</h3>", (run.report() / "index.html").read_text(encoding="utf-8"))
-    assert headings == [
-        "table exam_scores",
-        "table summary",
-        "Cells: every problem, its responses and judgments",
-        "Flips between the plan's models",
-    ]
+    assert headings == [BENCHMARK, "table exam_scores", "table summary"]  # the cells' links first
 
 
 # ---------------------------------------------------------------- the benchmarks' sections, escaped
@@ -563,7 +616,7 @@ def test_every_page_shows_when_the_replies_were_received(render_suite):
 
 def metadata_of(page: Path) -> str:
     text = page.read_text(encoding="utf-8")
-    return text[text.index('<section class="metadata">') :]
+    return text[text.index('<section class="metadata"') :]
 
 
 def test_dates_read_as_they_were_kept():

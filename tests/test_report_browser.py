@@ -18,8 +18,18 @@ import pytest
 from omegaconf import OmegaConf
 
 from olympiad_eval.core.layout import Layout
-from olympiad_eval.core.records import Generation, read_jsonl, write_json, write_jsonl
-from olympiad_eval.report import write_cell, write_report
+from olympiad_eval.core.records import (
+    Conversation,
+    Generation,
+    Judgment,
+    Problem,
+    Prompt,
+    read_jsonl,
+    write_json,
+    write_jsonl,
+)
+from olympiad_eval.report import write_cell, write_report, write_side
+from olympiad_eval.report.cell import content_parts
 from olympiad_eval.stages.aggregate import aggregate
 from olympiad_eval.stages.generate import generate
 from olympiad_eval.stages.judge import judge
@@ -82,8 +92,8 @@ def chromium_binary() -> str:
 
 
 @pytest.fixture(scope="module")
-def browser_context(tmp_path_factory, report):
-    """One headless Chromium for the module, with a fresh profile. Started after the report is
+def browser_context(tmp_path_factory, report, hostile):
+    """One headless Chromium for the module, with a fresh profile. Started after the reports are
     written: the run's judge runs its own event loop, which Playwright's, once running, forbids."""
     binary = chromium_binary()
     with sync_api.sync_playwright() as playwright:
@@ -99,8 +109,9 @@ def browser_context(tmp_path_factory, report):
 
 
 class Watched:
-    """A page and what it did wrong: requests outside the report folder (aborted), console errors,
-    uncaught exceptions. `check()` fails the test on any of them."""
+    """A page and what it did wrong: requests outside the report folder (aborted), console errors
+    (a Content-Security-Policy violation among them), uncaught exceptions, dialogs (`alert`: script
+    that ran). `check()` fails the test on any of them."""
 
     def __init__(self, context, folder: Path):
         self.folder_url = folder.resolve().as_uri() + "/"
@@ -118,6 +129,11 @@ class Watched:
             ),
         )
         self.page.on("pageerror", lambda error: self.errors.append(f"page error on {self.page.url}: {error}"))
+        self.page.on("dialog", self._dialog)
+
+    def _dialog(self, dialog) -> None:
+        self.errors.append(f"a dialog on {self.page.url} (script ran): {dialog.type} {dialog.message!r}")
+        dialog.dismiss()
 
     def _route(self, route) -> None:
         url = route.request.url
@@ -229,7 +245,13 @@ def real_run(outputs: Path) -> Layout:
             for name in JUDGES:
                 cfg = compose_stage("judge", [f"judge={name}", f"cell.suite={suite}", f"cell.model={model}"]).judge
                 outcome = judge(
-                    layout.suite(suite), generations, name, cfg, layout.judgments(family, suite, model, name), cache
+                    layout.suite(suite),
+                    generations,
+                    name,
+                    cfg,
+                    layout.judgments(family, suite, model, name),
+                    cache,
+                    layout.conversations(family, suite, model, name),
                 )
                 write_json(layout.judge_usage(family, suite, model, name), outcome.usage)
     for benchmark in FAMILY:
@@ -252,12 +274,78 @@ def run(tmp_path_factory) -> Layout:
 
 @pytest.fixture(scope="module")
 def report(run) -> Path:
-    """The report as its stages write it: each cell's folder, then the root."""
+    """The report as its stages write it: each suite's side-by-side pages, each cell's folder, then
+    the root."""
     for suite in SUITES:
+        write_side(PLAN, run, suite)
         for model in MODELS:
             write_cell(PLAN, run, suite, model, OmegaConf.to_container(model_config(model), resolve=True))
     write_report(PLAN, run)
     return run.report()
+
+
+# ---------------------------------------------------------------- a hostile run
+
+# What a model, a release or a gold could hold to script a page or make it fetch: maths asking for a
+# link to script, a style that loads a URL, a class and an id of its own, a link out, more of
+# MathJax by URL; and raw HTML.
+HOSTILE_MATHS = (
+    r"$\href{javascript:alert(1)}{x}$",
+    r"$\style{background-image:url(http://127.0.0.1:9/leak)}{y}$",
+    r"$\class{evil}{z}$ $\cssId{evil}{w}$",
+    r"$\href{http://127.0.0.1:9/out}{out}$ $\href{../../../../etc/passwd}{up}$",
+    r"\(\require{http://127.0.0.1:9/x.js}\) $\unicode[some-font]{x41}$",
+)
+HOSTILE_HTML = "<img src=x onerror=alert(3)><script>alert(4)</script><a href=javascript:alert(5)>a</a>"
+HOSTILE = " ".join(HOSTILE_MATHS) + " " + HOSTILE_HTML
+HOSTILE_GOLD = r"\href{javascript:alert(6)}{W} = \style{background:url(http://127.0.0.1:9/gold)}{275}"
+SECRET = "sk-live-0123456789abcdefABCDEF"
+
+
+@pytest.fixture(scope="module")
+def hostile(run, tmp_path_factory) -> Path:
+    """A copy of the run whose first HiPhO problem has hostile maths and HTML in its text and its
+    gold, and the demo's response to it in its text and its boxed answer (judged again by the real
+    judge, so that the extracted answers carry it too); the demo's settings hold a key. Its report
+    as the stages write it."""
+    outputs = tmp_path_factory.mktemp("hostile") / "outputs"
+    shutil.copytree(run.root, outputs)
+    layout, suite = Layout(outputs), "sample_hipho"
+    problems = read_jsonl(layout.suite(suite) / "problems.jsonl", Problem)
+    target = problems[0]
+    gold = replace(target.answers[0], value=HOSTILE_GOLD)
+    problems[0] = replace(target, question=f"{target.question} {HOSTILE}", answers=(gold, *target.answers[1:]))
+    write_jsonl(layout.suite(suite) / "problems.jsonl", problems)
+    generations = layout.generations("hipho", suite, "demo")
+    answered = read_jsonl(generations, Generation)
+    answered = [
+        replace(g, response=f"{HOSTILE}\n<answer>[\\boxed{{\\href{{javascript:alert(2)}}{{7}}}}]</answer>")
+        if g.id == target.id
+        else g
+        for g in answered
+    ]
+    write_jsonl(generations, answered)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(ROOT)
+        for name in JUDGES:
+            cfg = compose_stage("judge", [f"judge={name}", f"cell.suite={suite}", "cell.model=demo"]).judge
+            judge(
+                layout.suite(suite),
+                generations,
+                name,
+                cfg,
+                layout.judgments("hipho", suite, "demo", name),
+                outputs.parent / "cache.sqlite",
+                layout.conversations("hipho", suite, "demo", name),
+            )
+        write_side(PLAN, layout, suite)
+        for model in MODELS:
+            settings = OmegaConf.to_container(model_config(model), resolve=True)
+            if model == "demo":
+                settings |= {"api_key": SECRET, "headers": {"Authorization": f"Bearer {SECRET}"}, "note": SECRET}
+            write_cell(PLAN, layout, suite, model, settings)
+        write_report(PLAN, layout)
+    return layout.report()
 
 
 # ---------------------------------------------------------------- reading pages
@@ -492,7 +580,10 @@ def test_maths_is_typeset_and_its_raw_text_is_one_click_away(report, browse, sui
     # (button.show-raw or details.raw) is clicked
     holders = page.locator("details.raw, button.show-raw")
     assert holders.count() >= page.locator(".math-text").count()
-    page.evaluate("document.querySelectorAll('details:not(.raw)').forEach(d => d.open = true)")  # a solution
+    # a solution, the full prompt; not a judge conversation, whose messages are raw text as sent
+    page.evaluate(
+        "document.querySelectorAll('details:not(.raw)').forEach(d => d.open = !d.closest('details.conversation'))"
+    )
     found = page.evaluate("""() => { const h = [...document.querySelectorAll('details.raw, button.show-raw')].find(h =>
         h.checkVisibility() && /\\$|\\\\\\(|\\\\\\[/.test(h.matches('details')
             ? h.querySelector('pre, code, div').textContent : (h.dataset.raw || h.nextElementSibling.textContent)));
@@ -602,15 +693,285 @@ def test_chinese_text_is_on_the_page_as_text(report, browse):
     assert page.evaluate("document.documentElement.lang").startswith("zh")
 
 
-def test_the_side_by_side_page_puts_every_model_of_the_plan_in_one_table(report, browse):
+def side_page(browse, report: Path, suite: str = "sample_hipho", pick=lambda row: True):
+    """A problem's side-by-side page, followed from the link on the demo's page of it, once the
+    viewer has filled in every model's column and typeset them."""
+    problem, page = problem_page(browse, report, suite, "demo", pick)
+    link = page.locator("a.side-link")
+    assert link.count() == 1, "no link to the side-by-side page"
+    side = browse(path_of(link.evaluate("a => a.href")))
+    side.wait_for_selector("body[data-typeset='1']", state="attached", timeout=30_000)
+    return problem, side
+
+
+def test_the_side_by_side_page_shows_the_problem_then_every_model_s_response_answers_and_verdicts(
+    run, report, browse, artefacts
+):
+    # a problem the demo got wrong, with a figure (DemoPhO's first)
+    problem, page = side_page(browse, report, pick=lambda row: row["status"] == "wrong" and "PhO_" in row["id"])
+    figures = images_loaded(page)
+    assert figures and all(width > 0 for _, width in figures)
+    prompts = {p.id: p for p in read_jsonl(run.prompts("sample_hipho"), Prompt)}
+    own = next(p for p in read_jsonl(run.suite("sample_hipho") / "problems.jsonl", Problem) if p.id == problem)
+    question = page.locator("section.question")
+    # the problem's own text first, the instructions of the prompt one click away
+    assert own.question[:12] in question.inner_text().replace("\n", "")
+    instructions = prompts[problem].messages[-1]["content"][0]["text"].split(own.context[:20])[0].strip()
+    assert instructions and instructions[:30] not in page.locator("body").inner_text()
+    columns = page.locator("article.column")
+    assert [c.get_attribute("data-model") for c in columns.all()] == MODELS  # the plan's order
+    assert question.bounding_box()["y"] < columns.first.bounding_box()["y"]
+    for model in MODELS:
+        column = page.locator(f'article.column[data-model="{model}"]')
+        [generation] = [
+            g
+            for g in read_jsonl(run.generations("hipho", "sample_hipho", model), Generation)
+            if g.id == problem and g.sample == 0
+        ]
+        raw = column.locator("div.response details.raw pre").first.text_content()
+        assert raw == generation.response  # the whole response, as the model wrote it
+        assert column.locator("p.extracted mjx-container").count() > 0  # the extracted answers, typeset
+        verdicts = column.locator("table.side-verdicts tbody tr")
+        assert [row.get_attribute("data-judge") for row in verdicts.all()] == JUDGES
+        link = column.locator("a", has_text="this model's page of the problem")
+        assert path_of(link.evaluate("a => a.href")).is_file()
+    # one colour per model: the column's, the charts'
+    index = browse(report / "index.html")
+    legend = index.evaluate(
+        "() => Object.fromEntries([...document.querySelectorAll('svg.chart text.legend')].map(t => "
+        "[t.textContent, t.previousElementSibling.getAttribute('fill')]))"
+    )
+    for model in MODELS:
+        colour = page.locator(f'article.column[data-model="{model}"]').evaluate(
+            "c => c.style.getPropertyValue('--model')"
+        )
+        assert colour == legend[model], (model, colour, legend)
+    page.set_viewport_size({"width": 1280, "height": 1400})
+    print(f"side by side: {screenshot(page, artefacts, 'side-by-side')}")
+
+
+def test_a_judge_conversation_opens_on_a_click_and_shows_the_prompt_sent_and_the_raw_reply(
+    run, report, browse, artefacts
+):
+    problem, page = problem_page(
+        browse, report, "sample_hipho", "demo", lambda row: row["status"] == "wrong" and "PhO_" in row["id"]
+    )
+    [talk] = [
+        c
+        for c in read_jsonl(run.conversations("hipho", "sample_hipho", "demo", "scripted"), Conversation)
+        if c.id == problem and c.sample == 0
+    ]
+    first = talk.tasks[0]
+    sent = [part["text"] for message in first["messages"] for part in content_parts(message) if "text" in part]
+    own = next(p for p in read_jsonl(run.suite("sample_hipho") / "problems.jsonl", Problem) if p.id == problem)
+    assert any(own.question in text for text in sent)  # what the judge was sent holds the problem
+    conversation = judgment_of(page, "scripted").locator("details.conversation")
+    assert conversation.count() == 1 and conversation.get_attribute("open") is None
+    task = conversation.locator("details.task").first
+    assert not task.is_visible()  # collapsed
+    conversation.locator(":scope > summary").click()
+    task.locator(":scope > summary").click()
+    shown = task.locator("pre.sent-text").all_text_contents()
+    assert shown == sent  # the first task's messages whole, as sent
+    reply = task.locator("pre.reply-text").first.text_content()
+    assert reply == first["replies"]["scripted"][0]["text"] and "Scripted: the criterion is not met." in reply
+    # a later task names what it repeats of the first and shows what differs (its criterion)
+    later = conversation.locator("details.task").nth(1)
+    later.locator(":scope > summary").click()
+    user = later.locator("pre.sent-text").nth(1).text_content()
+    assert "characters as in criterion 0.0" in user and own.marking[0][1].text in user
+    # the rule judge asks no one: it has no conversation
+    assert judgment_of(page, "rule").locator("details.conversation").count() == 0
+    conversation.scroll_into_view_if_needed()
+    typeset(page)
+    page.set_viewport_size({"width": 1280, "height": 1300})
+    conversation.evaluate("c => c.scrollIntoView({block: 'start'})")
+    print(f"judge conversation: {screenshot(page, artefacts, 'hipho-conversation')}")
+
+
+def test_a_side_by_side_column_links_its_judge_conversation_open(report, browse):
+    _, page = side_page(browse, report)
+    link = page.locator('article.column[data-model="demo"] tr[data-judge="scripted"] a', has_text="conversation")
+    href = link.evaluate("a => a.href")
+    anchor = unquote(href.split("#", 1)[1])
+    target = browse(path_of(href))
+    assert not target.evaluate(f"() => document.getElementById({anchor!r}).open")
+    target.goto(href)  # the link followed: the conversation it names opens
+    target.wait_for_function(f"() => document.getElementById({anchor!r}).open")
+
+
+def test_each_sample_shows_its_finish_reason_and_what_is_not_recorded_per_sample(report, browse):
+    _, page = problem_page(browse, report, *CUT, lambda row: row.get("truncated") == "1")
+    said = page.locator("section.sample dl.sample-facts").first.inner_text()
+    assert "finish reason\nlength" in said
+    assert "model served\nnot recorded" in said and "latency\nnot recorded" in said
+    assert "tokens\nnot recorded per sample" in said
+
+
+# ---------------------------------------------------------------- the new filters, the view in the URL
+
+
+def test_judges_disagree_keeps_the_problems_the_plan_s_judges_scored_apart(run, report, browse):
+    suite = "sample_physelite_en"
+    scores = {
+        judge: {
+            (j.id, j.sample): j.score for j in read_jsonl(run.judgments("physelite", suite, "demo", judge), Judgment)
+        }
+        for judge in JUDGES
+    }
+    apart = sorted({key[0] for key in scores["rule"] if scores["rule"][key] != scores["scripted"].get(key)})
+    page = cell_index(browse, report, suite, "demo")
+    every = [row["id"] for row in rows(page)]
+    assert apart and len(apart) < len(every)  # the sample has both: the filter must narrow
+    page.check("input#judges-disagree")
+    assert sorted(shown(page)) == apart and shown_count(page) == len(apart)
+    page.uncheck("input#judges-disagree")
+    assert shown(page) == every
+
+
+def test_models_disagree_keeps_the_problems_the_plan_s_models_scored_apart(report, browse):
+    statuses = {
+        model: {row["id"]: row["status"] for row in rows(cell_index(browse, report, "sample_hipho", model))}
+        for model in MODELS
+    }
+    apart = sorted(p for p in statuses["demo"] if statuses["demo"][p] != statuses["reference"][p])
+    page = cell_index(browse, report, "sample_hipho", "demo")
+    assert apart and len(apart) < len(rows(page))
+    page.check("input#models-disagree")
+    assert sorted(shown(page)) == apart and shown_count(page) == len(apart)
+
+
+def test_a_url_with_a_view_reopens_it_and_the_controls_write_the_view_into_the_url(report, browse):
+    page = cell_index(browse, report, "sample_hipho", "demo")
+    every = rows(page)
+    group = every[0]["group"]
+    page.select_option("select#group-filter", group)
+    page.check("input#models-disagree")
+    page.locator('th[data-sort="score"]').click()
+    page.locator('th[data-sort="score"]').click()  # descending
+    url = page.url
+    view = dict(item.split("=") for item in url.split("#", 1)[1].split("&"))
+    assert view == {"group": group, "md": "1", "sort": "score", "order": "desc"}, url
+    wanted, order = shown(page), [row["id"] for row in rows(page)]
+    again = browse(path_of(url))
+    again.goto(url)
+    again.wait_for_selector(ROW, state="attached")
+    assert shown(again) == wanted and [row["id"] for row in rows(again)] == order
+    assert again.eval_on_selector("select#group-filter", "s => s.value") == group
+    assert again.is_checked("input#models-disagree")
+    assert again.get_attribute('th[data-sort="score"]', "aria-sort") == "descending"
+    assert shown_count(again) == len(wanted) < len(every)
+    # a search typed in reopens too
+    target = every[-1]["id"]
+    again.fill("input#search", target)
+    third = browse(path_of(again.url))
+    third.goto(again.url)
+    third.wait_for_selector(ROW, state="attached")
+    assert third.input_value("input#search") == target and shown(third) == shown(again)
+
+
+def test_clicking_a_chart_bar_lands_on_the_cell_index_filtered_to_it(report, browse, artefacts):
+    index = browse(report / "index.html")
+    bar = index.locator("svg.chart a.bar-link[href*='/demo/'][href*='#group=']").first
+    href = bar.get_attribute("href")
+    cell, group = href.split("#group=")
+    with index.expect_navigation():
+        bar.locator("rect:not(.bar-target)").click()
+    assert index.url == (report / cell).resolve().as_uri() + "#group=" + group
+    index.wait_for_selector(ROW, state="attached")
+    group = unquote(group.replace("+", " "))
+    assert index.eval_on_selector("select#group-filter", "s => s.value") == group
+    kept = [row for row in rows(index) if row["shown"]]
+    assert kept and all(row["group"] == group for row in kept) and len(kept) < len(rows(index))
+    print(f"filtered cell: {screenshot(index, artefacts, 'cell-filtered')}")
+
+
+# ---------------------------------------------------------------- what looked wrong
+
+
+def test_the_index_puts_the_cells_first_and_is_no_wider_than_the_window(report, browse, artefacts):
+    index = browse(report / "index.html")
+    assert index.evaluate("document.documentElement.scrollWidth") <= index.evaluate("window.innerWidth")
+    first_link = index.locator("a.cell-link").first.bounding_box()
+    assert first_link["y"] < 900 and first_link["y"] < index.locator("svg.chart").first.bounding_box()["y"]
+    # every table and chart within the page: a wide table scrolls in its own frame
+    overflow = index.evaluate(
+        "() => [...document.querySelectorAll('table, svg.chart')].filter(t => !t.closest('.table-wrap')"
+        " && t.getBoundingClientRect().right > document.documentElement.clientWidth + 1).length"
+    )
+    assert overflow == 0
+    print(f"index: {screenshot(index, artefacts, 'index')}")
+
+
+CHART_GEOMETRY = """charts => charts.map(svg => {
+    const box = e => e.getBBox();
+    const legend = [...svg.querySelectorAll('text.legend')].map(t => t.textContent);
+    const series = [...svg.querySelectorAll('rect[data-series]')].map(r => r.dataset.series);
+    const width = svg.viewBox.baseVal.width;
+    const clash = [];
+    const values = [...svg.querySelectorAll('text.value')], marks = [...svg.querySelectorAll('path.whisker, rect')];
+    for (const v of values) { const b = box(v);
+        for (const m of marks) { const r = box(m); if (m.classList.contains('bar-target') || !r.width) continue;
+            if (b.x < r.x + r.width - 0.5 && r.x < b.x + b.width && b.y < r.y + r.height && r.y < b.y + b.height)
+                clash.push(v.textContent); } }
+    const outside = [...svg.querySelectorAll('text')]
+        .filter(t => box(t).x < -0.5 || box(t).x + box(t).width > width + 0.5).map(t => t.textContent);
+    return {title: svg.getAttribute('aria-label'), legend, series, clash, outside};
+})"""
+
+
+def test_charts_name_every_series_keep_labels_clear_and_give_a_model_one_colour(report, browse):
+    index = browse(report / "index.html")
+    charts = index.eval_on_selector_all("svg.chart", CHART_GEOMETRY)
+    assert charts
+    for chart in charts:
+        assert sorted(set(chart["legend"])) == sorted(set(chart["series"])), chart["title"]  # every series, whole
+        assert not chart["clash"], f"{chart['title']}: values on a bar or whisker: {chart['clash']}"
+        assert not chart["outside"], f"{chart['title']}: text cut at the chart's edge: {chart['outside']}"
+    colours = index.eval_on_selector_all(
+        "svg.chart text.legend",
+        "ts => ts.map(t => [t.textContent.split(' / ')[0], t.previousElementSibling.getAttribute('fill')])",
+    )
+    by_model = {}
+    for name, colour in colours:
+        if name in MODELS:
+            by_model.setdefault(name, set()).add(colour)
+    assert set(by_model) == set(MODELS) and all(len(c) == 1 for c in by_model.values()), by_model
+    assert len({next(iter(c)) for c in by_model.values()}) == len(MODELS)
+
+
+def test_golds_are_typeset_without_a_literal_boxed_and_empty_slots_show_a_dash(report, browse):
     _, page = problem_page(browse, report, "sample_hipho", "demo")
-    link = page.locator("a", has_text="side by side")
-    assert link.count() > 0, "no link to the side-by-side page"
-    other = browse(path_of(link.first.evaluate("a => a.href")))
-    table = other.locator("table.side-by-side")
-    assert table.count() > 0
-    text = table.first.text_content()
-    assert all(model in text for model in MODELS) and all(judge in text for judge in JUDGES), text[:1000]
+    typeset(page)
+    gold = page.locator("table.gold").first
+    shown = gold.evaluate(
+        "t => { const c = t.cloneNode(true); c.querySelectorAll('mjx-container, details').forEach(n => n.remove());"
+        " return c.textContent; }"
+    )
+    assert "boxed" not in shown and "$" not in shown
+    assert gold.locator("mjx-container").count() > 0
+    index = cell_index(browse, report, "sample_hipho", "demo")
+    extracted = index.eval_on_selector_all(f"{ROW} td:last-child", "cells => cells.map(c => c.textContent)")
+    assert not [e for e in extracted if e.startswith(";") or "; ;" in e or e.endswith("; ")], extracted
+
+
+def test_a_rules_only_judgment_of_hipho_repeats_no_criteria_table(report, browse):
+    _, page = problem_page(browse, report, "sample_hipho", "demo")
+    assert judgment_of(page, "rule").locator("table.criteria").count() == 0
+    assert "not judged (rules only)" in judgment_of(page, "rule").inner_text()
+    assert judgment_of(page, "scripted").locator("table.criteria").count() == 1
+
+
+def test_with_two_judges_the_index_says_which_judge_each_column_means(report, browse):
+    page = cell_index(browse, report, "sample_physelite_en", "demo")
+    heads = page.eval_on_selector_all("table.problems thead th", "ths => ths.map(t => t.textContent)")
+    assert "status (all judges)" in heads and "score (mean of judges)" in heads
+    assert "judge rule: points" in heads and "judge scripted: points" in heads
+    assert "every judge and sample" in page.locator("p.legend").inner_text()
+    # HiPhO's problems have no level: no column of dashes there; PhysElite's have one
+    hipho = cell_index(browse, report, "sample_hipho", "demo")
+    assert "level" not in hipho.eval_on_selector_all("th[data-sort]", "ths => ths.map(t => t.dataset.sort)")
+    assert "level" in page.eval_on_selector_all("th[data-sort]", "ths => ths.map(t => t.dataset.sort)")
 
 
 # ---------------------------------------------------------------- the whole report, offline
@@ -675,3 +1036,98 @@ def test_every_page_says_when_its_replies_came_or_that_none_were_sent(report, br
     assert "generation replies received\noffline provider: no requests" in metadata, metadata
     assert "judge scripted replies received\noffline provider: no requests" in metadata, metadata
     assert "git commit" in metadata and "dvc.lock" in metadata
+
+
+# ---------------------------------------------------------------- hostile maths and HTML
+
+
+HOSTILE_PAGES = ("the demo's page", "the reference's page", "the demo's index", "the side-by-side page")
+
+
+def hostile_pages(report: Path) -> dict[str, Path]:
+    problem = "DemoCPhO_2025_1_1"  # the suite's first
+    cells = report / "cells" / "sample_hipho"
+    return {
+        "the demo's page": cells / "demo" / "problems" / f"{problem}.html",
+        "the reference's page": cells / "reference" / "problems" / f"{problem}.html",
+        "the demo's index": cells / "demo" / "index.html",
+        "the side-by-side page": report / "side" / "sample_hipho" / f"{problem}.html",
+    }
+
+
+@pytest.mark.parametrize("which", HOSTILE_PAGES)
+def test_hostile_maths_and_html_run_no_script_and_fetch_nothing(browser_context, hostile, which):
+    """Hostile maths in a response, its boxed answer, a gold and a problem's text, and raw HTML:
+    typeset (or shown as text), yet no link to script, no style of its own, nothing fetched, no
+    dialog, no console error (a blocked load would be one) — not on opening, not on clicking."""
+    watched = Watched(browser_context, hostile)
+    page = watched.open(hostile_pages(hostile)[which])
+    if which == "the side-by-side page":
+        page.wait_for_selector("body[data-typeset='1']", state="attached", timeout=30_000)
+    elif which != "the demo's index":
+        typeset(page)
+    url = page.url
+    shown = r"\href{javascript:alert(2)}{7}" if which == "the demo's index" else HOSTILE_HTML
+    assert shown in page.locator("body").text_content()  # shown as text, escaped
+    if which != "the demo's index":
+        assert page.locator("mjx-container").count() > 0
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        for handle in page.query_selector_all("mjx-container"):  # a link MathJax made would be in one
+            if handle.is_visible():
+                handle.click(timeout=2_000)
+        page.wait_for_timeout(300)
+        assert page.url == url
+    found = page.evaluate(
+        """() => ({
+        script_links: [...document.querySelectorAll('[href]')].map(e => e.getAttribute('href'))
+            .filter(h => /^\\s*(javascript|data|vbscript):/i.test(h) || /127\\.0\\.0\\.1/.test(h)).length
+            + [...document.querySelectorAll('mjx-container [href]')].length,
+        styled: [...document.querySelectorAll('mjx-container [style]')]
+            .filter(e => /url\\(|background/i.test(e.getAttribute('style'))).length,
+        own_class: document.querySelectorAll('.evil, #evil').length,
+        images: [...document.images].filter(i => i.getAttribute('src') === 'x').length,
+        inline_scripts: document.querySelectorAll('script:not([src])').length,
+        })"""
+    )
+    assert found == {"script_links": 0, "styled": 0, "own_class": 0, "images": 0, "inline_scripts": 0}, found
+    watched.page.close()
+    watched.check()
+
+
+def test_the_policy_refuses_remote_loads_and_inline_script_that_would_get_through(browser_context, hostile):
+    """Behind the escaping and MathJax's safe mode, the page's Content-Security-Policy: an image from
+    a host and an inline script, put into a page the way an escape that failed would, are refused."""
+    page = browser_context.new_page()
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+    try:
+        page.goto(hostile_pages(hostile)["the demo's page"].resolve().as_uri(), wait_until="load")
+        blocked = page.evaluate(
+            """() => new Promise(done => {
+            const seen = [];
+            document.addEventListener('securitypolicyviolation', e => {
+                seen.push(e.violatedDirective + ' ' + e.blockedURI);
+                if (seen.length === 2) done(seen.sort());
+            });
+            const image = document.createElement('img');
+            image.src = 'http://127.0.0.1:9/probe.png';
+            document.body.appendChild(image);
+            const script = document.createElement('script');
+            script.textContent = 'window.ran = true';
+            document.body.appendChild(script);
+            setTimeout(() => done(seen.sort()), 3000);
+        })"""
+        )
+        assert page.evaluate("window.ran === undefined")
+        assert [entry.split()[0] for entry in blocked] == ["img-src", "script-src-elem"], blocked
+    finally:
+        page.close()
+
+
+def test_the_model_settings_on_a_page_never_show_a_key(hostile):
+    for path in hostile.rglob("*"):
+        if path.is_file() and path.suffix in (".html", ".js"):
+            assert SECRET not in path.read_text(encoding="utf-8"), path
+    cell = hostile / "cells" / "sample_hipho" / "demo" / "index.html"
+    metadata = cell.read_text(encoding="utf-8").split('<section class="metadata"')[1]
+    assert '"api_key": "(not shown: looks like a secret)"' in metadata
+    assert '"Authorization": "(not shown: looks like a secret)"' in metadata and "provider" in metadata

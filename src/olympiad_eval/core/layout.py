@@ -47,6 +47,9 @@ PATTERNS = {
     "generations": "generations/{family}/{suite}/{model}.jsonl",
     "usage": "usage/{family}/{suite}/{model}.json",
     "judgments": "judgments/{family}/{suite}/{model}/{judge}.jsonl",
+    # what a judge cell sent to its LLM judges and their raw replies, re-asks included (the report's
+    # judge conversations): apart from the judgments, which the tables read whole
+    "conversations": "conversations/{family}/{suite}/{model}/{judge}.jsonl",
     "coverage": "coverage/{family}/{suite}/{model}/{judge}.json",
     # a judge cell's tokens and cost, beside its model's generation usage (`usage/.../<model>.json`)
     "judge_usage": "usage/{family}/{suite}/{model}/{judge}.json",
@@ -55,13 +58,17 @@ PATTERNS = {
     "metrics": "metrics/{benchmark}/{suite}/{model}/{judge}.json",
     "plots": "plots/{benchmark}",
     "plot": "plots/{benchmark}/{plot}.csv",
-    # The report: the root stage writes its index, assets and side-by-side pages; each suite x model
-    # cell's own stage (in its family's pipeline) writes that cell's folder, so that adding a model
-    # rewrites no other cell's file.
+    # The report: the root stage writes its index, assets and what lists the plan's models (the flips,
+    # each suite's list of models and their outcomes, `compare/`); each suite's own stage writes its
+    # side-by-side pages (`side/`: the problem, into which the viewer loads each model's column);
+    # each suite x model cell's own stage (in its family's pipeline) writes that cell's folder, its
+    # columns of the side-by-side pages among them, so that adding a model writes its own files and
+    # the pages that list the models, and no other cell's or suite's file.
     "report": "report",
     "report_index": "report/index.html",
     "report_assets": "report/assets",
     "report_compare": "report/compare/{suite}",
+    "report_side": "report/side/{suite}",
     "report_cell": "report/cells/{suite}/{model}",
     # Written on demand by `python -m olympiad_eval.cli.compare`, not by a DVC stage: one folder per
     # comparison of two cells (or per judge agreement) of a suite, and a page listing them all.

@@ -265,6 +265,30 @@ class Judgment:
         return (natural_key(self.id), self.sample)
 
 
+@dataclass(frozen=True)
+class Conversation:
+    """What a judge cell asked its LLM judges about one generation, and every raw reply.
+
+    `tasks` in the order the protocol asked them, each `{"task": key, "messages": [...], "replies":
+    {judge: [reply, ...]}}`: the messages sent (images named by their sha256, as in the request
+    key), the same to every judge of the ensemble and on every re-ask; per judge each ask's reply,
+    the re-asks after it (`text`, `reasoning`, `finish_reason`, `refusal`, `error`, `usage`,
+    `attempts`, `received`: what the request cache keeps of a reply, so that a rerun over the cache
+    writes the same bytes). Kept apart from the judgments (whose `details` hold the parsed replies):
+    it is the bulk of what was sent, which only the report reads."""
+
+    id: str
+    suite: str
+    model: str
+    judge: str
+    sample: int
+    tasks: tuple[dict, ...] = ()
+
+    @property
+    def key(self) -> tuple:
+        return (natural_key(self.id), self.sample)
+
+
 R = TypeVar("R")
 
 

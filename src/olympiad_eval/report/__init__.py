@@ -2,15 +2,21 @@
 network, for auditing a run problem by problem.
 
 - `write_cell` (a stage per suite x model, in its family's pipeline): the cell's index, a row per
-  problem to sort and filter, and a page per problem (`cell.py`);
+  problem to sort and filter, a page per problem with what each judge was asked and replied, and
+  the cell's columns of the side-by-side pages (`cell.py`);
+- `write_side` (a stage per suite, in its family's pipeline): a side-by-side page per problem, its
+  own text and figures, into which the viewer loads each model's column (`side.py`): it reads the
+  suite alone, so adding a model does not rerun it;
 - `write_report` (the root stage): the index of the whole plan (run metadata, every benchmark's
-  tables and charts, a link per cell, the flips between the plan's models), a side-by-side page per
-  problem of a suite across the plan's models and judges, and the shared assets: the viewer's own
-  script and style (`assets/`, package data) and MathJax, copied from its installed package.
+  tables and charts, a link per cell, the flips between the plan's models), what lists the plan's
+  models for the side-by-side pages and the cells' indexes (each suite's models and their
+  outcomes), and the shared assets: the viewer's own script and style (`assets/`, package data)
+  and MathJax with its safe extension, copied from its installed package.
 
-Everything that comes from a dataset or a model is escaped (`html.py`). The output is a function of
-the stage's DVC dependencies alone (sorted, no timestamps, no git state), so a rerun on the same
-inputs writes the same bytes.
+Everything that comes from a dataset or a model is escaped (`html.py`), typeset safely and shown
+under a Content-Security-Policy that lets a page load the report's own files only. The output is
+a function of the stage's DVC dependencies alone (sorted, no timestamps, no git state), so a rerun
+on the same inputs writes the same bytes.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from olympiad_eval.core.records import InputError, atomic_dir, atomic_file, natu
 from olympiad_eval.report import html
 from olympiad_eval.report.html import attr, relative, text
 
-__all__ = ["write_report", "write_cell", "write_comparison_index", "partial", "partial_html"]
+__all__ = ["write_report", "write_cell", "write_side", "write_comparison_index", "partial", "partial_html"]
 
 
 def write_cell(
@@ -46,10 +52,19 @@ def write_cell(
     return write(cell, settings)
 
 
+def write_side(plan: dict, layout: Layout, suite: str, plan_path: str | Path = "params.yaml") -> Path:
+    """The side-by-side pages of one suite of the plan."""
+    from olympiad_eval.report.side import write_side_pages
+
+    if suite not in (plan.get("suites") or {}):
+        raise InputError(f"{plan_path}: suite '{suite}' is not among the plan's suites: add it under `suites`")
+    return write_side_pages(layout, suite)
+
+
 def write_report(plan: dict, layout: Layout) -> None:
-    """The root of the report: assets, side-by-side pages, then the index."""
+    """The root of the report: assets, what lists the plan's models per suite, then the index."""
     write_assets(layout.report_assets())
-    seen = write_side_by_side(plan, layout)
+    seen = write_compare(plan, layout)
     layout.report_index().parent.mkdir(parents=True, exist_ok=True)
     with atomic_file(layout.report_index()) as handle:
         handle.write(html.head("olympiad-eval report", relative(layout.report_assets(), layout.report()), maths=False))
@@ -71,20 +86,24 @@ def write_assets(folder: Path) -> None:
         for name in (html.STYLE, html.SCRIPT):
             (staging / name).write_bytes((own / name).read_bytes())
         mathjax = resources.files("mathjax") / "static" / "mathjax"
-        (staging / "mathjax").mkdir()
-        for source, target in (("es5/tex-svg-full.js", html.MATHJAX), ("LICENSE", "mathjax/LICENSE")):
+        (staging / "mathjax" / "ui").mkdir(parents=True)
+        for source, target in (
+            ("es5/tex-svg-full.js", html.MATHJAX),
+            ("es5/ui/safe.js", html.MATHJAX_SAFE),
+            ("LICENSE", "mathjax/LICENSE"),
+        ):
             (staging / target).write_bytes((mathjax / source).read_bytes())
         for path in staging.rglob("*"):
             os.chmod(path, 0o755 if path.is_dir() else 0o644)
 
 
-# ---------------------------------------------------------------- side by side and flips
+# ---------------------------------------------------------------- what lists the plan's models, flips
 
 
-def write_side_by_side(plan: dict, layout: Layout):
-    """A page per problem of each suite with every model x judge of the plan, and a page of the flips
-    between the plan's first model and each other (per judge). Returns what the index shows of
-    them (`side.Seen`)."""
+def write_compare(plan: dict, layout: Layout):
+    """Per suite: the list of the plan's models that the side-by-side pages read, each problem's
+    status per model (the cells' "models disagree" filter) and the flips between the plan's first
+    model and each other (per judge). Returns what the index shows of them (`side.Seen`)."""
     from olympiad_eval.report.side import Seen, write_suite
 
     seen = Seen()
@@ -113,8 +132,11 @@ def _need(path: Path, cell: str) -> Path:
 
 
 def _table_html(csv: Path) -> str:
+    """A table of the aggregate's, in a frame that scrolls sideways when the table is wider than the
+    page: the page itself never is."""
     frame = pd.read_csv(csv, keep_default_na=False, na_values=[""])
-    return frame.to_html(index=False, na_rep="\u2013", float_format="%.2f", escape=True, border=0)
+    table = frame.to_html(index=False, na_rep="\u2013", float_format="%.2f", escape=True, border=0)
+    return f'<div class="table-wrap">{table}</div>'
 
 
 def partial(layout: Layout, suite: str) -> str | None:
@@ -125,17 +147,24 @@ def partial(layout: Layout, suite: str) -> str | None:
     return taken.describe() if taken is not None and taken.partial else None
 
 
-def partial_html(layout: Layout, suite: str, named: bool = False) -> list[str]:
-    took = partial(layout, suite)
-    if took is None:
-        return []
-    return [f'<p class="partial"><b>partial:</b> {text(suite) + ": " if named else ""}{text(took)}</p>']
+def partial_html(layout: Layout, suite: str, named: bool = False, suites: list[str] | None = None) -> list[str]:
+    """A line per partial suite (of `suites`, else `suite` alone) saying what it took."""
+    lines = []
+    for name in suites if suites is not None else [suite]:
+        took = partial(layout, name)
+        if took is not None:
+            lines.append(f'<p class="partial"><b>partial:</b> {text(name) + ": " if named else ""}{text(took)}</p>')
+    return lines
 
 
 def _index(plan: dict, layout: Layout, seen) -> Iterator[str]:
+    """Navigation first (every cell, the flips, each benchmark's charts and tables, the comparisons,
+    the metadata), then each benchmark's charts and tables, then the run metadata."""
     from olympiad_eval.report.overview import benchmark_charts, cell_links, flips_links, run_metadata
 
     suites = dict(plan.get("suites") or {})
+    benchmarks = list(plan.get("benchmarks") or [])
+    own = {b: sorted((s for s, of in suites.items() if of == b), key=natural_key) for b in benchmarks}
     yield "<h1>olympiad-eval report</h1>"
     yield (
         "<p>Models: "
@@ -144,20 +173,33 @@ def _index(plan: dict, layout: Layout, seen) -> Iterator[str]:
         + text(", ".join(map(str, plan.get("judges") or [])))
         + "</p>"
     )
-    yield run_metadata(plan, layout, seen)
-    for benchmark in plan.get("benchmarks") or []:
-        own = sorted((s for s, b in suites.items() if b == benchmark), key=natural_key)
+    yield (
+        '<nav class="contents"><p>'
+        + " &middot; ".join(
+            [f'<a href="#{attr(b)}">{text(b)}: charts and tables</a>' for b in benchmarks]
+            + ['<a href="#comparisons">comparisons</a>', '<a href="#metadata">run metadata</a>']
+        )
+        + "</p>"
+    )
+    yield "<h2>Cells: every problem, its responses, judgments and judge conversations</h2>"
+    for benchmark in benchmarks:
+        yield f"<h3>{text(benchmark)}</h3>"
+        yield from partial_html(layout, benchmark, named=True, suites=own[benchmark])
+        yield from cell_links(plan, layout, own[benchmark], seen)
+    flips = [chunk for benchmark in benchmarks for chunk in flips_links(layout, own[benchmark], seen)]
+    if flips:
+        yield "<h2>Flips between the plan's models</h2>"
+        yield from flips
+    yield "</nav>"
+    for benchmark in benchmarks:
         yield f'<h2 id="{attr(benchmark)}">{text(benchmark)}</h2>'
-        for suite in own:
-            yield from partial_html(layout, suite, named=True)
         tables = _tables(layout, benchmark)
-        yield from benchmark_charts(plan, layout, benchmark, own, tables)
+        yield from benchmark_charts(plan, layout, benchmark, own[benchmark], tables)
         for table in tables:
             yield f"<h3>{text(table['title'])}</h3>"
             yield _table_html(_need(layout.tables(benchmark) / table["files"]["csv"], benchmark))
-        yield from cell_links(plan, layout, own, seen)
-        yield from flips_links(layout, own, seen)
     yield _comparisons_link(layout)
+    yield run_metadata(plan, layout, seen)
 
 
 # ---- comparisons ---------------------------------------------------------------------------

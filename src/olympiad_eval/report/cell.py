@@ -1,10 +1,17 @@
-"""A cell's pages (suite x model): its index, one row per problem to sort and filter, and one page
-per problem with the question, each sample's response and what every judge of the plan made of it.
+"""A cell's pages (suite x model): its index, one row per problem to sort and filter, one page per
+problem with the question, each sample's response, what every judge of the plan made of it and
+what each was asked and replied (its conversation), and the cell's columns of the suite's
+side-by-side pages (`side/<shard>.js`, see `side.py`).
 
 A cell's folder is the output of its own DVC stage (`report@<suite>-<model>` in its family's
 pipeline): adding a model writes its cells and rewrites no other cell's file. Pages are written
 as the cell's files are read, a problem at a time (all are sorted by id), so that a cell of any
-size never sits in memory; only its index rows do, a few hundred bytes each.
+size never sits in memory; only its index rows and one shard of side-by-side columns do.
+
+The judge conversations are read from the judge stage's `conversations` files (a dependency of
+this stage), never from the request cache: the cache is outside DVC's view (a clone without it, or
+a cache that gained replies, would change the pages with no dependency changed), while the
+conversations are written from the very replies the judgments were made of.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from olympiad_eval.benchmarks.base import ReportSection
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.outcomes import RIGHT_FROM
 from olympiad_eval.core.records import (
+    Conversation,
     Generation,
     InputError,
     Judgment,
@@ -35,7 +43,7 @@ from olympiad_eval.core.records import (
     read_suite_info,
 )
 from olympiad_eval.report import html, partial_html
-from olympiad_eval.report.html import attr, facts, maths, number, relative, text
+from olympiad_eval.report.html import EMPTY, answers_text, attr, facts, maths, number, relative, text
 
 # A problem is right when it earned all its points (score 1), as the comparison command counts it.
 MARKS = {"correct": "\u2713", "partial": "\u25d0", "wrong": "\u2717", "judge-error": "judge error", "failed": "failed"}
@@ -134,28 +142,73 @@ def write_cell(cell: Cell, settings: dict) -> Path:
         judge: need(layout.judgments(cell.family, cell.suite, cell.model, judge), f"{cell.name} x {judge}")
         for judge in cell.judges
     }
+    # what each LLM judge was asked and replied; none for a rule judge, and none recorded by a judge
+    # stage older than the conversations (its pages say so)
+    talks = {
+        judge: path
+        for judge in cell.judges
+        for path in [layout.conversations(cell.family, cell.suite, cell.model, judge)]
+        if path.is_file()
+    }
     kind = suite_kind(layout, cell.suite)
     hook = plugin(kind).report_sections
+    usage = _read_json(layout.usage(cell.family, cell.suite, cell.model))
     meta = cell_metadata(cell, settings, judgments)
     cell.folder.parent.mkdir(parents=True, exist_ok=True)
     with atomic_dir(cell.folder) as staging:
         os.chmod(staging, 0o755)
-        pages = _Pages(cell, staging, hook, meta)
+        pages = _Pages(cell, staging, hook, meta, usage, set(talks))
         problems = Cursor(iter_jsonl(need(layout.suite(cell.suite) / "problems.jsonl", cell.name), Problem))
         generated = Cursor(iter_jsonl(generations, Generation))
         judged = {judge: Cursor(iter_jsonl(path, Judgment)) for judge, path in judgments.items()}
+        talked = {judge: Cursor(iter_jsonl(path, Conversation)) for judge, path in talks.items()}
         ids = [str(row.get("id", "")) for _, row in iter_json_lines(prompts)]  # for each page's previous and next
-        rows = []
+        rows, columns = [], _Columns(staging / "side", cell.model)
         for number, prompt in enumerate(iter_jsonl(prompts, Prompt)):
             problem = next(iter(problems.take(prompt.id)), None)
             samples = sorted(generated.take(prompt.id), key=lambda g: g.sample)
             graded = {judge: {j.sample: j for j in cursor.take(prompt.id)} for judge, cursor in judged.items()}
+            asked = {judge: {c.sample: c for c in cursor.take(prompt.id)} for judge, cursor in talked.items()}
             neighbours = (ids[number - 1] if number else None, ids[number + 1] if number + 1 < len(ids) else None)
-            rows.append(pages.problem(prompt, problem, samples, graded, neighbours))
+            row, column = pages.problem(prompt, problem, samples, graded, asked, neighbours)
+            rows.append(row)
+            columns.add(number, prompt.id, column)
+        columns.close()
         html.write_page(
-            staging / "index.html", cell.name, relative(layout.report_assets(), cell.folder), _index(cell, rows, meta)
+            staging / "index.html",
+            cell.name,
+            relative(layout.report_assets(), cell.folder),
+            _index(cell, rows, meta),
+            scripts=[relative(layout.report_compare(cell.suite) / "outcomes.js", cell.folder)],
         )
     return cell.folder
+
+
+class _Columns:
+    """The cell's columns of the side-by-side pages, a file per shard of `html.SHARD` problems in
+    the suite's order (`side/<shard>.js`), each written when its last problem is done."""
+
+    def __init__(self, folder: Path, model: str):
+        self.folder, self.model = folder, model
+        self.shard: str | None = None
+        self.columns: dict[str, str] = {}
+
+    def add(self, position: int, problem_id: str, column: str) -> None:
+        shard = html.shard(position)
+        if shard != self.shard:
+            self.close()
+            self.shard = shard
+        self.columns[problem_id] = column
+
+    def close(self) -> None:
+        if self.shard is None:
+            return
+        self.folder.mkdir(exist_ok=True)
+        data = json.dumps(self.columns, ensure_ascii=False, sort_keys=True)
+        model = json.dumps(self.model, ensure_ascii=False)
+        path = self.folder / f"{self.shard}.js"
+        path.write_text(f"OE.column({model}, {json.dumps(self.shard)}, {data});\n", encoding="utf-8")
+        self.shard, self.columns = None, {}
 
 
 def suite_kind(layout: Layout, suite: str) -> str:
@@ -173,7 +226,8 @@ def cell_metadata(cell: Cell, settings: dict, judgments: dict[str, Path]) -> lis
         ("suite", cell.suite),
         ("benchmark", cell.benchmark),
         ("model", cell.model),
-        ("model settings", json.dumps(settings, sort_keys=True, ensure_ascii=False)),
+        # never a key: a field whose name or value looks secret is shown as hidden
+        ("model settings", json.dumps(html.without_secrets(settings), sort_keys=True, ensure_ascii=False)),
     ]
     usage = _read_json(layout.usage(cell.family, cell.suite, cell.model))
     pairs.append(("generation usage", _usage_text(usage)))
@@ -266,7 +320,6 @@ def _usage_text(usage: dict) -> str:
 
 # ---------------------------------------------------------------- the index of a cell
 
-SORTS = (("id", "problem"), ("group", "group"), ("level", "level"), ("status", "status"), ("score", "score"))
 STATUS_FILTERS = (
     ("all", "every problem"),
     ("wrong", "wrong"),
@@ -274,20 +327,38 @@ STATUS_FILTERS = (
     ("truncated", "truncated"),
     ("undecided", "undecided rule checks"),
 )
+# What the status and score columns mean, said where they are (with several judges, neither is one
+# judge's): a judge's own points are in its column.
+STATUS_HEAD, SCORE_HEAD = "status (all judges)", "score (mean of judges)"
+LEGEND = (
+    "<b>status</b> and <b>score</b> are over every judge and sample: \u2713 when every judgment earned all "
+    "its points, \u2717 when none earned any, \u25d0 between; the score is the mean fraction of points. "
+    "Each judge's own points (mean over samples, of the most) are in its column."
+)
 
 
-def _index(cell: Cell, rows: list[tuple[str, str, str]], meta: list) -> Iterator[str]:
-    """rows: (group, status, row html) per problem."""
+@dataclass(frozen=True)
+class Row:
+    """A problem's row of the cell's index, and what its controls count."""
+
+    group: str
+    status: str
+    level: int | None
+    html: str  # with `{level}` where its level cell goes, dropped when no problem of the cell has one
+
+
+def _index(cell: Cell, rows: list[Row], meta: list) -> Iterator[str]:
     layout = cell.layout
+    levels = any(row.level is not None for row in rows)  # HiPhO's problems have none: no column of dashes
     yield f"<h1>{text(cell.name)}</h1>"
     yield (
         f'<p class="nav"><a href="{attr(relative(layout.report_index(), cell.folder))}">the report</a> &middot; '
         f"benchmark {text(cell.benchmark)}; {len(rows)} problems; judges {text(', '.join(cell.judges))}</p>"
     )
     yield from partial_html(layout, cell.suite)
-    counts = {status: sum(1 for _, s, _ in rows if s == status) for status in MARKS}
+    counts = {status: sum(1 for row in rows if row.status == status) for status in MARKS}
     yield facts(((status_label(s), n) for s, n in counts.items() if n), css="counts")
-    groups = sorted({group for group, _, _ in rows}, key=natural_key)
+    groups = sorted({row.group for row in rows}, key=natural_key)
     yield '<div class="controls">'
     yield '<input id="search" type="search" placeholder="search ids, groups, answers" aria-label="search">'
     yield (
@@ -300,12 +371,28 @@ def _index(cell: Cell, rows: list[tuple[str, str, str]], meta: list) -> Iterator
         + "".join(f'<option value="{attr(g)}">{text(g)}</option>' for g in groups)
         + "</select>"
     )
+    if len(cell.judges) > 1:
+        yield (
+            '<label title="the plan\'s judges gave a sample different scores">'
+            '<input id="judges-disagree" type="checkbox"> judges disagree</label>'
+        )
+    yield (
+        '<label title="the plan\'s models have different statuses on the problem (right, partly right, wrong)">'
+        '<input id="models-disagree" type="checkbox"> models disagree</label>'
+    )
     yield f'<span><span id="shown-count">{len(rows)}</span> of {len(rows)} shown</span>'
     yield "</div>"
-    judges = "".join(f"<th>{text(judge)}</th>" for judge in cell.judges)
-    sorts = "".join(f'<th data-sort="{key}">{label}</th>' for key, label in SORTS)
-    yield (f'<table class="problems">\n<thead><tr>{sorts}{judges}<th>extracted</th></tr></thead>\n<tbody>')
-    yield from (row for _, _, row in rows)
+    yield f'<p class="legend">{LEGEND}</p>'
+    sorts = [("id", "problem"), ("group", "group")] + ([("level", "level")] if levels else [])
+    sorts += [("status", STATUS_HEAD), ("score", SCORE_HEAD)]
+    sorts += [(f"judge-{n}", f"judge {judge}: points") for n, judge in enumerate(cell.judges)]
+    heads = "".join(f'<th data-sort="{key}">{text(label)}</th>' for key, label in sorts)
+    yield (
+        f'<table class="problems" data-levels="{int(levels)}">\n'
+        f"<thead><tr>{heads}<th>extracted</th></tr></thead>\n<tbody>"
+    )
+    level_cell = (lambda row: f"<td>{number(row.level)}</td>") if levels else (lambda row: "")
+    yield from (row.html.replace("{level}", level_cell(row), 1) for row in rows)
     yield "</tbody>\n</table>"
     yield html.metadata(meta)
 
@@ -313,11 +400,112 @@ def _index(cell: Cell, rows: list[tuple[str, str, str]], meta: list) -> Iterator
 # ---------------------------------------------------------------- a problem's page
 
 
+class Figures:
+    """The figures of the pages of one folder (a cell's, a suite's side-by-side pages), each copied
+    once into its `figures/`, checked against its sha256."""
+
+    def __init__(self, root: Path, staging: Path):
+        self.root, self.staging = root, staging  # root: the outputs folder, beside which prompts' paths start
+        self.copied: dict[str, str] = {}  # sha256 -> path in the folder
+
+    def img(self, part: dict, prefix: str) -> str:
+        """The image of a prompt's image part, linked from a page `prefix` away from the folder."""
+        sha = str(part.get("sha256", ""))
+        if sha not in self.copied:
+            source = Path(str(part.get("path", "")))
+            found = next(
+                (c for c in ([source] if source.is_absolute() else [source, self.root.parent / source]) if c.is_file()),
+                None,
+            )
+            if found is None:
+                raise InputError(f"figure {sha} not found at {source}")
+            if file_sha256(found) != sha:
+                raise InputError(f"{found}: content does not match its sha256 {sha}")
+            relative_path = f"figures/{sha}{found.suffix.lower() or '.bin'}"
+            (self.staging / "figures").mkdir(exist_ok=True)
+            shutil.copyfile(found, self.staging / relative_path)
+            os.chmod(self.staging / relative_path, 0o644)
+            self.copied[sha] = relative_path
+        return f'<img src="{attr(prefix + self.copied[sha])}" alt="figure {attr(sha[:12])}">'
+
+
+def question_html(
+    prompt: Prompt, problem: Problem | None, figures: Figures, prefix: str, full_prompt: bool = True
+) -> Iterator[str]:
+    """The problem's own text with the prompt's figures where the prompt places them, its gold
+    answers typeset, and the whole prompt sent (instructions and all) one click away. Without a
+    problem record, the prompt."""
+    yield '<section class="question">\n<h2>Question</h2>'
+    own = "\n\n".join(part for part in (problem.context, problem.question) if part) if problem else ""
+    if own:
+        yield from _parts(question_parts(own, prompt.messages), figures, prefix)
+        if full_prompt:
+            yield '<details class="prompt"><summary>the full prompt sent</summary>'
+            yield from _messages(prompt.messages, figures, prefix, shown=False)
+            yield "</details>"
+    else:
+        yield from _messages(prompt.messages, figures, prefix, shown=True)
+    if problem is not None and problem.answers:
+        rows = [(slot.value, slot.unit, slot.points) for slot in problem.answers]
+        yield "<h3>Gold answers</h3>"
+        yield html.table("gold", ("answer", "unit", "points"), rows, formula=("answer",))
+    if problem is not None and problem.solution:
+        yield f'<details class="solution"><summary>reference solution</summary>{maths(problem.solution)}</details>'
+    yield "</section>"
+
+
+def _messages(messages, figures: Figures, prefix: str, shown: bool) -> Iterator[str]:
+    """Each message with its role; its figures as images, or (`shown` False: they are shown above)
+    as a line naming them."""
+    for message in messages:
+        yield f'<div class="message"><p class="role">{text(message.get("role", ""))}</p>'
+        parts = content_parts(message)
+        yield from _parts(
+            parts
+            if shown
+            else [
+                part
+                if part.get("type") != "image"
+                else {"type": "note", "text": f"[figure {str(part.get('sha256', ''))[:12]}, shown above]"}
+                for part in parts
+            ],
+            figures,
+            prefix,
+        )
+        yield "</div>"
+
+
+def _parts(parts: list[dict], figures: Figures, prefix: str) -> Iterator[str]:
+    for part in parts:
+        if part.get("type") == "text":
+            yield maths(part.get("text", ""))
+        elif part.get("type") == "image":
+            yield figures.img(part, prefix)
+        elif part.get("type") == "note":
+            yield f'<p class="figure-note">{text(part["text"])}</p>'
+
+
+def judges_disagree(graded: dict[str, dict[int, Judgment]]) -> bool:
+    """Whether the plan's judges gave one of the problem's samples different scores (each judge's
+    scored judgment of it; an unscored one is no verdict to disagree with)."""
+    samples = {sample for by_sample in graded.values() for sample in by_sample}
+    for sample in samples:
+        scores = {
+            round(j.score, 6)
+            for by_sample in graded.values()
+            for j in [by_sample.get(sample)]
+            if j is not None and j.status == "scored" and j.score is not None
+        }
+        if len(scores) > 1:
+            return True
+    return False
+
+
 class _Pages:
-    def __init__(self, cell: Cell, staging: Path, hook, meta: list):
-        self.cell, self.staging, self.hook = cell, staging, hook
+    def __init__(self, cell: Cell, staging: Path, hook, meta: list, usage: dict, talks: set[str]):
+        self.cell, self.staging, self.hook, self.usage, self.talks = cell, staging, hook, usage, talks
         self.meta = html.metadata(meta)
-        self.figures: dict[str, str] = {}  # sha256 -> path in the cell's folder
+        self.figures = Figures(cell.layout.root, staging)
 
     def problem(
         self,
@@ -325,10 +513,11 @@ class _Pages:
         problem: Problem | None,
         samples: list[Generation],
         graded: dict[str, dict[int, Judgment]],
+        asked: dict[str, dict[int, Conversation]],
         neighbours: tuple,
-    ) -> tuple[str, str, str]:
-        """Write the problem's page (linking the previous and next problem's); its index row (group,
-        status, html)."""
+    ) -> tuple[Row, str]:
+        """Write the problem's page (linking the previous and next problem's); its index row and its
+        column of the side-by-side page."""
         slug = html.page_slug(prompt.id)
         first = next((j for by_sample in graded.values() for j in by_sample.values()), None)
         group, status = (
@@ -342,16 +531,23 @@ class _Pages:
         page = self.staging / "problems" / f"{slug}.html"
         layout = self.cell.layout
         where = self.cell.folder / "problems"
+        budget = _Budget()
         html.write_page(
             page,
             f"{prompt.id} \u00b7 {self.cell.name}",
             relative(layout.report_assets(), where),
-            self._page(prompt, problem, samples, graded, status, group, where, neighbours),
+            self._page(prompt, problem, samples, graded, asked, status, group, where, neighbours, budget),
             maths=True,
             lang=prompt.language or "en",
         )
         level = problem.level if problem is not None else None
-        return group, status, self._row(prompt.id, slug, group, level, status, graded, truncated, undecided)
+        row = Row(
+            group,
+            status,
+            level,
+            self._row(prompt.id, slug, group, level, status, graded, truncated, undecided),
+        )
+        return row, self._column(prompt.id, slug, status, samples, graded, asked)
 
     def _row(
         self,
@@ -368,23 +564,33 @@ class _Pages:
         score = sum(scores) / len(scores) if scores else 0.0
         extracted = next((j.extracted for by_sample in graded.values() for j in by_sample.values()), ())
         judges = "".join(f"<td>{_points_text(graded[judge])}</td>" for judge in self.cell.judges)
+        by_judge = "".join(
+            f' data-judge-{n}="{mean:.4g}"'
+            for n, judge in enumerate(self.cell.judges)
+            for mean in [_mean_score(graded[judge])]
+            if mean is not None
+        )
         flags = " ".join(flag for flag, on in (("truncated", truncated), ("undecided", undecided)) if on)
         data = (
             f'data-id="{attr(problem_id)}" data-status="{status}" data-group="{attr(group)}" data-score="{score:.4g}"'
             + ("" if level is None else f' data-level="{level}"')
             + (' data-truncated="1"' if truncated else "")
             + (' data-undecided="1"' if undecided else "")
+            + (' data-judges-disagree="1"' if judges_disagree(graded) else "")
+            + by_judge
         )
         mark = MARKS[status] + (f" {flags}" if flags else "")
         return (
             f'<tr class="problem-row" {data}><td><a href="problems/{attr(slug)}.html">{text(problem_id)}</a></td>'
-            f"<td>{text(group)}</td><td>{number(level)}</td><td>{mark}</td><td>{score:.2f}</td>{judges}"
-            f"<td><code>{text(_short('; '.join(extracted)))}</code></td></tr>"
+            f"<td>{text(group)}</td>{{level}}<td>{mark}</td><td>{score:.2f}</td>{judges}"
+            f"<td><code>{text(answers_text(extracted, 48))}</code></td></tr>"
         )
 
-    def _page(self, prompt, problem, samples, graded, status, group, where: Path, neighbours) -> Iterator[str]:
+    def _page(
+        self, prompt, problem, samples, graded, asked, status, group, where: Path, neighbours, budget
+    ) -> Iterator[str]:
         layout = self.cell.layout
-        compare = layout.report_compare(self.cell.suite) / f"{html.page_slug(prompt.id)}.html"
+        side = layout.report_side(self.cell.suite) / f"{html.page_slug(prompt.id)}.html"
         steps = [
             f'<a rel="{rel}" href="{attr(html.page_slug(other))}.html">{label} {text(other)}</a>'
             for rel, label, other in (("prev", "\u2190", neighbours[0]), ("next", "\u2192", neighbours[1]))
@@ -393,7 +599,8 @@ class _Pages:
         yield f"<h1>{text(prompt.id)}</h1>"
         yield (
             f'<p class="nav"><a href="../index.html">{text(self.cell.name)}</a> &middot; '
-            f'<a href="{attr(relative(compare, where))}">side by side: every model and judge</a> &middot; '
+            f'<a class="side-link" href="{attr(relative(side, where))}">side by side: every model and judge</a>'
+            " &middot; "
             f'<a href="{attr(relative(layout.report_index(), where))}">the report</a>'
             + "".join(f" &middot; {step}" for step in steps)
             + "</p>"
@@ -402,106 +609,287 @@ class _Pages:
             [("status", status_label(status)), ("group", group), ("language", prompt.language)]
             + ([("level", str(problem.level))] if problem is not None and problem.level is not None else [])
         )
-        yield from self._question(prompt, problem)
+        yield from question_html(prompt, problem, self.figures, "../")
         if not samples:
             yield '<p class="error">no generation</p>'
         for generation in samples:
             yield from self._sample(
-                generation, {judge: graded[judge].get(generation.sample) for judge in graded}, problem
+                generation,
+                {judge: graded[judge].get(generation.sample) for judge in graded},
+                {judge: asked.get(judge, {}).get(generation.sample) for judge in graded},
+                problem,
+                budget,
             )
         yield self.meta
 
-    def _question(self, prompt: Prompt, problem: Problem | None) -> Iterator[str]:
-        """The problem's own text with the prompt's figures where the prompt places them, and the
-        whole prompt sent (instructions and all) one click away. Without a problem record, the prompt."""
-        yield '<section class="question">\n<h2>Question</h2>'
-        own = "\n\n".join(part for part in (problem.context, problem.question) if part) if problem else ""
-        if own:
-            yield from self._parts(question_parts(own, prompt.messages))
-            yield '<details class="prompt"><summary>the full prompt sent</summary>'
-            yield from self._messages(prompt.messages, figures=False)
-            yield "</details>"
-        else:
-            yield from self._messages(prompt.messages, figures=True)
-        if problem is not None and problem.answers:
-            rows = [(slot.value, slot.unit, slot.points) for slot in problem.answers]
-            yield "<h3>Gold answers</h3>"
-            yield html.table("gold", ("answer", "unit", "points"), rows, math=("answer",))
-        if problem is not None and problem.solution:
-            yield f'<details class="solution"><summary>reference solution</summary>{maths(problem.solution)}</details>'
-        yield "</section>"
-
-    def _messages(self, messages, figures: bool) -> Iterator[str]:
-        """Each message with its role; its figures as images, or (`figures` False: they are shown
-        above) as a line naming them."""
-        for message in messages:
-            yield f'<div class="message"><p class="role">{text(message.get("role", ""))}</p>'
-            parts = content_parts(message)
-            yield from self._parts(
-                parts
-                if figures
-                else [
-                    part
-                    if part.get("type") != "image"
-                    else {"type": "note", "text": f"[figure {str(part.get('sha256', ''))[:12]}, shown above]"}
-                    for part in parts
-                ]
-            )
-            yield "</div>"
-
-    def _parts(self, parts: list[dict]) -> Iterator[str]:
-        for part in parts:
-            if part.get("type") == "text":
-                yield maths(part.get("text", ""))
-            elif part.get("type") == "image":
-                yield self._figure(part)
-            elif part.get("type") == "note":
-                yield f'<p class="figure-note">{text(part["text"])}</p>'
-
-    def _figure(self, part: dict) -> str:
-        sha = str(part.get("sha256", ""))
-        if sha not in self.figures:
-            source = Path(str(part.get("path", "")))
-            root = self.cell.layout.root
-            found = next(
-                (c for c in ([source] if source.is_absolute() else [source, root.parent / source]) if c.is_file()), None
-            )
-            if found is None:
-                raise InputError(f"figure {sha} not found at {source}")
-            if file_sha256(found) != sha:
-                raise InputError(f"{found}: content does not match its sha256 {sha}")
-            relative_path = f"figures/{sha}{found.suffix.lower() or '.bin'}"
-            (self.staging / "figures").mkdir(exist_ok=True)
-            shutil.copyfile(found, self.staging / relative_path)
-            os.chmod(self.staging / relative_path, 0o644)
-            self.figures[sha] = relative_path
-        return f'<img src="../{attr(self.figures[sha])}" alt="figure {attr(sha[:12])}">'
-
-    def _sample(self, generation: Generation, judged: dict[str, Judgment | None], problem) -> Iterator[str]:
+    def _sample(
+        self,
+        generation: Generation,
+        judged: dict[str, Judgment | None],
+        asked: dict[str, Conversation | None],
+        problem,
+        budget,
+    ) -> Iterator[str]:
         yield f'<section class="sample" data-sample="{generation.sample}">\n<h2>Sample {generation.sample}</h2>'
         if generation.error is not None:
             yield f'<p class="error">generation failed: {text(generation.error)}</p>'
-        else:
-            yield facts(
-                [("finish reason", generation.finish_reason or "\u2013")]
-                + ([("refusal", generation.refusal)] if generation.refusal else [])
-            )
+        yield facts(sample_facts(generation, self.usage), css="facts sample-facts")
+        if generation.error is None:
             if generation.finish_reason == "length":
                 yield '<p class="error">truncated: the response was cut at the token limit</p>'
             if generation.reasoning:
                 yield f'<details class="reasoning"><summary>reasoning</summary>{maths(generation.reasoning)}</details>'
             yield '<div class="response">' + maths(generation.response or "") + "</div>"
         for judge, judgment in judged.items():
-            yield from self._judgment(judge, judgment, problem)
+            yield from self._judgment(judge, judgment, asked.get(judge), generation.sample, problem, budget)
         yield "</section>"
 
-    def _judgment(self, judge: str, judgment: Judgment | None, problem) -> Iterator[str]:
+    def _judgment(self, judge: str, judgment, conversation, sample: int, problem, budget) -> Iterator[str]:
         yield f'<div class="judgment" data-judge="{attr(judge)}">\n<h3>judge {text(judge)}</h3>'
         if judgment is None:
             yield '<p class="error">no judgment</p>\n</div>'
             return
         yield from judgment_html(judgment, self.hook, problem)
+        if conversation is not None:
+            yield conversation_html(conversation, conversation_anchor(sample, judge), budget)
+        elif judge not in self.talks and judgment.details:
+            yield '<p class="note">What this judge was sent and replied: not recorded (rerun its judge stage).</p>'
         yield "</div>"
+
+    def _column(self, problem_id, slug, status, samples, graded, asked) -> str:
+        """The cell's column of the problem's side-by-side page: each sample's response, its answers
+        extracted (typeset), each judge's verdict and a link to its conversation; linked from the
+        suite's side-by-side folder."""
+        layout = self.cell.layout
+        side = layout.report_side(self.cell.suite)
+        page = relative(self.cell.folder / "problems" / f"{slug}.html", side)
+        parts = [
+            f'<p class="column-nav"><span class="status" data-status="{status}">{text(status_label(status))}</span>'
+            f' &middot; <a href="{attr(page)}">this model\'s page of the problem</a></p>'
+        ]
+        if not samples:
+            parts.append('<p class="error">no generation</p>')
+        for generation in samples:
+            parts.append(f'<section class="side-sample" data-sample="{generation.sample}">')
+            if len(samples) > 1:
+                parts.append(f"<h3>sample {generation.sample}</h3>")
+            if generation.error is not None:
+                parts.append(f'<p class="error">generation failed: {text(generation.error)}</p>')
+            else:
+                if generation.finish_reason == "length":
+                    parts.append('<p class="error">truncated at the token limit</p>')
+                parts.append('<div class="response">' + maths(generation.response or "") + "</div>")
+            judgments = {judge: graded[judge].get(generation.sample) for judge in self.cell.judges}
+            extracted = next((j.extracted for j in judgments.values() if j is not None and j.extracted), ())
+            parts.append(
+                '<p class="extracted"><b>extracted:</b> '
+                + (", ".join(answer_html(e) for e in extracted) or "none")
+                + "</p>"
+            )
+            rows = []
+            for judge, judgment in judgments.items():
+                talk = asked.get(judge, {}).get(generation.sample)
+                link = (
+                    f'<a href="{attr(page)}#{attr(conversation_anchor(generation.sample, judge))}">conversation</a>'
+                    if talk is not None
+                    else ""
+                )
+                if judgment is None:
+                    rows.append(f"<tr><td>{text(judge)}</td><td>no judgment</td><td></td><td></td><td></td></tr>")
+                    continue
+                said = status_of(1, False, {judge: {generation.sample: judgment}})
+                rows.append(
+                    f'<tr data-judge="{attr(judge)}"><td>{text(judge)}</td><td>{text(status_label(said))}</td>'
+                    f"<td>{number(judgment.points)} of {number(judgment.max_points)}</td>"
+                    f"<td>{text(judgment.verdict or EMPTY)}</td><td>{link}</td></tr>"
+                )
+            parts.append(
+                '<table class="side-verdicts"><thead><tr><th>judge</th><th>status</th><th>points</th>'
+                "<th>verdict</th><th>asked</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+            )
+            parts.append(facts(sample_facts(generation, self.usage, short=True), css="facts sample-facts"))
+            parts.append("</section>")
+        return "\n".join(parts)
+
+
+def answer_html(value) -> str:
+    """An extracted answer, typeset; an empty slot as a dash."""
+    return html.formula_cell(value) if str(value).strip() else EMPTY
+
+
+def sample_facts(generation: Generation, usage: dict, short: bool = False) -> list[tuple[str, str]]:
+    """A sample's cost and timing as its records hold them: its finish reason and refusal; the model
+    the endpoint said it served, its tokens, HTTP attempts and latency where its generation record
+    keeps them, else "not recorded" (with the cell's totals, from its usage file, for the tokens and
+    retries)."""
+    served = getattr(generation, "served_model", None)
+    own = getattr(generation, "usage", None) or {}
+    attempts, latency = getattr(generation, "attempts", None), getattr(generation, "latency_s", None)
+    pairs = [("finish reason", generation.finish_reason or EMPTY)]
+    if generation.refusal:
+        pairs.append(("refusal", generation.refusal))
+    pairs.append(("model served", served or "not recorded"))
+    if own:
+        pairs.append(("tokens", ", ".join(f"{name.replace('_', ' ')} {own[name]}" for name in sorted(own))))
+    else:
+        cell = _cell_tokens(usage)
+        pairs.append(("tokens", "not recorded per sample" + ("" if short or not cell else f" (the cell's: {cell})")))
+    if attempts is not None:
+        pairs.append(("retries", str(max(int(attempts) - 1, 0))))
+    else:
+        retries = usage.get("retries")
+        cell = "" if short or retries is None else f" (the cell's: {retries} over {usage.get('requests', 0)} requests)"
+        pairs.append(("retries", "not recorded per sample" + cell))
+    pairs.append(("latency", f"{latency:g} s" if isinstance(latency, (int, float)) else "not recorded"))
+    return pairs
+
+
+def _cell_tokens(usage: dict) -> str:
+    if not usage or not usage.get("requests"):
+        return ""
+    names = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
+    return ", ".join(f"{name.replace('_', ' ')} {usage[name]}" for name in names if name in usage) + (
+        f" over {usage['requests']} requests"
+    )
+
+
+# ---------------------------------------------------------------- judge conversations
+
+# A page holds at most this many characters of judge conversations (each page must stay under
+# 5 MB: a HiPhO problem asks every criterion of every scheme, each with the whole problem and
+# response); past it, texts are cut, saying where they are whole.
+CONVERSATION_BUDGET = 2_000_000
+# A message that repeats the start or end of the same message of the conversation's first task
+# (the same problem and response, another criterion) shows only what differs, when the repeated
+# part is at least this long.
+SAME_AT_LEAST = 200
+
+
+class _Budget:
+    def __init__(self, most: int = CONVERSATION_BUDGET):
+        self.left = most
+
+    def take(self, value: str) -> tuple[str, bool]:
+        """`value`, or as much of it as the page has room for; and whether it was cut."""
+        kept = value[: max(self.left, 0)]
+        self.left -= len(kept)
+        return kept, len(kept) < len(value)
+
+
+def conversation_anchor(sample: int, judge: str) -> str:
+    return f"conversation-{sample}-{html.page_slug(judge)}"
+
+
+def conversation_html(conversation: Conversation, anchor: str, budget: _Budget) -> str:
+    """What one judge of the plan (its ensemble's judges each) was sent about one sample, task by
+    task, and every raw reply, re-asks included: collapsed, the messages as sent (raw text)."""
+    tasks = [task for task in conversation.tasks if isinstance(task, dict)]
+    replies = sum(len(kept) for task in tasks for kept in (task.get("replies") or {}).values())
+    reasks = sum(max(len(kept) - 1, 0) for task in tasks for kept in (task.get("replies") or {}).values())
+    parts = [
+        f'<details class="conversation" id="{attr(anchor)}"><summary>What judge {text(conversation.judge)} was asked '
+        f"and replied: {len(tasks)} task{'s' * (len(tasks) != 1)}, {replies} repl{'ies' if replies != 1 else 'y'}"
+        + (f" ({reasks} re-ask{'s' * (reasks != 1)})" if reasks else "")
+        + "</summary>"
+    ]
+    first = tasks[0] if tasks else None
+    for task in tasks:
+        parts.append(_task_html(task, first, budget))
+    parts.append("</details>")
+    return "\n".join(parts)
+
+
+def _task_html(task: dict, first: dict | None, budget: _Budget) -> str:
+    key = str(task.get("task", ""))
+    judges = task.get("replies") or {}
+    said = "; ".join(
+        f"{judge}: {len(kept)} repl{'ies' if len(kept) != 1 else 'y'}"
+        + (f" ({len(kept) - 1} re-ask{'s' * (len(kept) != 2)})" if len(kept) > 1 else "")
+        + (", failed" if kept and kept[-1].get("error") else "")
+        for judge, kept in judges.items()
+    )
+    parts = [f'<details class="task" data-task="{attr(key)}"><summary>{text(key)}: {text(said)}</summary>']
+    messages = task.get("messages") or []
+    earlier = (first or {}).get("messages") or [] if first is not task else []
+    parts.append('<div class="sent"><h5>sent (to every judge, and again on each re-ask)</h5>')
+    for index, message in enumerate(messages):
+        other = earlier[index] if index < len(earlier) else None
+        parts.append(f'<div class="message"><p class="role">{text(message.get("role", ""))}</p>')
+        for n, part in enumerate(content_parts(message)):
+            if part.get("type") == "image":
+                parts.append(f'<p class="figure-note">[figure {text(str(part.get("sha256", ""))[:12])}]</p>')
+                continue
+            was = content_parts(other)[n].get("text") if other and n < len(content_parts(other)) else None
+            parts.append(
+                _sent_text(str(part.get("text", "")), was, str(first.get("task", "")) if first else "", budget)
+            )
+        parts.append("</div>")
+    parts.append("</div>")
+    for judge, kept in judges.items():
+        parts.append(f'<div class="replies" data-judge="{attr(judge)}"><h5>{text(judge)} replied</h5>')
+        for asked, reply in enumerate(kept):
+            parts.append(_reply_html(reply, asked, budget))
+        parts.append("</div>")
+    parts.append("</details>")
+    return "\n".join(parts)
+
+
+def _sent_text(value: str, was: str | None, first: str, budget: _Budget) -> str:
+    """A message's text as sent; where it repeats the start or the end of the first task's, those
+    parts named instead of repeated."""
+    head = tail = 0
+    if was is not None and was is not value:
+        head = len(os.path.commonprefix([value, was]))
+        tail = len(os.path.commonprefix([value[head:][::-1], was[head:][::-1]]))
+        head, tail = (head if head >= SAME_AT_LEAST else 0), (tail if tail >= SAME_AT_LEAST else 0)
+        if head == len(value) and was == value:
+            same = f"[the same {len(value):,} characters as in {text(first)}]"
+            return f'<pre class="sent-text"><span class="same">{same}</span></pre>'
+    middle, cut = budget.take(value[head : len(value) - tail])
+    same = '<span class="same">[\u2026 {:,} characters as in {} \u2026]</span>'
+    return (
+        '<pre class="sent-text">'
+        + (same.format(head, text(first)) if head else "")
+        + text(middle)
+        + (_cut_note() if cut else "")
+        + (same.format(tail, text(first)) if tail else "")
+        + "</pre>"
+    )
+
+
+def _cut_note() -> str:
+    return (
+        '<span class="same">[\u2026 cut: a page shows at most '
+        f"{CONVERSATION_BUDGET:,} characters of judge conversations; the whole is in the judge cell's "
+        "outputs/conversations/ file]</span>"
+    )
+
+
+def _reply_html(reply: dict, asked: int, budget: _Budget) -> str:
+    label = "asked" if asked == 0 else f"re-ask {asked} (the reply before did not follow the asked schema)"
+    usage = reply.get("usage") or {}
+    pairs = [
+        ("finish reason", reply.get("finish_reason") or EMPTY),
+        ("tokens", ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(usage.items())) or "not reported"),
+        ("HTTP attempts", str(reply.get("attempts", 1))),
+        ("received", reply.get("received") or "not recorded (offline, or cached before dates were kept)"),
+    ]
+    parts = [f'<div class="reply"><p class="ask">{text(label)}</p>', facts(pairs, css="facts reply-facts")]
+    if reply.get("error"):
+        parts.append(f'<p class="error">request failed: {text(reply["error"])}</p>')
+    if reply.get("refusal"):
+        parts.append(f'<p class="error">refused: {text(reply["refusal"])}</p>')
+    if reply.get("reasoning"):
+        kept, cut = budget.take(str(reply["reasoning"]))
+        parts.append(
+            f'<details class="reasoning"><summary>reasoning</summary><pre>{text(kept)}{_cut_note() if cut else ""}'
+            "</pre></details>"
+        )
+    if reply.get("text") is not None:
+        kept, cut = budget.take(str(reply["text"]))
+        parts.append(f'<pre class="reply-text">{text(kept)}{_cut_note() if cut else ""}</pre>')
+    parts.append("</div>")
+    return "\n".join(parts)
 
 
 # The markers a figure follows in a prompt (`render.place_figures` puts each right after its first).
@@ -545,9 +933,9 @@ def question_parts(own: str, messages) -> list[dict]:
     return parts + after
 
 
-def _short(value: str, most: int = 48) -> str:
-    """An index row's extracted answers, cut so that a row stays small (the page has them whole)."""
-    return value if len(value) <= most else value[: most - 1] + "\u2026"
+def _mean_score(by_sample: dict[int, Judgment]) -> float | None:
+    scores = [j.score for j in by_sample.values() if j.score is not None]
+    return sum(scores) / len(scores) if scores else None
 
 
 def _points_text(by_sample: dict[int, Judgment]) -> str:
@@ -577,11 +965,7 @@ def judgment_html(judgment: Judgment, hook, problem: Problem | None) -> Iterator
         pairs.append(("detail", judgment.detail))
     yield facts(pairs)
     yield '<section class="answers">\n<h4>Answers: extracted against the gold</h4>'
-    yield (
-        "<p>extracted: "
-        + (", ".join(maths(e, block=False, formula=True) for e in judgment.extracted) or "none")
-        + "</p>"
-    )
+    yield "<p>extracted: " + (", ".join(answer_html(e) for e in judgment.extracted) or "none") + "</p>"
     if judgment.slots:
         rows = "\n".join(
             f"<tr><td>{html.formula_cell(slot.get('expected'))}</td><td>{html.formula_cell(slot.get('given'))}"

@@ -1,10 +1,12 @@
-"""The parts of the report's index: the plan's run metadata, each benchmark's charts, the links to
-its cells and to the flips between the plan's models."""
+"""The parts of the report's index: the navigation first (a link to every cell, with its counts,
+and to the flips between the plan's models), each benchmark's charts (a bar leads to its cell's
+index, filtered to it) and the plan's run metadata."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from urllib.parse import urlencode
 
 import pandas as pd
 
@@ -13,7 +15,7 @@ from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.records import read_suite_info
 from olympiad_eval.report import html
 from olympiad_eval.report.cell import GIT_COMMIT_NOTE, MARKS, received_pairs
-from olympiad_eval.report.charts import Bar, bar_chart
+from olympiad_eval.report.charts import Bar, bar_chart, model_colours, shade
 from olympiad_eval.report.html import attr, relative, text
 
 
@@ -31,17 +33,19 @@ def run_metadata(plan: dict, layout: Layout, seen) -> str:
     pairs += received_pairs(plan, layout, sorted(plan["suites"]))
     pairs.append(("git commit", GIT_COMMIT_NOTE))
     pairs.append(("model settings, tokens and cost", "on each cell's pages, and in each benchmark's summary table"))
-    return html.metadata(pairs)
+    return html.metadata(pairs).replace('<section class="metadata">', '<section class="metadata" id="metadata">', 1)
 
 
 def benchmark_charts(
     plan: dict, layout: Layout, benchmark: str, suites: list[str], tables: list[dict]
 ) -> Iterator[str]:
-    """Score per cell with its 95% interval, score per subset, and the benchmark's own charts (its
-    `report_charts`, from its tables)."""
+    """Score per cell with its 95% interval, score per subset of each suite, and the benchmark's own
+    charts (its `report_charts`, from its tables). A model's bars have its colour (its judges, its
+    shades) and lead to its cell's index (a subset's, filtered to that group)."""
+    colours, judges = model_colours(plan), [str(judge) for judge in plan.get("judges") or []]
     bars = []
     for suite in suites:
-        for judge in plan.get("judges") or []:
+        for judge in judges:
             for model in plan.get("models") or []:
                 path = layout.metrics(benchmark, suite, model, judge)
                 if path.is_file():
@@ -53,21 +57,41 @@ def benchmark_charts(
                             float(metric["score"]),
                             _float(metric.get("ci_low")),
                             _float(metric.get("ci_high")),
+                            colour=colours.get(str(model)),
+                            href=_cell_index(layout, suite, str(model)),
                         )
                     )
     yield bar_chart(f"{benchmark}: score per model, with its 95% interval", "%", bars)
     subsets = layout.plot(benchmark, "subsets")
     if subsets.is_file():
         frame = pd.read_csv(subsets, keep_default_na=False, na_values=[""])
-        yield bar_chart(
-            f"{benchmark}: score per subset",
-            "%",
-            [
-                Bar(str(row["subset"]), str(row["cell"]), float(row["score (%)"]))
-                for row in frame.to_dict("records")
-                if pd.notna(row["score (%)"])
-            ],
-        )
+        by_suite: dict[str, list[Bar]] = {}
+        for row in frame.to_dict("records"):
+            if pd.isna(row["score (%)"]):
+                continue
+            model, judge, suite = str(row["cell"]).split(" / ", 2)  # as aggregate's plot_data names a cell
+            group = str(row["subset"])
+            by_suite.setdefault(suite, []).append(
+                Bar(
+                    group,
+                    f"{model} / {judge}" if len(judges) > 1 else model,
+                    float(row["score (%)"]),
+                    colour=colours.get(model),
+                    opacity=shade(judges.index(judge)) if judge in judges else 1.0,
+                    href=_cell_index(layout, suite, model, group),
+                )
+            )
+        models = [str(model) for model in plan.get("models") or []]
+
+        def in_plan(bar: Bar) -> tuple:  # a row's bars in the plan's order of models, then judges
+            model, _, judge = bar.series.partition(" / ")
+            return (
+                models.index(model) if model in models else len(models),
+                judges.index(judge) if judge in judges else len(judges),
+            )
+
+        for suite in sorted(by_suite, key=lambda name: suites.index(name) if name in suites else len(suites)):
+            yield bar_chart(f"{suite}: score per subset", "%", sorted(by_suite[suite], key=in_plan))
     suites = [suite for suite, owner in plan["suites"].items() if owner == benchmark]
     if suites:  # the benchmark's kind, as its rendered suites record it (a family is named, not a kind)
         hook = plugin(read_suite_info(layout.suite_info(suites[0])).kind).report_charts
@@ -90,23 +114,39 @@ def _float(value) -> float | None:
     return None if value is None else float(value)
 
 
+def _cell_index(layout: Layout, suite: str, model: str, group: str | None = None) -> str:
+    """A cell's index from the report's index; filtered to a group (the view in its fragment, as
+    the viewer reads it)."""
+    link = relative(layout.report_cell(suite, model) / "index.html", layout.report())
+    return link + ("#" + urlencode({"group": group}) if group else "")
+
+
 def cell_links(plan: dict, layout: Layout, suites: list[str], seen) -> Iterator[str]:
-    items = []
+    """A row per suite, a column per model (its colour, as on the charts): a link to each cell's
+    index with its problems' counts by status."""
+    models = [str(model) for model in plan.get("models") or []]
+    if not suites or not models:
+        return
+    colours = model_colours(plan)
+    heads = "".join(
+        f'<th><span class="swatch" style="background: {colours[model]}"></span>{text(model)}</th>' for model in models
+    )
+    rows = []
     for suite in suites:
-        for model in plan.get("models") or []:
+        cells = []
+        for model in models:
             page = layout.report_cell(suite, model) / "index.html"
             counts = seen.statuses.get((suite, model), {})
             said = ", ".join(f"{counts[s]} {MARKS[s]}" for s in MARKS if counts.get(s))
-            items.append(
-                f'<li><a class="cell-link" href="{attr(relative(page, layout.report()))}">'
-                f"{text(suite)} \u00d7 {text(model)}</a> {text(said)}</li>"
+            cells.append(
+                f'<td><a class="cell-link" href="{attr(relative(page, layout.report()))}">'
+                f'{text(suite)} \u00d7 {text(model)}</a><br><span class="counts">{text(said)}</span></td>'
             )
-    if items:
-        yield (
-            '<h3>Cells: every problem, its responses and judgments</h3>\n<ul class="cells">\n'
-            + "\n".join(items)
-            + "\n</ul>"
-        )
+        rows.append(f"<tr><th>{text(suite)}</th>{''.join(cells)}</tr>")
+    yield (
+        '<div class="table-wrap"><table class="cells">\n'
+        f"<thead><tr><th>suite</th>{heads}</tr></thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody></table></div>"
+    )
 
 
 def flips_links(layout: Layout, suites: list[str], seen) -> Iterator[str]:
@@ -117,4 +157,4 @@ def flips_links(layout: Layout, suites: list[str], seen) -> Iterator[str]:
         if suite in suites
     ]
     if items:
-        yield '<h3>Flips between the plan\'s models</h3>\n<ul class="flips">\n' + "\n".join(items) + "\n</ul>"
+        yield '<ul class="flips">\n' + "\n".join(items) + "\n</ul>"

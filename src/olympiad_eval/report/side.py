@@ -1,26 +1,53 @@
-"""The root stage's pages of each suite: a side-by-side page per problem across every model and
-judge of the plan, and the flips between the plan's first model and each other, as the comparison
-command (`olympiad_eval.cli.compare`) finds them, from the plan's own cells (the stage's dependencies)."""
+"""A problem across the plan's models: its side-by-side pages, and what lists the models.
+
+Sharded so that adding a model writes its own files and the few that list the models, never the
+side-by-side pages themselves (at PhysElite's size there are 23,172 of them):
+
+- `write_side_pages` (a stage per suite: `stages/side.py`): a page per problem with its own text,
+  figures and gold answers, and a place for the columns. It reads the suite alone.
+- each cell's stage writes its model's columns (`cell.py`: the response, the extracted answers
+  typeset, each judge's verdict, a sample's cost and timing) as data files of its own folder,
+  `side/<shard>.js`, a shard of `html.SHARD` problems each in the suite's order;
+- `write_suite` (the root stage): per suite, `models.js` (the plan's models, their cells' folders
+  and colours), which the viewer reads to load each model's shard into the page; `outcomes.js`
+  (each problem's status per model), which each cell's index reads for its "models disagree"
+  filter; and the flips between the plan's first model and each other, as the comparison command
+  (`olympiad_eval.cli.compare`) finds them, from the plan's own cells (the stage's dependencies).
+"""
 
 from __future__ import annotations
 
+import json
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.outcomes import Cell, Judged, flips_table, outcome
-from olympiad_eval.core.records import Judgment, Prompt, iter_jsonl
+from olympiad_eval.core.records import Judgment, Problem, Prompt, atomic_dir, iter_jsonl
 from olympiad_eval.report import html
-from olympiad_eval.report.cell import GIT_COMMIT_NOTE, MARKS, Cursor, mean_points, need, received_pairs, status_of
-from olympiad_eval.report.html import attr, maths, number, relative, text
+from olympiad_eval.report.cell import (
+    GIT_COMMIT_NOTE,
+    Cursor,
+    Figures,
+    need,
+    question_html,
+    received_pairs,
+    status_of,
+    suite_kind,
+)
+from olympiad_eval.report.charts import model_colours
+from olympiad_eval.report.html import attr, relative, text
 
-DASH = "\u2013"
+MODELS_FILE, OUTCOMES_FILE = "models.js", "outcomes.js"
+# A problem's status in a model's cell as one letter of `outcomes.js` ("-": no judgment).
+LETTERS = {"correct": "c", "partial": "p", "wrong": "w", "judge-error": "e", "failed": "f"}
 
 
 @dataclass
 class Seen:
-    """What the index shows of the side-by-side pass."""
+    """What the index shows of the root's pass over the plan's cells."""
 
     made_by: dict = field(default_factory=dict)  # (suite, model, judge) -> (protocol, judge config, packages)
     statuses: dict = field(default_factory=dict)  # (suite, model) -> Counter of problem statuses
@@ -29,6 +56,75 @@ class Seen:
 
 def flips_page(judge: str, first: str, second: str) -> str:
     return f"flips__{first}__vs__{second}__{judge}.html"
+
+
+# ---------------------------------------------------------------- the side-by-side pages (a suite's stage)
+
+
+def write_side_pages(layout: Layout, suite: str) -> Path:
+    """A page per problem of the suite: the problem's own text with its figures where its prompt
+    puts them and its gold answers, then each model's column, filled in by the viewer. The pages
+    name no model: which models there are is the root's `models.js`."""
+    folder = layout.report_side(suite)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    kind = suite_kind(layout, suite)
+    prompts = need(layout.prompts(suite), suite)
+    ids = [prompt.id for prompt in iter_jsonl(prompts, Prompt)]
+    with atomic_dir(folder) as staging:
+        os.chmod(staging, 0o755)
+        figures = Figures(layout.root, staging)
+        problems = Cursor(iter_jsonl(need(layout.suite(suite) / "problems.jsonl", suite), Problem))
+        for number, prompt in enumerate(iter_jsonl(prompts, Prompt)):
+            problem = next(iter(problems.take(prompt.id)), None)
+            neighbours = (ids[number - 1] if number else None, ids[number + 1] if number + 1 < len(ids) else None)
+            html.write_page(
+                staging / f"{html.page_slug(prompt.id)}.html",
+                f"{prompt.id} \u00b7 {suite} \u00b7 side by side",
+                relative(layout.report_assets(), folder),
+                _side_page(layout, suite, kind, prompt, problem, figures, folder, neighbours),
+                maths=True,
+                lang=prompt.language or "en",
+                scripts=[relative(layout.report_compare(suite) / MODELS_FILE, folder)],
+                body={
+                    "page": "side",
+                    "problem": prompt.id,
+                    "shard": html.shard(number),
+                    "root": relative(layout.report(), folder) + "/",
+                },
+            )
+    return folder
+
+
+def _side_page(layout: Layout, suite: str, kind: str, prompt: Prompt, problem, figures, folder: Path, neighbours):
+    steps = [
+        f'<a rel="{rel}" href="{attr(html.page_slug(other))}.html">{label} {text(other)}</a>'
+        for rel, label, other in (("prev", "\u2190", neighbours[0]), ("next", "\u2192", neighbours[1]))
+        if other
+    ]
+    yield f"<h1>{text(prompt.id)}: every model side by side</h1>"
+    yield (
+        f'<p class="nav"><a href="{attr(relative(layout.report_index(), folder))}">the report</a> &middot; '
+        f"suite {text(suite)}" + "".join(f" &middot; {step}" for step in steps) + "</p>"
+    )
+    yield from question_html(prompt, problem, figures, "", full_prompt=True)
+    yield (
+        '<section class="models">\n<h2>Each model: its response, the answers extracted and each judge\'s verdict</h2>\n'
+        '<div id="columns" class="columns"><p class="loading">loading each model\'s column\u2026</p></div>\n'
+        "<noscript><p>Each model's column is filled in by the report's script, from its cell's folder: "
+        "open the cells from the report's index.</p></noscript>\n</section>"
+    )
+    yield html.metadata(
+        [
+            ("suite", suite),
+            ("benchmark kind", kind),
+            ("the models", "the plan's, in the report's root (compare/): each column comes from its model's cell"),
+            ("what made the judgments, tokens and dates", "on each cell's page of the problem, linked from its column"),
+            ("git commit", GIT_COMMIT_NOTE),
+        ]
+    )
+
+
+# ---------------------------------------------------------------- the root: models, outcomes, flips
 
 
 def write_suite(plan: dict, layout: Layout, suite: str, folder: Path, seen: Seen) -> None:
@@ -42,6 +138,7 @@ def write_suite(plan: dict, layout: Layout, suite: str, folder: Path, seen: Seen
     cursors = {cell: Cursor(iter_jsonl(path, Judgment)) for cell, path in paths.items()}
     outcomes: dict = {cell: {} for cell in cells}
     problems: list[str] = []
+    statuses: dict[str, str] = {}
     for model in models:
         seen.statuses[(suite, model)] = Counter()
     for prompt in iter_jsonl(need(layout.prompts(suite), suite), Prompt):
@@ -53,20 +150,38 @@ def write_suite(plan: dict, layout: Layout, suite: str, folder: Path, seen: Seen
                     (suite, *cell), (judgments[0].protocol, judgments[0].judge_config, judgments[0].packages)
                 )
                 outcomes[cell][prompt.id] = _outcome(cell, paths[cell], judgments)
+        letters = ""
         for model in models:
             graded = {judge: {j.sample: j for j in judged[(model, judge)]} for judge in judges}
-            seen.statuses[(suite, model)][_status(graded)] += 1
-        html.write_page(
-            folder / f"{html.page_slug(prompt.id)}.html",
-            f"{prompt.id} \u00b7 {suite}",
-            relative(layout.report_assets(), final),
-            _page(layout, suite, prompt, judged, final, dates),
-            maths=True,
-            lang=prompt.language or "en",
-        )
+            status = _status(graded)
+            seen.statuses[(suite, model)][status] += 1
+            letters += LETTERS[status] if any(graded.values()) else "-"
+        statuses[prompt.id] = letters
+    folder.mkdir(parents=True, exist_ok=True)
+    colours = model_colours(plan)
+    listed = {
+        "suite": suite,
+        "models": [
+            {
+                "name": model,
+                "cell": relative(layout.report_cell(suite, model), layout.report()) + "/",
+                "colour": colours[model],
+            }
+            for model in models
+        ],
+        "judges": judges,
+    }
+    _write_data(folder / MODELS_FILE, "OE.models", listed)
+    _write_data(folder / OUTCOMES_FILE, "OE.outcome", {"suite": suite, "models": models, "statuses": statuses})
     for judge in judges:
         for second in models[1:]:
             _write_flips(layout, suite, judge, models[0], second, problems, outcomes, folder, final, seen, dates)
+
+
+def _write_data(path: Path, call: str, data) -> None:
+    """A data file of the report: a script that hands `data` to the viewer (a page opened from disk
+    may run the report's own scripts, but not read its files)."""
+    path.write_text(f"{call}({json.dumps(data, ensure_ascii=False, sort_keys=True)});\n", encoding="utf-8")
 
 
 def _status(graded: dict) -> str:
@@ -80,54 +195,6 @@ def _outcome(cell, path, judgments):
     samples = tuple(sorted({j.sample for j in judgments}))
     judged = Judged(Cell(*cell), path, (), samples, ("", "", ""))
     return outcome(judged, judgments[0].id, judgments)
-
-
-def _page(layout: Layout, suite: str, prompt: Prompt, judged: dict, final: Path, dates: list):
-    slug = html.page_slug(prompt.id)
-    yield f"<h1>{text(prompt.id)} side by side</h1>"
-    yield (
-        f'<p class="nav"><a href="{attr(relative(layout.report_index(), final))}">the report</a> &middot; '
-        f"suite {text(suite)}</p>"
-    )
-    yield '<section class="question">\n<h2>Question</h2>'
-    for message in prompt.messages:
-        content = message.get("content")
-        parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
-        for part in parts:
-            if isinstance(part, dict) and part.get("type") == "text" and message.get("role") != "system":
-                yield maths(part.get("text", ""))
-    yield "</section>"
-    rows = []
-    for (model, judge), judgments in judged.items():
-        page = layout.report_cell(suite, model) / "problems" / f"{slug}.html"
-        points, most = mean_points(judgments)
-        graded = {judge: {j.sample: j for j in judgments}}
-        status = _status(graded) if judgments else "judge-error"
-        verdicts = ", ".join(sorted({j.verdict for j in judgments if j.verdict is not None}))
-        extracted = "; ".join(e for j in judgments[:1] for e in j.extracted)
-        rows.append(
-            f'<tr data-model="{attr(model)}" data-judge="{attr(judge)}" data-status="{status}">'
-            f'<td><a href="{attr(relative(page, final))}">{text(model)}</a></td><td>{text(judge)}</td>'
-            f"<td>{MARKS[status]}</td><td>{number(None if points is None else round(points, 4))} of "
-            f"{number(most)}</td><td>{text(verdicts) or DASH}</td><td>{len(judgments)}</td>"
-            f"<td>{maths(extracted, block=False) if extracted else ''}</td></tr>"
-        )
-    yield (
-        '<table class="side-by-side">\n<thead><tr><th>model</th><th>judge</th><th>status</th><th>points</th>'
-        "<th>verdict</th><th>samples</th><th>extracted (sample 0)</th></tr></thead>\n<tbody>"
-    )
-    yield from rows
-    yield "</tbody>\n</table>"
-    made = {cell: (j[0].protocol, j[0].judge_config, j[0].packages) for cell, j in judged.items() if j}
-    yield html.metadata(
-        [
-            (f"{model} / {judge}", f"{protocol}; config {config}")
-            for (model, judge), (protocol, config, _) in made.items()
-        ]
-        + [("package versions", next((p for _, _, p in made.values()), "not recorded"))]
-        + dates
-        + [("git commit", GIT_COMMIT_NOTE)]
-    )
 
 
 def _write_flips(
@@ -148,9 +215,10 @@ def _write_flips(
     table = flips_table(paired, [(a[p], b[p]) for p in paired])
     name = flips_page(judge, first, second)
     seen.flips[(suite, judge, first, second)] = (name, len(table))
+    side = layout.report_side(suite)
     rows = "\n".join(
-        f'<tr><td><a href="{attr(html.page_slug(row["id"]))}.html">{text(row["id"])}</a></td>'
-        f"<td>{text(row['subset'])}</td>"
+        f'<tr><td><a href="{attr(relative(side / (html.page_slug(row["id"]) + ".html"), final))}">'
+        f"{text(row['id'])}</a></td><td>{text(row['subset'])}</td>"
         f"<td>{row['A points']:g}</td><td>{row['B points']:g}</td><td>{row['max points']:g}</td>"
         f"<td>{text(row['change'])}</td><td>{text(row['unscored'])}</td></tr>"
         for row in table.to_dict("records")
@@ -165,11 +233,11 @@ def _write_flips(
             f'<p class="nav"><a href="{attr(relative(layout.report_index(), final))}">the report</a></p>',
             f"<p>{len(table)} of {len(paired)} problems changed (right: every sample earned all points; "
             f"A is {text(first)}, B is {text(second)}), as <code>python -m olympiad_eval.cli.compare runs</code> "
-            "counts them.</p>",
-            '<table class="flips">\n<thead><tr><th>problem</th><th>subset</th><th>A points</th><th>B points</th>'
-            "<th>max points</th><th>change</th><th>unscored</th></tr></thead>\n<tbody>",
+            "counts them; each problem links its side-by-side page.</p>",
+            '<div class="table-wrap"><table class="flips">\n<thead><tr><th>problem</th><th>subset</th><th>A points</th>'
+            "<th>B points</th><th>max points</th><th>change</th><th>unscored</th></tr></thead>\n<tbody>",
             rows,
-            "</tbody>\n</table>",
+            "</tbody>\n</table></div>",
             html.metadata(
                 [
                     ("A", f"{first}, judge {judge}"),

@@ -44,12 +44,14 @@ from olympiad_eval.benchmarks.suites import Provenance, provenance
 from olympiad_eval.core.config import check_costs, number, request_settings, typed_config
 from olympiad_eval.core.layout import SUITE_INFO
 from olympiad_eval.core.records import (
+    Conversation,
     Generation,
     InputError,
     Judgment,
     Problem,
     read_jsonl,
     read_suite_info,
+    without_paths,
     write_jsonl,
 )
 from olympiad_eval.llm.cache import Reply, RequestCache, request_key
@@ -116,7 +118,11 @@ def judge(
     cfg,
     out_path: str | Path,
     cache_path: str | Path,
+    conversations_path: str | Path | None = None,
 ) -> Outcome:
+    """Grade the generations; write the judgments to `out_path` and, where `conversations_path` is
+    given, what was sent to the LLM judges and their raw replies (`Conversation`; none for rules
+    alone) there."""
     made_by_cfg, cfg = cfg, typed_judge(cfg, judge_name)  # provenance hashes the config as composed
     suite_dir = Path(suite_dir)
     suite = read_suite_info(suite_dir / SUITE_INFO)
@@ -131,13 +137,24 @@ def judge(
     with CheckPool(cfg.workers, cfg.check_cpu_seconds, check_options(scoring)) as pool:
         if cfg.kind == "rule":
             grades, usage = _by_rules(bench, problems, answered, scoring, pool), usage_totals([], {})
+            asked: dict = {}
         else:
-            grades, usage = asyncio.run(_by_llm(bench, problems, answered, scoring, cfg, cache_path, pool))
+            grades, usage, asked = asyncio.run(_by_llm(bench, problems, answered, scoring, cfg, cache_path, pool))
     for line in usage_warnings(usage, f"judge '{judge_name}'"):
         log.warning("%s", line)
     _check_parts(bench, grades.values())
     judgments = [_judgment(problems[g.id], g, judge_name, grades.get((g.id, g.sample)), made_by) for g in generations]
     write_jsonl(out_path, judgments)
+    if conversations_path is not None:
+        write_jsonl(
+            conversations_path,
+            [
+                Conversation(id=g.id, suite=g.suite, model=g.model, judge=judge_name, sample=g.sample, tasks=tasks)
+                for g in generations
+                for tasks in [asked.get((g.id, g.sample))]
+                if tasks
+            ],
+        )
     _report_undecided(judgments, cfg.kind)
     return Outcome(
         total=len(judgments),
@@ -245,9 +262,9 @@ def _by_rules(bench: Benchmark, problems: dict, answered: list[Generation], scor
 
 async def _by_llm(
     bench: Benchmark, problems: dict, answered: list[Generation], scoring, cfg, cache_path, pool: CheckPool
-) -> tuple[dict, dict]:
-    """Every task of every response to every judge, then the protocol's combination; and the
-    judges' usage (requests, tokens, cost)."""
+) -> tuple[dict, dict, dict]:
+    """Every task of every response to every judge, then the protocol's combination; the judges'
+    usage (requests, tokens, cost); and each response's conversation (`conversation`)."""
     judges = dict(cfg.judges)
     if not judges:
         raise InputError("an llm judge needs at least one entry under `judges` (name: endpoint)")
@@ -272,14 +289,18 @@ async def _by_llm(
             if cell_tasks and not probed:  # an endpoint that cannot serve stops the cell before its rules run
                 await asyncio.gather(*(asker.check_endpoint(cell_tasks) for asker in askers))
                 probed = True
-            asked.update({(asker.name, key, task.key): asker.grade(task) for task in cell_tasks for asker in askers})
+            asked.update(
+                {(asker.name, key, task.key): asker.grade(task, key) for task in cell_tasks for asker in askers}
+            )
             await asyncio.sleep(0)  # the first requests go out while the next response's are prepared
         # The rules run while those are answered, not before: their thread would take the GIL from
         # the event loop at each socket call while the first requests go out.
         rules, later = await asyncio.to_thread(rules_and_tasks)
         for key, cell_tasks in later.items():
             tasks[key] = tasks[key] + cell_tasks
-            asked.update({(asker.name, key, task.key): asker.grade(task) for task in cell_tasks for asker in askers})
+            asked.update(
+                {(asker.name, key, task.key): asker.grade(task, key) for task in cell_tasks for asker in askers}
+            )
         results = dict(zip(asked, await asyncio.gather(*asked.values())))
     finally:
         await asyncio.gather(*(asker.close() for asker in askers))
@@ -292,7 +313,40 @@ async def _by_llm(
         key: _with_undecided(bench.combine(problems[key[0]], rules[key], replies[key], scoring), rules[key])
         for key in tasks
     }
-    return grades, judges_usage([asker.usage() for asker in askers])
+    conversations = {key: conversation(cell_tasks, askers, key) for key, cell_tasks in tasks.items()}
+    return grades, judges_usage([asker.usage() for asker in askers]), conversations
+
+
+# What a conversation keeps of a reply: what the request cache stores of it (never `cached`, which
+# differs between a run and its rerun), the fields that are empty left out.
+CONVERSATION_FIELDS = ("text", "reasoning", "finish_reason", "refusal", "error", "usage", "attempts", "received")
+
+
+def _kept(reply: Reply) -> dict:
+    return {name: getattr(reply, name) for name in CONVERSATION_FIELDS if getattr(reply, name) not in (None, {})}
+
+
+def conversation(tasks: list[JudgeTask], askers: list[_Asker], key: tuple) -> tuple[dict, ...]:
+    """A response's tasks as `Conversation.tasks`: each task's messages (once: every judge of the
+    ensemble and every re-ask is sent the same) and each judge's replies in the order they came."""
+    return tuple(
+        {
+            "task": task.key,
+            "messages": without_paths(task.messages),
+            "replies": {
+                asker.name: [
+                    {
+                        name: getattr(reply, name)
+                        for name in CONVERSATION_FIELDS
+                        if getattr(reply, name) not in (None, {})
+                    }
+                    for reply in asker.asked.get((key, task.key), [])
+                ]
+                for asker in askers
+            },
+        }
+        for task in tasks
+    )
 
 
 def judges_usage(usages: list[dict]) -> dict:
@@ -340,6 +394,8 @@ class _Asker:
         self.client = Client(provider, cache, self.progress, Tally(prices=self.prices))
         # Each distinct request's reply: a request that two tasks share is paid for once.
         self.replies: dict[str, Reply] = {}
+        # Each (response, task)'s replies in the order asked, re-asks included: its conversation.
+        self.asked: dict[tuple, list[Reply]] = {}
         # A task hashes its request only when it may send it: the first requests then go out at
         # once, not after every task of the cell has been hashed and looked up in the cache.
         self.turns = asyncio.Semaphore(provider.concurrency)
@@ -353,11 +409,12 @@ class _Asker:
         if not all(self.client.cached(self.key(task, 0)) for task in tasks):
             await self.client.check_endpoint()
 
-    def grade(self, task: JudgeTask) -> asyncio.Task:
-        """The task's parsed reply, or why there is none; each re-ask is a request of its own."""
-        return asyncio.create_task(self._grade(task))
+    def grade(self, task: JudgeTask, response: tuple) -> asyncio.Task:
+        """The task's parsed reply about `response` (its id and sample), or why there is none; each
+        re-ask is a request of its own."""
+        return asyncio.create_task(self._grade(task, self.asked.setdefault((response, task.key), [])))
 
-    async def _grade(self, task: JudgeTask) -> dict | str:
+    async def _grade(self, task: JudgeTask, conversation: list[Reply]) -> dict | str:
         for attempt in range(self.tries):
             self.progress.total += 1
             async with self.turns:
@@ -368,6 +425,7 @@ class _Asker:
             if duplicate:  # the same request is on the wire for another task: its reply, without a turn
                 reply = await self.client.ask(request)
             self.replies[request.key] = reply
+            conversation.append(reply)
             if reply.error is not None:
                 # Re-asks are for replies that arrived and broke the schema. A request that failed
                 # has had its retries: asking again would only repeat them.

@@ -13,8 +13,25 @@ def report_sections(problem: Problem, judgment) -> list[ReportSection]:
     """The marking scheme as each judge applied it: every criterion with its text, its points, the
     award and the judge's reason; each scheme's total and the one that won; the answer slots the
     judge compared; and the answer level against the step level (the protocol takes the larger).
-    A rules-only judgment shows the criteria unawarded."""
-    entries = [entry for entry in judgment.details if isinstance(entry, dict)] or [{}]
+    A rules-only judgment awards no criterion: it says so in a line, never as a table of every
+    criterion "not judged" (the criteria are on the LLM judges' sections of the page)."""
+    entries = [entry for entry in judgment.details if isinstance(entry, dict)]
+    if not entries:
+        return [
+            ReportSection(
+                "criteria",
+                "Marking scheme: not judged (rules only)",
+                (
+                    ("answer level", _points(judgment.points, problem.points) + " (the rules' answer slots)"),
+                    ("step level", "not judged: only an LLM judge awards the marking criteria"),
+                    (
+                        "the marking scheme",
+                        f"{sum(len(scheme) for scheme in problem.marking)} criteria in "
+                        f"{len(problem.marking)} scheme{'s' * (len(problem.marking) != 1)}",
+                    ),
+                ),
+            )
+        ]
     sections = []
     for entry in entries:
         judge = str(entry.get("judge", judgment.judge))
@@ -32,7 +49,7 @@ def report_sections(problem: Problem, judgment) -> list[ReportSection]:
                         criterion.text,
                         criterion.points,
                         award,
-                        reply.get("reasoning", "") if isinstance(reply, dict) else "not judged (rules only)",
+                        reply.get("reasoning", "") if isinstance(reply, dict) else "no reply",
                     )
                 )
             judged = [a for a in awarded if a is not None]
@@ -46,8 +63,7 @@ def report_sections(problem: Problem, judgment) -> list[ReportSection]:
             best, winner = max(scored)
             facts.append(("winning scheme", f"scheme {winner + 1}: this judge's step level, {best:g} points"))
         parts = judgment.parts or {}
-        # a rules-only judgment has no parts: its points are the answer level
-        answer = parts.get("answer_points", judgment.points if not judgment.details else None)
+        answer = parts.get("answer_points")
         facts += [
             ("answer level", _points(answer, problem.points) + " (mean over the judges)"),
             ("step level", _points(parts.get("step_points"), problem.points) + " (mean over the judges)"),

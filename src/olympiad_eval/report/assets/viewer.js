@@ -1,21 +1,46 @@
-// olympiad-eval report viewer: filters and sorts a cell's index, and configures MathJax (loaded
-// after this file, from the report's own assets) to typeset only the `.math-text` elements.
+// olympiad-eval report viewer: configures MathJax (loaded after this file, from the report's own
+// assets) to typeset only the `.math-text` elements, safely; filters and sorts a cell's index, with
+// the view kept in the URL; and fills a side-by-side page with each model's column, from the data
+// files the report's stages write (`OE.models`, `OE.column`, `OE.outcomes`). Everything this script
+// puts into a page is either text (textContent) or HTML the report's own stages wrote and escaped.
 "use strict";
 
 window.MathJax = {
+  loader: {
+    // The safe extension (assets/mathjax/ui/safe.js): what the typeset text itself asks for never
+    // reaches the page as a link, a style, a class or an id.
+    load: ["ui/safe"],
+  },
   tex: {
     inlineMath: [["$", "$"], ["\\(", "\\)"]],
     displayMath: [["$$", "$$"], ["\\[", "\\]"]],
     processEscapes: true,
+    // \require would load more of MathJax by a name the text gives; every extension is in the build.
+    packages: { "[-]": ["require", "autoload"] },
   },
   options: {
     ignoreHtmlClass: "tex2jax_ignore",
     processHtmlClass: "math-text",
     enableMenu: false,
+    safeOptions: {
+      // \href: no link at all (not even to another page of the report: a response has none to make);
+      // \style, \class, \cssId: nothing of the text's own reaches CSS.
+      allow: { URLs: "none", classes: "none", cssIDs: "none", styles: "none" },
+    },
   },
   svg: { fontCache: "global" },
   startup: { typeset: true },
 };
+
+// The data files the report's stages write call these (each a script of the report's own folder).
+var OE = (window.OE = {
+  plan: null, // a suite's models, their cells and colours (compare/<suite>/models.js, the root's)
+  outcomes: null, // a suite's problems' status per model (compare/<suite>/outcomes.js, the root's)
+  columns: {}, // model -> {problem id -> its column's HTML} (cells/<suite>/<model>/side/<shard>.js)
+  models: function (data) { OE.plan = data; },
+  outcome: function (data) { OE.outcomes = data; },
+  column: function (model, shard, data) { OE.columns[model] = data; },
+});
 
 (function () {
   function naturalKey(text) {
@@ -24,12 +49,52 @@ window.MathJax = {
     }).join("");
   }
 
+  // Once MathJax is ready (it loads deferred), typeset what was added to `element` since.
+  function typeset(element) {
+    var mathjax = window.MathJax;
+    if (!mathjax || !mathjax.startup || !mathjax.startup.promise) {
+      return Promise.resolve();
+    }
+    return mathjax.startup.promise.then(function () { return mathjax.typesetPromise([element]); });
+  }
+
+  // ---------------------------------------------------------------- the view in the URL
+  // `#status=wrong&group=IPhO_2025&q=friction&jd=1&sort=score&order=desc`: the fragment, so that a
+  // page opened from disk keeps it, and changing it reloads nothing.
+
+  function readView() {
+    var view = {};
+    new URLSearchParams(window.location.hash.replace(/^#/, "")).forEach(function (value, key) {
+      view[key] = value;
+    });
+    return view;
+  }
+
+  function writeView(view) {
+    var params = new URLSearchParams();
+    Object.keys(view).forEach(function (key) {
+      if (view[key] !== undefined && view[key] !== "" && view[key] !== "all" && view[key] !== false) {
+        params.set(key, view[key] === true ? "1" : view[key]);
+      }
+    });
+    var hash = params.toString();
+    var url = window.location.href.split("#")[0] + (hash ? "#" + hash : "");
+    if (url !== window.location.href) {
+      window.history.replaceState(null, "", url);
+    }
+  }
+
+  // ---------------------------------------------------------------- a cell's index
+
   var STATUS_ORDER = { correct: 0, partial: 1, wrong: 2, "judge-error": 3, failed: 4 };
+  var SCORED = { c: "correct", p: "partial", w: "wrong" };
 
   function setUpIndex() {
     var search = document.getElementById("search");
     var statusFilter = document.getElementById("status-filter");
     var groupFilter = document.getElementById("group-filter");
+    var judgesDisagree = document.getElementById("judges-disagree");
+    var modelsDisagree = document.getElementById("models-disagree");
     var count = document.getElementById("shown-count");
     var body = document.querySelector("table.problems tbody");
     if (!search || !statusFilter || !groupFilter || !body) {
@@ -37,6 +102,23 @@ window.MathJax = {
     }
     var rows = Array.prototype.slice.call(body.querySelectorAll("tr.problem-row"));
     var texts = rows.map(function (row) { return row.textContent.toLowerCase(); });
+    // Whether the plan's models disagree on each row's problem: the status of the problem in each
+    // model's cell, from the suite's outcomes (the root stage's); those scored (right, partly right,
+    // wrong) are compared, a failed generation or a judge error is no verdict to disagree with.
+    var disagree = null;
+    if (modelsDisagree) {
+      if (OE.outcomes && OE.outcomes.statuses) {
+        disagree = rows.map(function (row) {
+          var said = OE.outcomes.statuses[row.dataset.id] || "", seen = {};
+          for (var i = 0; i < said.length; i++) { if (SCORED[said[i]]) { seen[said[i]] = true; } }
+          return Object.keys(seen).length > 1;
+        });
+      } else {
+        modelsDisagree.disabled = true;
+        modelsDisagree.parentNode.title = "the report's root stage has not written the suite's outcomes yet";
+      }
+    }
+    var sorted = { key: null, descending: false };
 
     function keep(row, index, words, status, group) {
       var data = row.dataset;
@@ -45,6 +127,8 @@ window.MathJax = {
       if (status === "judge-error" && data.status !== "judge-error") { return false; }
       if (status === "truncated" && data.truncated !== "1") { return false; }
       if (status === "undecided" && data.undecided !== "1") { return false; }
+      if (judgesDisagree && judgesDisagree.checked && data.judgesDisagree !== "1") { return false; }
+      if (modelsDisagree && modelsDisagree.checked && disagree && !disagree[index]) { return false; }
       for (var w = 0; w < words.length; w++) {
         if (texts[index].indexOf(words[w]) < 0) { return false; }
       }
@@ -60,6 +144,15 @@ window.MathJax = {
         if (visible) { shown++; }
       });
       count.textContent = String(shown);
+      writeView({
+        q: search.value.trim(),
+        status: status,
+        group: group,
+        jd: Boolean(judgesDisagree && judgesDisagree.checked),
+        md: Boolean(modelsDisagree && modelsDisagree.checked && !modelsDisagree.disabled),
+        sort: sorted.key || "",
+        order: sorted.key ? (sorted.descending ? "desc" : "asc") : "",
+      });
     }
 
     var sortKeys = {
@@ -71,10 +164,19 @@ window.MathJax = {
     };
     var order = rows.map(function (row, index) { return index; });
 
-    function sortBy(header) {
-      var key = header.dataset.sort, of = sortKeys[key];
-      if (!of) { return; }
-      var descending = header.getAttribute("aria-sort") === "ascending";
+    function keyOf(name) {
+      if (sortKeys[name]) { return sortKeys[name]; }
+      var judge = /^judge-(\d+)$/.exec(name || "");
+      if (!judge) { return null; }
+      return function (row) {
+        var value = row.getAttribute("data-judge-" + judge[1]);
+        return value === null ? -1 : parseFloat(value);
+      };
+    }
+
+    function sortBy(name, descending) {
+      var of = keyOf(name), header = document.querySelector('th[data-sort="' + name + '"]');
+      if (!of || !header) { return false; }
       document.querySelectorAll("th[data-sort]").forEach(function (th) { th.removeAttribute("aria-sort"); });
       header.setAttribute("aria-sort", descending ? "descending" : "ascending");
       var keys = rows.map(of);
@@ -86,24 +188,119 @@ window.MathJax = {
       var fragment = document.createDocumentFragment();
       order.forEach(function (index) { fragment.appendChild(rows[index]); });
       body.appendChild(fragment);
+      sorted = { key: name, descending: descending };
+      return true;
+    }
+
+    function option(select, value) {
+      return Array.prototype.some.call(select.options, function (o) { return o.value === value; });
+    }
+
+    // The view the URL names (a link shared, a chart's bar followed), where its values exist here.
+    function restore() {
+      var view = readView();
+      search.value = view.q || "";
+      statusFilter.value = option(statusFilter, view.status) ? view.status : "all";
+      groupFilter.value = option(groupFilter, view.group) ? view.group : "all";
+      if (judgesDisagree) { judgesDisagree.checked = view.jd === "1"; }
+      if (modelsDisagree) { modelsDisagree.checked = view.md === "1" && !modelsDisagree.disabled; }
+      if (view.sort && !sortBy(view.sort, view.order === "desc")) { sorted = { key: null, descending: false }; }
+      apply();
     }
 
     search.addEventListener("input", apply);
-    statusFilter.addEventListener("change", apply);
-    groupFilter.addEventListener("change", apply);
+    [statusFilter, groupFilter, judgesDisagree, modelsDisagree].forEach(function (control) {
+      if (control) { control.addEventListener("change", apply); }
+    });
     document.querySelectorAll("th[data-sort]").forEach(function (header) {
+      function click() {
+        var name = header.dataset.sort;
+        sortBy(name, header.getAttribute("aria-sort") === "ascending");
+        apply();
+      }
       header.tabIndex = 0;
-      header.addEventListener("click", function () { sortBy(header); });
+      header.addEventListener("click", click);
       header.addEventListener("keydown", function (event) {
-        if (event.key === "Enter" || event.key === " ") { event.preventDefault(); sortBy(header); }
+        if (event.key === "Enter" || event.key === " ") { event.preventDefault(); click(); }
       });
     });
-    apply();
+    window.addEventListener("hashchange", restore);
+    restore();
+  }
+
+  // ---------------------------------------------------------------- a side-by-side page
+  // The page holds the problem; each model's column is in its cell's folder (`side/<shard>.js`,
+  // written by the cell's stage), and which models the plan has is the root stage's
+  // (`OE.plan`): adding a model writes its own columns and that list, never this page.
+
+  function setUpSide() {
+    var page = document.body;
+    var holder = document.getElementById("columns");
+    if (page.dataset.page !== "side" || !holder) {
+      return;
+    }
+    var plan = OE.plan, problem = page.dataset.problem, root = page.dataset.root || "";
+    function done() {
+      page.dataset.sideReady = "1";
+      typeset(holder).then(function () { page.dataset.typeset = "1"; });
+    }
+    if (!plan || !plan.models || !plan.models.length) {
+      holder.textContent = "No model's column: the report's root stage has not listed the plan's models yet.";
+      done();
+      return;
+    }
+    var pending = plan.models.length;
+    function render() {
+      holder.textContent = "";
+      plan.models.forEach(function (model) {
+        var column = document.createElement("article");
+        column.className = "column";
+        column.dataset.model = model.name;
+        column.style.setProperty("--model", model.colour);
+        var heading = document.createElement("h2");
+        heading.textContent = model.name;
+        column.appendChild(heading);
+        var html = (OE.columns[model.name] || {})[problem];
+        var content = document.createElement("div");
+        if (html === undefined) {
+          content.className = "error";
+          content.textContent = "not in this model's cell (its report stage has not run, or the problem is not in it)";
+        } else {
+          content.innerHTML = html; // written and escaped by the cell's stage
+        }
+        column.appendChild(content);
+        holder.appendChild(column);
+      });
+      done();
+    }
+    plan.models.forEach(function (model) {
+      var script = document.createElement("script");
+      script.src = root + model.cell + "side/" + page.dataset.shard + ".js";
+      script.onload = script.onerror = function () { if (--pending === 0) { render(); } };
+      document.head.appendChild(script);
+    });
+  }
+
+  // A link to a part of a page inside closed sections (a judge conversation) opens them.
+  function openTarget() {
+    var id = decodeURIComponent(window.location.hash.replace(/^#/, ""));
+    var target = id && !/[=&]/.test(id) ? document.getElementById(id) : null;
+    for (var node = target; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS") { node.open = true; }
+    }
+    if (target) { target.scrollIntoView(); }
+  }
+
+  function setUp() {
+    setUpIndex();
+    setUpSide();
+    openTarget();
+    window.addEventListener("hashchange", openTarget);
   }
 
   if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", setUpIndex);
+    document.addEventListener("DOMContentLoaded", setUp);
   } else {
-    setUpIndex();
+    setUp();
   }
 })();
