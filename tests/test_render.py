@@ -334,7 +334,7 @@ def test_render_outputs(fetched, tmp_path):
     }
     assert {key: (prompt["name"], prompt["version"]) for key, prompt in scoring["prompts"].items()} == {
         "criterion": ("hipho_criterion_judge", 1),
-        "answer": ("hipho_answer_judge", 1),
+        "answer": ("hipho_answer_judge", 2),
     }
     assert read_jsonl(out / "problems.jsonl", Problem) == read_jsonl(fetched["sample_hipho"], Problem)
 

@@ -708,7 +708,9 @@ def test_the_side_by_side_page_shows_the_problem_then_every_model_s_response_ans
     run, report, browse, artefacts
 ):
     # a problem the demo got wrong, with a figure (DemoPhO's first)
-    problem, page = side_page(browse, report, pick=lambda row: row["status"] == "wrong" and "PhO_" in row["id"])
+    problem, page = side_page(
+        browse, report, pick=lambda row: row["status"] == "wrong" and row["id"].startswith("DemoPhO_")
+    )
     figures = images_loaded(page)
     assert figures and all(width > 0 for _, width in figures)
     prompts = {p.id: p for p in read_jsonl(run.prompts("sample_hipho"), Prompt)}
@@ -754,7 +756,11 @@ def test_a_judge_conversation_opens_on_a_click_and_shows_the_prompt_sent_and_the
     run, report, browse, artefacts
 ):
     problem, page = problem_page(
-        browse, report, "sample_hipho", "demo", lambda row: row["status"] == "wrong" and "PhO_" in row["id"]
+        browse,
+        report,
+        "sample_hipho",
+        "demo",
+        lambda row: row["status"] == "wrong" and row["id"].startswith("DemoPhO_"),
     )
     [talk] = [
         c

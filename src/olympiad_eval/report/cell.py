@@ -836,15 +836,19 @@ def _task_html(task: dict, first: dict | None, budget: _Budget) -> str:
 
 def _sent_text(value: str, was: str | None, first: str, budget: _Budget) -> str:
     """A message's text as sent; where it repeats the start or the end of the first task's, those
-    parts named instead of repeated."""
+    whole lines named instead of repeated (a line that differs is shown whole: a criterion that
+    shares its first words with the first task's reads as itself)."""
     head = tail = 0
     if was is not None and was is not value:
-        head = len(os.path.commonprefix([value, was]))
-        tail = len(os.path.commonprefix([value[head:][::-1], was[head:][::-1]]))
-        head, tail = (head if head >= SAME_AT_LEAST else 0), (tail if tail >= SAME_AT_LEAST else 0)
-        if head == len(value) and was == value:
+        if was == value:
             same = f"[the same {len(value):,} characters as in {text(first)}]"
             return f'<pre class="sent-text"><span class="same">{same}</span></pre>'
+        head = len(os.path.commonprefix([value, was]))
+        head = value.rfind("\n", 0, head) + 1  # back to the start of the line where they part
+        tail = len(os.path.commonprefix([value[head:][::-1], was[head:][::-1]]))
+        line_end = value.find("\n", len(value) - tail) if tail else -1  # on to the end of that line
+        tail = len(value) - line_end if line_end != -1 else 0
+        head, tail = (head if head >= SAME_AT_LEAST else 0), (tail if tail >= SAME_AT_LEAST else 0)
     middle, cut = budget.take(value[head : len(value) - tail])
     same = '<span class="same">[\u2026 {:,} characters as in {} \u2026]</span>'
     return (
