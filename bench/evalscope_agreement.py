@@ -338,7 +338,7 @@ def run_ours(server: FakeOpenAI, source: Path, folder: Path) -> tuple[dict, dict
             "cell.suite=hipho_evalscope",
             "cell.model=gpt-4o",
             "min_coverage=0",
-            "judge.check_timeout=120",  # this protocol does not use their verdicts: no timeouts on a busy machine
+            "judge.check_cpu_seconds=120",  # this protocol does not use their verdicts: no timeouts on a busy machine
             *(f"judge.judges.gpt-4o.{o}" for o in endpoint),
             *common,
         ],

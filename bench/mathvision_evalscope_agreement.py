@@ -250,7 +250,7 @@ def our_verdicts(release: Path, items: list[dict]) -> dict[str, dict]:
         item["key"]: MATHVISION.rule_checks(problems[item["record"]["id"]], item["response"], scoring) for item in items
     }
     unique = list(dict.fromkeys(check for checks in needed.values() for check in checks))
-    with CheckPool(workers=2, timeout=30.0) as pool:
+    with CheckPool(workers=2, cpu_seconds=30.0) as pool:
         verdicts = dict(zip(unique, pool.check_many(unique)))
     out = {}
     for item in items:

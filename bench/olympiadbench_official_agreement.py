@@ -1,18 +1,18 @@
-"""`olympiadbench_official` against OlympiadBench's own `AutoScoringJudge`, pair by pair.
+"""`olympiadbench.official` against OlympiadBench's own `AutoScoringJudge`, pair by pair.
 
 The official scorer (`eval/auto_scoring_judge.py` of github OpenBMB/OlympiadBench, commit 61bf12a,
 MIT) is never part of this repository: pass its file with `--judge` (fetched into /tmp, for
-instance) and an interpreter that has what it needs with `--python` (sympy 1.12 and antlr
-4.11, whose LaTeX parser it uses; this project pins antlr 4.9.3):
+instance). It runs with sympy 1.12 and antlr 4.11, as our protocol's own checks do: by default in
+the protocol's pinned environment (`olympiadbench.official.ENVIRONMENT`, built on first use), or
+in an interpreter given by `--python`:
 
-    python3 -m venv /tmp/ob-venv && /tmp/ob-venv/bin/pip install sympy==1.12 antlr4-python3-runtime==4.11
-    python bench/olympiadbench_official_agreement.py --judge /tmp/ob/auto_scoring_judge.py \\
-        [--python /tmp/ob-venv/bin/python] [--release ../shared/data/olympiadbench] [--show 5]
+    python bench/olympiadbench_official_agreement.py --judge /tmp/ob/eval/auto_scoring_judge.py \\
+        [--release ../shared/data/olympiadbench] [--workers 2] [--per-class 80] [--show 5]
 
 There a small driver (written to a temporary file) runs `AutoScoringJudge().judge(answer, gold,
 precision)` on every pair, in the order and with the tolerance `inference/judge.py` uses, each
-under an alarm of `--timeout` seconds (a hang is recorded as such). Our side runs the same pairs as
-the judge stage does: `olympiadbench_official.check` run by a `CheckPool` (its hard timeout).
+within `--timeout` seconds of CPU time (a check past it is recorded as such). Our side runs the same
+pairs as the judge stage does: `official.check` run by a `CheckPool` (its CPU budget).
 
 The pairs, all built from the release's auto-scorable problems (6,197 in the first release):
 - `reference`: every problem's gold written as a model would, "So the final answer is
@@ -22,20 +22,17 @@ The pairs, all built from the release's auto-scorable problems (6,197 in the fir
   equations rearranged (sides swapped, scaled), units appended, a gold in the last line's `$...$`
   instead of a box, garbage, Chinese text around the answer, and a hostile power (a tower
   against the gold; a tower times a symbolic gold is left out: the official judge then computes
-  the tower as a Python integer, one C call that no alarm interrupts, and never returns, where our
-  check ends at the pool's timeout: `tests/benchmarks/test_olympiadbench_official.py` shows it).
+  the tower as a Python integer, one C call that no limit interrupts, and never returns, where our
+  check ends at the pool's CPU budget: `tests/benchmarks/test_olympiadbench_official.py` shows it);
+- one class per reading of sympy 1.12's LaTeX parser that decides verdicts
+  (`olympiadbench_parser_classes.py`: a unicode minus, log bases, a subscript after a superscript,
+  function application, grouped digits, e and E, `x` as times, unbraced exponents and fraction
+  arguments, dots, differentials, primes, unknown commands, subscript names, where the parser
+  stops, float pi, colons), each written from the parser's behaviour.
 
-Printed: per set, n, agreeing verdicts and agree %; the reference answers the official judge
-rejects (golds of the release it cannot match even with themselves); each disagreement class
+Printed: per set and class, n, agreeing verdicts and agree %; the reference answers the official
+judge rejects (golds of the release it cannot match even with themselves); each disagreement class
 (pairs' set, ours, official) with its count and first examples. `--save` keeps every verdict.
-
-Measured on the first release (`--workers 2`, on a 2-core machine shared with other work; official
-352 s, ours 314 s): reference 6,197 pairs, 100.00% agree; adversarial 16,489, 99.93%; all 22,686,
-99.95%. The official judge rejects 52 of the reference answers (release quirks: several `$...$`
-without commas, text outside the `$`, unbalanced `$` or braces, golds of several lines), and so do
-we. The 12 disagreements are parser differences the module docstring lists: `2^(...)`, `d\\sqrt x`,
-a primed subscript, dots after numbers inside equations, unbalanced braces, one quotient sympy 1.14
-simplifies and 1.12 does not, and one check past our 5 s timeout that the official judge finished.
 """
 
 from __future__ import annotations
@@ -46,13 +43,16 @@ import functools
 import json
 import random
 import re
+import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from olympiad_eval.benchmarks.olympiadbench import official
+import olympiadbench_parser_classes as parser_classes  # bench/ is on the path
+
+from olympiad_eval.benchmarks.olympiadbench import official, official_judge
 from olympiad_eval.scoring.pool import CheckPool
 
 RELEASE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "olympiadbench"
@@ -67,12 +67,12 @@ judge = module.AutoScoringJudge()
 timeout = float(sys.argv[4])
 class Overran(BaseException): pass
 def alarm(*_): raise Overran()
-signal.signal(signal.SIGALRM, alarm)
+signal.signal(signal.SIGPROF, alarm)
 pairs = json.load(open(sys.argv[2], encoding="utf-8"))
 with open(sys.argv[3], "w", encoding="utf-8") as out:
     for pair in pairs:
         precision = pair["precision"]
-        signal.setitimer(signal.ITIMER_REAL, timeout)
+        signal.setitimer(signal.ITIMER_PROF, timeout)  # CPU time, as our checks' budget: no load decides
         try:
             with contextlib.redirect_stdout(io.StringIO()):  # its can_compute_power prints
                 verdict = bool(judge.judge(pair["answer"], pair["gold"], precision))
@@ -81,7 +81,7 @@ with open(sys.argv[3], "w", encoding="utf-8") as out:
         except Exception as error:
             verdict = f"error: {type(error).__name__}"
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.setitimer(signal.ITIMER_PROF, 0)
         out.write(json.dumps(verdict) + "\n"); out.flush()
 """
 
@@ -146,11 +146,11 @@ def adversarial(problems: list[dict]) -> list[dict]:
             add("number with unit", boxed(f"{gold}", lang) + " m")
             add("unit inside box", boxed(f"{gold} \\text{{ m}}", lang))
             add("last line dollars", f"The result is\n$x = {gold}$")
-        pieces = official.split_by_comma(gold)
+        pieces = official_judge.split_by_comma(gold)
         if len(pieces) > 1:
             add("answers reversed", boxed(", ".join(reversed(pieces)), lang))
             add("answers dropped", boxed(pieces[0], lang))
-        if official.is_interval(gold) and "," in gold:
+        if official_judge.is_interval(gold) and "," in gold:
             other = {"(": "[", "[": "("}[gold[0]] + gold[1:]
             add("interval other bracket", boxed(other, lang))
         if gold.count("=") == 1 and "," not in gold:
@@ -168,6 +168,19 @@ def adversarial(problems: list[dict]) -> list[dict]:
     return pairs
 
 
+def cpu_seconds() -> float:
+    """The CPU time of this process and of its children that have ended."""
+    usages = (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+    return sum(usage.ru_utime + usage.ru_stime for usage in usages)
+
+
+def timed(run, *args) -> tuple[list, float, float]:
+    """What `run` returns, its wall time, and the CPU time of the processes it ran (all reaped)."""
+    start, used = time.perf_counter(), cpu_seconds()
+    result = run(*args)
+    return result, time.perf_counter() - start, cpu_seconds() - used
+
+
 def run_official(python: str, judge: Path, pairs: list[dict], timeout: float) -> list:
     with tempfile.TemporaryDirectory() as folder:
         driver, source, out = (Path(folder) / name for name in ("driver.py", "pairs.json", "verdicts.jsonl"))
@@ -182,7 +195,7 @@ def run_official(python: str, judge: Path, pairs: list[dict], timeout: float) ->
 
 
 def run_ours(pairs: list[dict], timeout: float, workers: int) -> list:
-    with CheckPool(workers=workers, timeout=timeout) as pool:
+    with CheckPool(workers=workers, cpu_seconds=timeout) as pool:
         verdicts = pool.check_many([official.check(p["gold"], p["answer"], p["precision"]) for p in pairs])
     return [verdict.correct if verdict.correct is not None else "timeout" for verdict in verdicts]
 
@@ -191,27 +204,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--judge", type=Path, required=True, help="the official eval/auto_scoring_judge.py")
     parser.add_argument(
-        "--python", default="/tmp/ob-venv/bin/python", help="an interpreter with sympy 1.12, antlr 4.11"
+        "--python", help="an interpreter with sympy 1.12, antlr 4.11 (default: the official protocol's environment's)"
     )
     parser.add_argument("--release", type=Path, default=RELEASE, help="the OlympiadBench release (data/*.json)")
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds per check, both sides")
     parser.add_argument("--workers", type=int, default=1, help="our check workers")
     parser.add_argument("--show", type=int, default=5, help="examples printed per disagreement class")
     parser.add_argument("--limit", type=int, default=0, help="only the first N problems (0: all)")
+    parser.add_argument("--per-class", type=int, default=80, help="pairs per class of the parser's readings")
     parser.add_argument("--save", type=Path, help="write every pair with both verdicts to this JSON file")
     args = parser.parse_args()
 
     problems = load(args.release)[: args.limit or None]
     pairs = [pair("reference", p, boxed(bare(official.gold_answer(p["final_answer"])), language(p))) for p in problems]
-    pairs += adversarial(problems)
-    start = time.perf_counter()
-    theirs = run_official(args.python, args.judge, pairs, args.timeout)
-    middle = time.perf_counter()
-    ours = run_ours(pairs, args.timeout, args.workers)
-    end = time.perf_counter()
+    pairs += adversarial(problems) + parser_classes.build(problems, args.per_class)
+    python = args.python or str(official.ENVIRONMENT.python())
+    (theirs, official_wall, official_cpu), (ours, our_wall, our_cpu) = (
+        timed(run_official, python, args.judge, pairs, args.timeout),
+        timed(run_ours, pairs, args.timeout, args.workers),
+    )
     print(
-        f"{len(problems)} auto-scorable problems, {len(pairs)} pairs; official {middle - start:.0f} s, "
-        f"ours {end - middle:.0f} s"
+        f"{len(problems)} auto-scorable problems, {len(pairs)} pairs; official {official_wall:.0f} s "
+        f"({official_cpu:.0f} s of CPU), ours {our_wall:.0f} s ({our_cpu:.0f} s of CPU, {args.workers} workers)"
     )
     if args.save:
         args.save.write_text(
@@ -229,16 +243,16 @@ def report(pairs: list[dict], ours: list, theirs: list, show: int) -> None:
     by_set = collections.defaultdict(lambda: [0, 0])
     classes = collections.defaultdict(list)
     for item, mine, their in zip(pairs, ours, theirs):
-        kind = "reference" if item["set"] == "reference" else "adversarial"
+        kind = item["set"] if item["set"] in ("reference", *parser_classes.CLASSES) else "adversarial"
         by_set[kind][0] += 1
         by_set[kind][1] += mine == their
         if mine != their:
             classes[(item["set"], str(mine), str(their))].append(item)
-    print(f"{'set':12} {'n':>6} {'agree':>6} {'agree %':>8}")
-    for kind, (total, agree) in sorted(by_set.items(), key=lambda kv: kv[0] != "reference"):
-        print(f"{kind:12} {total:6d} {agree:6d} {100 * agree / total:8.2f}")
+    print(f"{'set':24} {'n':>6} {'agree':>6} {'agree %':>8}")
+    for kind, (total, agree) in sorted(by_set.items(), key=lambda kv: (kv[0] != "reference", kv[0] != "adversarial")):
+        print(f"{kind:24} {total:6d} {agree:6d} {100 * agree / total:8.2f}")
     total, agree = sum(t for t, _ in by_set.values()), sum(a for _, a in by_set.values())
-    print(f"{'all':12} {total:6d} {agree:6d} {100 * agree / total:8.2f}")
+    print(f"{'all':24} {total:6d} {agree:6d} {100 * agree / total:8.2f}")
     rejected = [item for item, their in zip(pairs, theirs) if item["set"] == "reference" and their is not True]
     print(f"\nreference answers the official judge rejects (release quirks): {len(rejected)}")
     for item in rejected:

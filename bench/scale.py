@@ -548,7 +548,7 @@ def stage_cost(workdir: Path, models: int, judges: int, layout: str) -> dict:
     before = len(repo.stages())
     one_s, _ = repo.repro("--force", "--single-item", cell)
     one_stage = sum(run["wall"] for run in repo.stages()[before:])
-    repo.write(f"conf/judge/{judge_names[0]}.yaml", "defaults:\n  - rule\n  - _self_\ncheck_timeout: 11\n")
+    repo.write(f"conf/judge/{judge_names[0]}.yaml", "defaults:\n  - rule\n  - _self_\ncheck_cpu_seconds: 11\n")
     before = len(repo.stages())
     judge_s, judge_ran = repo.repro()
     judge_stages = sum(run["wall"] for run in repo.stages()[before:])

@@ -3,7 +3,11 @@ suites) and the order tests run in; the helpers they use are in tests/support.py
 
 from __future__ import annotations
 
+import os
+
+import huggingface_hub
 import pytest
+from huggingface_hub import constants as hf_constants
 
 from olympiad_eval.cli.fake_server import FakeOpenAI
 from tests.support import REQUEST_CACHE_VARIABLE, ROOT, render_sample
@@ -15,6 +19,19 @@ def session_request_cache(tmp_path_factory):
     fixtures that outlive a test (a module's clones) see this session's; each test its own (below)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(REQUEST_CACHE_VARIABLE, str(tmp_path_factory.mktemp("request-cache") / "requests.sqlite"))
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_environments():
+    """The pinned environments of protocols that need their own packages (OlympiadBench's official
+    scorer) are built once, in the user's cache folder as found when the session starts, and shared
+    by every test and fresh clone, including those that move the user's cache folder elsewhere."""
+    from olympiad_eval.core.config import user_cache
+    from olympiad_eval.scoring.environments import FOLDER_VARIABLE
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(FOLDER_VARIABLE, os.environ.get(FOLDER_VARIABLE) or user_cache("environments"))
         yield
 
 
@@ -53,3 +70,23 @@ def pytest_collection_modifyitems(items):
         return 0 if item.get_closest_marker("xdist_group") else 1
 
     items.sort(key=rank)  # stable: each rank keeps the collection's order
+
+
+@pytest.fixture
+def offline(monkeypatch):
+    """HF_HUB_OFFLINE=1 set after huggingface_hub was imported (its constant stays False, as it
+    would in a process that set the variable late), and every snapshot_download recorded; a call
+    that could reach the network fails the test instead of trying."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(hf_constants, "HF_HUB_OFFLINE", False)
+    real = huggingface_hub.snapshot_download
+    calls = []
+
+    def recorded(**kwargs):
+        calls.append(kwargs)
+        if kwargs.get("local_files_only") is not True:
+            pytest.fail(f"snapshot_download would go online: {kwargs}")
+        return real(**kwargs)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", recorded)
+    return calls

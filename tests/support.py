@@ -6,6 +6,7 @@ conftest.py; test modules import nothing from one another."""
 from __future__ import annotations
 
 import atexit
+import hashlib
 import json
 import os
 import re
@@ -205,3 +206,44 @@ def suite_scoring(suite: str, *overrides: str):
     from olympiad_eval.benchmarks import typed_suite
 
     return typed_suite(suite, compose_stage("render", [f"suite={suite}", "cell.benchmark=x", *overrides]).suite).scoring
+
+
+# ---------------------------------------------------------------- an offline Hugging Face cache
+
+HUB_REPO_ID = "someorg/mathvision-sample"
+HUB_COMMIT = "3f1c0a9e7b5d2c4e6f8a0b1c2d3e4f5a6b7c8d9e"  # 40 hex digits: a pinned revision
+
+
+def hf_cache(
+    root: Path,
+    *,
+    repo_id: str = HUB_REPO_ID,
+    commit: str = HUB_COMMIT,
+    refs: dict[str, str] | None = None,
+    prefix: str = "",
+    release: Path = ROOT / "data" / "sample" / "mathvision",
+) -> Path:
+    """An offline Hugging Face cache holding `repo_id` at `commit`: the sample release's files as
+    blobs named by their etag (git blob sha1, or sha256 for LFS-sized files such as images), the
+    snapshot as relative symlinks to them, and refs/<branch> files holding the commit sha (`release`:
+    another release folder in its place)."""
+    cache = root / "hf-cache"
+    storage = cache / ("datasets--" + repo_id.replace("/", "--"))
+    snapshot = storage / "snapshots" / commit
+    for source in sorted(p for p in release.rglob("*") if p.is_file()):
+        data = source.read_bytes()
+        if source.suffix in (".jsonl", ".json"):
+            etag = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+        else:
+            etag = hashlib.sha256(data).hexdigest()
+        blob = storage / "blobs" / etag
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        blob.write_bytes(data)
+        link = snapshot / prefix / source.relative_to(release)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(os.path.relpath(blob, link.parent), link)
+    for branch, sha in (refs or {"main": commit}).items():
+        ref = storage / "refs" / branch
+        ref.parent.mkdir(parents=True, exist_ok=True)
+        ref.write_text(sha)  # no newline: huggingface_hub reads the file as the sha
+    return cache

@@ -7,9 +7,7 @@ with HF_HUB_OFFLINE=1; ModelScope is replaced by a stand-in module.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
 import shutil
 import sys
 import types
@@ -23,12 +21,10 @@ from omegaconf import OmegaConf
 from olympiad_eval.benchmarks import plugin
 from olympiad_eval.core.records import InputError
 from olympiad_eval.stages.fetch import fetch, resolve_source
-from tests.support import load_release
+from tests.support import HUB_COMMIT as COMMIT, HUB_REPO_ID as REPO_ID, hf_cache, load_release
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample" / "mathvision"
-REPO_ID = "someorg/mathvision-sample"
-COMMIT = "3f1c0a9e7b5d2c4e6f8a0b1c2d3e4f5a6b7c8d9e"  # 40 hex digits: a pinned revision
 BENCHMARK = "sample_mathvision"
 
 
@@ -47,61 +43,6 @@ def hub_config(cache: Path, revision: str | None = COMMIT, **extra):
     if revision is not None:
         source["revision"] = revision
     return benchmark_config(source)
-
-
-def hf_cache(
-    root: Path,
-    *,
-    repo_id: str = REPO_ID,
-    commit: str = COMMIT,
-    refs: dict[str, str] | None = None,
-    prefix: str = "",
-    release: Path = SAMPLE,
-) -> Path:
-    """An offline Hugging Face cache holding `repo_id` at `commit`: the sample release's files as
-    blobs named by their etag (git blob sha1, or sha256 for LFS-sized files such as images), the
-    snapshot as relative symlinks to them, and refs/<branch> files holding the commit sha (`release`:
-    another release folder in its place)."""
-    cache = root / "hf-cache"
-    storage = cache / ("datasets--" + repo_id.replace("/", "--"))
-    snapshot = storage / "snapshots" / commit
-    for source in sorted(p for p in release.rglob("*") if p.is_file()):
-        data = source.read_bytes()
-        if source.suffix in (".jsonl", ".json"):
-            etag = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-        else:
-            etag = hashlib.sha256(data).hexdigest()
-        blob = storage / "blobs" / etag
-        blob.parent.mkdir(parents=True, exist_ok=True)
-        blob.write_bytes(data)
-        link = snapshot / prefix / source.relative_to(release)
-        link.parent.mkdir(parents=True, exist_ok=True)
-        os.symlink(os.path.relpath(blob, link.parent), link)
-    for branch, sha in (refs or {"main": commit}).items():
-        ref = storage / "refs" / branch
-        ref.parent.mkdir(parents=True, exist_ok=True)
-        ref.write_text(sha)  # no newline: huggingface_hub reads the file as the sha
-    return cache
-
-
-@pytest.fixture
-def offline(monkeypatch):
-    """HF_HUB_OFFLINE=1 set after huggingface_hub was imported (its constant stays False, as it
-    would in a process that set the variable late), and every snapshot_download recorded; a call
-    that could reach the network fails the test instead of trying."""
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setattr(hf_constants, "HF_HUB_OFFLINE", False)
-    real = huggingface_hub.snapshot_download
-    calls = []
-
-    def recorded(**kwargs):
-        calls.append(kwargs)
-        if kwargs.get("local_files_only") is not True:
-            pytest.fail(f"snapshot_download would go online: {kwargs}")
-        return real(**kwargs)
-
-    monkeypatch.setattr(huggingface_hub, "snapshot_download", recorded)
-    return calls
 
 
 def fetched_bytes(cfg, out: Path) -> bytes:

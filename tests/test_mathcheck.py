@@ -205,7 +205,7 @@ def test_check_many_returns_verdicts_in_order():
         Equivalence("24 m", "25.1 m", 0.05),
         Equivalence("B", "C"),
     ]
-    with CheckPool(workers=2, timeout=ROOMY) as pool:
+    with CheckPool(workers=2, cpu_seconds=ROOMY) as pool:
         verdicts = pool.check_many(jobs)
     assert [v.correct for v in verdicts] == [False, True, False, True, True, False]
 
@@ -216,7 +216,7 @@ def test_check_many_of_nothing_is_nothing():
 
 
 def test_check_many_records_a_crash_as_an_undecided_verdict():
-    with CheckPool(workers=1, timeout=ROOMY) as pool:
+    with CheckPool(workers=1, cpu_seconds=ROOMY) as pool:
         verdicts = pool.check_many([Equivalence("1", None), Equivalence("1", "1")])
     assert verdicts[0].correct is None and verdicts[0].reason.startswith("check failed")
     assert verdicts[1] == Verdict(True)
@@ -226,11 +226,11 @@ def test_a_check_that_overruns_is_undecided_and_the_pool_carries_on():
     """The tower never finishes: that the batch returns at all shows it was not awaited. Its
     worker is replaced; the checks after it, in the same batch and the next, get verdicts."""
     jobs = [Equivalence("2", "2.0"), TOWER, Equivalence(r"\frac{3}{8}", "0.375"), Equivalence("27", "28")]
-    with CheckPool(workers=2, timeout=5) as pool:  # 5 s: thousands of times what the others need
+    with CheckPool(workers=2, cpu_seconds=5) as pool:  # 5 s: thousands of times what the others need
         verdicts = pool.check_many(jobs)
         again = pool.check_many([Equivalence("1", "1")])  # a fresh worker replaced the stuck one
     assert [v.correct for v in verdicts] == [True, None, True, False]
-    assert verdicts[1].reason == "check timed out after 5 s"
+    assert verdicts[1].reason == "check exceeded its CPU budget of 5 s"
     assert again == [Verdict(True)]
 
 
@@ -244,7 +244,7 @@ def test_the_timeout_counts_the_check_not_a_workers_start(tmp_path):
         "from olympiad_eval.scoring.pool import CheckPool\n"
         "from olympiad_eval.scoring.checks import Equivalence, Options\n"
         f"jobs = [Equivalence('1', '1'), {TOWER!r}, Equivalence('2', '2')]\n"
-        "with CheckPool(workers=1, timeout=1) as pool:\n"
+        "with CheckPool(workers=1, cpu_seconds=1) as pool:\n"
         "    print(pool.check_many(jobs))\n"
     )
     path = os.pathsep.join([str(tmp_path), str(ROOT / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])
@@ -256,4 +256,6 @@ def test_the_timeout_counts_the_check_not_a_workers_start(tmp_path):
         timeout=600,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.strip() == repr([Verdict(True), Verdict(None, "check timed out after 1 s"), Verdict(True)])
+    assert result.stdout.strip() == repr(
+        [Verdict(True), Verdict(None, "check exceeded its CPU budget of 1 s"), Verdict(True)]
+    )

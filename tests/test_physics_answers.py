@@ -252,9 +252,9 @@ def test_options_add_up_and_come_from_a_config_mapping():
 
 def test_the_pool_applies_the_cells_options_and_each_checks_own():
     jobs = [Equivalence("0.6", "60%"), Equivalence("1, 2", "2, 1"), Equivalence("1, 2", "2, 1", 0.0, None, UNORDERED)]
-    with CheckPool(workers=1, timeout=20) as pool:
+    with CheckPool(workers=1, cpu_seconds=20) as pool:
         assert [v.correct for v in pool.check_many(jobs)] == [False, False, True]
-    with CheckPool(workers=1, timeout=20, options=PERCENT) as pool:
+    with CheckPool(workers=1, cpu_seconds=20, options=PERCENT) as pool:
         assert [v.correct for v in pool.check_many(jobs)] == [True, False, True]
 
 
@@ -290,10 +290,10 @@ def test_hostile_input_through_the_pool_finishes_within_the_timeout():
         Equivalence("2", "2.0"),
         Equivalence("B", "C"),
     ]
-    with CheckPool(workers=2, timeout=5) as pool:
+    with CheckPool(workers=2, cpu_seconds=5) as pool:
         verdicts = pool.check_many(jobs)
         again = pool.check_many([Equivalence("3e8", "3E+08")])  # fresh workers carry on
     # the towers: undecided when the worker was stopped, or False; never a hang, never True
-    assert all(v.correct is False or v == Verdict(None, "check timed out after 5 s") for v in verdicts[:2])
+    assert all(v.correct is False or v == Verdict(None, "check exceeded its CPU budget of 5 s") for v in verdicts[:2])
     assert verdicts[2:] == [Verdict(False), Verdict(True), Verdict(False)]
     assert again == [Verdict(True)]

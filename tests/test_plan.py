@@ -61,8 +61,8 @@ def test_an_outside_benchmark_s_module_is_its_family_s_code(tmp_path):
         encoding="utf-8",
     )
     code = plan.code_of("stages/fetch.py", root, "toy")
-    assert "tests/benchmarks/toy_plugin.py" in code and not [c for c in code if c.startswith("src/olympiad_eval/benchmarks/")
-                                                            and c.count("/") > 3]  # fmt: skip
+    assert "tests/benchmarks/toy_plugin.py" in code
+    assert not [path for path in code if path.startswith("src/olympiad_eval/benchmarks/") and path.count("/") > 3]
 
 
 # The rooms that run a stage or a command; below them, the kit they share (core, scoring, llm) and

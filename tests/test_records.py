@@ -179,8 +179,8 @@ def test_a_judgment_writes_undecided_checks_only_when_it_has_some(tmp_path):
     every_field = dataclasses.asdict(plain)
     assert every_field.pop("undecided") == () and every_field.pop("refused") is False and every_field.pop("parts") == {}
     assert dumps(plain) == dumps(every_field)
-    undecided = dataclasses.replace(plain, undecided=("slot 2: check timed out after 10 s",))
-    assert json.loads(dumps(undecided))["undecided"] == ["slot 2: check timed out after 10 s"]
+    undecided = dataclasses.replace(plain, undecided=("slot 2: check exceeded its CPU budget of 10 s",))
+    assert json.loads(dumps(undecided))["undecided"] == ["slot 2: check exceeded its CPU budget of 10 s"]
     write_jsonl(tmp_path / "judgments.jsonl", [plain, dataclasses.replace(undecided, sample=2)])
     assert read_jsonl(tmp_path / "judgments.jsonl", Judgment) == [plain, dataclasses.replace(undecided, sample=2)]
 

@@ -381,7 +381,10 @@ def test_physelite_hint_is_the_first_step_never_the_answer(fetched, tmp_path):
 # ---------------------------------------------------------------- MATH-Vision
 
 
-OFFICIAL = 'Please solve the problem and put your answer in one "\\boxed{}". If it is a multiple choice question, only one letter is allowed in the "\\boxed{}".\n'  # noqa: E501
+OFFICIAL = (
+    'Please solve the problem and put your answer in one "\\boxed{}". If it is a multiple choice question, only one '
+    'letter is allowed in the "\\boxed{}".\n'
+)
 
 
 def test_mathvision_official_prompt_lists_options_as_the_official_script(fetched, tmp_path):

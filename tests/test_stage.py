@@ -238,13 +238,15 @@ def test_the_shipped_model_configs_pass_their_checks():
     "text,line,key",
     [
         (
-            "models: [m]\njudges: [rule]\npipelines:\n  physelite:\n    benchmarks: {pe: data/pe}\n    suites:\n      pe_en: pe\n"
+            "models: [m]\njudges: [rule]\npipelines:\n  physelite:\n    benchmarks: {pe: data/pe}\n"
+            "    suites:\n      pe_en: pe\n"
             "      pe_en: pe\n",
             8,
             "pe_en",
         ),
         (
-            "models: [m]\njudges: [rule]\npipelines:\n  physelite:\n    benchmarks:\n      pe: data/pe\n      pe: data/pe2\n"
+            "models: [m]\njudges: [rule]\npipelines:\n  physelite:\n    benchmarks:\n"
+            "      pe: data/pe\n      pe: data/pe2\n"
             "    suites: {}\n",
             7,
             "pe",

@@ -75,7 +75,7 @@ def test_hipho_tables_golden(tmp_path):
         {
             "alpha": [
                 judged("alpha", "p1", 2.0),  # its second slot's check ran past the timeout: counted, scored 0
-                judged("alpha", "p2", 1.5, undecided=("slot 2: check timed out after 10 s",)),
+                judged("alpha", "p2", 1.5, undecided=("slot 2: check exceeded its CPU budget of 10 s",)),
             ],
             "beta": [judged("beta", "p1", 1.0), judged("beta", "p2", None, status="judge_error")],
         },
@@ -97,7 +97,8 @@ def test_hipho_tables_golden(tmp_path):
         "full marks &  &  & 4.00 \\\\\n\\bottomrule\n\\end{tabular}\n"
     )
     assert (tables / "medals.csv").read_text() == (
-        "suite,model,judge,X_2025,gold,silver,bronze,protocol\nhipho,alpha,rule,gold,1,0,0,hipho official v3 (rules only)\n"
+        "suite,model,judge,X_2025,gold,silver,bronze,protocol\n"
+        "hipho,alpha,rule,gold,1,0,0,hipho official v3 (rules only)\n"
         "hipho,beta,rule,bronze,0,0,1,hipho official v3 (rules only)\n"
     )
     assert (tables / "summary.csv").read_text() == (
@@ -305,7 +306,8 @@ def test_physelite_tables_golden(tmp_path):
         "schematic,m,ens,en+zh,41.7,75.0,\n"
         "schematic+hint,m,ens,en+zh,0.0,,\n"
     )
-    # wrong answers only, each once: en p2 (numerical + physical_law, half each), zh p1 (physical_law), zh p2 (none named)
+    # wrong answers only, each once: en p2 (numerical + physical_law, half each), zh p1 (physical_law),
+    # zh p2 (none named)
     assert (tables / "error_types.csv").read_text() == (
         "setting,model,judge,wrong answers,error: physical_law (%),error: geometric_visual (%),error: numerical (%),"
         "error: unclassified (%),protocol\n"
@@ -476,7 +478,8 @@ def test_mathvision_evalscope_tables_say_so_and_leave_out_what_evalscope_exclude
     aggregate("mathv", OmegaConf.create({"kind": "mathvision"}), plan, layout)
     tables = layout.tables("mathv")
     assert (tables / "accuracy.csv").read_text() == (
-        "suite,model,judge,overall,level 1,level 2,protocol\nmve,m,rule,66.67,50.0,100.0,mathvision evalscope v4 (rules only)\n"
+        "suite,model,judge,overall,level 1,level 2,protocol\n"
+        "mve,m,rule,66.67,50.0,100.0,mathvision evalscope v4 (rules only)\n"
     )
     for name in ("accuracy", "accuracy_by_subject", "accuracy_by_subject_and_level", "summary"):
         assert "mathvision evalscope v4 (rules only)" in (tables / f"{name}.md").read_text(), name

@@ -584,12 +584,12 @@ def test_the_slots_a_judge_may_be_asked_about_are_at_most_those_with_an_official
 
 def test_undecided_check_is_reported_not_scored(sample):
     def stuck(jobs):
-        return [Verdict(None, "check timed out after 10 s") for _ in jobs]
+        return [Verdict(None, "check exceeded its CPU budget of 10 s") for _ in jobs]
 
     problem = sample["DemoCPhO_2025_1_1"]
     result = by_rules(HIPHO, problem, HIPHO.reference(problem, SUITE), stuck)
     assert result.points == 0.0
-    assert result.undecided == ("slot 1: check timed out after 10 s",)
+    assert result.undecided == ("slot 1: check exceeded its CPU budget of 10 s",)
 
 
 # ---------------------------------------------------------------- the real release (../shared/data)

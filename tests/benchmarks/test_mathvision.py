@@ -70,7 +70,8 @@ def test_a_suite_takes_levels_and_subjects(sample, options, expected):
         ({"levels": [1, 4]}, r"levels: 4 selects no problem of the suite \(its levels: 1, 2, 3\)$"),
         (
             {"subjects": ["metric geometry - volume"]},
-            r"subjects: 'metric geometry - volume' selects no problem of the suite \(closest: metric geometry - length, ",
+            r"subjects: 'metric geometry - volume' selects no problem of the suite "
+            r"\(closest: metric geometry - length, ",
         ),
     ],
 )

@@ -137,9 +137,9 @@ def test_a_gold_math_verify_cannot_parse_leaves_the_response_unscored(sample):
 
 def test_a_check_that_overruns_is_not_matched_and_on_record(sample):
     """As every protocol's (v3): evalscope would wait 30 s, then exclude the response."""
-    timed_out = Verdict(None, "check timed out after 10 s")
+    timed_out = Verdict(None, "check exceeded its CPU budget of 10 s")
     result = MATHVISION.rule_score(sample["2"], "\\boxed{27}", result_scoring(), [timed_out])
-    assert (result.score, result.unscorable, result.undecided) == (0.0, "", ("check timed out after 10 s",))
+    assert (result.score, result.unscorable, result.undecided) == (0.0, "", ("check exceeded its CPU budget of 10 s",))
 
 
 def test_the_free_form_check_runs_in_the_check_workers(sample):
@@ -150,7 +150,7 @@ def test_the_free_form_check_runs_in_the_check_workers(sample):
         for pid, response in (("2", "so \\boxed{27}"), ("4", "\\boxed{0.37}"))
     ]
     assert jobs[0].function is mathvision_evalscope.free_form_check
-    with CheckPool(workers=1, timeout=60) as pool:
+    with CheckPool(workers=1, cpu_seconds=60) as pool:
         assert pool.check_many(jobs) == [Verdict(True, "", "27"), Verdict(False, "", "0.37")]
 
 

@@ -15,11 +15,10 @@ from PIL import Image
 
 from olympiad_eval.benchmarks import olympiadbench, plugin
 from olympiad_eval.core.records import InputError, RecordError
-from olympiad_eval.scoring.pool import CheckPool, run_check
+from olympiad_eval.scoring.pool import CheckPool
 from olympiad_eval.stages.fetch import fetch
 from olympiad_eval.stages.render import prompt_for, select, selection
-from tests.support import ROOT, by_rules, compose_stage, load_release, shared_data, typed
-from tests.test_fetch_sources import hf_cache, offline  # noqa: F401  (offline: a fixture)
+from tests.support import ROOT, by_rules, compose_stage, hf_cache, load_release, shared_data, typed
 
 OLYMPIADBENCH = plugin("olympiadbench")
 
@@ -31,9 +30,20 @@ FIRST = OmegaConf.create({"layout": "first_release"})
 CURRENT = OmegaConf.create({"layout": "current"})
 
 
+POOL: list[CheckPool] = []  # the module's check workers (the official scorer's run in its environment)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def check_workers():
+    with CheckPool(workers=2, cpu_seconds=30) as pool:
+        POOL.append(pool)
+        yield
+        POOL.clear()
+
+
 def check(jobs):
-    """The checks as a check worker runs them (the official scorer's are checks of their own)."""
-    return [run_check(job) for job in jobs]
+    """The checks' verdicts, from the check workers."""
+    return POOL[0].check_many(list(jobs))
 
 
 @functools.cache

@@ -639,13 +639,12 @@ def test_fetch_of_the_wide_layout_writes_the_same_records_as_the_long_one(tmp_pa
     wide_out, long_out = tmp_path / "wide", tmp_path / "long"
     fetch("sample_physelite", WIDE_CFG, wide_out)
     fetch("sample_physelite", CFG, long_out)
-    normal = lambda out: re.sub(
-        r'"origin":"[^"]*"',
-        "",
-        (out / "problems.jsonl")
-        .read_text(encoding="utf-8")  # noqa: E731
-        .replace(out.as_posix(), "OUT"),
-    )
+
+    def normal(out):
+        return re.sub(
+            r'"origin":"[^"]*"', "", (out / "problems.jsonl").read_text(encoding="utf-8").replace(out.as_posix(), "OUT")
+        )
+
     assert normal(wide_out) == normal(long_out)
 
 

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from olympiad_eval.scoring.environments import Environment
 
 
 @dataclass(frozen=True)
@@ -69,12 +73,18 @@ class Equivalence:
 @dataclass(frozen=True)
 class ProtocolCheck:
     """A benchmark's own comparison: `function(*args)`, a module-level function (workers receive it
-    by name) giving a `Verdict` or a bool."""
+    by name) giving a `Verdict` or a bool. With an `environment` (`environments.Environment`), the
+    function is that environment's module's, named as `function` is, and runs only in its workers
+    (with packages of versions this interpreter cannot load), giving (correct, reason, answer)."""
 
     function: Callable[..., Verdict | bool]
     args: tuple = ()
+    environment: Environment | None = None
 
     def run(self, options: Options) -> Verdict:
+        if self.environment is not None:
+            raise RuntimeError(f"{self.function.__name__} runs only in the environment '{self.environment.name}': "
+                               "send it to a CheckPool")  # fmt: skip
         verdict = self.function(*self.args)
         return verdict if isinstance(verdict, Verdict) else Verdict(bool(verdict))
 

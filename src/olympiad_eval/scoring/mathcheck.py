@@ -58,11 +58,11 @@ for a single check by giving its job a fifth element, `(gold, pred, rel_tol, uni
 Options(unordered=True))` (e.g. for a problem that says its answers may come in any order); the
 two add up. A benchmark whose protocol compares otherwise sends a check of its own, `(function,
 *args)`: a module-level function giving a `Verdict` (MATH-Vision's evalscope protocol reads and
-compares a free-form answer with Math-Verify so), run by the same workers under the same timeout.
+compares a free-form answer with Math-Verify so), run by the same workers within the same CPU budget.
 
 sympy can hang on hostile input (`9^{9^9}`), so `CheckPool` runs every check in warm worker
-processes with a hard timeout, counted from when a warm worker takes the check, and replaces a
-worker that overruns it (workers fork from a server that has imported sympy once). Answers longer
+processes within a CPU budget (never wall time), counted from when a warm worker takes the check, and
+replaces a worker that overruns it (workers fork from a server that has imported sympy once). Answers longer
 than `MAX_CHARS` are not compared at all (False unless identical) and brackets nested deeper than
 `MAX_DEPTH` are not parsed, so such input costs milliseconds rather than a worker.
 """

@@ -21,7 +21,7 @@ score. A generation that failed, or a task whose replies stayed invalid, is reco
 never a score. A refusal is not judged: it scores 0 and is marked `refused`.
 
 A check that cannot finish (hostile LaTeX such as `9^{9^{9^{9}}}` in a response or a gold answer
-runs past `check_timeout`, or crashes sympy) is *undecided*, on every rerun alike: the rules count
+runs past `check_cpu_seconds`, or crashes sympy) is *undecided*, on every rerun alike: the rules count
 it as not matched, and the judgment records it in `undecided`. Where the protocol asks an LLM
 judge about answers the rules did not match (HiPhO's official answer slots), the judge decides
 it; with rules alone it scores nothing. Either way the response is scored: an undecided check
@@ -71,7 +71,7 @@ class JudgeConfig:
 
     kind: JudgeKind = MISSING  # rule: rules only; llm: the rules, then the suite's protocol with LLM judges
     workers: int = 2  # warm worker processes for equivalence checks
-    check_timeout: float = 10.0  # seconds per check
+    check_cpu_seconds: float = 10.0  # CPU seconds per check (`scoring.pool`)
     max_reasks: int = 2  # re-asks of a judge whose reply broke the asked schema
     settings: dict[str, Any] = field(default_factory=dict)  # sent with every judge request
     judges: dict[str, Any] = field(default_factory=dict)  # name: endpoint (its provider's settings)
@@ -131,7 +131,7 @@ def judge(
         raise InputError(f"{generations_path}: generations for ids not in the suite: {', '.join(unknown[:5])}")
     answered = [g for g in generations if g.error is None and g.refusal is None]  # a refusal is not judged
     made_by = provenance(bench, judge_name, made_by_cfg, scoring)  # also checks the protocol's name before any work
-    with CheckPool(cfg.workers, cfg.check_timeout, check_options(scoring)) as pool:
+    with CheckPool(cfg.workers, cfg.check_cpu_seconds, check_options(scoring)) as pool:
         if cfg.kind == "rule":
             grades, usage = _by_rules(bench, problems, answered, scoring, pool), usage_totals([], {})
         else:
@@ -349,8 +349,8 @@ def task_key(identity: dict, settings: dict, task: JudgeTask, attempt: int = 0) 
 
 def rule_grades(bench: Benchmark, problems: dict, answered: list[Generation], scoring, cfg) -> dict:
     """Each response's score by the rules, as a judge cell computes it (`cfg`: the typed judge
-    config, for its workers and check timeout): what decides the tasks asked after the rules."""
-    with CheckPool(cfg.workers, cfg.check_timeout, check_options(scoring)) as pool:
+    config, for its workers and checks' CPU budget): what decides the tasks asked after the rules."""
+    with CheckPool(cfg.workers, cfg.check_cpu_seconds, check_options(scoring)) as pool:
         return _by_rules(bench, problems, answered, scoring, pool)
 
 
@@ -417,32 +417,12 @@ class _Asker:
         self.progress.close()
 
 
-# Keys a judge config once had that now belong to the suite it scores (`scoring:` in conf/suite).
-MOVED_TO_SUITES = (
-    "rel_tol",
-    "check_options",
-    "mathvision_protocol",
-    "protocol",
-    "prompts",
-    "process",
-    "error_types",
-    "figures",
-)
-
-
 def check_judge(cfg, name: str) -> None:
     where = f"judge '{name}' (conf/judge/{name}.yaml or an override)"
-    moved = [key for key in MOVED_TO_SUITES if key in cfg]
-    if moved:
-        raise InputError(
-            f"{where}: {', '.join(moved)} describe how a benchmark is scored, so they live with its "
-            "suites now: set them under `scoring:` in conf/suite/<suite>.yaml (a judge config says "
-            "who grades: kind, judges, settings, workers, re-asks)"
-        )
     request_settings(cfg, "settings", where)  # before typing it: this message says what a mapping holds
     cfg = typed_judge(cfg, name)
     number(cfg, "workers", where, integer=True, minimum=1)
-    number(cfg, "check_timeout", where, above=0)
+    number(cfg, "check_cpu_seconds", where, above=0)
     number(cfg, "max_reasks", where, integer=True, minimum=0)
     if cfg.kind != "llm":
         return

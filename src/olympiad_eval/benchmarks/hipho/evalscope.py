@@ -46,6 +46,7 @@ from olympiad_eval.benchmarks.judging import failed_tasks
 from olympiad_eval.core.records import InputError, Problem
 from olympiad_eval.core.templates import fill
 from olympiad_eval.scoring.evalscope import completion, verify
+from olympiad_eval.scoring.pool import ended_by_cpu_limit, limit_cpu
 
 # evalscope/benchmarks/hipho/utils.py `_CRITERION_POINTS_RE`, verbatim (the "a total of" bug included).
 _CRITERION_POINTS = re.compile(r"(?:award|給|给|得|扣)\s*\$?\s*([0-9]*\.?[0-9]+)\s*\$?\s*(?:pts?|points?|分)", re.I)
@@ -145,12 +146,15 @@ def _compare(given: str, official: str) -> bool:
 
 # evalscope/metrics/math/parser.py MATH_DEADLINE_S: Math-Verify can backtrack for minutes on some
 # answers, so evalscope runs each comparison in a forked child and excludes the sample past it.
+# Here the deadline is the child's CPU time, as every check's budget is (`scoring.pool`): evalscope
+# counts wall time, which would let a busy machine exclude what an idle one scores.
 MATH_DEADLINE_S = 30
 
 
 def _isolated(function, *args):
-    """`function(*args)` in a forked child with evalscope's deadline (isolation.py `run_isolated`);
-    in-process where fork is unavailable, as there. Math-Verify is loaded first, so children inherit it."""
+    """`function(*args)` in a forked child with evalscope's deadline (isolation.py `run_isolated`), in
+    CPU seconds; in-process where fork is unavailable, as there. Math-Verify is loaded first, so
+    children inherit it."""
     import multiprocessing
 
     if "fork" not in multiprocessing.get_all_start_methods() or multiprocessing.current_process().daemon:
@@ -162,10 +166,11 @@ def _isolated(function, *args):
     try:
         child.start()
         sender.close()
-        if not receiver.poll(MATH_DEADLINE_S):
-            raise Unscorable(f"Math-Verify took over {MATH_DEADLINE_S} s on {args!r}")
         return _outcome(*receiver.recv())
     except EOFError:
+        child.join()
+        if ended_by_cpu_limit(child.exitcode):
+            raise Unscorable(f"Math-Verify took over {MATH_DEADLINE_S} s of CPU on {args!r}") from None
         raise Unscorable(f"Math-Verify's process ended without a result on {args!r}") from None
     finally:
         receiver.close()
@@ -190,6 +195,7 @@ def _run(function, args) -> tuple[bool, object]:
 
 
 def _send(sender, function, args) -> None:
+    limit_cpu(MATH_DEADLINE_S)
     try:
         sender.send(_run(function, args))
     finally:

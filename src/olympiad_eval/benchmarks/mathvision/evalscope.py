@@ -26,9 +26,9 @@ What evalscope's `math_vision` benchmark does (evalscope/benchmarks/math_vision/
   (a judge error of the rule judge), and the tables' evalscope accuracy leaves it out too.
 
 Each free-form response is one check (`free_form_check`), run by `scoring.pool.CheckPool` in its
-warm workers with the judge's hard `check_timeout`, never in the stage. One difference is kept on
+warm workers within the judge's `check_cpu_seconds`, never in the stage. One difference is kept on
 purpose: evalscope waits 30 s per call and then excludes the response, where a check past
-`check_timeout` (10 s) is not matched and on record, as under every protocol. Where this project's
+`check_cpu_seconds` (10 s of CPU) is not matched and on record, as under every protocol. Where this project's
 antlr 4.9.3 parser fails on percentages, evalscope's 4.13.2 does not: `_percent_atoms` bridges it.
 """
 

@@ -32,7 +32,7 @@ def rule_score(problem: Problem, response: str, scoring, verdicts: list) -> Scor
     verdict = verdicts[0]
     if verdict.correct is None and verdict.reason.startswith(evalscope.EXCLUDED):
         return Score(score=0.0, points=0.0, extracted=(verdict.answer,), unscorable=verdict.reason)
-    # a check that overran the judge's `check_timeout` (evalscope waits 30 s, then excludes) is not matched
+    # a check that overran the judge's `check_cpu_seconds` (evalscope waits 30 s, then excludes) is not matched
     return _score(problem, verdict.answer, bool(verdict.correct), (verdict.reason,) if verdict.correct is None else ())
 
 
