@@ -627,7 +627,7 @@ def run_judge(server: FakeOpenAI, folder: Path, suite: str, common: list[str], t
             f"cell.suite={suite}",
             "cell.model=demo",
             "min_coverage=0",
-            "judge.check_timeout=120",  # no undecided check on a busy machine: VLMEvalKit has no timeout
+            "judge.check_cpu_seconds=60",  # VLMEvalKit has no limit: no check of these responses nears it
             *(f"judge.judges.gpt-4o.{o}" for o in endpoint),
             f"paths.outputs={outputs}",
             f"paths.request_cache={cache}",

@@ -89,7 +89,7 @@ Not reproduced (each changes no number of a run that finishes): VLMEvalKit's `he
 on failure silently drops every problem with a marking scheme (ours stops the stage); its
 `_save_results` crash after a dropped problem (after the score file was written); a hang (sympy
 without a timeout in its threads; a huge power in `eval`): ours stops the check at the judge's
-`check_timeout`, an undecided check, then asks the judge; an empty response and a failed
+`check_cpu_seconds`, an undecided check, then asks the judge; an empty response and a failed
 generation, which VLMEvalKit scores as the texts `nan` and `Failed to obtain answer via API.` and
 ours never scores. A rules-only judge scores the answer level by VLMEvalKit's rules (VLMEvalKit
 without a judge drops every problem with a marking scheme, no number anyone publishes).
@@ -699,7 +699,7 @@ def split_of(given: str, gold: str) -> tuple[bool, str, str]:
 def rules_match(given: str, gold: str) -> Verdict:
     """One slot by VLMEvalKit's rules (verifier:1150-1170): mathd, then sympy on the texts, then
     sympy on the split texts. (Math-Verify, next in `grade`, is never true where VLMEvalKit runs it.)
-    A check of its own, run by the check workers under the judge's `check_timeout`."""
+    A check of its own, run by the check workers within the judge's `check_cpu_seconds`."""
     if mathd_normalized(given) == mathd_normalized(gold):
         return Verdict(True, answer="mathd")
     if sympy_grade(given, gold):
