@@ -784,9 +784,13 @@ def main() -> None:
             ours = run_judge(server, folder, "hipho_vlmevalkit", common, f"vlmevalkit-{mode}")
             timings[f"ours, vlmevalkit ({mode} judge)"] = time.perf_counter() - start
             marks = (ANSWER_MARK, CRITERION_MARK)
-            verbatim = prompts_sent(server.requests[sent_by_them:], marks) <= prompts_sent(
+            only_ours = prompts_sent(server.requests[sent_by_them:], marks) - prompts_sent(
                 server.requests[:sent_by_them], marks
             )
+            verbatim = not only_ours
+            if only_ours:
+                (folder / f"prompts-only-ours-{mode}.txt").write_text("\n\n=====\n\n".join(sorted(only_ours)))
+                print(f"{len(only_ours)} judge prompts ours sent that VLMEvalKit did not (prompts-only-ours-{mode}.txt)")
             agree &= agreement(
                 f"protocol vlmevalkit against VLMEvalKit {PINNED[:7]}, {mode} judge "
                 f"({len(theirs['problems'])} problems)",

@@ -225,6 +225,20 @@ def test_a_failed_criterion_request_drops_the_problem():
     assert isinstance(dropped, str) and dropped.startswith(vlmevalkit.DROPPED)
 
 
+def test_the_answers_of_a_marked_problem_are_asked_after_its_step_level():
+    """VLMEvalKit scores the step level first: a failed criterion request drops the problem before
+    any answer is asked of the judge."""
+    p = problem([1.0], [["a", "b"]])
+    rules = vlmevalkit.rule_score(p, "\\boxed{7}", scoring(), [vlmevalkit.rules_match("7", "1")])
+    assert vlmevalkit.judge_tasks_after_rules(p, "\\boxed{7}", rules, scoring()) == []
+    done = vlmevalkit.judge_tasks_next(p, "\\boxed{7}", rules, awards(0.5, 0.2), scoring())
+    assert [task.key for task in done] == ["slot 0"]
+    failed = awards(0.5) | {vlmevalkit._criterion_key(0, 1, 1): "the request failed"}
+    assert vlmevalkit.judge_tasks_next(p, "\\boxed{7}", rules, failed, scoring()) == []
+    unmarked = problem([1.0])
+    assert [t.key for t in vlmevalkit.judge_tasks_after_rules(unmarked, "\\boxed{7}", rules, scoring())] == ["slot 0"]
+
+
 @pytest.mark.parametrize(
     ("response", "dropped"),
     [

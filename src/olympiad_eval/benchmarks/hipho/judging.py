@@ -88,7 +88,8 @@ def judge_tasks_after_rules_at_most(problem: Problem, response: str, scoring) ->
 
 
 def judge_tasks_next(problem: Problem, response: str, rules, replies: dict, scoring) -> list[JudgeTask]:
-    """Only VLMEvalKit's protocol asks in rounds (a split answer asked again, overflowing criteria)."""
+    """Only VLMEvalKit's protocol asks in rounds (answers after the step level, a split answer asked
+    again, overflowing criteria)."""
     if scoring.protocol == "vlmevalkit":
         return vlmevalkit.judge_tasks_next(problem, response, rules, replies, scoring)
     return []

@@ -77,7 +77,9 @@ The step level (`_evaluate_fine_grained`, hipho.py:480-576)
   is dead code): the problem is dropped.
 
 The problem and the exam
-- A problem scores max(step level, answer level) (hipho.py:461), uncapped.
+- A problem scores max(step level, answer level) (hipho.py:461), uncapped. The step level is scored
+  first: a problem with a marking scheme has its answers asked of the judge only once its criteria
+  are (every attempt), and never where the step level raised.
 - A problem whose scoring raises is DROPPED: left out of the exam's total AND its maximum
   (hipho.py:396-403), so the rate goes up. Here it is a judge error whose detail says so; the
   tables count it and give VLMEvalKit's maximum beside the release's full marks.
@@ -870,7 +872,7 @@ def _slot_task(problem: Problem, scoring, key: str, given: str, gold: str) -> Ju
     return JudgeTask(key, _ask(text), parse_verdict)
 
 
-def judge_tasks_after_rules(problem: Problem, response: str, rules, scoring) -> list[JudgeTask]:
+def _first_asks(problem: Problem, rules, scoring) -> list[JudgeTask]:
     """The answer judge's first ask about every slot the rules did not match (padded "" slots too),
     where VLMEvalKit's answer check runs at all (a slot answered, nothing that raises)."""
     if not isinstance(rules, Score) or not any(rules.extracted):
@@ -882,10 +884,30 @@ def judge_tasks_after_rules(problem: Problem, response: str, rules, scoring) -> 
     ]
 
 
+def judge_tasks_after_rules(problem: Problem, response: str, rules, scoring) -> list[JudgeTask]:
+    """The answer judge's first asks, at once for a problem without a marking scheme. With one,
+    VLMEvalKit scores the step level first (hipho.py:454-461): a criterion request that fails drops
+    the problem before any answer is asked, so they wait for the step level (`judge_tasks_next`)."""
+    return [] if problem.marking else _first_asks(problem, rules, scoring)
+
+
+def _step_level_done(problem: Problem, replies: dict) -> bool:
+    """Whether VLMEvalKit's step level has its result from these replies (not dropped, no attempt
+    left to ask)."""
+    try:
+        step_level(problem, replies)
+    except _Dropped:
+        return False
+    return True
+
+
 def judge_tasks_next(problem: Problem, response: str, rules, replies: dict, scoring) -> list[JudgeTask]:
-    """The later rounds of one judge: the split ask of a slot the judge said no to (when the split is
-    enabled), and the next attempt of a lone scheme whose awards overflowed."""
+    """The later rounds of one judge: the next attempt of a lone scheme whose awards overflowed; the
+    first asks of a problem with a marking scheme once its step level is done (never where it
+    raised); the split ask of a slot the judge said no to (when the split is enabled)."""
     tasks = []
+    if problem.marking and not any(key.startswith("slot ") for key in replies) and _step_level_done(problem, replies):
+        tasks += _first_asks(problem, rules, scoring)
     if isinstance(rules, Score) and any(rules.extracted):
         for index, slot in enumerate(rules.slots):
             first, key = replies.get(f"slot {index}"), f"slot {index} split"
@@ -921,7 +943,8 @@ def judge_tasks_after_rules_at_most(problem: Problem, response: str, scoring) ->
 
 
 def judge_tasks_next_at_most(problem: Problem, response: str, rules, scoring) -> list[JudgeTask]:
-    """The split asks the rules leave possible, and a lone scheme's attempts 2 to 4."""
+    """The split asks the rules leave possible, the first asks of a problem with a marking scheme
+    (asked after its step level), and a lone scheme's attempts 2 to 4."""
     splits = []
     if isinstance(rules, Score) and any(rules.extracted):
         splits = [
@@ -929,7 +952,8 @@ def judge_tasks_next_at_most(problem: Problem, response: str, rules, scoring) ->
             for index, slot in enumerate(rules.slots)
             if not slot["correct"] and slot["split"] is not None
         ]
-    return splits + _later_attempts(problem, response, scoring)
+    first = _first_asks(problem, rules, scoring) if problem.marking else []
+    return first + splits + _later_attempts(problem, response, scoring)
 
 
 def _later_attempts(problem: Problem, response: str, scoring) -> list[JudgeTask]:
