@@ -35,8 +35,10 @@ Markers in a response steer both judges (`<<overflow>>`, `<<overflow-once>>`, `<
 `<<odd-awards>>`, `<<judge-http-500>>`: a failed request). Done is: under the `vlmevalkit` protocol
 every problem equal (a problem VLMEvalKit drops dropped by ours too), every exam's total, maximum and
 medal equal (medals: the paper's cutoffs, score >= cutoff; VLMEvalKit has none), on both judges; and
-every judge prompt ours sent is one VLMEvalKit sent. The tables then show, per exam, what our
-default changes against VLMEvalKit with the content judge.
+every judge prompt ours sent is one VLMEvalKit sent, but for one expected difference: where a
+criterion request fails, VLMEvalKit stops asking that problem's criteria (it drops the problem),
+while ours has asked them all at once. The tables then show, per exam, what our default changes
+against VLMEvalKit with the content judge.
 
 Not compared: an empty response (a failed generation to us; VLMEvalKit scores the text "nan").
 """
@@ -59,6 +61,7 @@ from pathlib import Path
 import yaml
 
 from olympiad_eval.benchmarks.hipho.tables import medal
+from olympiad_eval.benchmarks.hipho.vlmevalkit import prediction, slot_answers
 from olympiad_eval.cli.fake_server import FakeOpenAI, Fault
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.records import Judgment, read_jsonl
@@ -279,6 +282,21 @@ def _range(gold: str, index: int, item: dict) -> str:
     return f"{((low + high) / 2, low, high, high * 1.5)[pick]:.4g}"
 
 
+def _box_syntax(item: dict) -> str:
+    """Several slots: a `\\boxed {x}` or `\\fbox{x}` first, normal boxes after (dropped); else one
+    odd box alone (0), a doubled brace, a trailing `\\fbox` (ignored)."""
+    golds, pick = _golds(item), digest("syntax", item["id"])[0]
+    if len(golds) > 1 and pick % 2 == 0:
+        first = (f"\\boxed {{{golds[0]}}}", f"\\fbox{{{golds[0]}}}")[pick // 2 % 2]
+        return "<answer>" + ", ".join([first] + [f"\\boxed{{{g}}}" for g in golds[1:]]) + "</answer>"
+    return (
+        f"<answer>\\boxed {{{golds[0]}}}</answer>",
+        f"<answer>\\fbox{{{golds[0]}}}</answer>",
+        f"<answer>\\boxed{{{{{golds[-1]}}}}}</answer>",
+        f"<answer>\\boxed{{{golds[-1]}}} then \\fbox{{1}}</answer>",
+    )[pick % 4]
+
+
 # class: (what it exercises, which problems, (item -> response), at most how many problems)
 CLASSES = {
     "boxes_anywhere": (
@@ -304,13 +322,7 @@ CLASSES = {
     "box_syntax": (
         "`\\boxed {x}` and `\\fbox{x}`: alone (0), mixed with a normal box (the problem dropped), `\\boxed{{x}}`",
         lambda item: True,
-        lambda item: (
-            f"<answer>\\boxed {{{_golds(item)[0]}}}</answer>",
-            f"<answer>\\fbox{{{_golds(item)[0]}}}</answer>",
-            "<answer>" + ", ".join([f"\\fbox{{{_golds(item)[0]}}}"] + [f"\\boxed{{{g}}}" for g in _golds(item)[1:]]),
-            f"<answer>\\boxed{{{{{_golds(item)[-1]}}}}}</answer>",
-            f"<answer>\\boxed{{{_golds(item)[-1]}}} then \\fbox{{1}}</answer>",
-        )[digest("syntax", item["id"])[0] % 5],
+        lambda item: _box_syntax(item),
         30,
     ),
     "unclosed_gold": (
@@ -719,30 +731,64 @@ def agreement(title: str, theirs: dict, ours: dict[str, Judgment], classes: dict
     return agree and not different
 
 
-def measured(theirs: dict, ours: dict[str, Judgment], medals: dict) -> None:
-    """Our default protocol against VLMEvalKit on the shared exams (the content judge)."""
+def cause(theirs: dict, ours: Judgment, response: str) -> str:
+    """Which departure changed a problem's score: VLMEvalKit dropped it; its boxes were read
+    otherwise (VLMEvalKit's last boxes of the whole response against ours of `<answer>`); the same
+    boxes checked otherwise (rules and answer judge); or the criterion judge's awards."""
+    if not theirs["scored"]:
+        return "dropped"
+    if ours.status != "scored":
+        return "ours unscored"
+    answer, step = ours.parts.get("answer_points") or 0.0, ours.parts.get("step_points") or 0.0
+    their_answer, their_step = float(theirs["answer_level"]), float(theirs["step_level"])
+    if abs(answer - their_answer) > 1e-9:
+        read = [a or "" for a in slot_answers(prediction(response, {}), len(ours.extracted))]
+        return "boxes read" if tuple(read) != tuple(ours.extracted) else "answer check"
+    return "step level" if abs(step - their_step) > 1e-9 else "max"
+
+
+CAUSES = ("boxes read", "answer check", "step level", "dropped")
+
+
+def measured(theirs: dict, ours: dict[str, Judgment], medals: dict, responses: dict) -> None:
+    """Our default protocol against VLMEvalKit on the shared exams (the content judge): per exam,
+    the problems whose score changed and the points, each change put down to its first cause."""
     print("\nour default protocol (olympiad_eval) against VLMEvalKit, shared exams, content judge")
     print(
-        f"{'exam':<22}{'problems':>9}{'changed':>8}  {'ours':>8}{'VLMEvalKit':>12}{'difference':>12}"
-        "  medals (ours / VLMEvalKit)"
+        f"{'exam':<20}{'problems':>9}{'changed':>8}{'ours':>9}{'VLMEvalKit':>11}{'diff':>8}  "
+        + "".join(f"{name:>16}" for name in CAUSES)
+        + "  medals (ours / VLMEvalKit)"
     )
+    every: dict = defaultdict(lambda: [0, 0.0])
     for exam, result in theirs["exams"].items():
         if exam.startswith("X_"):
             continue
         ids = [i for i, problem in theirs["problems"].items() if problem["exam"] == exam]
-        changed = 0
+        by_cause: dict = defaultdict(lambda: [0, 0.0])
         for i in ids:
             problem, judgment = theirs["problems"][i], ours.get(i)
-            theirs_points = problem["final"] if problem["scored"] else None
+            theirs_points = float(problem["final"]) if problem["scored"] else None
             ours_points = judgment.points if judgment is not None and judgment.status == "scored" else None
-            changed += theirs_points is None or ours_points is None or abs(theirs_points - ours_points) > 1e-9
+            if theirs_points is not None and ours_points is not None and abs(theirs_points - ours_points) <= 1e-9:
+                continue
+            why = cause(problem, judgment, responses[i]) if judgment is not None else "ours unscored"
+            delta = (ours_points or 0.0) - (theirs_points or 0.0)
+            for counted in (by_cause[why], every[why]):
+                counted[0] += 1
+                counted[1] += delta
         total = float(sum((Fraction(str(ours[i].points)) for i in ids if ours[i].status == "scored"), Fraction(0)))
         their_total = result["results"]["total_score"]
         cut = medals.get(exam, {})
+        cells = "".join(f"{f'{by_cause[name][0]} ({by_cause[name][1]:+.2f})':>16}" for name in CAUSES)
         print(
-            f"{exam:<22}{len(ids):>9}{changed:>8}  {total:>8.2f}{their_total:>12.2f}{total - their_total:>+12.2f}  "
-            f"{medal(total, cut) or '-'} / {medal(their_total, cut) or '-'}"
+            f"{exam:<20}{len(ids):>9}{sum(c[0] for c in by_cause.values()):>8}{total:>9.2f}{their_total:>11.2f}"
+            f"{total - their_total:>+8.2f}  {cells}  {medal(total, cut) or '-'} / {medal(their_total, cut) or '-'}"
         )
+    print(
+        "changed problems by cause, all shared exams: "
+        + ", ".join(f"{k} {n} ({p:+.2f} points)" for k, (n, p) in every.items())
+    )
+    print("(dropped: the points VLMEvalKit leaves out of its total; its maximum drops too)")
 
 
 def prompts_sent(bodies: list[dict], marks: tuple[str, ...]) -> set[str]:
@@ -787,10 +833,17 @@ def main() -> None:
             only_ours = prompts_sent(server.requests[sent_by_them:], marks) - prompts_sent(
                 server.requests[:sent_by_them], marks
             )
-            verbatim = not only_ours
+            # VLMEvalKit asks a problem's criteria one after another and stops at a failed request (the
+            # problem dropped); ours asks them all at once: those criteria are the one expected difference
+            stopped = {text for text in only_ours if text.startswith(CRITERION_MARK) and FAIL in text}
+            verbatim = not only_ours - stopped
             if only_ours:
                 (folder / f"prompts-only-ours-{mode}.txt").write_text("\n\n=====\n\n".join(sorted(only_ours)))
-                print(f"{len(only_ours)} judge prompts ours sent that VLMEvalKit did not (prompts-only-ours-{mode}.txt)")
+            print(
+                f"judge prompts ours sent that VLMEvalKit did not: {len(only_ours - stopped)} "
+                f"(besides {len(stopped)} criteria of problems whose criterion request failed, which VLMEvalKit "
+                "stops asking at the failure)"
+            )
             agree &= agreement(
                 f"protocol vlmevalkit against VLMEvalKit {PINNED[:7]}, {mode} judge "
                 f"({len(theirs['problems'])} problems)",
@@ -799,13 +852,13 @@ def main() -> None:
                 classes,
                 medals,
             )
-            print(f"every judge prompt ours sent is one VLMEvalKit sent: {verbatim}")
+            print(f"every other judge prompt ours sent is one VLMEvalKit sent: {verbatim}")
             agree &= verbatim
             if mode == "content":
                 start = time.perf_counter()
                 default = run_judge(server, folder, "hipho", common, "default")
                 timings["ours, olympiad_eval (content judge)"] = time.perf_counter() - start
-                measured(theirs, default, medals)
+                measured(theirs, default, medals, responses)
     print("\ntime: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in timings.items()))
     print(f"whole bench {time.perf_counter() - started:.0f} s; {'AGREE' if agree else 'DISAGREE'}")
     if args.keep:

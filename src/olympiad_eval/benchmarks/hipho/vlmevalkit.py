@@ -74,7 +74,9 @@ The step level (`_evaluate_fine_grained`, hipho.py:480-576)
   schemes: each criterion asked once, an overflowing scheme rescaled at once; the best scheme is the
   first strictly greater than 0 and the others (all 0: 0).
 - A criterion whose judge request fails: `round(None, 2)` raises (hipho.py:527; its retry branch
-  is dead code): the problem is dropped.
+  is dead code): the problem is dropped. (VLMEvalKit asks a problem's criteria one after another
+  and so never asks those after the failed one; ours asks them at once: the judge is asked more,
+  the score is the same.)
 
 The problem and the exam
 - A problem scores max(step level, answer level) (hipho.py:461), uncapped. The step level is scored
