@@ -914,6 +914,14 @@ def test_exam_score_rates_and_their_mean_over_exams():
     ]
 
 
+def test_vlmevalkit_s_rate_leaves_a_problem_that_failed_out_of_the_maximum():
+    table = HIPHO.tables(TWO_EXAMS, OmegaConf.create({}))["scored_score_rate"]
+    # A: 2 of the 4 points of the problems scored (a3's judgment failed) = 50%; B: 1/10 = 10%
+    assert table.to_dict("records") == [
+        {"suite": "s", "model": "m", "judge": "j", "A": 50.0, "B": 10.0, "mean over exams": 30.0}
+    ]
+
+
 def test_evalscope_mean_problem_ratio_per_exam_and_overall():
     table = HIPHO.tables(TWO_EXAMS, OmegaConf.create({}))["problem_ratio"]
     # A: (1 + 0 + 0) / 3; B: (1 + 0) / 2; overall (1 + 0 + 0 + 1 + 0) / 5

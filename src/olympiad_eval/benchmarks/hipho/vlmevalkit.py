@@ -84,7 +84,8 @@ The problem and the exam
   are (every attempt), and never where the step level raised.
 - A problem whose scoring raises is DROPPED: left out of the exam's total AND its maximum
   (hipho.py:396-403), so the rate goes up. Here it is a judge error whose detail says so; the
-  tables count it and give VLMEvalKit's maximum beside the release's full marks.
+  tables count it, `exam_scores` keeps the release's full marks, and `scored_score_rate` is
+  VLMEvalKit's rate (the exam's points over those of the problems scored).
 - Exam totals: a cumulative sum rounded to 2 decimals after each addition; the maximum, the sum of
   the scored problems' points rounded once (hipho.py:388-426). The per-problem scores here are
   already rounded to 2 decimals, so the exact sum the tables take is VLMEvalKit's total.
