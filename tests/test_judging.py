@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
@@ -9,6 +10,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import plugin
+from olympiad_eval.benchmarks.base import ContractError, JudgeTask
 from olympiad_eval.benchmarks.physelite.judging import parse_verdict
 from olympiad_eval.cli.fake_server import FakeOpenAI, Fault
 from olympiad_eval.core.records import Generation, InputError, Judgment, Problem, read_jsonl, write_jsonl
@@ -16,7 +18,7 @@ from olympiad_eval.llm.cache import RequestCache, utc_now
 from olympiad_eval.llm.transport import EndpointError
 from olympiad_eval.scoring.checks import Options, Verdict
 from olympiad_eval.stages.generate import generate
-from olympiad_eval.stages.judge import check_options, judge
+from olympiad_eval.stages.judge import _later_rounds, check_options, judge
 from tests.support import ROOT, compose_stage, render_sample, suite_scoring
 
 SUITES = [
@@ -543,3 +545,43 @@ def test_a_judge_configs_defaults_are_its_schemas():
     )
     with pytest.raises(InputError, match=r"judge 'j' .*: kind must be set"):
         typed_judge(OmegaConf.create({"workers": 2}), "j")
+
+
+# ---------------------------------------------------------------- later rounds (judge_tasks_next)
+
+
+class _Rounds:
+    """A protocol that asks task `k` once the reply to `k-1` is in, up to `last`; or asks `again`."""
+
+    name = "rounds"
+
+    def __init__(self, last: int, again: bool = False):
+        self.last, self.again = last, again
+
+    def judge_tasks_next(self, problem, response, rules, replies, scoring):
+        if self.again and replies:
+            return [JudgeTask("t0", (), lambda text: {"x": text})]
+        asked = len(replies)
+        return [JudgeTask(f"t{asked}", (), lambda text: {"x": text})] if asked <= self.last else []
+
+
+class _Echo:
+    def __init__(self):
+        self.asked = []
+
+    async def grade(self, task):
+        self.asked.append(task.key)
+        return {"x": task.key}
+
+
+def test_later_rounds_are_asked_one_after_another_until_the_protocol_asks_none():
+    judged, asker = {}, _Echo()
+    problem = Problem(id="p", benchmark="b", language="en", question="q")
+    asyncio.run(_later_rounds(_Rounds(2), problem, "r", None, judged, asker, None))
+    assert asker.asked == ["t0", "t1", "t2"] and judged == {f"t{n}": {"x": f"t{n}"} for n in range(3)}
+
+
+def test_a_task_asked_again_in_a_later_round_is_a_contract_error():
+    problem = Problem(id="p", benchmark="b", language="en", question="q")
+    with pytest.raises(ContractError, match="judge_tasks_next asked 't0' again about problem p"):
+        asyncio.run(_later_rounds(_Rounds(5, again=True), problem, "r", None, {"t0": {}}, _Echo(), None))

@@ -53,6 +53,10 @@ def fixed_judge(body: dict) -> str:
     """A judge whose reply is a fixed function of what it is asked, in the schema it asks for."""
     text = json.dumps(body["messages"], ensure_ascii=False)
     pick = int(hashlib.sha256(text.encode()).hexdigest(), 16)
+    if "[Correct] or [Incorrect]" in text:  # VLMEvalKit's HiPhO answer judge (protocol vlmevalkit)
+        return ("[Correct]", "[Incorrect]", "Correct", "[Correct].")[pick % 4]
+    if "You are an expert physics competition grader." in text:  # VLMEvalKit's HiPhO criterion judge
+        return ("\\boxed{0.0}", "\\boxed{0.5}", "\\boxed{1}", "Award: 0.25")[pick % 4]
     if JUDGE_MARKER not in text:
         return "<answer>[\\boxed{0}]</answer>"
     if '\\"awarded\\"' in text:
@@ -148,9 +152,9 @@ def test_verdicts_change_only_with_the_protocol_version(scenario, render_suite, 
 
 
 def test_a_judgment_records_what_made_it(render_suite, tmp_path):
-    made = verdicts("hipho official", render_suite, tmp_path)["protocol"]
+    made = verdicts("hipho olympiad_eval", render_suite, tmp_path)["protocol"]
     assert re.fullmatch(
-        r"hipho official v\d+ \(prompts .*hipho_answer_judge v\d+.*hipho_criterion_judge v\d+.*\)", made
+        r"hipho olympiad_eval v\d+ \(prompts .*hipho_answer_judge v\d+.*hipho_criterion_judge v\d+.*\)", made
     )
     assert verdicts("mathvision official", render_suite, tmp_path / "mv")["protocol"].endswith("(rules only)")
 

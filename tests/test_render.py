@@ -327,10 +327,11 @@ def test_render_outputs(fetched, tmp_path):
         "templates": {"en": "hipho_en", "zh": "hipho_zh"},
     }
     assert {key: value for key, value in scoring.items() if key != "prompts"} == {
-        "protocol": "official",
+        "protocol": "olympiad_eval",
         "rel_tol": 0.0,
         "check_options": {},
         "judge_figures": False,
+        "prediction_chars": 32767,
     }
     assert {key: (prompt["name"], prompt["version"]) for key, prompt in scoring["prompts"].items()} == {
         "criterion": ("hipho_criterion_judge", 1),
@@ -495,7 +496,8 @@ def test_hipho_vlmevalkit_variant_puts_figures_first_and_keeps_its_wording(fetch
     assert kinds(english)[0] == "image" and kinds(english)[-1] == "text"
     text = text_of(english)
     assert text.startswith("You are participating in a high school physics competition.")
-    assert "Problem:  \nFind the speed" in text and "[\\boxed{{answer}}]" in text  # sent as VLMEvalKit sends it
+    assert "Problem:\nFind the speed" in text and "[\\boxed{{answer}}]" in text  # sent as VLMEvalKit sends it
+    assert "using the format\n   of [\\boxed{{answer}}]" in text  # the pinned commit's wrapping
     assert text_of(chinese).startswith("你正在参加高中物理竞赛。\n请仔细阅读下列题目")
 
 

@@ -457,9 +457,9 @@ TWO_SLOTS = Problem(
 )
 
 
-@pytest.mark.parametrize("cfg", [None, {"protocol": "official"}])
-def test_missing_boxes_fill_the_last_slots_in_the_official_protocol(cfg):
-    """VLMEvalKit's verifier pads the missing answers in front (`get_answer_str`); official is the default."""
+@pytest.mark.parametrize("cfg", [None, {"protocol": "olympiad_eval"}])
+def test_missing_boxes_fill_the_last_slots_in_our_protocol(cfg):
+    """As VLMEvalKit's verifier, ours pads the missing answers in front (`get_answer_str`); ours is the default."""
     result, seen = recorded_score(TWO_SLOTS, "<answer>[\\boxed{5}]</answer>", cfg)
     assert result.extracted == ("", "5")
     assert seen == [Equivalence("5", "5")]  # the empty slot is not checked
@@ -474,10 +474,17 @@ def test_missing_boxes_fill_the_first_slots_in_the_evalscope_protocol():
 
 
 def test_an_unknown_protocol_is_an_error_when_the_suite_is_composed():
-    suite = compose_stage(
-        "render", ["suite=sample_hipho", "cell.benchmark=x", "suite.scoring.protocol=vlmevalkit"]
-    ).suite
-    with pytest.raises(InputError, match="scoring.protocol: 'vlmevalkit' is not one of official, evalscope"):
+    suite = compose_stage("render", ["suite=sample_hipho", "cell.benchmark=x", "suite.scoring.protocol=paper"]).suite
+    with pytest.raises(
+        InputError, match="scoring.protocol: 'paper' is not one of olympiad_eval, vlmevalkit, evalscope"
+    ):
+        typed_suite("sample_hipho", suite)
+
+
+def test_the_protocol_once_called_official_names_its_new_name():
+    """`official` was never the authors' code: a suite that still names it is told what it is now."""
+    suite = compose_stage("render", ["suite=sample_hipho", "cell.benchmark=x", "suite.scoring.protocol=official"]).suite
+    with pytest.raises(InputError, match="'official' is now called 'olympiad_eval': it is this project's"):
         typed_suite("sample_hipho", suite)
 
 
@@ -942,6 +949,14 @@ def test_exam_score_rates_and_their_mean_over_exams():
     # A: 2/6 = 33.33%; B: 1/10 = 10%; the mean of the two rates 21.67% (pooled points would give 3/16)
     assert table.to_dict("records") == [
         {"suite": "s", "model": "m", "judge": "j", "A": 33.33, "B": 10.0, "mean over exams": 21.67}
+    ]
+
+
+def test_vlmevalkit_s_rate_leaves_a_problem_that_failed_out_of_the_maximum():
+    table = HIPHO.tables(TWO_EXAMS, OmegaConf.create({}))["scored_score_rate"]
+    # A: 2 of the 4 points of the problems scored (a3's judgment failed) = 50%; B: 1/10 = 10%
+    assert table.to_dict("records") == [
+        {"suite": "s", "model": "m", "judge": "j", "A": 50.0, "B": 10.0, "mean over exams": 30.0}
     ]
 
 

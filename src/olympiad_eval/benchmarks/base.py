@@ -128,7 +128,9 @@ class Benchmark(ABC):
     two steps: `rule_checks` gives the checks a response needs, which the judge stage runs in its
     check workers with every other response's at once; `rule_score` makes the score from their
     verdicts. An LLM-judged protocol then asks `judge_tasks` (at once) and
-    `judge_tasks_after_rules` (once the rules' score is known), and `combine`s the replies.
+    `judge_tasks_after_rules` (once the rules' score is known); a protocol whose questions depend
+    on a judge's earlier replies asks further rounds of that judge (`judge_tasks_next`) until it
+    asks none; then it `combine`s the replies.
     """
 
     name: ClassVar[str]
@@ -196,8 +198,27 @@ class Benchmark(ABC):
         return []
 
     def judge_tasks_after_rules_at_most(self, problem: Problem, response: str, scoring) -> list[JudgeTask]:
-        """The most that `judge_tasks_after_rules` could ask of a response (as if the rules matched
-        none of its answers): what the cost plan counts before the response exists. Default: none."""
+        """The most that `judge_tasks_after_rules` and every later round (`judge_tasks_next`) could
+        ask of a response (as if the rules matched none of its answers, and every judge's reply
+        called for the next round): what the cost plan counts before the response exists. Default:
+        none."""
+        return []
+
+    def judge_tasks_next(
+        self, problem: Problem, response: str, rules: Score | str, replies: dict, scoring
+    ) -> list[JudgeTask]:
+        """A further round of questions to one judge, where a protocol asks depending on that
+        judge's replies (VLMEvalKit's HiPhO asks an answer slot again about the text after its last
+        `=` when the judge said no, and every criterion again when a scheme's awards overflow).
+        `replies`: that judge's parsed replies so far by task key (a str where a task has none, and
+        why). Called once every earlier question to the judge about the response is answered, then
+        after each round, until it gives none; a task key is asked once. Default: none."""
+        return []
+
+    def judge_tasks_next_at_most(self, problem: Problem, response: str, rules: Score | str, scoring) -> list[JudgeTask]:
+        """The most that the later rounds (`judge_tasks_next`) could ask of a response whose rules'
+        score is known, as if every reply called for the next round: what the cost plan adds to a
+        known response's first two rounds. Default: none."""
         return []
 
     def combine(self, problem: Problem, rules: Score | str, replies: dict, scoring) -> Score | str:
@@ -256,6 +277,8 @@ RETURNS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "judge_tasks": ("a list of JudgeTask", _list_of(JudgeTask)),
     "judge_tasks_after_rules": ("a list of JudgeTask", _list_of(JudgeTask)),
     "judge_tasks_after_rules_at_most": ("a list of JudgeTask", _list_of(JudgeTask)),
+    "judge_tasks_next": ("a list of JudgeTask", _list_of(JudgeTask)),
+    "judge_tasks_next_at_most": ("a list of JudgeTask", _list_of(JudgeTask)),
     "combine": ("a Score, or a str saying why it cannot score", lambda v: isinstance(v, (Score, str))),
     "tables": ("a dict of tables by name", lambda v: isinstance(v, dict)),
     "cluster_of": ("a str", lambda v: isinstance(v, str)),

@@ -14,6 +14,12 @@ benchmark's protocols:
     with no content is a failed generation, where both were judged as an empty answer;
   - v4 (MATH-Vision's evalscope protocol only): evalscope 1.14.1's own scoring reproduced
     (`benchmarks.mathvision.evalscope`), where v3 read answers by an approximate cascade of our own.
+  - v4 (HiPhO's `olympiad_eval`, which v1-v3 called `official`, and PhysElite's `official`; v2 of
+    OlympiadBench's `rules`): the rule chain no longer lets the parser's misreadings make different
+    answers equal: `\\gamma`, `\\Gamma` and `I` are variables (latex2sympy2_extended read them as
+    the gamma function, Euler's constant and the imaginary unit: `u^{\\gamma-2}` was equal to
+    `-u^{\\gamma-2}`), an undefined value equals nothing, and tiny values compare relatively.
+    HiPhO's `vlmevalkit` v1: VLMEvalKit's scoring reproduced (`benchmarks.hipho.vlmevalkit`).
 """
 
 from __future__ import annotations
@@ -88,9 +94,11 @@ def check_suite(typed, bench: Benchmark, where: str) -> None:
     not negative, its check options exist, its limit takes a problem at least."""
     scoring = typed.scoring
     if scoring.protocol not in bench.protocol_versions:
+        renamed = RENAMED.get((bench.name, scoring.protocol))
         raise InputError(
             f"{where}: scoring.protocol: '{scoring.protocol}' is not one of "
             f"{', '.join(bench.protocol_versions)} for {typed.kind}"
+            + (f" ('{scoring.protocol}' is now called '{renamed[0]}': {renamed[1]})" if renamed else "")
         )
     if scoring.rel_tol < 0:
         raise InputError(f"{where}: scoring.rel_tol must be a number >= 0, got {scoring.rel_tol}")
@@ -100,6 +108,17 @@ def check_suite(typed, bench: Benchmark, where: str) -> None:
         raise InputError(f"{where}: scoring.check_options: {error}") from None
     if typed.limit is not None and typed.limit < 1:
         raise InputError(f"{where}: limit must be an integer >= 1 (null: every problem), got {typed.limit}")
+
+
+# Protocols renamed, by (benchmark, old name): (the new name, why), for the error a suite that still
+# names the old one gets (its judgments would mix with none: the version was bumped too).
+RENAMED = {
+    ("hipho", "official"): (
+        "olympiad_eval",
+        "it is this project's implementation of the paper's marking, not the authors' code; "
+        "their code's scoring is protocol 'vlmevalkit' (docs/protocols.md)",
+    ),
+}
 
 
 # The packages whose behaviour decides verdicts (parsing and equivalence of answers), and ours.
@@ -118,7 +137,7 @@ class Provenance:
 
 
 def protocol(bench: Benchmark, scoring, judge_kind: str) -> str:
-    """`hipho official v3 (prompts hipho_answer_judge v1, hipho_criterion_judge v1)`, or
+    """`hipho olympiad_eval v4 (prompts hipho_answer_judge v1, hipho_criterion_judge v1)`, or
     `... (rules only)` for a rule judge."""
     versions = bench.protocol_versions
     name = str(scoring.protocol)

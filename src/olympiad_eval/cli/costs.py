@@ -19,8 +19,11 @@ or a reply the request cache holds), the tasks are exact: the rules are run on i
 stage runs them, for the tasks asked after them. Where it is not (a model whose requests are not
 all cached yet), the count is an upper bound: the tasks asked after the rules are counted as if
 the rules matched none of its answers (`judge_tasks_after_rules_at_most`: HiPhO, every slot with
-an official answer), and the response's length is the model's assumed output. The `counted`
-column says which. Re-asks (a judge reply off its schema, asked again) are not counted.
+an official answer; with every later round's too), and the response's length is the model's
+assumed output. A protocol that asks in rounds depending on the judge's replies (VLMEvalKit's
+HiPhO) has its later rounds counted at most even for a known response (`judge_tasks_next_at_most`:
+as if each reply called for the next round). The `counted` column says which. Re-asks (a judge
+reply off its schema, asked again) are not counted.
 
 Estimated input tokens (no tokenizer is downloaded: an estimate, not a bill):
 - text: 4 characters a token for ASCII (OpenAI's rule of thumb for English), one token for each
@@ -299,7 +302,10 @@ def plan_judging(
         return [Row("judge", suite.name, model, judge, "(rules only)")]
     tasks = response_tasks(suite, model, responses, cfg, rules)
     unknown = sum(not asked.known for asked in tasks.values())
-    counted = "exact" if not unknown else f"at most ({unknown} of {len(tasks)} responses not generated yet)"
+    rounds = sum(bool(asked.later) for asked in tasks.values())
+    bounds = [f"{unknown} of {len(tasks)} responses not generated yet"] if unknown else []
+    bounds += [f"later rounds of {rounds} responses counted as if each were asked"] if rounds else []
+    counted = "exact" if not bounds else f"at most ({'; '.join(bounds)})"
     settings = OmegaConf.to_container(cfg.settings, resolve=True)
     return [
         judge_row(
@@ -340,7 +346,9 @@ def judge_row(
     identity = provider.identity()
     row = Row("judge", suite.name, model, judge, endpoint.named(name), counted)
     for (problem_id, sample), asked in tasks.items():
-        for task, after in [(task, False) for task in asked.first] + [(task, True) for task in asked.after]:
+        for task, after in [(task, False) for task in asked.first] + [
+            (task, True) for task in asked.after + asked.later
+        ]:
             key = task_key(identity, settings, task)
             cached = asked.known and provider.sends and cache is not None and cache.get(key) is not None
             estimate = functools.partial(endpoint.estimate, task.messages, 0 if asked.known else response_tokens)
@@ -368,6 +376,9 @@ class ResponseTasks:
     first: list[JudgeTask]
     after: list[JudgeTask]
     known: bool
+    # the most a known response's later rounds could ask (`judge_tasks_next_at_most`): its count
+    # is then an upper bound, as for a response not generated yet
+    later: list[JudgeTask] = field(default_factory=list)
 
 
 def response_tasks(suite: RenderedSuite, model: str, responses: dict, cfg, rules: dict) -> dict:
@@ -384,8 +395,10 @@ def response_tasks(suite: RenderedSuite, model: str, responses: dict, cfg, rules
     tasks: dict[tuple, ResponseTasks] = {}
     for key, response in answered.items():
         problem = suite.problems[key[0]]
-        after = bench.judge_tasks_after_rules(problem, response, graded[key], suite.scoring) if key in graded else []
-        tasks[key] = ResponseTasks(bench.judge_tasks(problem, response, suite.scoring), after, True)
+        rules_grade = graded.get(key)
+        after = bench.judge_tasks_after_rules(problem, response, rules_grade, suite.scoring) if key in graded else []
+        later = bench.judge_tasks_next_at_most(problem, response, rules_grade, suite.scoring) if key in graded else []
+        tasks[key] = ResponseTasks(bench.judge_tasks(problem, response, suite.scoring), after, True, later)
     for key in [key for key, reply in responses.items() if reply is None]:
         problem = suite.problems[key[0]]
         tasks[key] = ResponseTasks(
@@ -491,7 +504,8 @@ NOTES = """
   768 px on the short side); output tokens: each config's assumed_output_tokens (else its max_tokens).
 - counted: exact where every response is known (an offline model's, or cached replies: the rules run on them);
   "at most" where responses are not generated yet: the tasks after the rules (answer slots the rules miss) are
-  counted as if the rules matched none, and a response as long as the model's assumed output.
+  counted as if the rules matched none, and a response as long as the model's assumed output; and where a
+  protocol asks later rounds depending on the judge's replies, counted as if each reply called for the next.
 """
 
 

@@ -16,23 +16,66 @@ from olympiad_eval.scoring.normalise import MAX_DEPTH, NUMBER_THEN_UNIT, PERCENT
 
 @functools.lru_cache(maxsize=2048)
 def sympy_form(text: str):
-    """The sympy form with every symbol positive, or None where the parser gives up."""
+    """The sympy form with every symbol positive, or None where the parser gives up or the
+    expression has no value (see `_undefined`)."""
     import sympy
     from latex2sympy2_extended.latex2sympy2 import ConversionConfig, latex2sympy
 
     if max(bracket_depths(text), default=0) > MAX_DEPTH:  # antlr slows down with the square of the depth
         return None
     try:
-        expression = latex2sympy(text, conversion_config=ConversionConfig(lowercase_symbols=False))
+        expression = latex2sympy(as_variables(text), conversion_config=ConversionConfig(lowercase_symbols=False))
     except Exception:  # the parser raises anything from antlr errors to RecursionError
         return None
     if isinstance(expression, sympy.MatrixBase):
         expression = sympy.ImmutableMatrix(expression)  # a mutable Matrix is no sympy Basic
-    if not isinstance(expression, sympy.Basic):
+    if not isinstance(expression, sympy.Basic) or _undefined(expression):
         return None
     expression = _as_functions(expression)
     symbols = {s: sympy.Symbol(s.name, positive=True) for s in expression.free_symbols if isinstance(s, sympy.Symbol)}
     return expression.xreplace(symbols) if symbols else expression
+
+
+# The names latex2sympy2_extended does not read as variables, though physics answers use them as
+# such: `\gamma` and `\Gamma` are its gamma function applied to whatever follows (`\gamma-2` is
+# Γ(-2), undefined; `\gamma+1` is Γ(1) = 1) or, before a letter, Euler's constant (and with a
+# subscript they do not parse); a lone `I` is the imaginary unit, its subscripts and exponents
+# dropped (`I_0` and `I_1` are both i, `I^{2}` is i). Each collapses different answers into one
+# value, so that `k·f` or `f + c` could equal `f`. They are renamed to plain symbols before parsing,
+# the same on both sides of a comparison; an argument of an accent or a text command (`\dot{I}`,
+# `\mathrm{...}`) is one opaque name to the parser already, and stays as written.
+_MISREAD = re.compile(r"\\(gamma|Gamma)(?![A-Za-z])|[γΓ]|(?<![A-Za-z\\])I(?![A-Za-z])")
+_GAMMA, _CAPITAL_GAMMA = r"\mathrm{gammaVariable}", r"\mathrm{GammaVariable}"
+_AS_VARIABLE = {"gamma": _GAMMA, "γ": _GAMMA, "Gamma": _CAPITAL_GAMMA, "Γ": _CAPITAL_GAMMA, "I": r"\mathrm{I}"}
+# latex2sympy2_extended's accent and text commands: the parser reads `\cmd{...}` as one name
+_OPAQUE = re.compile(
+    r"\\(?:dot|ddot|hat|bar|overline|vec|overrightarrow|tilde|widetilde|check|breve|acute|grave|boldsymbol|bm"
+    r"|math(?:rm|bf|it|cal|bb|sf|tt|frak)|text(?:bf|it|rm)?|mbox)\s*\{[^{}]*\}"
+)
+
+
+def as_variables(text: str) -> str:
+    """`text` with the names the parser misreads (`_MISREAD`) renamed to plain variables, outside
+    the arguments of accent and text commands."""
+    if not _MISREAD.search(text):
+        return text
+    kept = [match.span() for match in _OPAQUE.finditer(text)]
+
+    def renamed(match: re.Match) -> str:
+        if any(start <= match.start() < end for start, end in kept):
+            return match.group()
+        return _AS_VARIABLE[match.group(1) or match.group()]
+
+    return _MISREAD.sub(renamed, text)
+
+
+def _undefined(expression) -> bool:
+    """An expression with an undefined part (`nan`, complex infinity, as from Γ(-2)) has no value:
+    sympy absorbs any factor, sign or term into it (`2·nan` is `nan`), so it would equal every
+    multiple and shift of itself."""
+    import sympy
+
+    return expression.has(sympy.S.NaN, sympy.S.ComplexInfinity)
 
 
 def _as_functions(expression):
@@ -145,16 +188,26 @@ def _opaque(left, right):
 
 
 def _at(expression, point: dict) -> complex | None:
+    """The value at `point` to 30 digits; an exact 0 where what evalf gives is only the residue of a
+    cancellation (`sin²x + cos²x - 1`): tiny at 30 digits, and far tinier at 60. A value that is
+    really small (`10^{-30} x`) stays what it is at both precisions, so it is compared as a value,
+    relative to the gold like any other: an absolute floor would make every multiple of it equal."""
     try:
         value = complex(expression.evalf(30, subs=point))
+        if cmath.isfinite(value) and 0 < abs(value) < _TINY:
+            closer = complex(expression.evalf(60, subs=point))
+            value = 0j if abs(closer) < abs(value) * 1e-10 else value
     except Exception:  # sympy raises anything from TypeError to RecursionError on odd input
         return None
     return value if cmath.isfinite(value) else None  # an overflow is no evidence either way
 
 
+_TINY = 1e-20  # below this at 30 digits, a value may be the residue of a cancellation
+
+
 def _close(gold: complex, pred: complex, tolerance: float) -> bool:
-    """Relative to the gold; values below 1e-25 at 30 digits are rounding noise around zero."""
-    return abs(pred - gold) <= tolerance * abs(gold) or max(abs(gold), abs(pred)) < 1e-25
+    """Relative to the gold (a gold of 0 is matched by 0 alone: `_at` turned residues into 0)."""
+    return abs(pred - gold) <= tolerance * abs(gold)
 
 
 def _simplifies_to_zero(difference) -> bool:
@@ -242,7 +295,9 @@ def _evaluate(text: str) -> float | None:
         value = complex(expression.evalf())
     except Exception:  # sympy raises anything from TypeError to RecursionError on odd input
         return None
-    return _finite(value.real) if abs(value.imag) < 1e-12 else None
+    # real when the imaginary part is rounding noise relative to the value, never in absolute terms:
+    # `10^{-34} i` is not the real number 0 (nor would every multiple of it be)
+    return _finite(value.real) if abs(value.imag) <= 1e-12 * abs(value) else None
 
 
 def _finite(value: float) -> float | None:

@@ -7,9 +7,12 @@ the benchmark's protocol asks to every judge of its ensemble, each through its p
 offline `scripted`) with the same client and request cache as generation, all tasks of the cell
 concurrently. The tasks that do not need the rules' result (`judge_tasks`: HiPhO's marking
 criteria, every PhysElite task) go out while the rules run; the rest (`judge_tasks_after_rules`:
-answer slots the rules missed) as soon as they finish. How a suite is scored (protocol, tolerance,
-judge prompts and flags) is the suite's `scoring`, read from its `suite.json`; the judge config
-says who grades and how (endpoints, ensemble, re-asks).
+answer slots the rules missed) as soon as they finish. A protocol whose questions depend on a
+judge's replies (VLMEvalKit's HiPhO: an answer asked again on the text after its last `=`, the
+criteria asked again when their awards overflow) then asks that judge further rounds about a
+response (`judge_tasks_next`), each once the one before is answered, until it asks none. How a
+suite is scored (protocol, tolerance, judge prompts and flags) is the suite's `scoring`, read from
+its `suite.json`; the judge config says who grades and how (endpoints, ensemble, re-asks).
 A reply that does not follow the asked schema is asked again at once, up to `max_reasks` times; a
 request that failed (after the client's retries) is not: it ends that task's asking at once. Each
 judge's endpoint is probed before the cell's first request to it (see `llm`), before the rules run.
@@ -302,13 +305,22 @@ async def _by_llm(
                 {(asker.name, key, task.key): asker.grade(task, key) for task in cell_tasks for asker in askers}
             )
         results = dict(zip(asked, await asyncio.gather(*asked.values())))
+        replies = {
+            key: {
+                asker.name: {task.key: results[(asker.name, key, task.key)] for task in cell_tasks} for asker in askers
+            }
+            for key, cell_tasks in tasks.items()
+        }
+        await asyncio.gather(
+            *(
+                _later_rounds(bench, *responses[key], rules[key], replies[key][asker.name], asker, scoring)
+                for key in tasks
+                for asker in askers
+            )
+        )
     finally:
         await asyncio.gather(*(asker.close() for asker in askers))
         cache.close()
-    replies = {
-        key: {asker.name: {task.key: results[(asker.name, key, task.key)] for task in cell_tasks} for asker in askers}
-        for key, cell_tasks in tasks.items()
-    }
     grades = {
         key: _with_undecided(bench.combine(problems[key[0]], rules[key], replies[key], scoring), rules[key])
         for key in tasks
@@ -347,6 +359,23 @@ def conversation(tasks: list[JudgeTask], askers: list[_Asker], key: tuple) -> tu
         }
         for task in tasks
     )
+
+
+async def _later_rounds(
+    bench: Benchmark, problem: Problem, response: str, rules: Score | str, judged: dict, asker: _Asker, scoring
+) -> None:
+    """The protocol's further rounds of questions to one judge about one response, each asked once
+    the judge has answered the round before, until the protocol asks none (`judge_tasks_next`);
+    their replies join `judged`. Most protocols ask none: their judgments keep their bytes."""
+    while tasks := bench.judge_tasks_next(problem, response, rules, dict(judged), scoring):
+        keys = [task.key for task in tasks]
+        again = sorted({key for key in keys if key in judged or keys.count(key) > 1})
+        if again:
+            raise ContractError(
+                f"benchmark '{bench.name}': judge_tasks_next asked '{again[0]}' again about problem {problem.id} "
+                "(a task key is asked once: a protocol says it is done by asking nothing)"
+            )
+        judged.update(zip(keys, await asyncio.gather(*(asker.grade(task) for task in tasks))))
 
 
 def judges_usage(usages: list[dict]) -> dict:

@@ -13,11 +13,17 @@ Figures = choices("Figures", ("all", "none"))
 
 @dataclass
 class Scoring(BaseScoring):
-    """official: the paper's protocol (VLMEvalKit's HiPhO verifier and its judges); evalscope:
+    """The protocols (docs/protocols.md): olympiad_eval, this project's (the paper's marking: the
+    larger of the answer and step level in points, the best scheme; our physics rules and our JSON
+    judges); vlmevalkit, the authors' VLMEvalKit code reproduced (`hipho.vlmevalkit`); evalscope,
     evalscope 1.14.1's (`hipho.evalscope`). Prompts: `criterion` (step level) and `answer`."""
 
+    protocol: str = "olympiad_eval"
     rel_tol: float = 0.0  # HiPhO states accepted ranges [a, b] instead
-    judge_figures: bool = False  # show the problem's figures to the criterion judge
+    judge_figures: bool = False  # show the problem's figures to the criterion judge (olympiad_eval)
+    # vlmevalkit: VLMEvalKit's prediction file (.xlsx, its default) keeps the first 32,767 characters
+    # of a response; null keeps it whole (VLMEvalKit with PRED_FORMAT=tsv)
+    prediction_chars: Optional[int] = 32767
 
 
 @dataclass

@@ -1,12 +1,13 @@
-"""HiPhO's LLM judges: the criterion (step level) and answer-slot questions, and the official score
-from their replies: max(answer level, step level) in points."""
+"""HiPhO's LLM judges under our protocol (`olympiad_eval`): the criterion (step level) and
+answer-slot questions, and the paper's score from their replies: max(answer level, step level) in
+points. The other protocols ask and score their own way (`hipho.evalscope`, `hipho.vlmevalkit`)."""
 
 from __future__ import annotations
 
 from fractions import Fraction
 
 from olympiad_eval.benchmarks.base import JudgeTask, Score
-from olympiad_eval.benchmarks.hipho import evalscope
+from olympiad_eval.benchmarks.hipho import evalscope, vlmevalkit
 from olympiad_eval.benchmarks.hipho.scoring import gold_text, gold_value, reference_answer
 from olympiad_eval.benchmarks.judging import Fence, failed_tasks, json_reply
 from olympiad_eval.core.records import (
@@ -36,7 +37,9 @@ def parse_equivalent(text: str) -> dict | None:
 
 
 def judge_tasks(problem: Problem, response: str, scoring) -> list[JudgeTask]:
-    """Step level: every criterion of every scheme (evalscope: see `hipho.evalscope`)."""
+    """Step level: every criterion of every scheme (evalscope, vlmevalkit: their own modules)."""
+    if scoring.protocol == "vlmevalkit":
+        return vlmevalkit.judge_tasks(problem, response, scoring)
     if scoring.protocol == "evalscope":
         return evalscope.judge_tasks(problem, response, scoring)
     ask = _asker(problem, response, scoring)
@@ -52,8 +55,10 @@ def judge_tasks(problem: Problem, response: str, scoring) -> list[JudgeTask]:
 
 
 def judge_tasks_after_rules(problem: Problem, response: str, rules, scoring) -> list[JudgeTask]:
-    """Answer level (official protocol): every slot that rules did not find correct but that has
-    an answer to compare."""
+    """Answer level (our protocol): every slot that rules did not find correct but that has an
+    answer to compare."""
+    if scoring.protocol == "vlmevalkit":
+        return vlmevalkit.judge_tasks_after_rules(problem, response, rules, scoring)
     if scoring.protocol == "evalscope":
         return evalscope.judge_tasks_after_rules(problem, response, rules, scoring)
     if not isinstance(rules, Score):
@@ -69,6 +74,8 @@ def judge_tasks_after_rules(problem: Problem, response: str, rules, scoring) -> 
 def judge_tasks_after_rules_at_most(problem: Problem, response: str, scoring) -> list[JudgeTask]:
     """Every slot with an official answer, as if the response answered each and the rules matched
     none (the slot's reference answer stands in for the response's)."""
+    if scoring.protocol == "vlmevalkit":
+        return vlmevalkit.judge_tasks_after_rules_at_most(problem, response, scoring)
     if scoring.protocol == "evalscope":
         return evalscope.judge_tasks_after_rules_at_most(problem, response, scoring)
     ask = _asker(problem, response, scoring)
@@ -77,6 +84,20 @@ def judge_tasks_after_rules_at_most(problem: Problem, response: str, scoring) ->
         for index, slot in enumerate(problem.answers)
         if gold_value(slot)
     ]
+
+
+def judge_tasks_next(problem: Problem, response: str, rules, replies: dict, scoring) -> list[JudgeTask]:
+    """Only VLMEvalKit's protocol asks in rounds (answers after the step level, a split answer asked
+    again, overflowing criteria)."""
+    if scoring.protocol == "vlmevalkit":
+        return vlmevalkit.judge_tasks_next(problem, response, rules, replies, scoring)
+    return []
+
+
+def judge_tasks_next_at_most(problem: Problem, response: str, rules, scoring) -> list[JudgeTask]:
+    if scoring.protocol == "vlmevalkit":
+        return vlmevalkit.judge_tasks_next_at_most(problem, response, rules, scoring)
+    return []
 
 
 def _slot_task(ask, problem: Problem, index: int, given: str, scoring) -> JudgeTask:
@@ -116,9 +137,11 @@ def _asker(problem: Problem, response: str, scoring):
 
 
 def combine(problem: Problem, rules, replies: dict, scoring) -> Score | str:
-    """Official: max(answer level, step level) in points, the best scheme winning; with several
+    """Ours: max(answer level, step level) in points, the best scheme winning; with several
     judges, the mean of their scores; points add up exactly (as the decimals they are written as),
-    floats only in the returned score. evalscope: see `hipho.evalscope`."""
+    floats only in the returned score. evalscope, vlmevalkit: their own modules."""
+    if scoring.protocol == "vlmevalkit":
+        return vlmevalkit.combine(problem, rules, replies, scoring)
     if scoring.protocol == "evalscope":
         return evalscope.combine(problem, rules, replies)
     failure = failed_tasks(replies)
@@ -126,7 +149,7 @@ def combine(problem: Problem, rules, replies: dict, scoring) -> Score | str:
         return failure
     if not isinstance(rules, Score):
         return rules
-    scores = [_official(problem, rules, judged) for judged in replies.values()]
+    scores = [_ours(problem, rules, judged) for judged in replies.values()]
     mean = lambda values: sum(values, Fraction(0)) / len(values) if values else None  # noqa: E731
     as_float = lambda value: None if value is None else float(value)  # noqa: E731
     ratio = mean([score for score, _, _ in scores])
@@ -141,7 +164,7 @@ def combine(problem: Problem, rules, replies: dict, scoring) -> Score | str:
         extracted=rules.extracted,
         slots=rules.slots,
         details=tuple({"judge": name, **judged} for name, judged in replies.items()),
-        detail=f"official protocol, {len(scores)} judge(s)",
+        detail=f"olympiad_eval protocol, {len(scores)} judge(s)",
     )
 
 
@@ -165,7 +188,7 @@ def _scheme_points(problem: Problem, judged: dict) -> list[tuple[Fraction, Fract
     ]
 
 
-def _official(problem: Problem, rules: Score, judged: dict) -> tuple[Fraction, Fraction, Fraction | None]:
+def _ours(problem: Problem, rules: Score, judged: dict) -> tuple[Fraction, Fraction, Fraction | None]:
     answer = sum(
         (
             exact(slot.points)

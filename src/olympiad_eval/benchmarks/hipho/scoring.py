@@ -6,7 +6,7 @@ import re
 from fractions import Fraction
 
 from olympiad_eval.benchmarks.base import Score
-from olympiad_eval.benchmarks.hipho import evalscope
+from olympiad_eval.benchmarks.hipho import evalscope, vlmevalkit
 from olympiad_eval.core.records import (
     AnswerSlot,
     Problem,
@@ -29,8 +29,8 @@ _ACCEPTED_RANGE = re.compile(r"\[\s*([^,\[\]]+?)\s*,\s*([^,\[\]]+?)\s*\](?:\s+fo
 
 
 def gold_text(slot: AnswerSlot) -> str:
-    """The official answer as written, without its box: what an official answer judge is shown
-    (VLMEvalKit's judge sees the box's content). Several boxes are one answer, joined by commas; an
+    """The official answer as written, without its box: what our answer judge is shown. Several
+    boxes are one answer, joined by commas; an
     unclosed box runs to the end; text outside the box is not the answer. A `$` that the box cut
     from its pair is dropped, so that the math reads whole."""
     text = slot.value.strip()
@@ -69,7 +69,10 @@ def reference_answer(slot: AnswerSlot) -> str:
 
 def rule_checks(problem: Problem, response: str, scoring) -> list[Check]:
     """Each slot's answer against its gold, where both are given (evalscope's protocol checks with
-    Math-Verify instead, as evalscope does: `hipho.evalscope`)."""
+    Math-Verify instead, as evalscope does: `hipho.evalscope`; VLMEvalKit's with its own rules:
+    `hipho.vlmevalkit`)."""
+    if scoring.protocol == "vlmevalkit":
+        return vlmevalkit.rule_checks(problem, response, scoring)
     if scoring.protocol == "evalscope":
         return []
     return [
@@ -81,7 +84,10 @@ def rule_checks(problem: Problem, response: str, scoring) -> list[Check]:
 
 def rule_score(problem: Problem, response: str, scoring, verdicts: list) -> Score:
     """Answer level: the boxes of the `<answer>` block line up with the answer slots in order; with
-    fewer boxes than slots, they fill the slots the protocol's own code fills (`aligned`)."""
+    fewer boxes than slots, they fill the slots the protocol's own code fills (`aligned`).
+    VLMEvalKit's protocol reads and checks them its own way (`hipho.vlmevalkit`)."""
+    if scoring.protocol == "vlmevalkit":
+        return vlmevalkit.rule_score(problem, response, scoring, verdicts)
     gradable = [slot for slot in problem.answers if gold_value(slot)]  # "" is open-ended: judges only
     extracted = _extracted(problem, response, scoring)
     checked = scoring.protocol != "evalscope"
@@ -121,8 +127,9 @@ def _checked(slot: AnswerSlot, given: str) -> bool:
 
 def final_boxes(response: str, slots: int, protocol_name: str) -> list[str]:
     """The last boxes, one per slot at most: those of the `<answer>` block when it has any, else of
-    the whole response (the official code's reading); evalscope reads the whole response without
-    its first think block."""
+    the whole response (ours: a box after `</answer>` or in the think block is not the answer;
+    VLMEvalKit reads the whole response, `hipho.vlmevalkit`); evalscope reads the whole response
+    without its first think block."""
     if protocol_name == "evalscope":
         boxes = evalscope.boxed_answers(completion(response))
         return boxes[-slots:] if slots else boxes
@@ -130,8 +137,8 @@ def final_boxes(response: str, slots: int, protocol_name: str) -> list[str]:
 
 
 def aligned(boxes: list[str], slots: int, protocol_name: str) -> list[str]:
-    """One answer per slot. With fewer boxes than slots, VLMEvalKit's HiPhO verifier (the official
-    code: `get_answer_str` pads in front of the last boxes) gives them to the last slots; evalscope
+    """One answer per slot. With fewer boxes than slots, ours gives them to the last slots, as
+    VLMEvalKit's HiPhO verifier does (`get_answer_str` pads in front of the last boxes); evalscope
     to the first. The slots left over are answered by "" (nothing to check)."""
     missing = [""] * (slots - len(boxes))
     return boxes + missing if protocol_name == "evalscope" else missing + boxes

@@ -65,6 +65,10 @@ def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
     and the headline numbers as each official evaluation prints them:
     - `exam_score_rate`: each exam's score as a share of its full marks (%), and their mean over the
       exams, the HiPhO paper's and VLMEvalKit's headline;
+    - `scored_score_rate`: each exam's score as a share of the points of the problems it scored (%),
+      leaving out those whose judgment failed, and their mean: VLMEvalKit's own rate, whose scoring
+      leaves a problem it cannot score out of the exam's maximum (`protocol: vlmevalkit` records such
+      a problem as a judge error that says so); the same as `exam_score_rate` where none failed;
     - `problem_ratio`: the mean over problems of points earned / problem points (%), per exam and over
       every problem, evalscope's number.
     Points add up exactly (as the decimals they are written as); rounding is for display only. A
@@ -87,6 +91,7 @@ def tables(frame: pd.DataFrame, cfg) -> dict[str, pd.DataFrame]:
         medals[name] = (medals[list(means.columns)] == name).sum(axis=1)
     tables["medals"] = medals.reset_index()
     tables["exam_score_rate"] = _exam_score_rates(means, full_marks).reset_index()
+    tables["scored_score_rate"] = _scored_score_rates(frame, rows).reset_index()
     tables["problem_ratio"] = _problem_ratios(frame, rows).reset_index()
     return tables
 
@@ -104,6 +109,24 @@ def _exam_score_rates(means: pd.DataFrame, full_marks: pd.Series) -> pd.DataFram
     )
     shown = rates.map(_shown)
     shown["mean over exams"] = [_shown(_exact_mean(list(row))) for _, row in rates.iterrows()]
+    return shown
+
+
+def _scored_score_rates(frame: pd.DataFrame, rows: list[str]) -> pd.DataFrame:
+    """Per sample, an exam's points over the points of its problems not left a judge error (%); the
+    mean over samples per exam, and of those rates over the exams."""
+    kept = frame[frame["status"] != "judge_error"]
+    keys = [*rows, "subset", "sample"]
+    earned = frame.groupby(keys)["points"].agg(_exact_sum)
+    most = kept.groupby(keys)["max_points"].agg(_exact_sum).reindex(earned.index)
+    rates = [
+        None if not available or _missing(available) else 100 * (score or Fraction(0)) / available
+        for score, available in zip(earned, most)
+    ]
+    per_sample = earned.to_frame("points").assign(rate=rates)["rate"]
+    per_exam = per_sample.groupby([*rows, "subset"]).agg(_exact_mean).unstack("subset")
+    shown = per_exam.map(_shown)
+    shown["mean over exams"] = [_shown(_exact_mean(list(row))) for _, row in per_exam.iterrows()]
     return shown
 
 

@@ -34,7 +34,7 @@ class OlympiadBench(Benchmark):
     name = "olympiadbench"
     Suite = config.Suite
     # Bump a version with any change that can alter a verdict or a score (see `benchmarks.suites`).
-    protocol_versions = {"official": 2, "rules": 1}
+    protocol_versions = {"official": 2, "rules": 2}
     # scored by rules alone: no judge tasks, and the rules' score is the score (the defaults)
     modules = (config, loading, prompts, scoring, tables)
 
