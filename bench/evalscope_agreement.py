@@ -46,6 +46,7 @@ from hipho_end_to_end import (
     release as linked_release,
 )
 
+from olympiad_eval.benchmarks.judging import unfenced
 from olympiad_eval.cli.fake_server import FakeOpenAI
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.records import Judgment, read_jsonl
@@ -231,21 +232,15 @@ def model_response(record: dict) -> str:
     )
 
 
-# What our judge fence adds around the model's text (benchmarks.judging.Fence): evalscope sends none.
-FENCED = re.compile(r"<response-(\w{16})>\n(.*?)\n</response-\1>", re.S)
-
-
 def prompt_text(messages: list) -> str:
-    """The text of a request, its figures left out (our prompts cut the text at a figure's marker),
-    and what our fence adds taken out (its system message, its markers)."""
-    text = "".join(
+    """The text of a request as evalscope would send it (our fence taken out), its figures left
+    out (our prompts cut the text at a figure's marker)."""
+    return "".join(
         part if isinstance(part, str) else part.get("text", "")
-        for message in messages
-        if message["role"] != "system"
+        for message in unfenced(messages)
         for part in ([message["content"]] if isinstance(message["content"], str) else message["content"])
         if isinstance(part, str) or part.get("type") == "text"
     )
-    return FENCED.sub(r"\2", text)
 
 
 def responder(items: list[dict]):

@@ -62,6 +62,7 @@ import yaml
 
 from olympiad_eval.benchmarks.hipho.tables import medal
 from olympiad_eval.benchmarks.hipho.vlmevalkit import prediction, slot_answers
+from olympiad_eval.benchmarks.judging import unfenced
 from olympiad_eval.cli.fake_server import FakeOpenAI, Fault
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.records import Judgment, read_jsonl
@@ -451,8 +452,9 @@ def build_release(exams: list[str], folder: Path) -> tuple[Path, dict[str, str],
 
 
 def prompt_text(messages: list) -> str:
+    """The text of a request as VLMEvalKit would send it: our fence taken out."""
     parts = []
-    for message in messages:
+    for message in unfenced(messages):
         content = message.get("content", "")
         if isinstance(content, str):
             parts.append(content)

@@ -569,7 +569,7 @@ class _Echo:
     def __init__(self):
         self.asked = []
 
-    async def grade(self, task):
+    async def grade(self, task, key):
         self.asked.append(task.key)
         return {"x": task.key}
 
@@ -577,11 +577,11 @@ class _Echo:
 def test_later_rounds_are_asked_one_after_another_until_the_protocol_asks_none():
     judged, asker = {}, _Echo()
     problem = Problem(id="p", benchmark="b", language="en", question="q")
-    asyncio.run(_later_rounds(_Rounds(2), problem, "r", None, judged, asker, None))
+    asyncio.run(_later_rounds(_Rounds(2), problem, "r", None, judged, asker, None, ("p", 0)))
     assert asker.asked == ["t0", "t1", "t2"] and judged == {f"t{n}": {"x": f"t{n}"} for n in range(3)}
 
 
 def test_a_task_asked_again_in_a_later_round_is_a_contract_error():
     problem = Problem(id="p", benchmark="b", language="en", question="q")
     with pytest.raises(ContractError, match="judge_tasks_next asked 't0' again about problem p"):
-        asyncio.run(_later_rounds(_Rounds(5, again=True), problem, "r", None, {"t0": {}}, _Echo(), None))
+        asyncio.run(_later_rounds(_Rounds(5, again=True), problem, "r", None, {"t0": {}}, _Echo(), None, ("p", 0)))

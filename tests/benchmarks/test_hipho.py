@@ -1036,7 +1036,8 @@ def test_the_report_shows_every_criterion_with_its_award_and_the_scheme_totals()
     facts = dict(section.facts)
     assert facts["scheme 1"] == "3 of 3 points" and facts["scheme 2"] == "1 of 3 points"
     assert facts["winning scheme"].startswith("scheme 1") and facts["step level"].startswith("3 of 3 points")
-    # rules only: the criteria unawarded, the rules' points as the answer level
+    # rules only: no table of criteria "not judged", a line saying so; the rules' points as the answer level
     [rules] = HIPHO.report_sections(problem, Judgment(**common, judge="rule"))
-    assert [row[3] for row in rules.tables[0].rows] == [None, None, None]
+    assert not rules.tables and "not judged" in rules.title
     assert dict(rules.facts)["answer level"].startswith("3 of 3 points")
+    assert dict(rules.facts)["the marking scheme"] == "3 criteria in 2 schemes"

@@ -198,7 +198,7 @@ def test_one_scheme_asks_again_while_it_overflows():
     first = awards(0.8, 0.8)
     again = vlmevalkit.judge_tasks_next(p, "r", None, first, scoring())
     assert [task.key for task in again] == ["criterion 0.0 attempt 2", "criterion 0.1 attempt 2"]
-    assert "RETRY NOTICE" in again[0].messages[0]["content"][0]["text"]
+    assert "RETRY NOTICE" in again[0].messages[1]["content"][0]["text"]  # after the fence's system message
     assert vlmevalkit.step_level(p, first | awards(0.5, 0.4, attempt=2))[0] == 0.9
 
 

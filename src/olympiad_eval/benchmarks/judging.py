@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 
 from olympiad_eval.core.templates import fill
@@ -47,6 +48,31 @@ class Fence:
     def fill(self, template: str, fields: dict) -> str:
         """The template filled, every field of `MODEL_TEXT` fenced."""
         return fill(template, {name: self(value) if name in MODEL_TEXT else value for name, value in fields.items()})
+
+
+_GUARD = re.compile(re.escape(GUARD).replace(re.escape("{tag}"), r"\w{16}"))
+_FENCED = re.compile(r"<response-(\w{16})>\n(.*?)\n</response-\1>", re.S)
+
+
+def unfenced(messages) -> list[dict]:
+    """The messages as a harness without the fence sends them: the fence's system message left
+    out, its markers taken from around the model's text (what the agreement benches compare with
+    the prompts of evalscope and VLMEvalKit, which send none)."""
+
+    def strip(text: str) -> str:
+        return _FENCED.sub(r"\2", text)
+
+    kept = []
+    for message in messages:
+        content = message["content"]
+        if message["role"] == "system" and isinstance(content, str) and _GUARD.fullmatch(content):
+            continue
+        if isinstance(content, str):
+            kept.append({**message, "content": strip(content)})
+        else:
+            parts = [{**part, "text": strip(part["text"])} if part.get("type") == "text" else part for part in content]
+            kept.append({**message, "content": parts})
+    return kept
 
 
 def failed_tasks(replies: dict) -> str | None:

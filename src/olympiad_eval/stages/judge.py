@@ -311,13 +311,16 @@ async def _by_llm(
             }
             for key, cell_tasks in tasks.items()
         }
-        await asyncio.gather(
+        rounds = [(key, asker) for key in tasks for asker in askers]
+        later_asked = await asyncio.gather(
             *(
-                _later_rounds(bench, *responses[key], rules[key], replies[key][asker.name], asker, scoring)
-                for key in tasks
-                for asker in askers
+                _later_rounds(bench, *responses[key], rules[key], replies[key][asker.name], asker, scoring, key)
+                for key, asker in rounds
             )
         )
+        for (key, _), asked_later in zip(rounds, later_asked):  # into the conversation, each task once
+            known = {task.key for task in tasks[key]}
+            tasks[key] = tasks[key] + [task for task in asked_later if task.key not in known]
     finally:
         await asyncio.gather(*(asker.close() for asker in askers))
         cache.close()
@@ -362,11 +365,20 @@ def conversation(tasks: list[JudgeTask], askers: list[_Asker], key: tuple) -> tu
 
 
 async def _later_rounds(
-    bench: Benchmark, problem: Problem, response: str, rules: Score | str, judged: dict, asker: _Asker, scoring
-) -> None:
-    """The protocol's further rounds of questions to one judge about one response, each asked once
-    the judge has answered the round before, until the protocol asks none (`judge_tasks_next`);
-    their replies join `judged`. Most protocols ask none: their judgments keep their bytes."""
+    bench: Benchmark,
+    problem: Problem,
+    response: str,
+    rules: Score | str,
+    judged: dict,
+    asker: _Asker,
+    scoring,
+    key: tuple,
+) -> list[JudgeTask]:
+    """The protocol's further rounds of questions to one judge about one response (`key`), each
+    asked once the judge has answered the round before, until the protocol asks none
+    (`judge_tasks_next`); their replies join `judged`, the tasks asked are returned. Most protocols
+    ask none: their judgments keep their bytes."""
+    asked: list[JudgeTask] = []
     while tasks := bench.judge_tasks_next(problem, response, rules, dict(judged), scoring):
         keys = [task.key for task in tasks]
         again = sorted({key for key in keys if key in judged or keys.count(key) > 1})
@@ -375,7 +387,9 @@ async def _later_rounds(
                 f"benchmark '{bench.name}': judge_tasks_next asked '{again[0]}' again about problem {problem.id} "
                 "(a task key is asked once: a protocol says it is done by asking nothing)"
             )
-        judged.update(zip(keys, await asyncio.gather(*(asker.grade(task) for task in tasks))))
+        judged.update(zip(keys, await asyncio.gather(*(asker.grade(task, key) for task in tasks))))
+        asked += tasks
+    return asked
 
 
 def judges_usage(usages: list[dict]) -> dict:
