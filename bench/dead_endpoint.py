@@ -12,6 +12,8 @@ runs it (`python stages/generate.py ...`), with the model's default settings (co
   404 model (chat)     a fake server that lists no models and answers every request 404 model_not_found
   down mid-run         a fake server (0.2 s latency) that stops after its 50th reply: connection refused
                        for new connections, dropped ones for those kept alive
+  trickling reply      (--scenarios trickle) a fake server that answers 200 at once, then sends its body a
+                       byte of whitespace a second (model timeout: 10, max_retries: 2)
   judge, refused       (--scenarios judge-refused) the judge stage, gpt-4o judging the reference model's
                        answers, its endpoint a port nothing listens on
 
@@ -35,7 +37,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from olympiad_eval.cli.fake_server import FakeOpenAI, Fault, default_responder
+from olympiad_eval.cli.fake_server import FakeOpenAI, Fault, default_responder, trickling
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.records import Problem, Prompt, read_jsonl, write_jsonl
 from olympiad_eval.testing import render_sample
@@ -170,6 +172,10 @@ def scenarios(root: Path, outputs: Path, cap: float, chosen: set[str]):
             )
     if "down" in chosen:
         yield "down mid-run", *down_mid_run(root, outputs, endpoint, cap)
+    if "trickle" in chosen:  # 200 at once, then a byte of whitespace a second: a deadline per attempt
+        with FakeOpenAI(trickling(1.0)) as server:
+            settings = ["model.timeout=10", "model.max_retries=2", f"model.base_url={server.base_url}"]
+            yield "trickling reply", server, run_stage(root, outputs, [*endpoint, *settings], {}, cap)
     if "judge-refused" in chosen:  # the judge stage (the reference model's answers), its endpoint refused
         subprocess.run(
             [
