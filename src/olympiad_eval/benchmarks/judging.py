@@ -8,6 +8,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from olympiad_eval.core.records import InputError
 from olympiad_eval.core.templates import fill
 
 # Every field of a judge's prompt that carries the model's text: the response, and an answer read
@@ -73,6 +74,18 @@ def unfenced(messages) -> list[dict]:
             parts = [{**part, "text": strip(part["text"])} if part.get("type") == "text" else part for part in content]
             kept.append({**message, "content": parts})
     return kept
+
+
+def harness_prompt(scoring, key: str, names: dict[str, str], harness: str, suite: str):
+    """The suite's judge prompt `key` where a protocol asks with another harness's own prompts
+    (`names`: each key's prompt name): a suite that names another prompt is refused."""
+    prompt = scoring.prompts[key]
+    if str(prompt.get("name")) != names[key]:
+        raise InputError(
+            f"{harness}'s prompts: suite scoring.prompts.{key} is '{prompt.get('name')}', expected "
+            f"'{names[key]}' (see conf/suite/{suite}.yaml)"
+        )
+    return prompt
 
 
 def failed_tasks(replies: dict) -> str | None:

@@ -42,7 +42,7 @@ import functools
 import re
 
 from olympiad_eval.benchmarks.base import JudgeTask, Score
-from olympiad_eval.benchmarks.judging import Fence, failed_tasks
+from olympiad_eval.benchmarks.judging import Fence, failed_tasks, harness_prompt
 from olympiad_eval.core.records import InputError, Problem
 from olympiad_eval.scoring.evalscope import completion, verify
 from olympiad_eval.scoring.pool import ended_by_cpu_limit, limit_cpu
@@ -263,14 +263,9 @@ def _one_object(text: str) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def _prompt(scoring, key: str):
-    prompt = scoring.prompts[key]
-    if str(prompt.get("name")) != PROMPTS[key]:
-        raise InputError(
-            f"HiPhO's evalscope protocol asks with evalscope's prompts: suite scoring.prompts.{key} "
-            f"is '{prompt.get('name')}', expected '{PROMPTS[key]}' (see conf/suite/evalscope.yaml)"
-        )
-    return str(prompt.text)
+def _prompt(scoring, key: str) -> str:
+    asks = "HiPhO's evalscope protocol asks with evalscope"
+    return str(harness_prompt(scoring, key, PROMPTS, asks, "hipho_evalscope").text)
 
 
 def _ask(fence: Fence, template: str, fields: dict) -> tuple[dict, ...]:

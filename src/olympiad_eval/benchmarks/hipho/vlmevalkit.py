@@ -109,7 +109,7 @@ import re
 from decimal import Decimal, localcontext
 
 from olympiad_eval.benchmarks.base import JudgeTask, Score
-from olympiad_eval.benchmarks.judging import Fence
+from olympiad_eval.benchmarks.judging import Fence, harness_prompt
 from olympiad_eval.core.records import InputError, Problem
 from olympiad_eval.core.templates import fill
 from olympiad_eval.scoring.checks import ProtocolCheck, Verdict
@@ -787,13 +787,7 @@ def _answer_points(problem: Problem, correct: list[bool]) -> float:
 
 
 def _prompt(scoring, key: str):
-    prompt = scoring.prompts[key]
-    if str(prompt.get("name")) != PROMPTS[key]:
-        raise InputError(
-            f"HiPhO's vlmevalkit protocol asks with VLMEvalKit's prompts: suite scoring.prompts.{key} "
-            f"is '{prompt.get('name')}', expected '{PROMPTS[key]}' (see conf/suite/hipho_vlmevalkit.yaml)"
-        )
-    return prompt
+    return harness_prompt(scoring, key, PROMPTS, "HiPhO's vlmevalkit protocol asks with VLMEvalKit", "hipho_vlmevalkit")
 
 
 def _ask(fence: Fence, template: str, fields: dict) -> tuple[dict, ...]:
