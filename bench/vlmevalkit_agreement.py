@@ -427,15 +427,16 @@ def adversarial_exams(items: list[dict]) -> dict[str, list[dict]]:
 
 
 def build_release(exams: list[str], folder: Path) -> tuple[Path, dict[str, str], dict[str, str], list[dict]]:
-    """The release folder both tools read (the shared exams linked, the adversarial exams written),
+    """The release folder both tools read (the shared exams copied, the adversarial exams written),
     the response of every problem, each problem's class, and the shared exams' problems."""
     data = folder / "release" / "data"
     data.mkdir(parents=True)
-    (data / "image_question").symlink_to(RELEASE / "data" / "image_question")
+    # copied, not linked: the fetch stage refuses a link that leads out of its release
+    shutil.copytree(RELEASE / "data" / "image_question", data / "image_question")
     items, responses, classes = [], {}, {}
     for exam in exams:
         source = RELEASE / "data" / f"{exam}.json"
-        (data / source.name).symlink_to(source)
+        shutil.copy2(source, data / source.name)
         for item in json.loads(source.read_text(encoding="utf-8"))[1:]:
             items.append(item)
             responses[item["id"]], classes[item["id"]] = release_response(item), "release"
