@@ -78,10 +78,13 @@ def snapshot(repo: Repo) -> dict[str, bytes]:
     return {**{str(path.relative_to(repo.path)): path.read_bytes() for path in files}, **lock_files(repo.path)}
 
 
-# The dates replies were received (usage files, and the report pages that show them): a fact of
-# each run, so two runs at other times differ there and only there.
+# The dates replies were received (usage files, the judges' conversations, and the report pages that
+# show them): a fact of each run, so two runs at other times differ there and only there.
 DATES = re.compile(rb"(first )?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ(, last \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)?")
-DATED = ("outputs/usage", "outputs/report")
+DATED = ("outputs/usage", "outputs/conversations", "outputs/report")
+# The retries a reply took (in the usage files, each judge reply's record in its conversation, and
+# the pages): the only other trace of the faults.
+RETRIES = re.compile(rb'(retries(?: |</dt><dd>)|"attempts":|the cell\'s: )\d+')
 
 
 def undated(files: dict[str, bytes]) -> dict[str, bytes]:
@@ -150,7 +153,7 @@ def test_a_run_through_injected_faults_ends_as_a_clean_run(clean, faulted):
     assert retries > 0
     locks = [name for name in expected if name.endswith("dvc.lock")]
     expected, got = undated(expected), undated(got)
-    retried = lambda page: re.sub(rb"retries \d+", b"retries <n>", page)  # noqa: E731 (the report shows them)
+    retried = lambda page: RETRIES.sub(rb"\1<n>", page)  # noqa: E731
     for name in set(expected) - set(usage) - set(locks):
         assert retried(got[name]) == retried(expected[name]), name
     for name in locks:

@@ -875,7 +875,7 @@ def _reply_html(reply: dict, asked: int, budget: _Budget) -> str:
     pairs = [
         ("finish reason", reply.get("finish_reason") or EMPTY),
         ("tokens", ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(usage.items())) or "not reported"),
-        ("HTTP attempts", str(reply.get("attempts", 1))),
+        ("retries", str(max(int(reply.get("attempts", 1)) - 1, 0))),
         ("received", reply.get("received") or "not recorded (offline, or cached before dates were kept)"),
     ]
     parts = [f'<div class="reply"><p class="ask">{text(label)}</p>', facts(pairs, css="facts reply-facts")]
