@@ -154,6 +154,34 @@ def test_a_malformed_plan_is_named_with_its_key(tmp_path, plan, message):
     assert str(error.value).startswith(f"{path}: ") and message in str(error.value)
 
 
+HOSTILE_NAMES = ["../../../../elsewhere/x", "a/b", "..", ".", "a\0b", "-rf", ".hidden", "x.", "", "a b", "ü"]
+
+
+def plan_naming(key: str, name: str) -> tuple[dict, str]:
+    """A plan whose `key` (models, judges, family, benchmark or suite) is `name`, and the kind named."""
+    benchmarks = {name if key == "benchmark" else "pe": "data/pe"}
+    suites = {name if key == "suite" else "pe_en": name if key == "benchmark" else "pe"}
+    return {
+        "models": [name if key == "models" else "m"],
+        "judges": [name if key == "judges" else "rule"],
+        "pipelines": {name if key == "family" else "physelite": {"benchmarks": benchmarks, "suites": suites}},
+    }, {"models": "model", "judges": "judge"}.get(key, key)
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES, ids=repr)
+@pytest.mark.parametrize("key", ["models", "judges", "family", "benchmark", "suite"])
+def test_a_plan_naming_something_with_no_plain_file_name_is_refused(tmp_path, key, name):
+    """Each name becomes a path of the outputs (`model=../../../../elsewhere/x` would write there)."""
+    plan, kind = plan_naming(key, name)
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(plan, sort_keys=False), encoding="utf-8")
+    with pytest.raises(InputError) as error:
+        read_plan(path)
+    said = str(error.value)
+    assert said.startswith(f"{path}: ") and f"{kind} {name!r} is not a name that can become a path" in said, said
+    assert "\n" not in said
+
+
 # ---------------------------------------------------------------- config checks
 
 GPT = {"provider": "openai", "base_url": "https://api.example.com/v1", "model": "m", "api_key_env": None}
