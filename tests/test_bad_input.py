@@ -24,7 +24,8 @@ config     model.concurrency=abc, timeout<=0, a model's generation (or a judge's
            2.0, true or text), a scoring setting in a judge config, a suite option outside its
            choices (figures, figure_placement, protocol), suite.scoring.rel_tol as text, an unknown check option,
            min_coverage out of range, an llm judge with no judges, unknown model / judge / suite /
-           benchmark names (also in a sweep: the closest name and the choices), a suite that was never
+           benchmark names (also in a sweep: the closest name and the choices), a config name that
+           leaves its folder (`model=../../../../elsewhere/x` with a config there, `./x`, `-x`), a suite that was never
            rendered, an unset API key variable, a template with an unknown field, the `demo` model on
            a suite it has no recordings for, a stage run outside the repository's root
 runs       an endpoint that is down, unresolvable, refusing the key or not listing the model (the
@@ -973,6 +974,41 @@ def test_an_unknown_config_name_is_named_with_the_closest_and_the_choices(
     assert (f"did you mean '{closest}'? " in line) == (closest is not None), line
     assert line.endswith(f"The {group} configs: {', '.join(choices)}")
     assert not (tmp_path / "outputs").exists()
+
+
+ELSEWHERE_CONFIGS = {"model": "provider: reference\nsamples: 1\n", "judge": "kind: rule\n"}
+
+
+@pytest.mark.parametrize(
+    "name,group,chosen,overrides",
+    [
+        ("generate", "model", "elsewhere", ["cell.suite=sample_hipho"]),
+        ("judge", "judge", "elsewhere", ["cell.suite=sample_hipho", "cell.model=reference"]),
+        ("generate", "model", "./reference", ["cell.suite=sample_hipho"]),
+        ("generate", "model", "-reference", ["cell.suite=sample_hipho"]),
+        ("judge", "judge", "../judge/rule", ["cell.suite=sample_hipho", "cell.model=reference"]),
+        ("render", "suite", "../suite/sample_hipho", ["cell.benchmark=sample_hipho"]),
+        ("fetch", "benchmark", "../benchmark/sample_hipho", []),
+    ],
+)
+def test_a_config_name_that_would_leave_its_folder_stops_the_stage_before_it_writes(
+    render_suite, tmp_path, name, group, chosen, overrides
+):
+    """`model=../../../../elsewhere/x`, with a config there, once composed it and wrote the
+    generations outside the outputs: a name becomes a path, so it is one plain file name."""
+    outputs = render_suite("sample_hipho", "sample_hipho")
+    generated = stage("generate", "model=reference", "cell.suite=sample_hipho", outputs=outputs)
+    assert generated.returncode == 0, generated.stderr[-2000:]
+    if chosen == "elsewhere":
+        config = tmp_path / "elsewhere" / "x.yaml"
+        config.parent.mkdir()
+        config.write_text(ELSEWHERE_CONFIGS[group], encoding="utf-8")
+        chosen = os.path.relpath(config.with_suffix(""), ROOT / "conf" / group)
+    before = sorted(tmp_path.rglob("*"))
+    line = one_clear_error(stage(name, f"{group}={chosen}", *overrides, outputs=outputs))
+    assert line.startswith(f"error: {group} '{chosen}' ({group}={chosen}, from params.yaml or the command line) ")
+    assert "becomes a path of its outputs, so it is one plain file name" in line
+    assert sorted(tmp_path.rglob("*")) == before
 
 
 @pytest.mark.parametrize(
