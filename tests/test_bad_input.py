@@ -26,7 +26,8 @@ config     model.concurrency=abc, timeout<=0, a model's generation (or a judge's
            min_coverage out of range, an llm judge with no judges, unknown model / judge / suite /
            benchmark names (also in a sweep: the closest name and the choices), a config name that
            leaves its folder (`model=../../../../elsewhere/x` with a config there, `./x`, `-x`), a suite that was never
-           rendered, an unset API key variable, a template with an unknown field, the `demo` model on
+           rendered, an unset API key variable, a key in a config or pasted into api_key_env (never
+           printed), a template with an unknown field, the `demo` model on
            a suite it has no recordings for, a stage run outside the repository's root
 runs       an endpoint that is down, unresolvable, refusing the key or not listing the model (the
            probe); one failing every request (the breaker); a judge's endpoint down; an output
@@ -974,6 +975,47 @@ def test_an_unknown_config_name_is_named_with_the_closest_and_the_choices(
     assert (f"did you mean '{closest}'? " in line) == (closest is not None), line
     assert line.endswith(f"The {group} configs: {', '.join(choices)}")
     assert not (tmp_path / "outputs").exists()
+
+
+PASTED_KEY = "sk-proj-" + "T3stK3y" * 7
+
+
+@pytest.mark.parametrize(
+    "name,overrides,field",
+    [
+        ("generate", ["model=gpt-4o", "cell.suite=sample_hipho", f"model.api_key_env={PASTED_KEY}"], "api_key_env"),
+        ("generate", ["model=gpt-4o", "cell.suite=sample_hipho", f"+model.api_key={PASTED_KEY}"], "api_key"),
+        (
+            "generate",
+            ["model=gpt-4o", "cell.suite=sample_hipho", f"+model.generation.extra_headers.Authorization={PASTED_KEY}"],
+            "generation.extra_headers.Authorization",
+        ),
+        (
+            "judge",
+            [
+                "judge=gpt-4o",
+                "cell.suite=sample_hipho",
+                "cell.model=m",
+                f"judge.judges.gpt-4o.api_key_env={PASTED_KEY}",
+            ],
+            "judges.gpt-4o: api_key_env",
+        ),
+        (
+            "judge",
+            ["judge=gpt-4o", "cell.suite=sample_hipho", "cell.model=m", f"+judge.judges.gpt-4o.api_key={PASTED_KEY}"],
+            "judges.gpt-4o: api_key",
+        ),
+    ],
+    ids=["model-api_key_env", "model-api_key", "model-authorization-header", "judge-api_key_env", "judge-api_key"],
+)
+def test_a_key_in_a_config_stops_the_stage_without_reaching_its_log(tmp_path, name, overrides, field):
+    """What a stage prints goes into DVC's and CI's logs."""
+    outputs = tmp_path / "outputs"
+    result = stage(name, *overrides, outputs=outputs)
+    line = one_clear_error(result)
+    assert re.search(rf"\): {re.escape(field)}[: ]", line) and "api_key_env: MY_ENDPOINT_KEY" in line, line
+    assert PASTED_KEY not in result.stdout + result.stderr and "T3stK3y" not in result.stdout + result.stderr
+    assert not outputs.exists()
 
 
 ELSEWHERE_CONFIGS = {"model": "provider: reference\nsamples: 1\n", "judge": "kind: rule\n"}
