@@ -9,7 +9,8 @@ Most cases call the stage functions (`fetch`, `render`, `generate`, `judge`), wh
 records    broken JSON line; missing field; wrong types (HiPhO answers as a number, points as text,
            MATH-Vision answer as a list, options as text, level as a word; PhysElite difficulty);
            a problem that is not an object; duplicate ids; an empty release; non-UTF-8 files;
-           HiPhO points that are NaN, infinite, negative, text or lists; a HiPhO answer or unit that
+           HiPhO points that are NaN, infinite, negative, text or lists; a text field that is NaN or
+           infinite (PhysElite answer and text, a HiPhO answer); a HiPhO answer or unit that
            is an object; an empty or blank id, or an id that is an object; an empty gold where the
            protocol needs one (HiPhO without a marking scheme, MATH-Vision, PhysElite without a
            solution); a MATH-Vision level outside 1-5; a PhysElite language not in the config's
@@ -292,6 +293,28 @@ RECORDS = {
         lambda p: p.write_text(p.read_text(encoding="utf-8")[:-3], encoding="utf-8"),
         (HP, "(file)", "(json)"),
         "invalid JSON",
+    ),
+    # a text field of NaN or infinity (a data frame's missing value) is no text: never "nan"
+    "physelite-answer-nan": (
+        "physelite",
+        PE,
+        lambda p: edit_jsonl(p, 1, lambda r: r.update(problem_answer=float("nan"))),
+        (f"{PE}:1", "PE-S-0001", "problem_answer"),
+        "nan is not a value (a missing value written as a number?): it must be set",
+    ),
+    "physelite-text-infinite": (
+        "physelite",
+        PE,
+        lambda p: edit_jsonl(p, 1, lambda r: r.update(problem_text=float("-inf"))),
+        (f"{PE}:1", "PE-S-0001", "problem_text"),
+        "-inf is not a value",
+    ),
+    "hipho-answer-nan": (
+        "hipho",
+        HP,
+        lambda p: edit_exam(p, 1, lambda i: i.update(answer=[float("nan")])),
+        (HP, "DemoPhO_2025_1_a", "answer[0]"),
+        "nan is not a value",
     ),
     # points must be finite numbers >= 0: NaN would make every score NaN, a string "2" silently 2
     "hipho-points-nan": (
