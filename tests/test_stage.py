@@ -259,7 +259,10 @@ def test_each_judge_endpoint_is_checked_by_its_provider_openai_unless_named(endp
 
 def test_the_shipped_model_configs_pass_their_checks():
     for path in sorted((ROOT / "conf" / "model").glob("*.yaml")):
-        check_model(OmegaConf.merge(OmegaConf.load(path), {"api_key_env": None}), path.stem)
+        cfg = OmegaConf.load(path)
+        if "api_key_env" in cfg:  # an endpoint's: no key needed here (an offline provider has no such setting)
+            cfg.api_key_env = None
+        check_model(cfg, path.stem)
 
 
 def composed_model(change: dict):
