@@ -9,7 +9,8 @@ Most cases call the stage functions (`fetch`, `render`, `generate`, `judge`), wh
 records    broken JSON line; missing field; wrong types (HiPhO answers as a number, points as text,
            MATH-Vision answer as a list, options as text, level as a word; PhysElite difficulty);
            a problem that is not an object; duplicate ids; an empty release; non-UTF-8 files;
-           HiPhO points that are NaN, infinite, negative, text or lists; a HiPhO answer or unit that
+           HiPhO points that are NaN, infinite, negative, text or lists; a text field that is NaN or
+           infinite (PhysElite answer and text, a HiPhO answer); a HiPhO answer or unit that
            is an object; an empty or blank id, or an id that is an object; an empty gold where the
            protocol needs one (HiPhO without a marking scheme, MATH-Vision, PhysElite without a
            solution); a MATH-Vision level outside 1-5; a PhysElite language not in the config's
@@ -24,8 +25,10 @@ config     model.concurrency=abc, timeout<=0, a model's generation (or a judge's
            2.0, true or text), a scoring setting in a judge config, a suite option outside its
            choices (figures, figure_placement, protocol), suite.scoring.rel_tol as text, an unknown check option,
            min_coverage out of range, an llm judge with no judges, unknown model / judge / suite /
-           benchmark names (also in a sweep: the closest name and the choices), a suite that was never
-           rendered, an unset API key variable, a template with an unknown field, the `demo` model on
+           benchmark names (also in a sweep: the closest name and the choices), a config name that
+           leaves its folder (`model=../../../../elsewhere/x` with a config there, `./x`, `-x`), a suite that was never
+           rendered, an unset API key variable, a key in a config or pasted into api_key_env (never
+           printed), a template with an unknown field, the `demo` model on
            a suite it has no recordings for, a stage run outside the repository's root
 runs       an endpoint that is down, unresolvable, refusing the key or not listing the model (the
            probe); one failing every request (the breaker); a judge's endpoint down; an output
@@ -290,6 +293,28 @@ RECORDS = {
         lambda p: p.write_text(p.read_text(encoding="utf-8")[:-3], encoding="utf-8"),
         (HP, "(file)", "(json)"),
         "invalid JSON",
+    ),
+    # a text field of NaN or infinity (a data frame's missing value) is no text: never "nan"
+    "physelite-answer-nan": (
+        "physelite",
+        PE,
+        lambda p: edit_jsonl(p, 1, lambda r: r.update(problem_answer=float("nan"))),
+        (f"{PE}:1", "PE-S-0001", "problem_answer"),
+        "nan is not a value (a missing value written as a number?): it must be set",
+    ),
+    "physelite-text-infinite": (
+        "physelite",
+        PE,
+        lambda p: edit_jsonl(p, 1, lambda r: r.update(problem_text=float("-inf"))),
+        (f"{PE}:1", "PE-S-0001", "problem_text"),
+        "-inf is not a value",
+    ),
+    "hipho-answer-nan": (
+        "hipho",
+        HP,
+        lambda p: edit_exam(p, 1, lambda i: i.update(answer=[float("nan")])),
+        (HP, "DemoPhO_2025_1_a", "answer[0]"),
+        "nan is not a value",
     ),
     # points must be finite numbers >= 0: NaN would make every score NaN, a string "2" silently 2
     "hipho-points-nan": (
@@ -973,6 +998,82 @@ def test_an_unknown_config_name_is_named_with_the_closest_and_the_choices(
     assert (f"did you mean '{closest}'? " in line) == (closest is not None), line
     assert line.endswith(f"The {group} configs: {', '.join(choices)}")
     assert not (tmp_path / "outputs").exists()
+
+
+PASTED_KEY = "sk-proj-" + "T3stK3y" * 7
+
+
+@pytest.mark.parametrize(
+    "name,overrides,field",
+    [
+        ("generate", ["model=gpt-4o", "cell.suite=sample_hipho", f"model.api_key_env={PASTED_KEY}"], "api_key_env"),
+        ("generate", ["model=gpt-4o", "cell.suite=sample_hipho", f"+model.api_key={PASTED_KEY}"], "api_key"),
+        (
+            "generate",
+            ["model=gpt-4o", "cell.suite=sample_hipho", f"+model.generation.extra_headers.Authorization={PASTED_KEY}"],
+            "generation.extra_headers.Authorization",
+        ),
+        (
+            "judge",
+            [
+                "judge=gpt-4o",
+                "cell.suite=sample_hipho",
+                "cell.model=m",
+                f"judge.judges.gpt-4o.api_key_env={PASTED_KEY}",
+            ],
+            "judges.gpt-4o: api_key_env",
+        ),
+        (
+            "judge",
+            ["judge=gpt-4o", "cell.suite=sample_hipho", "cell.model=m", f"+judge.judges.gpt-4o.api_key={PASTED_KEY}"],
+            "judges.gpt-4o: api_key",
+        ),
+    ],
+    ids=["model-api_key_env", "model-api_key", "model-authorization-header", "judge-api_key_env", "judge-api_key"],
+)
+def test_a_key_in_a_config_stops_the_stage_without_reaching_its_log(tmp_path, name, overrides, field):
+    """What a stage prints goes into DVC's and CI's logs."""
+    outputs = tmp_path / "outputs"
+    result = stage(name, *overrides, outputs=outputs)
+    line = one_clear_error(result)
+    assert re.search(rf"\): {re.escape(field)}[: ]", line) and "api_key_env: MY_ENDPOINT_KEY" in line, line
+    assert PASTED_KEY not in result.stdout + result.stderr and "T3stK3y" not in result.stdout + result.stderr
+    assert not outputs.exists()
+
+
+ELSEWHERE_CONFIGS = {"model": "provider: reference\nsamples: 1\n", "judge": "kind: rule\n"}
+
+
+@pytest.mark.parametrize(
+    "name,group,chosen,overrides",
+    [
+        ("generate", "model", "elsewhere", ["cell.suite=sample_hipho"]),
+        ("judge", "judge", "elsewhere", ["cell.suite=sample_hipho", "cell.model=reference"]),
+        ("generate", "model", "./reference", ["cell.suite=sample_hipho"]),
+        ("generate", "model", "-reference", ["cell.suite=sample_hipho"]),
+        ("judge", "judge", "../judge/rule", ["cell.suite=sample_hipho", "cell.model=reference"]),
+        ("render", "suite", "../suite/sample_hipho", ["cell.benchmark=sample_hipho"]),
+        ("fetch", "benchmark", "../benchmark/sample_hipho", []),
+    ],
+)
+def test_a_config_name_that_would_leave_its_folder_stops_the_stage_before_it_writes(
+    render_suite, tmp_path, name, group, chosen, overrides
+):
+    """`model=../../../../elsewhere/x`, with a config there, once composed it and wrote the
+    generations outside the outputs: a name becomes a path, so it is one plain file name."""
+    outputs = render_suite("sample_hipho", "sample_hipho")
+    generated = stage("generate", "model=reference", "cell.suite=sample_hipho", outputs=outputs)
+    assert generated.returncode == 0, generated.stderr[-2000:]
+    if chosen == "elsewhere":
+        config = tmp_path / "elsewhere" / "x.yaml"
+        config.parent.mkdir()
+        config.write_text(ELSEWHERE_CONFIGS[group], encoding="utf-8")
+        chosen = os.path.relpath(config.with_suffix(""), ROOT / "conf" / group)
+    before = sorted(tmp_path.rglob("*"))
+    line = one_clear_error(stage(name, f"{group}={chosen}", *overrides, outputs=outputs))
+    assert line.startswith(f"error: {group} '{chosen}' ({group}={chosen}, from params.yaml or the command line) ")
+    assert "becomes a path of its outputs, so it is one plain file name" in line
+    assert sorted(tmp_path.rglob("*")) == before
 
 
 @pytest.mark.parametrize(

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import shutil
+import struct
+import zlib
 from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
+from PIL import Image
 
 from olympiad_eval.benchmarks import known_kinds
 from olympiad_eval.benchmarks.release import FigureStore
+from olympiad_eval.core.images import MAX_FIGURE_PIXELS
 from olympiad_eval.core.records import InputError, Problem, RecordError, file_sha256, read_jsonl
 from olympiad_eval.stages import fetch as fetch_module
 from olympiad_eval.stages.fetch import fetch
@@ -138,6 +144,107 @@ def test_corrupt_png(tmp_path, damage):
         field="process_images",
         match="not a readable image",
     )
+
+
+def link_out_file(root: Path, outside: Path) -> None:
+    (root / "images" / "3.jpg").unlink()
+    (root / "images" / "3.jpg").symlink_to(outside / "3.jpg")
+
+
+def link_out_relative(root: Path, outside: Path) -> None:
+    (root / "images" / "3.jpg").unlink()
+    (root / "images" / "3.jpg").symlink_to(os.path.relpath(outside / "3.jpg", root / "images"))
+
+
+def link_out_folder(root: Path, outside: Path) -> None:
+    shutil.rmtree(outside)
+    shutil.move(root / "images", outside)
+    (root / "images").symlink_to(outside, target_is_directory=True)
+
+
+@pytest.mark.parametrize(
+    "link", [link_out_file, link_out_relative, link_out_folder], ids=["file", "relative", "folder"]
+)
+def test_a_figure_that_links_outside_the_release_is_refused(tmp_path, link):
+    """Checked on the path resolved, not as written: `images/3.jpg` names a file of the release,
+    and its link (or its folder's) leads out of it, to a file that would be stored and sent."""
+    root = release(tmp_path, "mathvision")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    shutil.copy(root / "images" / "3.jpg", outside / "3.jpg")
+    link(root, outside)
+    fails(
+        tmp_path,
+        "mathvision",
+        root,
+        path=f"{root / 'data' / 'test.jsonl'}:{1 if link is link_out_folder else 3}",
+        record="1" if link is link_out_folder else "3",
+        field="image",
+        match="is a link that leads outside the release",
+    )
+
+
+def test_a_figure_that_links_inside_the_release_is_read(tmp_path):
+    root = release(tmp_path, "mathvision")
+    (root / "extra").mkdir()
+    shutil.move(root / "images" / "3.jpg", root / "extra" / "3.jpg")
+    (root / "images" / "3.jpg").symlink_to(Path("..") / "extra" / "3.jpg")
+    (root / "images" / "2.jpg").unlink()
+    (root / "images" / "2.jpg").symlink_to("1.jpg")
+    problems = {p.id: p for p in fetch("sample_mathvision", config("mathvision", root), tmp_path / "out")}
+    assert problems["3"].figures[0].sha256 == file_sha256(root / "extra" / "3.jpg")
+    assert problems["2"].figures[0].sha256 == problems["1"].figures[0].sha256
+
+
+def png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def png(mode: str, width: int, height: int) -> bytes:
+    buffer = io.BytesIO()
+    Image.new(mode, (width, height)).save(buffer, format="PNG", optimize=True)
+    return buffer.getvalue()
+
+
+def header_only_png(width: int, height: int) -> bytes:
+    """A PNG whose header claims width x height and whose pixel data is junk: decoding it fails."""
+    header = png_chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0))
+    return b"\x89PNG\r\n\x1a\n" + header + png_chunk(b"IDAT", b"junk") + png_chunk(b"IEND", b"")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        lambda: png("1", 12_000, 12_000),  # 144 megapixels in ~20 kB
+        lambda: png("P", 8_000, 8_000),
+        lambda: png("L", 100_000, MAX_FIGURE_PIXELS // 100_000 + 1),  # just over the bound
+        lambda: header_only_png(12_000, 12_000),  # refused from its header: never decoded
+    ],
+    ids=["1-bit-144mp", "palette-64mp", "just-over", "header-only"],
+)
+@pytest.mark.filterwarnings("ignore::PIL.Image.DecompressionBombWarning")  # Pillow's, at open
+def test_a_figure_over_the_pixel_bound_is_refused_from_its_header(tmp_path, data):
+    root = release(tmp_path, "mathvision")
+    figure = data()
+    assert len(figure) < 2**20
+    (root / "images" / "3.jpg").write_bytes(figure)
+    error = fails(
+        tmp_path,
+        "mathvision",
+        root,
+        path=f"{root / 'data' / 'test.jsonl'}:3",
+        record="3",
+        field="image",
+        match="megapixels), over the bound of 50 megapixels: refused before it is decoded",
+    )
+    assert "figure 'images/3.jpg' is " in str(error)
+
+
+def test_a_figure_at_the_pixel_bound_is_read(tmp_path):
+    root = release(tmp_path, "mathvision")
+    (root / "images" / "3.jpg").write_bytes(png("1", 10_000, MAX_FIGURE_PIXELS // 10_000))
+    problems = {p.id: p for p in fetch("sample_mathvision", config("mathvision", root), tmp_path / "out")}
+    assert problems["3"].figures[0].mime == "image/png"
 
 
 def test_truncated_jpeg(tmp_path):

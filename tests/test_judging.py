@@ -12,7 +12,7 @@ from omegaconf import OmegaConf
 from olympiad_eval.benchmarks import plugin
 from olympiad_eval.benchmarks.base import ContractError, JudgeTask
 from olympiad_eval.benchmarks.physelite.judging import parse_verdict
-from olympiad_eval.cli.fake_server import FakeOpenAI, Fault
+from olympiad_eval.cli.fake_server import FakeOpenAI, Fault, default_responder
 from olympiad_eval.core.records import Generation, InputError, Judgment, Problem, read_jsonl, write_jsonl
 from olympiad_eval.llm.cache import RequestCache, utc_now
 from olympiad_eval.llm.transport import EndpointError
@@ -246,6 +246,48 @@ def test_an_invalid_judge_reply_is_reasked_then_recorded_as_a_judge_error(render
         assert server.count() == 3 * 3  # one ask and two re-asks per response
     assert outcome.judge_errors == 3 and outcome.coverage == 0.0
     assert all(j.status == "judge_error" and j.score is None for j in judgments.values())
+
+
+# What a judge writes around the JSON object its schema asks for: LaTeX braces, prose in braces,
+# another object, a fence. Each reply must read as the bare object does, on its first ask.
+AROUND_JSON = {
+    "latex-before": lambda reply: f"Comparing $\\frac{{1}}{{2}}$ with \\boxed{{3}}: {reply}",
+    "latex-around-a-fence": lambda reply: (
+        f"The response's \\boxed{{\\dfrac{{3}}{{8}}}}:\n```json\n{reply}\n```\n$x^{{2}}$"
+    ),
+    "broken-json-before": lambda reply: f'{{the first step}} is sound; {{"verdict": }} {reply}',
+    "another-object-before": lambda reply: f'{{"note": "no schema field here"}}\n{reply}',
+}
+
+
+@pytest.mark.parametrize("around", AROUND_JSON)
+@pytest.mark.parametrize(
+    "suite,benchmark", [("sample_physelite_en", "sample_physelite"), ("sample_hipho", "sample_hipho")]
+)
+def test_a_judge_reply_with_braces_before_its_json_is_read_on_the_first_ask(render_suite, around, suite, benchmark):
+    outputs = render_suite(suite, benchmark)
+    generations = generate_with(
+        outputs, suite, "demo", {"provider": "replay", "path": str(ROOT / "data/replay/demo/{suite}.jsonl")}
+    )
+    read = {}
+    for name, responder in {
+        "bare": default_responder,
+        around: lambda body: AROUND_JSON[around](default_responder(body)),
+    }.items():
+        with FakeOpenAI(responder) as server:
+            outcome = judge(
+                outputs / "suites" / suite,
+                generations,
+                "gpt-4o",
+                llm_judge_cfg(server.base_url, max_reasks=2),
+                outputs / f"{name}.jsonl",
+                outputs.parent / f"{name}.sqlite",
+            )
+            asked = server.count()
+        judgments = read_jsonl(outputs / f"{name}.jsonl", Judgment)
+        read[name] = asked, outcome.judge_errors, [(j.id, j.status, j.points, j.score) for j in judgments]
+    assert read["bare"][1] == 0 and read["bare"][0] > 0
+    assert read[around] == read["bare"]
 
 
 def test_a_request_that_failed_is_not_reasked(render_suite):

@@ -7,6 +7,7 @@ import pytest
 
 from olympiad_eval.core import layout
 from olympiad_eval.core.layout import Layout, spelled
+from olympiad_eval.core.records import InputError
 
 
 def test_a_cell_s_files_are_under_its_family_and_the_rest_under_their_benchmark_or_suite(tmp_path):
@@ -49,10 +50,19 @@ def test_a_path_that_names_nothing_is_refused(name, fields, words):
 def test_every_path_has_its_method_and_the_method_spells_it(tmp_path):
     outputs = Layout(tmp_path)
     for name in layout.PATTERNS:
-        fields = {field: f"<{field}>" for field in layout.fields_of(name)}
+        fields = {field: f"{field}-1" for field in layout.fields_of(name)}
         assert getattr(outputs, name)(**fields) == tmp_path / spelled(name, **fields), name
 
 
 def test_fetch_and_render_write_the_files_the_layout_names(render_suite):
     outputs = Layout(render_suite("sample_hipho", "sample_hipho"))
     assert outputs.problem_records("sample_hipho").is_file() and outputs.prompts("sample_hipho").is_file()
+
+
+@pytest.mark.parametrize("name", ["../../../../elsewhere/x", "a/b", "..", "a\0b", "-rf", "x.", "", "/abs"], ids=repr)
+@pytest.mark.parametrize("path,field", [("generations", "model"), ("judgments", "judge"), ("prompts", "suite")])
+def test_a_name_that_is_no_plain_file_name_makes_no_path(tmp_path, path, field, name):
+    fields = {key: "ok" for key in layout.fields_of(path)} | {field: name}
+    with pytest.raises(InputError, match=rf"^{field} .* is not a name that can become a path"):
+        getattr(Layout(tmp_path), path)(**fields)
+    assert list(tmp_path.iterdir()) == []

@@ -154,6 +154,34 @@ def test_a_malformed_plan_is_named_with_its_key(tmp_path, plan, message):
     assert str(error.value).startswith(f"{path}: ") and message in str(error.value)
 
 
+HOSTILE_NAMES = ["../../../../elsewhere/x", "a/b", "..", ".", "a\0b", "-rf", ".hidden", "x.", "", "a b", "ü"]
+
+
+def plan_naming(key: str, name: str) -> tuple[dict, str]:
+    """A plan whose `key` (models, judges, family, benchmark or suite) is `name`, and the kind named."""
+    benchmarks = {name if key == "benchmark" else "pe": "data/pe"}
+    suites = {name if key == "suite" else "pe_en": name if key == "benchmark" else "pe"}
+    return {
+        "models": [name if key == "models" else "m"],
+        "judges": [name if key == "judges" else "rule"],
+        "pipelines": {name if key == "family" else "physelite": {"benchmarks": benchmarks, "suites": suites}},
+    }, {"models": "model", "judges": "judge"}.get(key, key)
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES, ids=repr)
+@pytest.mark.parametrize("key", ["models", "judges", "family", "benchmark", "suite"])
+def test_a_plan_naming_something_with_no_plain_file_name_is_refused(tmp_path, key, name):
+    """Each name becomes a path of the outputs (`model=../../../../elsewhere/x` would write there)."""
+    plan, kind = plan_naming(key, name)
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(plan, sort_keys=False), encoding="utf-8")
+    with pytest.raises(InputError) as error:
+        read_plan(path)
+    said = str(error.value)
+    assert said.startswith(f"{path}: ") and f"{kind} {name!r} is not a name that can become a path" in said, said
+    assert "\n" not in said
+
+
 # ---------------------------------------------------------------- config checks
 
 GPT = {"provider": "openai", "base_url": "https://api.example.com/v1", "model": "m", "api_key_env": None}
@@ -231,7 +259,128 @@ def test_each_judge_endpoint_is_checked_by_its_provider_openai_unless_named(endp
 
 def test_the_shipped_model_configs_pass_their_checks():
     for path in sorted((ROOT / "conf" / "model").glob("*.yaml")):
-        check_model(OmegaConf.merge(OmegaConf.load(path), {"api_key_env": None}), path.stem)
+        cfg = OmegaConf.load(path)
+        if "api_key_env" in cfg:  # an endpoint's: no key needed here (an offline provider has no such setting)
+            cfg.api_key_env = None
+        check_model(cfg, path.stem)
+
+
+def composed_model(change: dict):
+    """conf/model/gpt-4o.yaml as the generate stage composes it, `change` merged in (as if written in
+    the file: a key the file adds is no override of one it has)."""
+    model = compose_stage("generate", ["model=gpt-4o", "cell.suite=sample_hipho"]).model
+    OmegaConf.set_struct(model, False)
+    return OmegaConf.merge(model, change)
+
+
+def composed_judge(change: dict):
+    """conf/judge/gpt-4o.yaml as the judge stage composes it, `change` merged into its endpoint."""
+    cfg = compose_stage("judge", ["judge=gpt-4o", "cell.suite=sample_hipho", "cell.model=m"]).judge
+    OmegaConf.set_struct(cfg, False)
+    return OmegaConf.merge(cfg, {"judges": {"gpt-4o": change}})
+
+
+SECRET = "sk-proj-" + "Zq8vR2" * 8
+INLINE_SECRETS = [
+    ({"api_key": SECRET}, "api_key"),
+    ({"apiKey": "abc123"}, "apiKey"),
+    (
+        {"generation": {"extra_headers": {"Authorization": f"Bearer {SECRET}"}}},
+        "generation.extra_headers.Authorization",
+    ),
+    ({"generation": {"extra_headers": {"X-Api-Key": SECRET}}}, "generation.extra_headers.X-Api-Key"),
+    ({"generation": {"extra_body": {"auth": {"token": SECRET}}}}, "generation.extra_body.auth"),
+    ({"generation": {"extra_body": {"user_ref": SECRET}}}, "generation.extra_body.user_ref"),
+]
+
+
+@pytest.mark.parametrize("change,field", INLINE_SECRETS)
+def test_a_secret_written_in_a_model_config_is_refused_naming_the_field_never_the_value(change, field):
+    with pytest.raises(InputError) as error:
+        check_model(composed_model(change), "gpt-4o")
+    said = str(error.value)
+    assert said.startswith(f"model 'gpt-4o' (conf/model/gpt-4o.yaml or an override): {field}"), said
+    assert "api_key_env" in said and SECRET not in said and "abc123" not in said
+
+
+@pytest.mark.parametrize(
+    "change,field",
+    [
+        ({"api_key": SECRET}, "api_key"),
+        ({"token": SECRET}, "token"),
+        ({"prices": {"input": 1, "secret": SECRET}}, "prices.secret"),
+    ],
+)
+def test_a_secret_written_in_a_judge_endpoint_is_refused_naming_the_field_never_the_value(change, field):
+    with pytest.raises(InputError) as error:
+        check_judge(composed_judge(change), "gpt-4o")
+    said = str(error.value)
+    assert said.startswith(f"judge 'gpt-4o' (conf/judge/gpt-4o.yaml or an override): judges.gpt-4o: {field}"), said
+    assert "api_key_env" in said and SECRET not in said
+
+
+@pytest.mark.parametrize(
+    "pasted",
+    [SECRET, "sk-ant-api03-" + "x1" * 20, "hf_" + "a1B2" * 9, "Bearer abc9", "my key", "0PENAI_KEY", "OPENAI-API-KEY"],
+)
+def test_a_value_of_api_key_env_that_is_no_variable_name_is_refused_without_being_shown(pasted):
+    with pytest.raises(InputError) as error:
+        check_model(composed_model({"api_key_env": pasted}), "gpt-4o")
+    said = str(error.value)
+    assert said.startswith("model 'gpt-4o' (conf/model/gpt-4o.yaml or an override): api_key_env "), said
+    assert "MY_ENDPOINT_KEY" in said and pasted not in said
+
+
+def test_an_unset_variable_named_by_api_key_env_is_named(monkeypatch):
+    monkeypatch.delenv("OE_UNSET_KEY", raising=False)
+    with pytest.raises(InputError, match="the environment variable OE_UNSET_KEY, which is not set"):
+        check_model(composed_model({"api_key_env": "OE_UNSET_KEY"}), "gpt-4o")
+
+
+@pytest.mark.parametrize(
+    "change,words",
+    [
+        ({"max_retry": 3}, "'max_retry' is not a setting of a model of provider 'openai'; did you mean 'max_retries'?"),
+        ({"max_retires": 3}, "'max_retires' is not a setting of a model of provider 'openai'; did you mean"),
+        # a request setting written beside `generation` instead of under it
+        pytest.param(
+            {"temprature": 0},
+            "'temprature' is not a setting of a model of provider 'openai'; did you mean",
+            marks=pytest.mark.xfail(strict=True, reason="no close match among the top-level keys: no 'did you mean'"),
+        ),
+        ({"timout": 60}, "did you mean 'timeout'?"),
+        pytest.param(
+            {"generation": {"max_token": 100}},
+            "generation.max_token is not a request setting of the chat API; did you mean 'max_tokens'?",
+            marks=pytest.mark.xfail(strict=True, reason="secrets.secret_name takes `max_token` for a secret"),
+        ),
+        (
+            {"generation": {"max_tokes": 100}},
+            "generation.max_tokes is not a request setting of the chat API; did you mean 'max_tokens'?",
+        ),
+        (
+            {"generation": {"temprature": 0.2}},
+            "generation.temprature is not a request setting of the chat API; did you mean 'temperature'?",
+        ),
+        ({"generation": {"top_k": 20}}, "a parameter that your endpoint adds goes under generation.extra_body"),
+    ],
+)
+def test_a_misspelt_model_setting_is_refused_with_the_closest(change, words):
+    with pytest.raises(InputError) as error:
+        check_model(composed_model(change), "gpt-4o")
+    assert words in str(error.value), str(error.value)
+
+
+def test_a_misspelt_judge_setting_is_refused_with_the_closest():
+    with pytest.raises(
+        InputError, match="'max_retry' is not a setting of a judge endpoint .*did you mean 'max_retries'"
+    ):
+        check_judge(composed_judge({"max_retry": 3}), "gpt-4o")
+
+
+def test_an_endpoint_s_own_parameters_pass_under_extra_body():
+    extra = {"top_k": 20, "min_p": 0.05, "max_new_tokens": 7, "chat_template_kwargs": {"enable_thinking": False}}
+    check_model(composed_model({"api_key_env": None, "generation": {"extra_body": extra}}), "gpt-4o")
 
 
 @pytest.mark.parametrize(

@@ -171,6 +171,29 @@ def test_row_without_image_has_no_figure(tmp_path):
     assert problem.figures == () and problem.level is None
 
 
+NOT_NUMBERS = [float("nan"), float("inf"), float("-inf")]  # NaN, Infinity, -Infinity in the jsonl
+
+
+@pytest.mark.parametrize("value", NOT_NUMBERS, ids=str)
+@pytest.mark.parametrize("field,row", [("answer", {}), ("question", {}), ("options", {"options": ["1", "2"]})])
+def test_a_required_text_of_nan_or_infinity_is_refused_never_read_as_its_text(tmp_path, value, field, row):
+    """A data frame writes NaN where a value is missing: the gold is missing, not the answer "nan"."""
+    row = ROW | row
+    row[field] = [row[field][0], value] if field == "options" else value
+    path = write_release(tmp_path, [ROW | {"id": "0"}, row])
+    with pytest.raises(RecordError) as caught:
+        load_release(MATHVISION, tmp_path, cfg("test"), "m")
+    assert (caught.value.path, caught.value.record, caught.value.field) == (f"{path}:2", "1", field)
+    assert f"{value!r} is not a value (a missing value written as a number?): it must be set" in str(caught.value)
+
+
+@pytest.mark.parametrize("value", NOT_NUMBERS, ids=str)
+def test_an_optional_text_of_nan_or_infinity_is_missing(tmp_path, value):
+    write_release(tmp_path, [ROW | {"solution": value, "subject": value}])
+    [problem] = load_release(MATHVISION, tmp_path, cfg("test"), "m")
+    assert problem.solution == "" and problem.subject == ""
+
+
 # ---------------------------------------------------------------- prompts and scoring
 
 
