@@ -128,20 +128,26 @@ def request_settings(cfg, key: str, where: str) -> None:
     number(settings, "seed", f"{where}: {key}", integer=True)
 
 
-def did_you_mean(name: str, names) -> str:
-    """`; did you mean 'x'?` where one of `names` is close to `name`, else nothing."""
-    close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.6)
-    return f"; did you mean '{close[0]}'?" if close else ""
+def did_you_mean(name: str, names, shown=None) -> str:
+    """`; did you mean 'x'?` where one of `names` is close to `name`, else nothing; `shown`: how
+    each of `names` is written in the message (`generation.temperature` for `temperature`)."""
+    names = list(names)
+    bare = [str(n).rpartition(".")[2] for n in names] if shown is not None else names
+    close = difflib.get_close_matches(name, bare, n=1, cutoff=0.6)
+    return f"; did you mean '{list(shown or names)[bare.index(close[0])]}'?" if close else ""
 
 
-def known_keys(cfg, known, where: str, what: str, extra: str = "") -> None:
+def known_keys(cfg, known, where: str, what: str, extra: str = "", nested: dict | None = None) -> None:
     """Every key of the mapping `cfg` is one of `known`: a misspelt key (`max_retry`) is refused,
-    named with the closest, instead of being silently ignored. `what` says whose keys they are."""
+    named with the closest, instead of being silently ignored. `what` says whose keys they are;
+    `nested` the keys of a mapping under one of them (`generation`: the request settings), for a
+    key written a level too high (`temprature` beside `generation`)."""
+    below = [f"{parent}.{key}" for parent, keys in (nested or {}).items() for key in keys]
     for name in cfg:
         if name not in known:
+            hint = did_you_mean(str(name), known) or did_you_mean(str(name), below, below)
             raise InputError(
-                f"{where}: '{name}' is not a setting of {what}{did_you_mean(str(name), known)} "
-                f"(its settings: {', '.join(known)}){extra}"
+                f"{where}: '{name}' is not a setting of {what}{hint} (its settings: {', '.join(known)}){extra}"
             )
 
 

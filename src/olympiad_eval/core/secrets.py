@@ -42,13 +42,15 @@ _SECRET_NAME = re.compile(
     re.IGNORECASE,
 )
 ALLOWED_NAMES = frozenset({"api_key_env", "prompt_cache_key"})  # a variable's name; a cache hint
+# A count of tokens, not a token (`max_tokens`, `max_token`, `max_new_tokens`, `min_tokens`, ...).
+_TOKEN_COUNT = re.compile(r"(?:^|[_\-.])(?:max|min|num|n|total)[_\-]?(?:new[_\-]?|completion[_\-]?)?tokens?$", re.I)
 _LONG_RUN = re.compile(r"[A-Za-z0-9]{32,}")
 
 
 def secret_name(name) -> bool:
     """Whether a field's name says that it holds a secret."""
     text = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", str(name))  # apiKey -> api_Key
-    return str(name) not in ALLOWED_NAMES and _SECRET_NAME.search(text) is not None
+    return str(name) not in ALLOWED_NAMES and not _TOKEN_COUNT.search(text) and _SECRET_NAME.search(text) is not None
 
 
 def secret_value(value) -> bool:

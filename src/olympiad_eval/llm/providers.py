@@ -38,7 +38,7 @@ from typing import ClassVar
 from omegaconf import OmegaConf
 from tqdm import tqdm
 
-from olympiad_eval.core.config import known_keys, number
+from olympiad_eval.core.config import REQUEST_SETTINGS, known_keys, number
 from olympiad_eval.core.records import InputError, Prompt, RecordError, iter_json_lines
 from olympiad_eval.core.secrets import check_no_secrets
 from olympiad_eval.llm.cache import Reply, RequestCache
@@ -336,7 +336,8 @@ def check_config(cfg, where: str, provider: type[Provider], judge: bool = False)
         if judge
         else "; request settings go under `generation`, and a parameter your endpoint adds under generation.extra_body"
     )
-    known_keys(cfg, (*common, *provider.settings), where, whose, extra if provider.sends else "")
+    nested = {"generation": REQUEST_SETTINGS} if provider.sends and not judge else None
+    known_keys(cfg, (*common, *provider.settings), where, whose, extra if provider.sends else "", nested)
 
 
 def provider_class(name, where: str) -> type[Provider]:
