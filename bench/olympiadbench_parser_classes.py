@@ -20,6 +20,7 @@ import random
 import re
 
 from olympiad_eval.benchmarks.olympiadbench import official
+from olympiad_eval.scoring.answers import boxes
 
 PHRASES = {"en": "So the final answer is ", "zh": "所以最终答案是"}  # the official prompts' closing phrases
 
@@ -79,14 +80,7 @@ def klass(name: str, reading: str):
     return register
 
 
-def _group_end(text: str, start: int) -> int | None:
-    """Where the brace group opening at `start` ends (just past its closing brace); None if never closed."""
-    depth = 0
-    for index in range(start, len(text)):
-        depth += {"{": 1, "}": -1}.get(text[index], 0)
-        if depth == 0:
-            return index + 1
-    return None
+EXPONENT = re.compile(r"\^\{")  # a brace group after `^`, read by the project's one brace matcher
 
 
 def golds_matching(problems, pattern, limit=None):
@@ -301,10 +295,10 @@ def _e_letters(problems, rng, n):
             pairs.append(make_pair("e-letters", p, before.rstrip() + letter + after.lstrip()))
         else:  # a space put beside it
             pairs.append(make_pair("e-letters", p, before + " " + letter + " " + after))
-        if after.startswith("^{"):
-            end = _group_end(after, 1)
-            if end:
-                pairs.append(make_pair("e-letters", p, before + "\\exp(" + after[2 : end - 1] + ")" + after[end:]))
+        exponent = boxes(after, EXPONENT)
+        if exponent and exponent[0].start == 0 and exponent[0].closed:
+            group = exponent[0]
+            pairs.append(make_pair("e-letters", p, before + "\\exp(" + group.inside + ")" + after[group.end :]))
     adjacent = re.compile(r"([A-Za-z])\s*([eE])(?![A-Za-z^_])|(?<![A-Za-z\\])([eE])\s*([A-Za-z])")
     for p, g in sample(rng, golds_matching(problems, adjacent.pattern), n // 2):  # factors swapped around e/E
         pairs.append(

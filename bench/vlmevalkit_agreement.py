@@ -66,6 +66,7 @@ from olympiad_eval.benchmarks.judging import unfenced
 from olympiad_eval.cli.fake_server import FakeOpenAI, Fault
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.records import Judgment, read_jsonl
+from olympiad_eval.scoring.answers import boxes
 from olympiad_eval.scoring.expressions import to_number
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -145,21 +146,17 @@ def run_vlmevalkit(python: str, root: Path, source: Path, responses: Path, url: 
 # ---------------------------------------------------------------- the exams and the responses
 
 
+BOXED = re.compile(r"\\boxed\{")  # the project's one brace matcher reads what follows
+
+
 def digest(*parts: str) -> bytes:
     return hashlib.sha256("\x1f".join(parts).encode()).digest()
 
 
 def box_payload(value: str) -> str:
     """The inside of a gold's last `\\boxed{...}` (as written), else the text."""
-    start = value.rfind("\\boxed{")
-    if start < 0:
-        return value.strip()
-    depth = 0
-    for index in range(start + 6, len(value)):
-        depth += {"{": 1, "}": -1}.get(value[index], 0)
-        if depth == 0:
-            return value[start + 7 : index]
-    return value[start + 7 :]
+    found = boxes(value, BOXED)
+    return found[-1].inside if found else value.strip()
 
 
 def number_of(gold: str) -> float | None:
