@@ -39,9 +39,12 @@ def test_editing_one_benchmark_s_code_leaves_the_other_families_up_to_date(tmp_p
     assert all(not changed_deps(repo, f"pipelines/{name}/dvc.yaml") for name in families)  # the locks are current
     scoring = repo.path / "src" / "olympiad_eval" / "benchmarks" / family / "scoring.py"
     scoring.write_text(scoring.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
-    stale = changed_deps(repo, f"pipelines/{family}/dvc.yaml")
+    pipeline = f"pipelines/{family}/dvc.yaml"
+    assert changed_deps(repo, pipeline) == {f"code@{family}": {f"src/olympiad_eval/benchmarks/{family}"}}
+    repo.dvc("repro", "--single-item", f"{pipeline}:code@{family}")  # its code lists, which its stages depend on
+    stale = changed_deps(repo, pipeline)
     assert {name.split("@")[0] for name in stale} == {"fetch", "render", "judge", "aggregate", "side", "report"}
-    assert all(deps == {f"src/olympiad_eval/benchmarks/{family}"} for deps in stale.values())
+    assert all(deps == {f"outputs/code/{family}/{name.split('@')[0]}.txt"} for name, deps in stale.items())
     for other in families:
         if other != family:
             assert changed_deps(repo, f"pipelines/{other}/dvc.yaml") == {}, other
@@ -85,6 +88,7 @@ def test_a_benchmark_from_outside_the_package_is_a_working_fifth_family(tmp_path
 
     ran = repo.repro("pipelines/toy/dvc.yaml")
     assert {name.split("@")[0] for name in ran} == {
+        "code",
         "fetch",
         "render",
         "generate",

@@ -39,6 +39,7 @@ def _cells():
                 sorted(Path(out.def_path).as_posix() for out in stage.outs),  # outs, metrics and plots
             )
             for stage in repo.index.stages
+            if not stage.name.startswith("code@")  # a family's code lists (tests/test_plan.py): no config, no cell
         ]
 
 
@@ -171,6 +172,8 @@ def test_every_stage_writes_and_reads_the_paths_the_layout_spells(name, cmd, par
     each DVC stage's outputs and output dependencies are those the code computes for its names."""
     plan = read_plan(ROOT / "params.yaml")
     writes, reads = expected_paths(name, cmd, plan)
+    if family:  # its script's code list, which its family's code stage writes
+        reads |= {f"{OUTPUTS}/{spelled('code', family=family, stage=name.split('@')[0])}"}
     assert set(outs) == writes
     assert {dep for dep in deps if dep.startswith(f"{OUTPUTS}/")} == reads
 

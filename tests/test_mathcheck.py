@@ -222,6 +222,18 @@ def test_check_many_records_a_crash_as_an_undecided_verdict():
     assert verdicts[1] == Verdict(True)
 
 
+def test_workers_give_way_only_to_a_caller_that_sends_requests():
+    """An LLM judge's cell sends requests while its checks run: its workers are reniced. A rules-only
+    cell sends nothing, and its workers keep the stage's own priority (reniced, they would wait on
+    every other process of a busy machine)."""
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    for give_way, expected in ((False, own), (True, max(10, own))):
+        with CheckPool(workers=1, cpu_seconds=ROOMY, give_way=give_way) as pool:
+            assert pool.check_many([Equivalence("1", "1")]) == [Verdict(True)]
+            [worker] = pool._warm[None]
+            assert os.getpriority(os.PRIO_PROCESS, worker.process.pid) == expected, give_way
+
+
 def test_a_check_that_overruns_is_undecided_and_the_pool_carries_on():
     """The tower never finishes: that the batch returns at all shows it was not awaited. Its
     worker is replaced; the checks after it, in the same batch and the next, get verdicts."""

@@ -135,7 +135,8 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
 
         # a Hydra multirun (joblib launcher) writes the fake model's generations outside DVC ...
         assert repo.repro("render@sample_hipho", "render@sample_physelite_en") == sorted(
-            ["fetch@sample_hipho", "fetch@sample_physelite", "render@sample_hipho", "render@sample_physelite_en"]
+            ["code@hipho", "code@physelite"]  # each family's code lists, which its stages depend on
+            + ["fetch@sample_hipho", "fetch@sample_physelite", "render@sample_hipho", "render@sample_physelite_en"]
         )
         repo.run(
             sys.executable,
@@ -150,8 +151,9 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
 
         # ... and `dvc repro` then runs the rest, sending no generation request for them
         ran = repo.repro()
-        # + each suite's side-by-side pages, the report's cells and root
-        assert "generate@sample_hipho-fake" in ran and len(ran) == 4 + 8 + 2 + 2 + 4 + 1
+        # + each suite's side-by-side pages, the report's cells and root, and the code lists of the families
+        # the plan leaves empty (their pipelines' one stage)
+        assert "generate@sample_hipho-fake" in ran and len(ran) == 4 + 8 + 2 + 2 + 4 + 1 + 2
         assert generation_requests() == 5 + 3
         assert repo.layout.generations("hipho", "sample_hipho", "fake").read_bytes() == multirun
         first_judging = judge_requests()  # the LLM judge grades both models: criteria, slots, verdicts, steps

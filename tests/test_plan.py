@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 
@@ -22,22 +23,55 @@ def deps_of(path: Path, stage: str) -> set[str]:
     return set((stages[stage].get("do") or stages[stage])["deps"])
 
 
-def test_each_family_s_stages_list_its_own_benchmark_and_no_other():
-    """Benchmarks are imported by name: a family's stages that reach the registry list that family's
-    benchmark package (and what it imports, mathcheck for one), never another's."""
+def test_each_family_s_stages_run_its_own_benchmark_and_no_other():
+    """Benchmarks are imported by name: a family's stages that reach the registry run that family's
+    benchmark package (and what it imports, mathcheck for one), never another's; its `code` stage
+    depends on it, and each stage on its script's code list."""
     families = plan.read_plan(ROOT / "params.yaml")["families"]
     for family in families:
-        path = ROOT / "pipelines" / family / "dvc.yaml"
+        others = {f"src/olympiad_eval/benchmarks/{other}" for other in families if other != family}
         for stage in ("fetch", "render", "judge", "aggregate", "report"):
+            code = set(plan.code_of(f"stages/{stage}.py", ROOT, family))
+            assert f"src/olympiad_eval/benchmarks/{family}" in code, (family, stage)
+            assert not code & others, (family, stage, code & others)
+            assert not [dep for dep in code if dep.startswith(f"src/olympiad_eval/benchmarks/{family}/")]  # one folder
+        assert not [dep for dep in plan.code_of("stages/generate.py", ROOT, family) if "benchmarks/" in dep]
+        path = ROOT / "pipelines" / family / "dvc.yaml"
+        assert f"src/olympiad_eval/benchmarks/{family}" in deps_of(path, "code")
+        assert not deps_of(path, "code") & others
+        for stage in ("fetch", "render", "generate", "judge", "aggregate", "side", "report"):
             deps = deps_of(path, stage)
-            assert f"src/olympiad_eval/benchmarks/{family}" in deps, (family, stage)
-            others = {f"src/olympiad_eval/benchmarks/{other}" for other in families if other != family}
-            assert not deps & others, (family, stage, deps & others)
-            assert not [dep for dep in deps if dep.startswith(f"src/olympiad_eval/benchmarks/{family}/")]  # one folder
-        assert not [dep for dep in deps_of(path, "generate") if dep.startswith("src/olympiad_eval/benchmarks")]
-    assert "src/olympiad_eval/scoring/mathcheck.py" in deps_of(ROOT / "pipelines/hipho/dvc.yaml", "render")
+            assert f"outputs/code/{family}/{stage}.txt" in deps and not [d for d in deps if d.endswith(".py")]
+    assert "src/olympiad_eval/scoring/mathcheck.py" in plan.code_of("stages/render.py", ROOT, "hipho")
     root_report = deps_of(ROOT / "dvc.yaml", "report")
     assert {f"src/olympiad_eval/benchmarks/{family}" for family in families} <= root_report
+
+
+def test_a_code_list_names_each_file_a_stage_runs_with_its_hash(tmp_path):
+    """What a family's stages depend on: the code stage writes, per script, every file it runs (a
+    benchmark folder file by file, without bytecode), each with the MD5 of its bytes."""
+    root = tmp_path / "repo"
+    for name in ("src", "stages", "conf", "pipelines"):
+        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "params.yaml", root / "params.yaml")
+    (root / "src/olympiad_eval/benchmarks/hipho/__pycache__").mkdir()
+    (root / "src/olympiad_eval/benchmarks/hipho/__pycache__/x.pyc").write_bytes(b"bytecode")
+    plan.write_code_lists(root, "hipho")
+    folder = root / "outputs" / "code" / "hipho"
+    assert sorted(path.stem for path in folder.iterdir()) == sorted(
+        ["fetch", "render", "generate", "judge", "aggregate", "side", "report"]
+    )
+    lines = (folder / "judge.txt").read_text(encoding="utf-8").splitlines()
+    listed = dict(reversed(line.split("  ", 1)) for line in lines)
+    assert "src/olympiad_eval/benchmarks/hipho/scoring.py" in listed and "stages/judge.py" in listed
+    assert not [name for name in listed if "__pycache__" in name or "benchmarks/physelite" in name]
+    scoring = root / "src/olympiad_eval/benchmarks/hipho/scoring.py"
+    assert listed["src/olympiad_eval/benchmarks/hipho/scoring.py"] == hashlib.md5(scoring.read_bytes()).hexdigest()
+    before = {path.name: path.read_bytes() for path in folder.iterdir()}
+    scoring.write_text(scoring.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
+    plan.write_code_lists(root, "hipho")
+    changed = {path.stem for path in folder.iterdir() if path.read_bytes() != before[path.name]}
+    assert changed == {"fetch", "render", "judge", "aggregate", "side", "report"}  # not generate: it runs no benchmark
 
 
 def test_code_dependencies_follow_imports_inside_functions():

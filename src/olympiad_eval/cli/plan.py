@@ -1,8 +1,9 @@
 """The DVC pipeline files, generated from one template each, with every stage's code
-dependencies read from what its script imports.
+dependencies read from what its script imports; and the code files that a family's stages run.
 
     python -m olympiad_eval.cli.plan            # writes them
     python -m olympiad_eval.cli.plan --check    # says which differ from what would be written (exit 1)
+    python -m olympiad_eval.cli.plan --code hipho   # a family's `code` stage: writes its code lists
 
 `pipelines/templates/family.yaml` becomes `pipelines/<family>/dvc.yaml` for each benchmark family of
 the plan (`pipelines` in params.yaml), with `<family>` replaced by its name; one file, and so one
@@ -15,12 +16,20 @@ registry runs its family's benchmark too: in a family's pipeline, that benchmark
 one folder; an outside plugin's module by its file) and what it imports; in the root `dvc.yaml`,
 every family's. Never another family's benchmark: editing one benchmark leaves the other families
 up to date. A module that a stage runs but does not list would let DVC keep a stale output when the
-module is edited."""
+module is edited.
+
+A family's cells do not list their code file by file: its `code` stage depends on the code of every
+stage script of the template (`- <code of the stages below>`) and writes, per script, the list of
+its files with their hashes (`<path code stage=judge>`), on which that script's stages depend. A
+cell's entry in dvc.lock then names its code in one line instead of forty, and the lock that DVC
+rewrites after every stage is a third of the size; an edit still reruns exactly the stages whose
+script runs the edited file."""
 
 from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import importlib.util
 import re
 import sys
@@ -30,11 +39,17 @@ import yaml
 
 from olympiad_eval.core import layout
 from olympiad_eval.core.plan import read_plan
+from olympiad_eval.core.records import atomic_dir
 
 PACKAGE = "olympiad_eval"
 # The benchmark registry: it imports each benchmark by name (`plugin(kind)`).
 BY_NAME = f"{PACKAGE}.benchmarks"
 _CODE = re.compile(r"^(?P<indent>\s*)- <code: (?P<script>\S+)>$", re.M)
+_ALL_CODE = re.compile(r"^(?P<indent>\s*)- <code of the stages below>$", re.M)
+# a stage's script in its command
+_SCRIPT = re.compile(r"\bpython (stages/\w+\.py)\b")
+# files under a code folder that are not code (as .dvcignore says: bytecode, a killed write's leftovers)
+_NOT_CODE = re.compile(r"(^|/)(__pycache__/|\.[^/]*\.tmp$)")
 # `<path judgments suite=${item.suite} ...>`: an output path (see `output_path`)
 _PATH = re.compile(r"<path (?P<name>[a-z_]+)(?P<fields>(?: \w+=[^\s>]+)*)>")
 
@@ -136,6 +151,41 @@ def code_of(script: str, root: Path, family: str | None = None) -> list[str]:
     return [script, *sorted(_relative(path, root) for path in files)]
 
 
+def scripts_of(template: str) -> list[str]:
+    """The stage scripts a template's commands run, in order of first use."""
+    return list(dict.fromkeys(_SCRIPT.findall(template)))
+
+
+def all_code(template: str, root: Path, family: str) -> list[str]:
+    """What a family's `code` stage depends on: the code of every script of the template, and of the
+    command that lists it (this module)."""
+    scripts = [*scripts_of(template), f"src/{PACKAGE}/cli/plan.py"]
+    return sorted({path for script in scripts for path in code_of(script, root, family)})
+
+
+def code_list(script: str, root: Path, family: str) -> str:
+    """The code a family's stages of `script` run: each file, with the MD5 of its bytes, a line each."""
+    lines = []
+    for name in code_of(script, root, family):
+        path = root / name
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for file in files:
+            relative = _relative(file, root)
+            if not _NOT_CODE.search(relative):
+                lines.append(f"{hashlib.md5(file.read_bytes()).hexdigest()}  {relative}")
+    return "\n".join(lines) + "\n"
+
+
+def write_code_lists(root: Path, family: str) -> None:
+    """The `code` stage of a family: a code list per stage script of the family's template."""
+    template = (root / "pipelines" / "templates" / "family.yaml").read_text(encoding="utf-8")
+    folder = root / layout.OUTPUTS / layout.spelled("code", family=family)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_dir(folder) as staging:
+        for script in scripts_of(template):
+            (Path(staging) / f"{Path(script).stem}.txt").write_text(code_list(script, root, family), encoding="utf-8")
+
+
 def _relative(path: Path, root: Path) -> str:
     """A dependency's path as dvc.yaml lists it: relative to the repository, or absolute outside it."""
     resolved = path.resolve()
@@ -158,6 +208,9 @@ def fill(template: str, root: Path, family: str | None = None) -> str:
     """A template with its code lines and output paths expanded (and `<family>` named)."""
     text = _CODE.sub(
         lambda m: "\n".join(f"{m['indent']}- {path}" for path in code_of(m["script"], root, family)), template
+    )
+    text = _ALL_CODE.sub(
+        lambda m: "\n".join(f"{m['indent']}- {path}" for path in all_code(template, root, family)), text
     )
     text = _PATH.sub(lambda m: output_path(m, family), text)
     return text if family is None else text.replace("<family>", family)
@@ -191,6 +244,9 @@ def stale(root: Path) -> list[str]:
 
 def main(argv: list[str]) -> int:
     root = Path.cwd()
+    if len(argv) == 2 and argv[0] == "--code":
+        write_code_lists(root, argv[1])
+        return 0
     if argv == ["--check"]:
         problems = stale(root)
         for problem in problems:

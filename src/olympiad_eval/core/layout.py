@@ -41,6 +41,9 @@ TABLE_INDEX = "index.json"
 PATTERNS = {
     "problems": "problems/{benchmark}",
     "problem_records": f"problems/{{benchmark}}/{PROBLEM_RECORDS}",
+    # what a family's stage runs (`python -m olympiad_eval.cli.plan --code`): each code file of one
+    # stage script with its hash; the family's stages depend on it instead of on each file
+    "code": "code/{family}/{stage}.txt",
     "suite": "suites/{suite}",
     "prompts": f"suites/{{suite}}/{PROMPTS}",
     "suite_info": f"suites/{{suite}}/{SUITE_INFO}",

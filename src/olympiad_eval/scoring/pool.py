@@ -37,8 +37,10 @@ STUCK_AFTER, STUCK_PER_CPU_SECOND = 600.0, 60.0
 
 
 def _yield_cpu(pid: int) -> None:
-    """Checks are batch work; the caller may be sending requests meanwhile, and a request
-    delayed behind a check costs the whole cell's wall time. Workers give way to it."""
+    """Checks are batch work; where the caller sends requests meanwhile (an LLM judge's cell), a
+    request delayed behind a check costs the whole cell's wall time, so the workers give way to it.
+    Only then: a reniced worker gives way to every other process of the machine too, and on a busy
+    one a rules-only cell, which sends nothing, would wait on work that is not its own."""
     if hasattr(os, "setpriority"):
         os.setpriority(os.PRIO_PROCESS, pid, max(10, os.getpriority(os.PRIO_PROCESS, pid)))
 
@@ -115,7 +117,7 @@ class _Worker:
     interpreter; or, for the checks of a pinned environment of their own (`environment`), started by
     that environment's interpreter (`environment_worker`)."""
 
-    def __init__(self, environment: Environment | None = None):
+    def __init__(self, environment: Environment | None = None, give_way: bool = False):
         self.environment = environment
         if environment is None:
             context = _start_method()
@@ -134,7 +136,8 @@ class _Worker:
             self.process = subprocess.Popen(command, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
             theirs.close()
             self.connection = Connection(ours.detach())
-        _yield_cpu(self.process.pid)  # now: a worker's start (Python, sympy) is CPU work too
+        if give_way:
+            _yield_cpu(self.process.pid)  # now: a worker's start (Python, sympy) is CPU work too
 
     def send(self, check: Check, options: Options, cpu_seconds: float) -> None:
         if self.environment is None:
@@ -167,9 +170,10 @@ class CheckPool:
 
     A check's budget counts the CPU time of the check alone: a worker is sent checks only once it
     has imported sympy and the LaTeX parser and run a check of its own (`_serve`), and waiting for
-    a core on a busy machine (the workers are reniced) or for a free worker costs no CPU time. A
+    a core on a busy machine or for a free worker costs no CPU time. A
     check that overruns costs only its own worker, which is replaced while the others go on; its
-    verdict is undecided, with the same reason on every machine state (`over_budget`)."""
+    verdict is undecided, with the same reason on every machine state (`over_budget`). Where the
+    caller sends requests while checks run (`give_way`), the workers are reniced (`_yield_cpu`)."""
 
     def __init__(
         self,
@@ -177,8 +181,10 @@ class CheckPool:
         cpu_seconds: float = 10.0,
         options: Options = Options(),
         start_timeout: float = START_TIMEOUT,
+        give_way: bool = False,
     ):
         self.workers, self.cpu_seconds, self.options = max(1, workers), cpu_seconds, options
+        self.give_way = give_way
         self.stuck_after = max(STUCK_AFTER, STUCK_PER_CPU_SECOND * cpu_seconds)
         self.start_timeout = start_timeout
         self._warm: dict[Environment | None, list[_Worker]] = {}  # idle and ready for a check, by environment
@@ -196,7 +202,7 @@ class CheckPool:
         self._warm, self._starting = {}, {}
 
     def _start_one(self, environment: Environment | None) -> None:
-        self._starting[_Worker(environment)] = time.monotonic() + self.start_timeout
+        self._starting[_Worker(environment, self.give_way)] = time.monotonic() + self.start_timeout
 
     def _warmed(self, worker: _Worker) -> None:
         """A starting worker has said whether it is warm."""

@@ -137,8 +137,9 @@ def judge(
         raise InputError(f"{generations_path}: generations for ids not in the suite: {', '.join(unknown[:5])}")
     answered = [g for g in generations if g.error is None and g.refusal is None]  # a refusal is not judged
     made_by = provenance(bench, judge_name, made_by_cfg, scoring)  # also checks the protocol's name before any work
-    with CheckPool(cfg.workers, cfg.check_cpu_seconds, check_options(scoring)) as pool:
-        if cfg.kind == "rule":
+    llm = cfg.kind != "rule"  # requests go out while the checks run: the workers give way to them
+    with CheckPool(cfg.workers, cfg.check_cpu_seconds, check_options(scoring), give_way=llm) as pool:
+        if not llm:
             grades, usage = _by_rules(bench, problems, answered, scoring, pool), usage_totals([], {})
             asked: dict = {}
         else:
