@@ -657,3 +657,38 @@ def html_escape(value: str) -> str:
     import html
 
     return html.escape(value, quote=True)
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        # a gold as releases write it: the box around delimited maths
+        (r"\boxed{$W = 275$}", '<span class="boxed">$W = 275$</span>'),
+        # nested braces in the box, matched: the box ends at its own brace
+        (r"\boxed{$v = \sqrt{2 g h}$}", r'<span class="boxed">$v = \sqrt{2 g h}$</span>'),
+        # two boxes and words between: each unwrapped, the words kept
+        (r"\boxed{$a$} and \boxed{$b$}", '<span class="boxed">$a$</span> and <span class="boxed">$b$</span>'),
+        # a box outside the maths holding none: its content typeset as maths
+        (r"$x$ is \boxed{3}", r'$x$ is <span class="boxed">\(3\)</span>'),
+        # a box inside the maths is MathJax's to draw: kept
+        (r"so $\boxed{3}$", r"so $\boxed{3}$"),
+        (r"\[ \boxed{x} \] then", r"\[ \boxed{x} \] then"),
+        # no delimiters at all: the whole answer typeset, its box drawn by MathJax
+        (r"\boxed{B}", r"\(\boxed{B}\)"),
+    ],
+)
+def test_a_gold_s_box_outside_the_maths_is_unwrapped_with_its_braces_matched(raw, shown):
+    from olympiad_eval.report.html import formula_cell
+
+    cell = formula_cell(raw)
+    assert cell.startswith(f'<span class="math-text">{shown}</span>'), cell
+    assert f"<pre>{html_escape(raw)}</pre>" in cell  # the raw text one click away, as written
+
+
+def test_a_response_s_box_outside_the_maths_is_not_left_as_text():
+    from olympiad_eval.report.html import maths
+
+    shown = maths(r"Hence the speed is \boxed{$v = 3$ m/s} and $t$ is \boxed{\frac{1}{2}}.")
+    visible = shown.split("<details")[0]
+    assert r"\boxed" not in visible and r"\frac{1}{2}" in visible
+    assert visible.count('<span class="boxed">') == 2
