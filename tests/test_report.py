@@ -692,3 +692,52 @@ def test_a_response_s_box_outside_the_maths_is_not_left_as_text():
     visible = shown.split("<details")[0]
     assert r"\boxed" not in visible and r"\frac{1}{2}" in visible
     assert visible.count('<span class="boxed">') == 2
+
+
+def test_a_problem_page_shows_each_sample_s_tokens_retries_reply_date_and_the_model_served(render_suite):
+    """What a sample cost and when its reply came, from the generate stage's reply facts; an
+    offline provider's page says it sent no request."""
+    from olympiad_eval.core.records import SampleReply
+    from olympiad_eval.report.html import page_slug
+
+    layout = Layout(render_suite(SUITE, BENCHMARK))
+    cache = layout.root.parent / "cache.sqlite"
+    models = {"reference": {"provider": "reference"}}
+    with FakeOpenAI() as server:
+        models["served"] = {
+            "provider": "openai",
+            "base_url": server.base_url,
+            "model": "fake-model",
+            "api_key_env": None,
+        }
+        for model, cfg in models.items():
+            paths = (layout.usage("hipho", SUITE, model), layout.sample_replies("hipho", SUITE, model))
+            generations = layout.generations("hipho", SUITE, model)
+            generate(SUITE, model, OmegaConf.create(cfg), layout.prompts(SUITE), generations, cache, *paths)
+            rule = compose_stage("judge", ["judge=rule", f"cell.suite={SUITE}", "cell.model=x"]).judge
+            judged = judge(
+                layout.suite(SUITE), generations, "rule", rule, layout.judgments("hipho", SUITE, model, "rule"), cache
+            )
+            write_json(layout.judge_usage("hipho", SUITE, model, "rule"), judged.usage)
+    plan = {**PLAN, "models": list(models), "judges": ["rule"]}
+    for model in models:
+        write_cell(plan, layout, SUITE, model, {})
+    replies = read_jsonl(layout.sample_replies("hipho", SUITE, "served"), SampleReply)
+    assert replies and read_jsonl(layout.sample_replies("hipho", SUITE, "reference"), SampleReply) == []
+    for reply in replies:
+        assert reply.usage.get("completion_tokens") and reply.received and reply.served_model
+        page = layout.report_cell(SUITE, "served") / "problems" / f"{page_slug(reply.id)}.html"
+        said = sample_facts_text(page)
+        tokens = ", ".join(f"{name.replace('_', ' ')} {count}" for name, count in sorted(reply.usage.items()))
+        assert f"<dt>tokens</dt><dd>{tokens}</dd>" in said, said
+        assert f"<dt>retries</dt><dd>{reply.attempts - 1}</dd>" in said
+        assert f"<dt>received</dt><dd>{reply.received} (UTC)</dd>" in said
+        assert f"<dt>model served</dt><dd>{reply.served_model}</dd>" in said
+        offline = sample_facts_text(layout.report_cell(SUITE, "reference") / "problems" / page.name)
+        assert "<dt>tokens</dt><dd>offline provider: no request</dd>" in offline
+
+
+def sample_facts_text(page: Path) -> str:
+    text = page.read_text(encoding="utf-8")
+    start = text.index('<dl class="facts sample-facts">')
+    return text[start : text.index("</dl>", start)]

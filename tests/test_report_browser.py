@@ -806,12 +806,13 @@ def test_a_side_by_side_column_links_its_judge_conversation_open(report, browse)
     target.wait_for_function(f"() => document.getElementById({anchor!r}).open")
 
 
-def test_each_sample_shows_its_finish_reason_and_what_is_not_recorded_per_sample(report, browse):
+def test_each_sample_shows_its_finish_reason_and_that_an_offline_model_sent_no_request(report, browse):
+    # the sample's models are offline (reference, replay): a served model's tokens, retries and reply
+    # date are tests/test_report.py's
     _, page = problem_page(browse, report, *CUT, lambda row: row.get("truncated") == "1")
     said = page.locator("section.sample dl.sample-facts").first.inner_text()
     assert "finish reason\nlength" in said
-    assert "model served\nnot recorded" in said and "latency\nnot recorded" in said
-    assert "tokens\nnot recorded per sample" in said
+    assert "model served\noffline provider: no request" in said and "tokens\noffline provider: no request" in said
 
 
 # ---------------------------------------------------------------- the new filters, the view in the URL
