@@ -738,7 +738,7 @@ def sample_facts(
     if reply is not None:
         return pairs + _reply_facts(reply)
     if usage and "replies_received" not in usage:  # the usage of a provider that sends has the dates
-        return pairs + [(name, "offline provider: no request") for name in ("model served", "tokens", "latency")]
+        return pairs + [("request", "none: an offline provider (no tokens, retries, served model or latency)")]
     cell_tokens, retries = _cell_tokens(usage), usage.get("retries")
     requests = usage.get("requests", 0)
     cell_retries = "" if short or retries is None else f" (the cell's: {retries} over {requests} requests)"

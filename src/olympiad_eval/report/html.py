@@ -119,7 +119,7 @@ def maths(value, block: bool = True, formula: bool = False) -> str:
     if formula and raw.strip() and not _DELIMITED.search(raw):
         shown = f"\\({raw}\\)"  # a box in it is MathJax's to draw
     else:
-        shown = unboxed(raw, formula)
+        shown = unboxed(raw)
     return (
         f'<{tag} class="math-text">{shown}</{tag}><details class="raw"><summary>raw</summary><pre>{raw}</pre></details>'
     )
@@ -129,19 +129,23 @@ _DELIMITED = re.compile(r"\$|\\\(|\\\[")
 _DOLLAR = re.compile(r"(?<!\\)\$")
 
 
-def unboxed(raw: str, formula: bool = False) -> str:
+def unboxed(raw: str) -> str:
     """`raw` with each closed box that is outside the maths (MathJax typesets only what is inside
-    delimiters, so its `\\boxed{` would show as text) replaced by its content in a framed span, boxes
-    in it too; the braces matched by the project's one brace matcher (`scoring.answers`). In a
-    `formula`, content without delimiters is maths: it is typeset."""
+    delimiters, so its `\\boxed{` would show as text), found by the project's one brace matcher
+    (`scoring.answers`): a box of bare LaTeX (`\\boxed{v = \\sqrt{2gh}}`, as a response ends) is
+    made maths, which MathJax draws boxed; one holding delimited maths (`\\boxed{$a = 3.20$}`, as
+    releases write some golds: no LaTeX that typesets) becomes its content in a framed span."""
     parts, at = [], 0
     for box in outer_boxes(raw):
         if not box.closed or _inside_maths(raw[: box.start]):
             continue
-        inside = unboxed(box.inside.strip(), formula)
-        if formula and inside and not _DELIMITED.search(inside):
-            inside = f"\\({inside}\\)"
-        parts += [raw[at : box.start], f'<span class="boxed">{inside}</span>']
+        inside = box.inside.strip()
+        shown = (
+            f'<span class="boxed">{unboxed(inside)}</span>'
+            if _DELIMITED.search(inside)
+            else f"\\(\\boxed{{{inside}}}\\)"
+        )
+        parts += [raw[at : box.start], shown]
         at = box.end
     return "".join(parts) + raw[at:]
 
