@@ -816,7 +816,7 @@ def test_each_sample_shows_its_finish_reason_and_that_an_offline_model_sent_no_r
     _, page = problem_page(browse, report, *CUT, lambda row: row.get("truncated") == "1")
     said = page.locator("section.sample dl.sample-facts").first.inner_text()
     assert "finish reason\nlength" in said
-    assert "request\nnone: an offline provider" in said and "tokens" not in said
+    assert "request\nnone: an offline provider" in said and "tokens\n" not in said
 
 
 # ---------------------------------------------------------------- the new filters, the view in the URL
