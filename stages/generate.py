@@ -40,6 +40,7 @@ def main(cfg) -> None:
         out,
         cfg.paths.request_cache,
         layout.usage(family, suite, model),
+        layout.sample_replies(family, suite, model),
     )
     log.info("%s x %s: %s", suite, model, outcome.summary())
     if outcome.errors > cfg.max_failed_fraction * outcome.total:

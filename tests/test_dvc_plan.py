@@ -151,12 +151,18 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
             layout.suite(suite).as_posix(),
             generations,
             layout.usage(family, suite, names["model"]).as_posix(),
+            layout.sample_replies(family, suite, names["model"]).as_posix(),
             f"{OUTPUTS}/{spelled('judgments', **cell)}",
             f"{OUTPUTS}/{spelled('judge_usage', **cell)}",
             f"{OUTPUTS}/{spelled('conversations', **cell)}",
         }
     if stage == "generate":
-        return {generations, layout.usage(family, suite, names["model"]).as_posix()}, {layout.prompts(suite).as_posix()}
+        writes = [
+            generations,
+            layout.usage(family, suite, names["model"]),
+            layout.sample_replies(family, suite, names["model"]),
+        ]
+        return {Path(path).as_posix() for path in writes}, {layout.prompts(suite).as_posix()}
     writes = [
         layout.judgments(family, suite, names["model"], names["judge"]),
         layout.coverage(family, suite, names["model"], names["judge"]),

@@ -657,3 +657,89 @@ def html_escape(value: str) -> str:
     import html
 
     return html.escape(value, quote=True)
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        # a gold as releases write it: the box around delimited maths
+        (r"\boxed{$W = 275$}", '<span class="boxed">$W = 275$</span>'),
+        # nested braces in the box, matched: the box ends at its own brace
+        (r"\boxed{$v = \sqrt{2 g h}$}", r'<span class="boxed">$v = \sqrt{2 g h}$</span>'),
+        # two boxes and words between: each unwrapped, the words kept
+        (r"\boxed{$a$} and \boxed{$b$}", '<span class="boxed">$a$</span> and <span class="boxed">$b$</span>'),
+        # a box of bare LaTeX outside the maths: made maths, which MathJax draws boxed
+        (r"$x$ is \boxed{3}", r"$x$ is \(\boxed{3}\)"),
+        # a box inside the maths is MathJax's to draw: kept
+        (r"so $\boxed{3}$", r"so $\boxed{3}$"),
+        (r"\[ \boxed{x} \] then", r"\[ \boxed{x} \] then"),
+        # no delimiters at all: the whole answer typeset, its box drawn by MathJax
+        (r"\boxed{B}", r"\(\boxed{B}\)"),
+    ],
+)
+def test_a_gold_s_box_outside_the_maths_is_unwrapped_with_its_braces_matched(raw, shown):
+    from olympiad_eval.report.html import formula_cell
+
+    cell = formula_cell(raw)
+    assert cell.startswith(f'<span class="math-text">{shown}</span>'), cell
+    assert f"<pre>{html_escape(raw)}</pre>" in cell  # the raw text one click away, as written
+
+
+def test_a_response_s_box_outside_the_maths_is_not_left_as_text():
+    from olympiad_eval.report.html import maths
+
+    shown = maths(r"Hence the speed is \boxed{$v = 3$ m/s} and $t$ is \boxed{\frac{1}{2}}.")
+    visible = shown.split("<details")[0]
+    assert visible == (
+        r'<div class="math-text">Hence the speed is <span class="boxed">$v = 3$ m/s</span> and $t$ is '
+        r"\(\boxed{\frac{1}{2}}\).</div>"
+    )
+
+
+def test_a_problem_page_shows_each_sample_s_tokens_retries_reply_date_and_the_model_served(render_suite):
+    """What a sample cost and when its reply came, from the generate stage's reply facts; an
+    offline provider's page says it sent no request."""
+    from olympiad_eval.core.records import SampleReply
+    from olympiad_eval.report.html import page_slug
+
+    layout = Layout(render_suite(SUITE, BENCHMARK))
+    cache = layout.root.parent / "cache.sqlite"
+    models = {"reference": {"provider": "reference"}}
+    with FakeOpenAI() as server:
+        models["served"] = {
+            "provider": "openai",
+            "base_url": server.base_url,
+            "model": "fake-model",
+            "api_key_env": None,
+        }
+        for model, cfg in models.items():
+            paths = (layout.usage("hipho", SUITE, model), layout.sample_replies("hipho", SUITE, model))
+            generations = layout.generations("hipho", SUITE, model)
+            generate(SUITE, model, OmegaConf.create(cfg), layout.prompts(SUITE), generations, cache, *paths)
+            rule = compose_stage("judge", ["judge=rule", f"cell.suite={SUITE}", "cell.model=x"]).judge
+            judged = judge(
+                layout.suite(SUITE), generations, "rule", rule, layout.judgments("hipho", SUITE, model, "rule"), cache
+            )
+            write_json(layout.judge_usage("hipho", SUITE, model, "rule"), judged.usage)
+    plan = {**PLAN, "models": list(models), "judges": ["rule"]}
+    for model in models:
+        write_cell(plan, layout, SUITE, model, {})
+    replies = read_jsonl(layout.sample_replies("hipho", SUITE, "served"), SampleReply)
+    assert replies and read_jsonl(layout.sample_replies("hipho", SUITE, "reference"), SampleReply) == []
+    for reply in replies:
+        assert reply.usage.get("completion_tokens") and reply.received and reply.served_model
+        page = layout.report_cell(SUITE, "served") / "problems" / f"{page_slug(reply.id)}.html"
+        said = sample_facts_text(page)
+        tokens = ", ".join(f"{name.replace('_', ' ')} {count}" for name, count in sorted(reply.usage.items()))
+        assert f"<dt>tokens</dt><dd>{tokens}</dd>" in said, said
+        assert f"<dt>retries</dt><dd>{reply.attempts - 1}</dd>" in said
+        assert f"<dt>received</dt><dd>{reply.received} (UTC)</dd>" in said
+        assert f"<dt>model served</dt><dd>{reply.served_model}</dd>" in said
+        offline = sample_facts_text(layout.report_cell(SUITE, "reference") / "problems" / page.name)
+        assert "<dt>request</dt><dd>none: an offline provider" in offline and "<dt>tokens</dt>" not in offline
+
+
+def sample_facts_text(page: Path) -> str:
+    text = page.read_text(encoding="utf-8")
+    start = text.index('<dl class="facts sample-facts">')
+    return text[start : text.index("</dl>", start)]

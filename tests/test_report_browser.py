@@ -732,6 +732,8 @@ def test_the_side_by_side_page_shows_the_problem_then_every_model_s_response_ans
         ]
         raw = column.locator("div.response details.raw pre").first.text_content()
         assert raw == generation.response  # the whole response, as the model wrote it
+        # its boxed answer (outside the maths: `[\\boxed{v = ...}]`) typeset, no `\\boxed{` left as text
+        assert "\\boxed" in raw and "\\boxed" not in text_outside_maths(column.locator("div.response .math-text").first)
         assert column.locator("p.extracted mjx-container").count() > 0  # the extracted answers, typeset
         verdicts = column.locator("table.side-verdicts tbody tr")
         assert [row.get_attribute("data-judge") for row in verdicts.all()] == JUDGES
@@ -749,6 +751,8 @@ def test_the_side_by_side_page_shows_the_problem_then_every_model_s_response_ans
         )
         assert colour == legend[model], (model, colour, legend)
     page.set_viewport_size({"width": 1280, "height": 1400})
+    # from the gold answers down: the models' columns, their answers and verdicts (the figure is above)
+    page.locator("table.gold").first.evaluate("t => { t.scrollIntoView({block: 'start'}); window.scrollBy(0, -60); }")
     print(f"side by side: {screenshot(page, artefacts, 'side-by-side')}")
 
 
@@ -806,18 +810,19 @@ def test_a_side_by_side_column_links_its_judge_conversation_open(report, browse)
     target.wait_for_function(f"() => document.getElementById({anchor!r}).open")
 
 
-def test_each_sample_shows_its_finish_reason_and_what_is_not_recorded_per_sample(report, browse):
+def test_each_sample_shows_its_finish_reason_and_that_an_offline_model_sent_no_request(report, browse):
+    # the sample's models are offline (reference, replay): a served model's tokens, retries and reply
+    # date are tests/test_report.py's
     _, page = problem_page(browse, report, *CUT, lambda row: row.get("truncated") == "1")
     said = page.locator("section.sample dl.sample-facts").first.inner_text()
     assert "finish reason\nlength" in said
-    assert "model served\nnot recorded" in said and "latency\nnot recorded" in said
-    assert "tokens\nnot recorded per sample" in said
+    assert "request\nnone: an offline provider" in said and "tokens\n" not in said
 
 
 # ---------------------------------------------------------------- the new filters, the view in the URL
 
 
-def test_judges_disagree_keeps_the_problems_the_plan_s_judges_scored_apart(run, report, browse):
+def test_judges_disagree_keeps_the_problems_the_plan_s_judges_scored_apart(run, report, browse, artefacts):
     suite = "sample_physelite_en"
     scores = {
         judge: {
@@ -831,6 +836,7 @@ def test_judges_disagree_keeps_the_problems_the_plan_s_judges_scored_apart(run, 
     assert apart and len(apart) < len(every)  # the sample has both: the filter must narrow
     page.check("input#judges-disagree")
     assert sorted(shown(page)) == apart and shown_count(page) == len(apart)
+    print(f"judges disagree: {screenshot(page, artefacts, 'cell-judges-disagree')}")
     page.uncheck("input#judges-disagree")
     assert shown(page) == every
 
@@ -946,14 +952,19 @@ def test_charts_name_every_series_keep_labels_clear_and_give_a_model_one_colour(
     assert len({next(iter(c)) for c in by_model.values()}) == len(MODELS)
 
 
+def text_outside_maths(element) -> str:
+    """An element's text less its typeset maths and its raw text (one click away)."""
+    return element.evaluate(
+        "t => { const c = t.cloneNode(true); c.querySelectorAll('mjx-container, details').forEach(n => n.remove());"
+        " return c.textContent; }"
+    )
+
+
 def test_golds_are_typeset_without_a_literal_boxed_and_empty_slots_show_a_dash(report, browse):
     _, page = problem_page(browse, report, "sample_hipho", "demo")
     typeset(page)
     gold = page.locator("table.gold").first
-    shown = gold.evaluate(
-        "t => { const c = t.cloneNode(true); c.querySelectorAll('mjx-container, details').forEach(n => n.remove());"
-        " return c.textContent; }"
-    )
+    shown = text_outside_maths(gold)
     assert "boxed" not in shown and "$" not in shown
     assert gold.locator("mjx-container").count() > 0
     index = cell_index(browse, report, "sample_hipho", "demo")

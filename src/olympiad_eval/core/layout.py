@@ -49,6 +49,9 @@ PATTERNS = {
     "suite_info": f"suites/{{suite}}/{SUITE_INFO}",
     "generations": "generations/{family}/{suite}/{model}.jsonl",
     "usage": "usage/{family}/{suite}/{model}.json",
+    # each sample's reply facts (tokens, attempts, date, the model served: `records.SampleReply`),
+    # beside the judges' conversations: like theirs, its dates and retries are facts of a run
+    "sample_replies": "conversations/{family}/{suite}/{model}.jsonl",
     "judgments": "judgments/{family}/{suite}/{model}/{judge}.jsonl",
     # what a judge cell sent to its LLM judges and their raw replies, re-asks included (the report's
     # judge conversations): apart from the judgments, which the tables read whole

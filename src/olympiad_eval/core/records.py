@@ -289,6 +289,28 @@ class Conversation:
         return (natural_key(self.id), self.sample)
 
 
+@dataclass(frozen=True)
+class SampleReply:
+    """What a sample's request cost and when its reply came, as the request cache keeps the reply
+    (so that a rerun over the cache writes the same bytes): its `usage` (token counts), HTTP
+    `attempts` (retries included), the UTC date it was `received` and the model the endpoint said
+    served it (`served_model`). Written by the generate stage beside the generations (which hold
+    only what the scores read) for a provider that sends requests; only the report reads it."""
+
+    id: str
+    suite: str
+    model: str
+    sample: int
+    usage: dict = field(default_factory=dict)
+    attempts: int = 1
+    received: str | None = None
+    served_model: str | None = None
+
+    @property
+    def key(self) -> tuple:
+        return (natural_key(self.id), self.sample)
+
+
 R = TypeVar("R")
 
 

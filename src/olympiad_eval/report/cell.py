@@ -35,6 +35,7 @@ from olympiad_eval.core.records import (
     Judgment,
     Problem,
     Prompt,
+    SampleReply,
     atomic_dir,
     file_sha256,
     iter_json_lines,
@@ -162,6 +163,8 @@ def write_cell(cell: Cell, settings: dict) -> Path:
         generated = Cursor(iter_jsonl(generations, Generation))
         judged = {judge: Cursor(iter_jsonl(path, Judgment)) for judge, path in judgments.items()}
         talked = {judge: Cursor(iter_jsonl(path, Conversation)) for judge, path in talks.items()}
+        replies = layout.sample_replies(cell.family, cell.suite, cell.model)  # none before they were kept
+        replied = Cursor(iter_jsonl(replies, SampleReply) if replies.is_file() else iter(()))
         ids = [str(row.get("id", "")) for _, row in iter_json_lines(prompts)]  # for each page's previous and next
         rows, columns = [], _Columns(staging / "side", cell.model)
         for number, prompt in enumerate(iter_jsonl(prompts, Prompt)):
@@ -170,7 +173,8 @@ def write_cell(cell: Cell, settings: dict) -> Path:
             graded = {judge: {j.sample: j for j in cursor.take(prompt.id)} for judge, cursor in judged.items()}
             asked = {judge: {c.sample: c for c in cursor.take(prompt.id)} for judge, cursor in talked.items()}
             neighbours = (ids[number - 1] if number else None, ids[number + 1] if number + 1 < len(ids) else None)
-            row, column = pages.problem(prompt, problem, samples, graded, asked, neighbours)
+            facts_of = {reply.sample: reply for reply in replied.take(prompt.id)}
+            row, column = pages.problem(prompt, problem, samples, graded, asked, neighbours, facts_of)
             rows.append(row)
             columns.add(number, prompt.id, column)
         columns.close()
@@ -504,6 +508,7 @@ def judges_disagree(graded: dict[str, dict[int, Judgment]]) -> bool:
 class _Pages:
     def __init__(self, cell: Cell, staging: Path, hook, meta: list, usage: dict, talks: set[str]):
         self.cell, self.staging, self.hook, self.usage, self.talks = cell, staging, hook, usage, talks
+        self.replied: dict[int, SampleReply] = {}
         self.meta = html.metadata(meta)
         self.figures = Figures(cell.layout.root, staging)
 
@@ -515,9 +520,11 @@ class _Pages:
         graded: dict[str, dict[int, Judgment]],
         asked: dict[str, dict[int, Conversation]],
         neighbours: tuple,
+        replied: dict[int, SampleReply],
     ) -> tuple[Row, str]:
         """Write the problem's page (linking the previous and next problem's); its index row and its
-        column of the side-by-side page."""
+        column of the side-by-side page. `replied`: its samples' reply facts, by sample."""
+        self.replied = replied  # read by each sample's facts, on the page and in the column
         slug = html.page_slug(prompt.id)
         first = next((j for by_sample in graded.values() for j in by_sample.values()), None)
         group, status = (
@@ -633,7 +640,7 @@ class _Pages:
         yield f'<section class="sample" data-sample="{generation.sample}">\n<h2>Sample {generation.sample}</h2>'
         if generation.error is not None:
             yield f'<p class="error">generation failed: {text(generation.error)}</p>'
-        yield facts(sample_facts(generation, self.usage), css="facts sample-facts")
+        yield facts(sample_facts(generation, self.replied.get(generation.sample), self.usage), css="facts sample-facts")
         if generation.error is None:
             if generation.finish_reason == "length":
                 yield '<p class="error">truncated: the response was cut at the token limit</p>'
@@ -707,7 +714,8 @@ class _Pages:
                 '<table class="side-verdicts"><thead><tr><th>judge</th><th>status</th><th>points</th>'
                 "<th>verdict</th><th>asked</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
             )
-            parts.append(facts(sample_facts(generation, self.usage, short=True), css="facts sample-facts"))
+            reply = self.replied.get(generation.sample)
+            parts.append(facts(sample_facts(generation, reply, self.usage, short=True), css="facts sample-facts"))
             parts.append("</section>")
         return "\n".join(parts)
 
@@ -717,31 +725,41 @@ def answer_html(value) -> str:
     return html.formula_cell(value) if str(value).strip() else EMPTY
 
 
-def sample_facts(generation: Generation, usage: dict, short: bool = False) -> list[tuple[str, str]]:
-    """A sample's cost and timing as its records hold them: its finish reason and refusal; the model
-    the endpoint said it served, its tokens, HTTP attempts and latency where its generation record
-    keeps them, else "not recorded" (with the cell's totals, from its usage file, for the tokens and
-    retries)."""
-    served = getattr(generation, "served_model", None)
-    own = getattr(generation, "usage", None) or {}
-    attempts, latency = getattr(generation, "attempts", None), getattr(generation, "latency_s", None)
+def sample_facts(
+    generation: Generation, reply: SampleReply | None, usage: dict, short: bool = False
+) -> list[tuple[str, str]]:
+    """A sample's cost and timing: its finish reason and refusal, and from its reply's facts (the
+    generate stage's `sample_replies` file) the model the endpoint said it served, its tokens, its
+    retries and when its reply came. An offline provider sent no request; a cell generated before
+    the facts were kept says "not recorded" (with the cell's totals, from its usage file)."""
     pairs = [("finish reason", generation.finish_reason or EMPTY)]
     if generation.refusal:
         pairs.append(("refusal", generation.refusal))
-    pairs.append(("model served", served or "not recorded"))
-    if own:
-        pairs.append(("tokens", ", ".join(f"{name.replace('_', ' ')} {own[name]}" for name in sorted(own))))
-    else:
-        cell = _cell_tokens(usage)
-        pairs.append(("tokens", "not recorded per sample" + ("" if short or not cell else f" (the cell's: {cell})")))
-    if attempts is not None:
-        pairs.append(("retries", str(max(int(attempts) - 1, 0))))
-    else:
-        retries = usage.get("retries")
-        cell = "" if short or retries is None else f" (the cell's: {retries} over {usage.get('requests', 0)} requests)"
-        pairs.append(("retries", "not recorded per sample" + cell))
-    pairs.append(("latency", f"{latency:g} s" if isinstance(latency, (int, float)) else "not recorded"))
-    return pairs
+    if reply is not None:
+        return pairs + _reply_facts(reply)
+    if usage and "replies_received" not in usage:  # the usage of a provider that sends has the dates
+        return pairs + [("request", "none: an offline provider (no tokens, retries, served model or latency)")]
+    cell_tokens, retries = _cell_tokens(usage), usage.get("retries")
+    requests = usage.get("requests", 0)
+    cell_retries = "" if short or retries is None else f" (the cell's: {retries} over {requests} requests)"
+    return pairs + [
+        ("model served", generation.served_model or "not recorded"),
+        ("tokens", "not recorded per sample" + ("" if short or not cell_tokens else f" (the cell's: {cell_tokens})")),
+        ("retries", "not recorded per sample" + cell_retries),
+        ("latency", "not recorded"),
+    ]
+
+
+def _reply_facts(reply: SampleReply) -> list[tuple[str, str]]:
+    tokens = ", ".join(f"{name.replace('_', ' ')} {reply.usage[name]}" for name in sorted(reply.usage))
+    return [
+        ("model served", reply.served_model or "not said by the endpoint"),
+        ("tokens", tokens or "not reported by the endpoint"),
+        ("retries", str(max(reply.attempts - 1, 0))),
+        ("received", f"{reply.received} (UTC)" if reply.received else "not recorded (cached before dates were kept)"),
+        # the request cache keeps a reply's date, not how long it took: a rerun over it writes the same page
+        ("latency", "not recorded"),
+    ]
 
 
 def _cell_tokens(usage: dict) -> str:

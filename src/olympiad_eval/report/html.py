@@ -20,6 +20,7 @@ from urllib.parse import quote
 
 from olympiad_eval.core.layout import page_name
 from olympiad_eval.core.secrets import secret_name, secret_value
+from olympiad_eval.scoring.answers import outer_boxes
 
 # The viewer's own files, copied into the report's assets folder (`write_assets`); MathJax's safe
 # extension beside its build, where MathJax's loader finds it (`ui/safe.js`, loaded by name).
@@ -110,23 +111,52 @@ def write_page(
 def maths(value, block: bool = True, formula: bool = False) -> str:
     """Text that may hold LaTeX (`$...$`, `\\(...\\)`, `$$...$$`, `\\[...\\]`): typeset in the browser,
     its raw text one click away. Line breaks are kept (`white-space: pre-wrap`). A `formula` (an
-    answer: LaTeX without delimiters, `\\frac{1}{2}`) is typeset whole unless it has delimiters; one
-    boxed around delimited maths (`\\boxed{$a = 3.20$}`, as releases write some golds: not LaTeX
-    that typesets) is shown as that maths in a box, never with the `\\boxed{` left as text."""
+    answer: LaTeX without delimiters, `\\frac{1}{2}`) is typeset whole unless it has delimiters. A
+    box outside the maths (`\\boxed{$a = 3.20$}`, as releases write some golds) is shown as its
+    content in a frame, never with the `\\boxed{` left as text (`unboxed`)."""
     raw = text(value)
     tag = "div" if block else "span"
-    boxed = _BOXED_TEXT.fullmatch(raw) if formula else None
-    if boxed and _DELIMITED.search(boxed.group(1)):
-        shown = f'<span class="boxed">{boxed.group(1)}</span>'
+    if formula and raw.strip() and not _DELIMITED.search(raw):
+        shown = f"\\({raw}\\)"  # a box in it is MathJax's to draw
     else:
-        shown = raw if not formula or _DELIMITED.search(raw) or not raw.strip() else f"\\({raw}\\)"
+        shown = unboxed(raw)
     return (
         f'<{tag} class="math-text">{shown}</{tag}><details class="raw"><summary>raw</summary><pre>{raw}</pre></details>'
     )
 
 
 _DELIMITED = re.compile(r"\$|\\\(|\\\[")
-_BOXED_TEXT = re.compile(r"\s*\\boxed\s*\{(.*)\}\s*", re.S)
+_DOLLAR = re.compile(r"(?<!\\)\$")
+
+
+def unboxed(raw: str) -> str:
+    """`raw` with each closed box that is outside the maths (MathJax typesets only what is inside
+    delimiters, so its `\\boxed{` would show as text), found by the project's one brace matcher
+    (`scoring.answers`): a box of bare LaTeX (`\\boxed{v = \\sqrt{2gh}}`, as a response ends) is
+    made maths, which MathJax draws boxed; one holding delimited maths (`\\boxed{$a = 3.20$}`, as
+    releases write some golds: no LaTeX that typesets) becomes its content in a framed span."""
+    parts, at = [], 0
+    for box in outer_boxes(raw):
+        if not box.closed or _inside_maths(raw[: box.start]):
+            continue
+        inside = box.inside.strip()
+        shown = (
+            f'<span class="boxed">{unboxed(inside)}</span>'
+            if _DELIMITED.search(inside)
+            else f"\\(\\boxed{{{inside}}}\\)"
+        )
+        parts += [raw[at : box.start], shown]
+        at = box.end
+    return "".join(parts) + raw[at:]
+
+
+def _inside_maths(before: str) -> bool:
+    """Whether the text that follows `before` is inside delimited maths (a `$` or `\\(` or `\\[` left open)."""
+    return (
+        len(_DOLLAR.findall(before)) % 2 == 1
+        or before.rfind("\\(") > before.rfind("\\)")
+        or before.rfind("\\[") > before.rfind("\\]")
+    )
 
 
 def number(value) -> str:

@@ -7,7 +7,8 @@ A reply is an answer, a refusal (recorded in `refusal`: scored 0 and counted apa
 (recorded in `error`, never as a response; see `llm._parsed` for which replies are which).
 
 The generations file holds only what later stages read, so it is byte-stable; usage, retries and
-cost go to a separate metrics file.
+cost go to a separate metrics file, and each sample's own (tokens, attempts, the date its reply
+came, the model served) to a file of reply facts that only the report reads (`records.SampleReply`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from olympiad_eval.core.config import check_costs, number, request_settings
-from olympiad_eval.core.records import Generation, Prompt, read_jsonl, write_json, write_jsonl
+from olympiad_eval.core.records import Generation, Prompt, SampleReply, read_jsonl, write_json, write_jsonl
 from olympiad_eval.llm.cache import request_key, same_model
 from olympiad_eval.llm.providers import Provider, Request, ask_all, check_config, provider_class
 from olympiad_eval.llm.usage import Tally, cost_text, usage_totals, usage_warnings
@@ -71,6 +72,7 @@ def generate(
     out_path: str | Path,
     cache_path: str | Path,
     usage_path: str | Path | None = None,
+    replies_path: str | Path | None = None,
 ) -> Outcome:
     where = f"model '{model}'"
     provider = provider_class(cfg.get("provider"), where)(cfg, where, suite)
@@ -100,6 +102,8 @@ def generate(
         log.warning("%s", line)
     if usage_path is not None:
         write_json(usage_path, usage)
+    if replies_path is not None:
+        write_jsonl(replies_path, sample_replies(suite, model, requests, replies) if provider.sends else [])
     return Outcome(
         total=len(generations),
         errors=usage["failed"],
@@ -107,6 +111,24 @@ def generate(
         usage=usage,
         refusals=sum(g.refusal is not None for g in generations),
     )
+
+
+def sample_replies(suite: str, model: str, requests: list[Request], replies: list) -> list[SampleReply]:
+    """Each sample's reply facts, as the request cache keeps them (a cached reply has the date and
+    attempts of when it was first received), for the report's page of the problem."""
+    return [
+        SampleReply(
+            id=request.prompt.id,
+            suite=suite,
+            model=model,
+            sample=request.sample,
+            usage=dict(reply.usage or {}),
+            attempts=reply.attempts,
+            received=reply.received,
+            served_model=reply.served_model,
+        )
+        for request, reply in zip(requests, replies)
+    ]
 
 
 def check_model(cfg, name: str) -> None:
