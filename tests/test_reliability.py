@@ -87,10 +87,16 @@ DATED = ("outputs/usage", "outputs/conversations", "outputs/report")
 RETRIES = re.compile(rb'(retries(?: |</dt><dd>)|"attempts":|the cell\'s: )\d+')
 
 
+# How long each reply took (each sample's reply facts, and its problem page): a fact of each run too.
+LATENCIES = re.compile(rb'("latency":\s*|latency</dt><dd>)[\d.]+')
+
+
 def undated(files: dict[str, bytes]) -> dict[str, bytes]:
-    """A snapshot with every reply date masked, and its locks without the hashes of dated files."""
+    """A snapshot with every reply date and latency masked, and its locks without the hashes of dated files."""
     return {
-        name: yaml.safe_dump(without(data, DATED)).encode() if name.endswith("dvc.lock") else DATES.sub(b"<date>", data)
+        name: yaml.safe_dump(without(data, DATED)).encode()
+        if name.endswith("dvc.lock")
+        else LATENCIES.sub(rb"\1<seconds>", DATES.sub(b"<date>", data))
         for name, data in files.items()
     }
 

@@ -696,7 +696,7 @@ def test_a_response_s_box_outside_the_maths_is_not_left_as_text():
     )
 
 
-def test_a_problem_page_shows_each_sample_s_tokens_retries_reply_date_and_the_model_served(render_suite):
+def test_a_problem_page_shows_each_sample_s_tokens_retries_reply_date_latency_and_the_model_served(render_suite):
     """What a sample cost and when its reply came, from the generate stage's reply facts; an
     offline provider's page says it sent no request."""
     from olympiad_eval.core.records import SampleReply
@@ -735,6 +735,7 @@ def test_a_problem_page_shows_each_sample_s_tokens_retries_reply_date_and_the_mo
         assert f"<dt>retries</dt><dd>{reply.attempts - 1}</dd>" in said
         assert f"<dt>received</dt><dd>{reply.received} (UTC)</dd>" in said
         assert f"<dt>model served</dt><dd>{reply.served_model}</dd>" in said
+        assert reply.latency is not None and f"<dt>latency</dt><dd>{reply.latency:.2f} s</dd>" in said
         offline = sample_facts_text(layout.report_cell(SUITE, "reference") / "problems" / page.name)
         assert "<dt>request</dt><dd>none: an offline provider" in offline and "<dt>tokens</dt>" not in offline
 

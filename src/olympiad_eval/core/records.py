@@ -293,9 +293,10 @@ class Conversation:
 class SampleReply:
     """What a sample's request cost and when its reply came, as the request cache keeps the reply
     (so that a rerun over the cache writes the same bytes): its `usage` (token counts), HTTP
-    `attempts` (retries included), the UTC date it was `received` and the model the endpoint said
-    served it (`served_model`). Written by the generate stage beside the generations (which hold
-    only what the scores read) for a provider that sends requests; only the report reads it."""
+    `attempts` (retries included), the UTC date it was `received`, how long it took (`latency`) and
+    the model the endpoint said served it (`served_model`). Written by the generate stage beside the
+    generations (which hold only what the scores read) for a provider that sends requests; only the
+    report reads it."""
 
     id: str
     suite: str
@@ -305,6 +306,7 @@ class SampleReply:
     attempts: int = 1
     received: str | None = None
     served_model: str | None = None
+    latency: float | None = None  # seconds from the request going out to its reply, retries included
 
     @property
     def key(self) -> tuple:

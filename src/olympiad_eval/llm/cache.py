@@ -60,6 +60,9 @@ class Reply:
     served_model: str | None = None
     # Why the reply's usage is unknown though it came with some (figures that are not token counts).
     usage_problem: str | None = None
+    # Seconds from the request going out to its reply, retries and their waits included (not the wait
+    # for a free slot of the endpoint's concurrency); None: not sent, or cached before it was kept.
+    latency: float | None = None
 
 
 CONTENT_FILTER = "content filter"  # the refusal of a reply that the endpoint's filter stopped
@@ -181,8 +184,8 @@ class RequestCache:
     reply, stops the stage with an `InputError` naming the cache.
 
     Each reply is stored with the date it was received (`Reply.received`; stamped now where it has
-    none), as a `received` field of its JSON, and so are its served model and usage problem where it
-    has them: the table keeps its two columns, so that a clone still on older code shares the same
+    none), as a `received` field of its JSON, and so are its served model, usage problem and latency
+    where it has them: the table keeps its two columns, so that a clone still on older code shares the same
     cache file (it reads past the fields, and what it stores lacks them). A SQLite file whose tables
     are not a request cache's (another program's file) is refused as it is opened, before any
     request is paid for.
@@ -220,6 +223,8 @@ class RequestCache:
         reply = sanitized(reply if reply.received else replace(reply, received=utc_now()))
         stored = {name: getattr(reply, name) for name in (*self.FIELDS, "received")}
         stored.update({name: getattr(reply, name) for name in self.OPTIONAL if getattr(reply, name) is not None})
+        if reply.latency is not None:
+            stored["latency"] = reply.latency
         self._store.put(key, json.dumps(stored, sort_keys=True))
         return reply
 
@@ -291,12 +296,15 @@ def _stored_reply(text: str) -> Reply | None:
     )
     if not well_typed or (stored["text"] is None and stored.get("refusal") is None):  # neither answer nor refusal
         return None
-    received = stored.get("received")
+    received, latency = stored.get("received"), stored.get("latency")
     optional = {name: stored.get(name) for name in RequestCache.OPTIONAL}
     reply = Reply(
         **{name: stored[name] for name in RequestCache.FIELDS if name in stored},
         cached=True,
         received=received if isinstance(received, str) else None,
+        latency=float(latency)
+        if isinstance(latency, int | float) and not isinstance(latency, bool) and latency >= 0
+        else None,
         **{name: value for name, value in optional.items() if isinstance(value, str)},
     )
     wrong = next((name for name, count in reply.usage.items() if token_count(count) is None), None)

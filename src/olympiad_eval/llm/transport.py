@@ -48,6 +48,7 @@ import math
 import os
 import re
 import socket
+import time
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -129,11 +130,12 @@ class OpenAIEndpoint:
             if self.breaker.reason is not None:
                 return Reply(error=f"not sent: {self.breaker.reason}", attempts=0)
             inlined = inline_images(messages, self.max_image_bytes)
+            sent = time.monotonic()
             reply = await self.breaker.unless_tripped(self._attempts(inlined, settings))
             if reply is None:
                 return Reply(error=f"abandoned: {self.breaker.reason}", attempts=attempts[0])
             self.breaker.record(reply)
-        return sanitized(replace(reply, attempts=attempts[0]))
+        return sanitized(replace(reply, attempts=attempts[0], latency=round(time.monotonic() - sent, 3)))
 
     async def _attempts(self, messages: list, settings: dict) -> Reply:
         """The client retries failed transport itself; a reply that is not a completion (a proxy's

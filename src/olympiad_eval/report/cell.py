@@ -757,8 +757,11 @@ def _reply_facts(reply: SampleReply) -> list[tuple[str, str]]:
         ("tokens", tokens or "not reported by the endpoint"),
         ("retries", str(max(reply.attempts - 1, 0))),
         ("received", f"{reply.received} (UTC)" if reply.received else "not recorded (cached before dates were kept)"),
-        # the request cache keeps a reply's date, not how long it took: a rerun over it writes the same page
-        ("latency", "not recorded"),
+        # as the request cache keeps it with the reply: a rerun over the cache writes the same page
+        (
+            "latency",
+            f"{reply.latency:.2f} s" if reply.latency is not None else "not recorded (cached before it was kept)",
+        ),
     ]
 
 

@@ -126,6 +126,7 @@ def sample_replies(suite: str, model: str, requests: list[Request], replies: lis
             attempts=reply.attempts,
             received=reply.received,
             served_model=reply.served_model,
+            latency=reply.latency,
         )
         for request, reply in zip(requests, replies)
     ]
