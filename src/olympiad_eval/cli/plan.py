@@ -1,8 +1,8 @@
 """The DVC pipeline files, generated from one template each, with every stage's code
 dependencies read from what its script imports.
 
-    python -m olympiad_eval.cli.plan            # writes them
-    python -m olympiad_eval.cli.plan --check    # says which differ from what would be written (exit 1)
+    olympiad-eval plan            # writes them (or `python -m olympiad_eval.cli.plan`)
+    olympiad-eval plan --check    # says which differ from what would be written (exit 1)
 
 `pipelines/templates/family.yaml` becomes `pipelines/<family>/dvc.yaml` for each benchmark family of
 the plan (`pipelines` in params.yaml), with `<family>` replaced by its name; one file, and so one
@@ -19,6 +19,7 @@ module is edited."""
 
 from __future__ import annotations
 
+import argparse
 import ast
 import functools
 import importlib.util
@@ -189,12 +190,20 @@ def stale(root: Path) -> list[str]:
     ]
 
 
-def main(argv: list[str]) -> int:
+def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The command line's arguments (this module's own, and `olympiad-eval plan`'s)."""
+    parser.add_argument(
+        "--check", action="store_true", help="write nothing: say which files differ from the generated ones (exit 1)"
+    )
+    return parser
+
+
+def execute(args: argparse.Namespace) -> int:
     root = Path.cwd()
-    if argv == ["--check"]:
+    if args.check:
         problems = stale(root)
         for problem in problems:
-            print(f"{problem}: run `python -m olympiad_eval.cli.plan`", file=sys.stderr)
+            print(f"{problem}: run `olympiad-eval plan`", file=sys.stderr)
         return 1 if problems else 0
     for path, text in pipeline_files(root).items():
         if _differs(path, text):
@@ -204,5 +213,10 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m olympiad_eval.cli.plan", description=__doc__.split("\n\n")[0])
+    return execute(configure(parser).parse_args(argv))
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())
