@@ -213,3 +213,30 @@ def test_the_leaderboard_adds_each_experiment_s_rows():
     cells = experiment_cells(json.loads(json.dumps(shown)))
     assert cells == {("bold-fig", "m", "rule", "s"): headline}
     assert re.search(r"^bold-fig\s+m\s+rule\s+50\.0\* \[10\.0, 90\.0\]$", leaderboard(cells), re.M)
+
+
+def test_a_release_missing_from_an_experiment_s_copy_is_named_with_dvc_s_option_that_copies_it(tmp_path):
+    """DVC itself would stop at the fetch with a bare `[Errno 2]`; the check stage, first to run, says
+    where the release is missing and how to bring it (`-C`), or where to get it in the workspace."""
+    from olympiad_eval.core.plan import check_releases
+    from olympiad_eval.core.records import InputError
+
+    plan = read_plan(ROOT / "params.yaml")
+    plan["releases"]["sample_hipho"] = "data/releases/hipho"
+    copy = tmp_path / "repo" / ".dvc" / "tmp" / "exps" / "tmpa1b2c3"
+    copy.mkdir(parents=True)
+    (copy / "data" / "sample").mkdir(parents=True)
+    for benchmark, folder in plan["releases"].items():
+        if benchmark != "sample_hipho":
+            (copy / folder).mkdir(parents=True, exist_ok=True)
+    with pytest.raises(InputError) as error:
+        check_releases(plan, "params.yaml", here=copy)
+    assert str(error.value) == (
+        "params.yaml: pipelines.hipho.benchmarks.sample_hipho: the release folder 'data/releases/hipho' is not in "
+        "this experiment's copy of the workspace: `dvc exp run --queue`/`--temp` runs in a copy of what git has, and "
+        "git ignores it; run the experiment with `-C data/releases/hipho` (DVC copies the folder in), or in the "
+        "workspace (no --queue/--temp)"
+    )
+    with pytest.raises(InputError, match=r"there is no release folder 'data/releases/hipho': get the release where "):
+        check_releases(plan, "params.yaml", here=ROOT)
+    check_releases(read_plan(ROOT / "params.yaml"), "params.yaml", here=ROOT)  # the bundled releases are there
