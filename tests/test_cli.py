@@ -186,6 +186,23 @@ def test_the_leaderboard_fits_120_characters_and_shows_the_metrics_files(sample_
     }
 
 
+def test_costs_and_compare_run_on_the_sample_through_the_command(sample_outputs):
+    plan = read_plan(ROOT / "params.yaml")
+    done = olympiad_eval("costs", f"paths.outputs={sample_outputs}")
+    assert done.returncode == 0, done.stderr
+    rows = [line.split("|")[1].strip() for line in done.stdout.splitlines() if line.startswith("| ")]
+    cells = len(plan["suites"]) * len(plan["models"])
+    assert (rows.count("generate"), rows.count("judge")) == (cells, cells)  # a row each, per cell
+    assert "| total    |" in done.stdout
+    cells = ("reference/rule", "demo/rule")
+    done = olympiad_eval("compare", "runs", "sample_hipho", *cells, "--outputs", str(sample_outputs))
+    assert done.returncode == 0, done.stderr
+    assert "| A     | reference | rule    | 1 (sample 0) |          5 |" in done.stdout
+    assert "| score (%) | 100.00 | 66.67 |  -33.33 |" in done.stdout
+    comparison = Layout(sample_outputs).comparison("sample_hipho", "reference__rule-vs-demo__rule")
+    assert done.stdout.startswith((comparison / "comparison.md").read_text(encoding="utf-8"))
+
+
 def test_the_leaderboard_adds_each_experiment_s_rows():
     from olympiad_eval.cli.leaderboard import experiment_cells, leaderboard
 
