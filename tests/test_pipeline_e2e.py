@@ -304,3 +304,9 @@ def test_a_queued_experiment_over_cached_cells_sends_no_request(tmp_path):
         assert "Running stage 'pipelines/physelite/dvc.yaml:generate@sample_physelite_en-fake'" in logs
         assert "3 generations, 0 failed, 0 refused; 0 requests sent (0 retries), cost of this run $0.0000" in logs
         assert server.count() == 3
+        # the leaderboard has a row for the experiment beside the workspace's, with the same score
+        board = repo.run(sys.executable, "-m", "olympiad_eval.cli", "leaderboard", "--exp").splitlines()
+        rows = {
+            line.split()[0]: line.split()[3:] for line in board if re.match(r"(workspace|again)\s+fake\s+rule\s", line)
+        }
+        assert rows.keys() == {"workspace", "again"} and rows["again"] == rows["workspace"]
