@@ -85,6 +85,7 @@ def plan_yaml(suites: dict[str, str], models: list[str], judges: list[str], conf
 
 
 BIN = Path(sys.executable).parent
+CHECK = "check"  # the root dvc.yaml's first stage (stages/check.py): the plan checked before any cell
 KEY = "sk-e2e-" + "s3cr3t" * 6
 
 
@@ -118,14 +119,19 @@ class Repo:
         return result.stdout + result.stderr
 
     def repro(self, *args: str) -> list[str]:
-        """Run `dvc repro` on stages given by name, and return the names of the stages it ran."""
+        """Run `dvc repro` on stages given by name, and return the names of the plan's stages it ran:
+        the check stage (`CHECK`), which runs first whenever the plan or a config changes and writes
+        the same line, is left out (tests/test_plan_check_e2e.py and test_dvc_plan.py test it)."""
         addresses = self.addresses() if any(not arg.startswith("-") for arg in args) else {}
         output = self.dvc("repro", *(addresses.get(arg, arg) for arg in args))
-        return sorted(stage_name(address) for address in re.findall(r"Running stage '([^']+)'", output))
+        ran = (stage_name(address) for address in re.findall(r"Running stage '([^']+)'", output))
+        return sorted(name for name in ran if name != CHECK)
 
     def addresses(self) -> dict[str, str]:
-        """Every stage of the plan: its name, and its address for DVC (`pipelines/<family>/dvc.yaml:<name>`)."""
-        return {stage_name(address): address for address in self.dvc("stage", "list", "--all", "--name-only").split()}
+        """Every stage of the plan but the check stage: its name, and its address for DVC
+        (`pipelines/<family>/dvc.yaml:<name>`)."""
+        listed = self.dvc("stage", "list", "--all", "--name-only").split()
+        return {stage_name(address): address for address in listed if address != CHECK}
 
     def write(self, name: str, text: str) -> None:
         (self.path / name).parent.mkdir(parents=True, exist_ok=True)

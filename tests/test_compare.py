@@ -27,6 +27,7 @@ from olympiad_eval.cli.compare import (
     paired_bootstrap,
     parse_cell,
     read_cell,
+    samples_shown,
     sign_flip_test,
 )
 from olympiad_eval.core.layout import Layout
@@ -209,7 +210,16 @@ def test_flips_and_differences_of_two_models(tmp_path):
     # point differences -1, +1, +1, +1: |sum| = 2 is reached by 10 of the 16 flips
     assert measures.loc["score (%)", "p"] == 0.625
     assert result.tables["runs"]["judge errors"].tolist() == [1, 0]
+    assert result.tables["runs"]["samples"].tolist() == ["1 (sample 0)", "1 (sample 0)"]  # a count, then which
     assert result.name == "m1__rule-vs-m2__rule" and result.settings == {"resamples": 500, "seed": 0}
+
+
+def test_the_runs_table_counts_the_samples_then_names_them():
+    assert [samples_shown(samples) for samples in [(0,), (0, 1, 2, 3), (0, 2)]] == [
+        "1 (sample 0)",
+        "4 (samples 0-3)",
+        "2 (samples 0,2)",
+    ]
 
 
 def test_parts_of_one_exam_problem_are_paired_and_drawn_as_one(tmp_path):
@@ -439,6 +449,7 @@ def test_the_command_compares_the_sample_s_two_models(sample_run):
     flips = [line for line in printed.splitlines() if "right → wrong" in line]
     assert [line.split("|")[1].strip() for line in flips] == ["DemoCPhO_2025_1_1", "DemoPhO_2025_1_a"]
     assert "| score (%) | 100.00 | 66.67 |  -33.33 |" in printed
+    assert "| A     | reference | rule    | 1 (sample 0) |" in printed  # one sample, never "samples 0"
     # the sample's DemoPhO_2025_1_a and _1_b are parts of one exam problem: paired and drawn as one
     assert "4 exam problems holding the 5 problems compared" in printed
     assert printed.count("sign-flip permutation of 4 exam problems, exact (all 4 flips): p = 0.5 ") == 2

@@ -2,13 +2,15 @@
 configs: a page cannot keep a command, option, config name, module or file that a change renamed.
 
 The commands are the lines of a fenced `bash`/`sh`/`shell`/`console` block, the `$ `-prompted
-lines of any other block, and the inline code that starts with `python`, `python3`, `dvc` or
-`pip`; a line is split at `&&`, `||`, `;` and `|`. Each is checked as far as can be done in a
+lines of any other block, and the inline code that starts with `python`, `python3`, `dvc`,
+`olympiad-eval` or `pip`; a line is split at `&&`, `||`, `;` and `|`. Each is checked as far as can be done in a
 moment, without running anything that writes or sends:
 
 - `python -m olympiad_eval.<...>` (and `tests.<...>`): the module has a command line, and its own
   argparse parser parses the arguments shown (in this process: the parser is stopped as soon as it
   has parsed); a module without a parser takes exactly the arguments listed in `WITHOUT_PARSER`.
+- `olympiad-eval COMMAND ...`: the package's own command line (`olympiad_eval.cli.__main__`, the
+  script pyproject.toml installs) parses it, the command's arguments included.
 - `python stages/<stage>.py OVERRIDES`: the config names chosen are files of their groups
   (`stages.runner.check_config_names`, as the stage itself checks them) and the overrides compose
   with the stage's config (a key that does not exist fails, as it would in the stage).
@@ -63,13 +65,11 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 ILLUSTRATIVE = "<!-- illustrative -->"
 SHELL_BLOCKS = {"bash", "sh", "shell", "console"}
-COMMAND_STARTS = ("python ", "python3 ", "dvc ", "pip ")
+COMMAND_STARTS = ("python ", "python3 ", "dvc ", "pip ", "olympiad-eval ")
 # Programs a page may show that are not this project's to check (their paths are, with all paths).
 NOT_CHECKED = {".", "source", "cat", "cd", "export", "git", "ls", "mv", "cp", "rm", "mkdir", "unzip", "apt-get", "ruff"}
 # Modules run with `python -m` that have no argparse parser: the argument lists each takes.
 WITHOUT_PARSER = {
-    "olympiad_eval.cli.plan": {(), ("--check",)},
-    "olympiad_eval.cli.recover": {()},
     "tests.test_protocol_versions": {()},
 }
 # Files a page asks the reader to write (a model of their own, a smoke-test suite): not in the repository.
@@ -421,6 +421,8 @@ def check(command: Command) -> None:
         check_python(argv, command)
     elif program == "dvc":
         check_dvc(argv)
+    elif program == "olympiad-eval":
+        check_module("olympiad_eval.cli", argv[1:])
     elif program == "pip":
         check_pip(argv)
     elif program not in NOT_CHECKED:
@@ -544,7 +546,8 @@ def test_every_local_link_resolves():
         ("python -m olympiad_eval.cli.compare runs sample_hipho a/rule", "the following arguments are required"),
         ("python -m olympiad_eval.cli.costs --cvs x.csv", "unrecognized arguments"),
         ("python -m olympiad_eval.cli.nope", "no module olympiad_eval.cli.nope"),
-        ("python -m olympiad_eval.cli.plan --dry-run", "has no argparse parser"),
+        ("python -m olympiad_eval.cli.plan --dry-run", "unrecognized arguments"),
+        ("python -m tests.test_protocol_versions --all", "has no argparse parser"),
         ("python stages/render.py suite=sample_hipo cell.benchmark=sample_hipho", "did you mean 'sample_hipho'"),
         ("python stages/render.py suite=sample_hipho cell.benchmarks=sample_hipho", "Could not override"),
         ("python stages/generate.py -m model=reference,dmeo cell.suite=sample_hipho", "no conf/model/dmeo.yaml"),
@@ -554,7 +557,10 @@ def test_every_local_link_resolves():
         ("dvc repro --glob 'pipelines/hipho/dvc.yaml:judgee@x-*'", "has no stage judgee"),
         ("dvc exp run -S 'conf/suite/hiphoo.yaml:limit=5'", "no conf/suite/hiphoo.yaml"),
         ('pip install -e ".[tests]"', "no extra [tests]"),
-        ("olympiad-eval plan", "program olympiad-eval"),
+        ("olympiad-eval leaderbord", "invalid choice: 'leaderbord'"),
+        ("olympiad-eval cache purge --yes --all", "unrecognized arguments"),
+        ("olympiad-eval compare runs sample_hipho a/rule", "the following arguments are required"),
+        ("olympiad-eval plan --dry-run", "unrecognized arguments"),
     ],
 )
 def test_a_command_that_no_longer_holds_is_refused_saying_why(text, why):

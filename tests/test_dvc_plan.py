@@ -63,7 +63,7 @@ def picked_files(config_name: str, overrides: list[str]) -> set[str]:
 
 def test_the_plan_has_every_stage():
     names = {name.split("@")[0] for name, *_ in CELLS}
-    assert names == {"fetch", "render", "generate", "judge", "aggregate", "side", "report"}
+    assert names == {"check", "fetch", "render", "generate", "judge", "aggregate", "side", "report"}
     assert len({name for name, *_ in CELLS}) == len(CELLS)
 
 
@@ -77,7 +77,20 @@ def test_the_bundled_plan_puts_each_benchmark_in_the_pipeline_of_its_kind():
         assert yaml.safe_load((CONF / "benchmark" / f"{benchmark}.yaml").read_text(encoding="utf-8"))["kind"] == family
 
 
-@pytest.mark.parametrize("name,cmd,params,deps", CELLS, ids=[cell[0] for cell in CELLS])
+# The Hydra stages: the check stage (stages/check.py) composes no config, and depends on all of conf/.
+HYDRA_CELLS = [cell for cell in CELLS if cell[0] != "check"]
+
+
+def test_the_check_stage_comes_first_and_tracks_the_plan_and_every_config():
+    [(cmd, params, deps)] = [cell[1:4] for cell in CELLS if cell[0] == "check"]
+    assert cmd == "python stages/check.py"
+    assert params == ["params.yaml"] and "conf" in deps
+    checked = Layout(OUTPUTS).plan_check().as_posix()
+    fetches = [cell for cell in CELLS if cell[0].startswith("fetch@")]
+    assert fetches and all(checked in deps for _, _, _, deps in fetches)  # and every stage is downstream of a fetch
+
+
+@pytest.mark.parametrize("name,cmd,params,deps", HYDRA_CELLS, ids=[cell[0] for cell in HYDRA_CELLS])
 def test_every_conf_file_hydra_reads_is_tracked(name, cmd, params, deps):
     words = shlex.split(cmd)
     assert words[:2] == ["python", f"stages/{name.split('@')[0]}.py"]
@@ -93,7 +106,7 @@ def test_every_conf_file_hydra_reads_is_tracked(name, cmd, params, deps):
     assert not untracked, f"{name} reads {sorted(untracked)} but does not track them"
 
 
-@pytest.mark.parametrize("name,cmd,params,deps", CELLS, ids=[cell[0] for cell in CELLS])
+@pytest.mark.parametrize("name,cmd,params,deps", HYDRA_CELLS, ids=[cell[0] for cell in HYDRA_CELLS])
 def test_every_cell_tracks_the_files_of_its_own_choices(name, cmd, params, deps):
     """The `${item...}` paths in dvc.yaml name the files the cell's overrides select."""
     choices = [word.split("=", 1) for word in shlex.split(cmd)[2:] if not word.startswith("cell.")]
@@ -114,6 +127,8 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
     """What `olympiad_eval.core.layout` says a cell writes, and the outputs it reads (relative paths)."""
     layout, names = Layout(OUTPUTS), cell_names(cmd)
     stage = name.split("@")[0]
+    if stage == "check":  # the plan checked: its line, which every fetch reads
+        return {layout.plan_check().as_posix()}, set()
     if (
         stage == "report" and "suite" not in names
     ):  # the root: index, assets, side by side; it links every cell and shows their dates
@@ -128,7 +143,7 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
         benchmark = names["benchmark"]
         family = plan["family"][benchmark]
         if stage == "fetch":
-            return {layout.problems(benchmark).as_posix()}, set()
+            return {layout.problems(benchmark).as_posix()}, {layout.plan_check().as_posix()}
         writes = [
             layout.tables(benchmark),
             layout.metrics(benchmark),

@@ -215,3 +215,18 @@ def test_where_figures_are_stored_changes_no_request(render_suite, tmp_path):
     ]
     assert request_key({}, moved, {}, 0) == request_key({}, with_figure.messages, {}, 0)
     assert request_key({}, moved, {}, 1) != request_key({}, with_figure.messages, {}, 0)
+
+
+def test_a_cached_rerun_says_it_cost_nothing_and_what_the_cached_replies_were_worth(hipho, fake_openai, monkeypatch):
+    """A rerun whose replies are all cached spends nothing: its line must not read as money spent."""
+    monkeypatch.setenv("OE_TEST_KEY", KEY)
+    priced = openai_model(fake_openai.base_url, prices={"input": 2.5, "output": 10.0})
+    first, _, _ = run(hipho, priced)
+    cost = first.usage["cost_usd"]
+    assert cost > 0
+    assert first.summary().endswith(f"; 5 requests sent (0 retries), cost of this run ${cost:.4f}")
+    again, _, _ = run(hipho, priced)
+    assert again.summary() == (
+        f"5 generations, 0 failed, 0 refused; 0 requests sent (0 retries), cost of this run $0.0000; "
+        f"5 replies from the request cache, worth ${cost:.4f} when sent (not paid again)"
+    )

@@ -59,6 +59,7 @@ def test_the_reference_model_scores_full_marks_on_every_problem(render_suite, su
     generations = generate_with(outputs, suite, "reference", {"provider": "reference"})
     outcome, judgments = judge_with(outputs, suite, generations)
     assert outcome.scored == outcome.total > 0
+    assert outcome.summary().endswith("(coverage 100.0%); no requests (rules only)")  # what it sent, as generation says
     assert all(j.score == 1.0 and j.points == j.max_points for j in judgments.values())
 
 
@@ -171,9 +172,15 @@ def test_the_llm_judge_sees_reference_solution_and_response(render_suite, fake_o
     assert {j.verdict for j in judgments.values()} == {"correct"}
     prompt = fake_openai.requests[0]["messages"][1]["content"]
     assert "Reference Answer" in prompt and "Reference Solution" in prompt and "FINAL ANSWER:" in prompt
-    # judged again: every reply comes from the request cache
-    judge_with(outputs, "sample_physelite_en", generations, "gpt-4o", llm_judge_cfg(fake_openai.base_url))
+    # the log's line says what was sent, as generation's does; judged again, every reply comes from the cache
+    cost = outcome.usage["cost_usd"]  # at conf/judge/gpt-4o.yaml's prices
+    assert cost > 0 and outcome.summary().endswith(f"; 3 requests sent (0 retries), cost of this run ${cost:.4f}")
+    again, _ = judge_with(outputs, "sample_physelite_en", generations, "gpt-4o", llm_judge_cfg(fake_openai.base_url))
     assert fake_openai.count() == 3
+    assert again.summary().endswith(
+        f"; 0 requests sent (0 retries), cost of this run $0.0000; 3 replies from the request cache, worth ${cost:.4f} "
+        "when sent (not paid again)"
+    )
 
 
 def test_a_judge_cell_records_its_tokens_and_cost_at_its_endpoints_prices(render_suite, capfd, monkeypatch):

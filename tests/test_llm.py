@@ -756,7 +756,7 @@ def test_usage_that_is_no_token_count_leaves_the_cost_unknown_and_the_paid_reply
     assert usage["cost_usd"] is None and usage["cost_usd_known"] == 0.0 and usage["usage_unknown"] == 5
     assert usage["usage_invalid"] == 5 and usage["usage_problem"].startswith(f"usage {problem}")
     assert usage["prompt_tokens"] == usage["completion_tokens"] == 0
-    assert "cost unknown (5 replies without a usage" in outcome.summary()
+    assert "cost of this run unknown (5 replies without a usage" in outcome.summary()
     assert "5 of 5 replies came without a usable usage; 5 reported figures that are no token counts" in caplog.text
 
 

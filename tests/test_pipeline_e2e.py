@@ -278,23 +278,37 @@ def test_machines_share_replies_through_a_shared_cache_and_outputs_through_a_dvc
 def test_a_queued_experiment_over_cached_cells_sends_no_request(tmp_path):
     """`dvc exp run --queue` runs each experiment in a temporary copy of the workspace, where a
     request cache named relative to the workspace would be empty: every cell would pay again. The
-    default cache, in the user's cache folder, is the same for every copy."""
+    default cache, in the user's cache folder, is the same for every copy. The release sits where
+    the README puts one (data/releases/, ignored by git, so not in the copy): DVC's `-C` copies it in."""
     repo = Repo(clone(tmp_path / "repo"))
     del repo.env[REQUEST_CACHE_VARIABLE]  # the default, in the user's cache folder ...
     repo.env["XDG_CACHE_HOME"] = str(tmp_path / "user-cache")  # ... here a temporary one
+    release = "data/releases/sample_physelite"
+    shutil.copytree(repo.path / "data/sample/physelite", repo.path / release)
+    config = repo.path / "conf/benchmark/sample_physelite.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("path: data/sample/physelite", f"path: {release}"))
     with FakeOpenAI() as server:
         repo.write("conf/model/fake.yaml", FAKE_MODEL.format(base_url=server.base_url, model="fake-1"))
-        repo.write("params.yaml", plan_yaml({"sample_physelite_en": "sample_physelite"}, ["fake"], ["rule"]))
+        suites = {"sample_physelite_en": "sample_physelite"}
+        repo.write("params.yaml", plan_yaml(suites, ["fake"], ["rule"], releases={"sample_physelite": release}))
         repo.run("git", "add", "-A")  # an experiment runs what git has
         repo.run("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a fake model")
+        repo.run("git", "check-ignore", "-q", release)  # the release is not in git, as the README has it
         assert repo.repro() == sorted(repo.addresses()) and server.count() == 3  # every stage of the plan
         assert (tmp_path / "user-cache" / "olympiad-eval" / "requests.sqlite").is_file()
 
         # the same cells as a queued experiment, forced: DVC's run cache restores none of them, they all run
-        repo.dvc("exp", "run", "--queue", "--force", "--name", "again")
+        repo.dvc("exp", "run", "--queue", "--force", "--name", "again", "-C", release)
         repo.dvc("exp", "run", "--run-all")
         assert re.search(r"\bagain\b.*\bSuccess$", repo.dvc("queue", "status"), re.M)
         logs = repo.dvc("queue", "logs", "again")
+        assert "Running stage 'pipelines/physelite/dvc.yaml:fetch@sample_physelite'" in logs  # read the copied release
         assert "Running stage 'pipelines/physelite/dvc.yaml:generate@sample_physelite_en-fake'" in logs
-        assert "3 generations, 0 failed, 0 refused, 0 requests sent" in logs
+        assert "3 generations, 0 failed, 0 refused; 0 requests sent (0 retries), cost of this run $0.0000" in logs
         assert server.count() == 3
+        # the leaderboard has a row for the experiment beside the workspace's, with the same score
+        board = repo.run(sys.executable, "-m", "olympiad_eval.cli", "leaderboard", "--exp").splitlines()
+        rows = {
+            line.split()[0]: line.split()[3:] for line in board if re.match(r"(workspace|again)\s+fake\s+rule\s", line)
+        }
+        assert rows.keys() == {"workspace", "again"} and rows["again"] == rows["workspace"]

@@ -1,7 +1,8 @@
 """Compare two runs of one suite, and measure how far judges agree.
 
-    python -m olympiad_eval.cli.compare runs SUITE A B          two cells: sample_hipho reference/rule demo/rule
-    python -m olympiad_eval.cli.compare judges SUITE CELL...    one ensemble cell, or cells of one model
+    olympiad-eval compare runs SUITE A B          two cells: sample_hipho reference/rule demo/rule
+    olympiad-eval compare judges SUITE CELL...    one ensemble cell, or cells of one model
+(or `python -m olympiad_eval.cli.compare ...`)
 
 A cell is MODEL/JUDGE, with the samples to take after a colon where a model was sampled more than
 once: `demo/rule:0`, `demo/rule:0-3`, `demo/rule:0,2`. Two cells are two models, two judges, or two
@@ -29,6 +30,7 @@ import argparse
 import difflib
 import math
 import re
+import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -253,6 +255,12 @@ def compare_runs(
     )
 
 
+def samples_shown(samples) -> str:
+    """How many samples a run took, and which: `1 (sample 0)`, `4 (samples 0-3)`. Sample numbers
+    alone read as a count: a run of one sample, numbered 0, showed `samples 0`."""
+    return f"{len(samples)} (sample{'s' if len(samples) > 1 else ''} {samples_text(samples)})"
+
+
 def runs_table(a: Judged, b: Judged, pairs: list[tuple[Outcome, Outcome]]) -> pd.DataFrame:
     def row(name: str, judged: Judged, side: int) -> dict:
         unscored = sum((pair[side].unscored for pair in pairs), Counter())
@@ -260,7 +268,7 @@ def runs_table(a: Judged, b: Judged, pairs: list[tuple[Outcome, Outcome]]) -> pd
             "run": name,
             "model": judged.cell.model,
             "judge": judged.cell.judge,
-            "samples": samples_text(judged.samples),
+            "samples": samples_shown(judged.samples),
             "problems": len(pairs),
             "failed generations": unscored["generation_error"],
             "judge errors": unscored["judge_error"],
@@ -605,6 +613,11 @@ def arguments() -> argparse.ArgumentParser:
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    return configure(parser)
+
+
+def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The command line's arguments (this module's own, and `olympiad-eval compare`'s)."""
     commands = parser.add_subparsers(dest="command", required=True, metavar="{runs,judges}")
     runs = commands.add_parser("runs", help="two cells of a suite: flips, score difference, paired tests")
     runs.add_argument("suite")
@@ -658,8 +671,7 @@ def run(args: argparse.Namespace) -> tuple[Path, str]:
     return written
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = arguments().parse_args(argv)
+def execute(args: argparse.Namespace) -> int:
     try:
         folder, text = run(args)
     except InputError as error:
@@ -670,6 +682,11 @@ def main(argv: list[str] | None = None) -> None:
         fail(f"{error.strerror or error}: {error.filename}")
     print(text, end="")
     print(f"\nwrote {folder}/ (comparison.md; each table as .md, .csv, .tex)")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    sys.exit(execute(arguments().parse_args(argv)))
 
 
 if __name__ == "__main__":

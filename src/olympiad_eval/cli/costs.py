@@ -1,6 +1,6 @@
 """The cost plan: what a run of the plan would send and what it would cost, before any request.
 
-    python -m olympiad_eval.cli.costs [--csv costs.csv] [paths.plan=other.yaml paths.outputs=...]
+    olympiad-eval costs [--csv costs.csv] [paths.plan=other.yaml paths.outputs=...]
 
 For each cell of the plan (params.yaml, or `paths.plan`), its configs composed as its stage
 composes them: the requests it asks (generation: each prompt x `samples`; an LLM judge: each
@@ -509,17 +509,16 @@ NOTES = """
 """
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m olympiad_eval.cli.costs",
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The command line's arguments (this module's own, and `olympiad-eval costs`'s)."""
     parser.add_argument("--csv", type=Path, help="also write the table to this CSV file")
     parser.add_argument(
         "overrides", nargs="*", help="the shared settings as a stage takes them (paths.plan=..., paths.outputs=...)"
     )
-    arguments = parser.parse_args(argv)
+    return parser
+
+
+def execute(arguments: argparse.Namespace) -> int:
     conf = Path.cwd() / "conf"
     if not conf.is_dir():
         print(f"error: no conf/ in {Path.cwd()}: run it from the repository's root, as the stages run", file=sys.stderr)
@@ -536,6 +535,15 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.csv is not None:
         frame.to_csv(arguments.csv, index=False, lineterminator="\n")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m olympiad_eval.cli.costs",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return execute(configure(parser).parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 """The DVC pipeline files, generated from one template each, with every stage's code
 dependencies read from what its script imports; and the code files that a family's stages run.
 
-    python -m olympiad_eval.cli.plan            # writes them
-    python -m olympiad_eval.cli.plan --check    # says which differ from what would be written (exit 1)
-    python -m olympiad_eval.cli.plan --code hipho   # a family's `code` stage: writes its code lists
+    olympiad-eval plan              # writes them (or `python -m olympiad_eval.cli.plan`)
+    olympiad-eval plan --check      # says which differ from what would be written (exit 1)
+    olympiad-eval plan --code hipho # a family's code@<family> stage: writes its code lists
 
 `pipelines/templates/family.yaml` becomes `pipelines/<family>/dvc.yaml` for each benchmark family of
 the plan (`pipelines` in params.yaml), with `<family>` replaced by its name; one file, and so one
@@ -27,6 +27,7 @@ script runs the edited file."""
 
 from __future__ import annotations
 
+import argparse
 import ast
 import functools
 import hashlib
@@ -242,15 +243,26 @@ def stale(root: Path) -> list[str]:
     ]
 
 
-def main(argv: list[str]) -> int:
+def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The command line's arguments (this module's own, and `olympiad-eval plan`'s)."""
+    parser.add_argument(
+        "--check", action="store_true", help="write nothing: say which files differ from the generated ones (exit 1)"
+    )
+    parser.add_argument(
+        "--code", metavar="FAMILY", help="a family's code@<family> stage: write the code list of each of its stages"
+    )
+    return parser
+
+
+def execute(args: argparse.Namespace) -> int:
     root = Path.cwd()
-    if len(argv) == 2 and argv[0] == "--code":
-        write_code_lists(root, argv[1])
+    if args.code:
+        write_code_lists(root, args.code)
         return 0
-    if argv == ["--check"]:
+    if args.check:
         problems = stale(root)
         for problem in problems:
-            print(f"{problem}: run `python -m olympiad_eval.cli.plan`", file=sys.stderr)
+            print(f"{problem}: run `olympiad-eval plan`", file=sys.stderr)
         return 1 if problems else 0
     for path, text in pipeline_files(root).items():
         if _differs(path, text):
@@ -260,5 +272,10 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m olympiad_eval.cli.plan", description=__doc__.split("\n\n")[0])
+    return execute(configure(parser).parse_args(argv))
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

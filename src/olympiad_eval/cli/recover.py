@@ -5,15 +5,16 @@ truncating and writing the file. A kill between the two leaves it empty, and eve
 `dvc repro` stops with "Unable to read RWLock-file ... JSON structure is corrupted" until the file
 is removed by hand. Our outputs and the request cache are not at fault: only this file is.
 
-`python -m olympiad_eval.cli.recover` (run in the repository) removes such a torn file, and only when
-no DVC process holds the repository's lock (`.dvc/tmp/lock`, which `dvc repro` holds for its whole
-run): a live run's lock is never touched. A readable lock file is left alone, since DVC itself
-releases the entries of processes that died. Exit status: 0 when nothing was wrong or it is
-repaired, 1 while a DVC process is running, 2 when this is not a DVC repository.
+`olympiad-eval recover` (or `python -m olympiad_eval.cli.recover`), run in the repository, removes
+such a torn file, and only when no DVC process holds the repository's lock (`.dvc/tmp/lock`,
+which `dvc repro` holds for its whole run): a live run's lock is never touched. A readable lock
+file is left alone, since DVC itself releases the entries of processes that died. Exit status: 0
+when nothing was wrong or it is repaired, 1 while a DVC process is running, 2 when this is not a DVC repository.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -64,10 +65,20 @@ def recover(root: Path) -> tuple[int, str]:
     )
 
 
-def main() -> None:
+def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """No arguments: it repairs the repository it is run in."""
+    return parser
+
+
+def execute(args: argparse.Namespace) -> int:
     status, message = recover(Path.cwd())
     print(message, file=sys.stderr if status else sys.stdout)
-    sys.exit(status)
+    return status
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m olympiad_eval.cli.recover", description=__doc__.split("\n\n")[0])
+    sys.exit(execute(configure(parser).parse_args(argv)))
 
 
 if __name__ == "__main__":

@@ -39,6 +39,8 @@ TABLE_INDEX = "index.json"
 
 # Each path relative to the outputs folder, with its fields in braces.
 PATTERNS = {
+    # the check stage's output (stages/check.py): every fetch depends on it, so the plan is checked first
+    "plan_check": "plan/checked.txt",
     "problems": "problems/{benchmark}",
     "problem_records": f"problems/{{benchmark}}/{PROBLEM_RECORDS}",
     # what a family's stage runs (`python -m olympiad_eval.cli.plan --code`): each code file of one

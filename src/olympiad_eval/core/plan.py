@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from olympiad_eval.core.layout import check_name
+from olympiad_eval.core.layout import NAME_RULE, check_name, is_name
 from olympiad_eval.core.records import InputError
 
 
@@ -168,6 +168,77 @@ def check_release_folder(plan: dict, benchmark: str, source, path: str | Path) -
             f"conf/benchmark/{benchmark}.yaml (or an override) reads the release from source.path "
             f"'{source.path}', outside it: DVC would not rerun the fetch when that release changes; "
             "name the folder the release is read from"
+        )
+
+
+# ---------------------------------------------------------------- the plan's names are configs
+
+# Each list of names in the plan, and the config group (conf/<group>/) each name is a file of.
+PLAN_GROUPS = {"models": "model", "judges": "judge", "benchmarks": "benchmark", "suites": "suite"}
+
+
+def check_config_name(conf: Path, group: str, name: str, origin: str) -> None:
+    """A config name chosen for a group (`origin`: where it was chosen) is a name (`layout.NAME`:
+    it becomes a path) and a file of its group in conf/; if not, the closest name and all the
+    group's names are shown. A group that is no folder of conf/ is none of the plan's: left alone."""
+    folder = conf / group
+    if not folder.is_dir():
+        return
+    if not is_name(name):  # `model=../../x`: a config outside conf/, outputs outside outputs/
+        raise InputError(
+            f"{group} '{name}' ({origin}) is not a name of a config of conf/{group}/: a {group}'s name "
+            f"becomes a path of its outputs, so it is one plain file name ({NAME_RULE})"
+        )
+    if not (folder / f"{name}.yaml").is_file():
+        choices = sorted(path.relative_to(folder).with_suffix("").as_posix() for path in folder.rglob("*.yaml"))
+        close = difflib.get_close_matches(name, choices, n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        raise InputError(
+            f"{group} '{name}' ({origin}): there is no conf/{group}/{name}.yaml. {hint}"
+            f"The {group} configs: {', '.join(choices)}"
+        )
+
+
+def check_plan(path: str | Path, conf: str | Path) -> dict:
+    """The run plan read (`read_plan`) and each of its names checked to be a config of its group,
+    with the message a stage gives for it (`check_config_name`): the first thing `dvc repro` runs
+    (stages/check.py), so that a misspelt name stops the run at once, before any other stage."""
+    plan = read_plan(path)
+    for key, group in PLAN_GROUPS.items():
+        for name in plan[key]:
+            check_config_name(Path(conf), group, name, f"{group}={name}, from {path} or the command line")
+    check_releases(plan, path)
+    return plan
+
+
+# Where `dvc exp run --temp` and `--queue` run an experiment: a copy of what git has, under the workspace.
+EXPERIMENT_COPY = (".dvc", "tmp", "exps")
+
+
+def in_experiment_copy(folder: Path) -> bool:
+    parts = folder.resolve().parts
+    return any(parts[i : i + 3] == EXPERIMENT_COPY for i in range(len(parts)))
+
+
+def check_releases(plan: dict, path: str | Path, here: Path | None = None) -> None:
+    """Each release folder the plan names is there (run from the repository's root, `here`). DVC
+    would stop at its fetch with a bare `[Errno 2]`; in the copy that `dvc exp run --temp`/`--queue`
+    runs in, a release that git ignores (data/releases/, as the README places them) is missing
+    unless the run copies it in: `-C <folder>`, DVC's own option for ignored paths."""
+    here = Path.cwd() if here is None else here
+    for benchmark, folder in plan["releases"].items():
+        if (here / folder).exists():
+            continue
+        where = f"{path}: pipelines.{plan['family'][benchmark]}.benchmarks.{benchmark}"
+        if in_experiment_copy(here):
+            raise InputError(
+                f"{where}: the release folder '{folder}' is not in this experiment's copy of the workspace: "
+                f"`dvc exp run --queue`/`--temp` runs in a copy of what git has, and git ignores it; run the "
+                f"experiment with `-C {folder}` (DVC copies the folder in), or in the workspace (no --queue/--temp)"
+            )
+        raise InputError(
+            f"{where}: there is no release folder '{folder}': get the release where "
+            f"conf/benchmark/{benchmark}.yaml says (source.path), or name the folder it is in"
         )
 
 

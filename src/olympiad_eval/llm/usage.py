@@ -29,20 +29,40 @@ class Tally:
     reasoning_tokens: int = 0
     sent: int = 0
     unknown: int = 0  # answered replies of an endpoint that sends whose usage is unknown
+    # This run's requests apart from the replies the request cache held: a rerun whose replies are
+    # all cached spends nothing, whatever they were once worth.
+    retries: int = 0  # of the requests sent in this run
+    spent_usd: float = 0.0  # the requests sent in this run (those whose usage is known)
+    spent_unknown: int = 0  # of them, replies whose usage is unknown
+    cached: int = 0
+    cached_usd: float = 0.0  # what the cached replies cost when they were sent
+    cached_unknown: int = 0
 
     def add(self, reply: Reply, sends: bool = False) -> None:
         self.prompt_tokens += reply.usage.get("prompt_tokens", 0)
         self.completion_tokens += reply.usage.get("completion_tokens", 0)
         self.reasoning_tokens += reply.usage.get("reasoning_tokens", 0)
-        self.sent += 0 if reply.cached else 1
-        self.unknown += int(sends and reply.error is None and not reply.usage)
+        unknown = int(sends and reply.error is None and not reply.usage)
+        self.unknown += unknown
+        cost = self.price(reply.usage.get("prompt_tokens", 0), reply.usage.get("completion_tokens", 0))
+        if reply.cached:
+            self.cached += 1
+            self.cached_usd += cost
+            self.cached_unknown += unknown
+        else:
+            self.sent += 1
+            self.spent_usd += cost
+            self.spent_unknown += unknown
+            self.retries += max(reply.attempts - 1, 0)
+
+    def price(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (
+            prompt_tokens * float(self.prices.get("input", 0)) + completion_tokens * float(self.prices.get("output", 0))
+        ) / 1e6
 
     @property
     def cost(self) -> float:
-        return (
-            self.prompt_tokens * float(self.prices.get("input", 0))
-            + self.completion_tokens * float(self.prices.get("output", 0))
-        ) / 1e6
+        return self.price(self.prompt_tokens, self.completion_tokens)
 
     def cost_text(self) -> str:
         """`$0.0123`, or with replies whose usage is unknown `$0.0123 + 3 unknown`."""
@@ -108,14 +128,27 @@ def merged_usage(usages: list[dict]) -> dict:
     return total
 
 
-def cost_text(usage: dict) -> str:
-    """A usage's cost as the logs say it: `$0.0123`, or `unknown` with what is known."""
-    if usage.get("cost_usd") is not None or "usage_unknown" not in usage:
-        return f"${usage.get('cost_usd') or 0.0:.4f}"
-    return (
-        f"unknown ({usage['usage_unknown']} replies without a usage the endpoint reported as token counts; "
-        f"${usage.get('cost_usd_known', 0.0):.4f} for the others)"
+def this_run(tallies: list[Tally]) -> str:
+    """What a batch's requests did in this run (one tally, or an ensemble's, one a judge): sent, retried
+    and paid for now, and apart from them the replies the request cache held, with what they cost
+    when they were sent; so that a rerun whose replies are all cached never reads as money spent."""
+    total = {name: sum(getattr(tally, name) for tally in tallies) for name in vars(Tally()) if name != "prices"}
+    said = (
+        f"{total['sent']} requests sent ({total['retries']} retries), cost of this run "
+        f"{_cost_text(total['spent_usd'], total['spent_unknown'])}"
     )
+    if total["cached"]:
+        worth = _cost_text(total["cached_usd"], total["cached_unknown"])
+        said += f"; {total['cached']} replies from the request cache, worth {worth} when sent (not paid again)"
+    return said
+
+
+def _cost_text(cost: float, unknown: int) -> str:
+    """`$0.0123`, or where replies came without a usage `unknown` with what is known."""
+    if not unknown:
+        return f"${cost:.4f}"
+    without = f"{unknown} replies without a usage the endpoint reported as token counts"
+    return f"unknown ({without}; ${cost:.4f} for the others)"
 
 
 def usage_warnings(usage: dict, who: str, model: str | None = None) -> list[str]:

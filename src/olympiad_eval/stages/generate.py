@@ -23,7 +23,7 @@ from olympiad_eval.core.config import check_costs, number, request_settings
 from olympiad_eval.core.records import Generation, Prompt, SampleReply, read_jsonl, write_json, write_jsonl
 from olympiad_eval.llm.cache import request_key, same_model
 from olympiad_eval.llm.providers import Provider, Request, ask_all, check_config, provider_class
-from olympiad_eval.llm.usage import Tally, cost_text, usage_totals, usage_warnings
+from olympiad_eval.llm.usage import Tally, this_run, usage_totals, usage_warnings
 
 log = logging.getLogger("olympiad_eval")
 
@@ -35,12 +35,10 @@ class Outcome:
     sent: int
     usage: dict = field(default_factory=dict)
     refusals: int = 0
+    requests: str = ""  # what this run sent and paid, apart from the cached replies (`usage.this_run`)
 
     def summary(self) -> str:
-        return (
-            f"{self.total} generations, {self.errors} failed, {self.refusals} refused, {self.sent} requests sent, "
-            f"{self.usage.get('retries', 0)} retries, cost {cost_text(self.usage)}"
-        )
+        return f"{self.total} generations, {self.errors} failed, {self.refusals} refused; {self.requests}"
 
 
 def sample_settings(settings: dict, sample: int) -> dict:
@@ -110,6 +108,7 @@ def generate(
         sent=tally.sent,
         usage=usage,
         refusals=sum(g.refusal is not None for g in generations),
+        requests=this_run([tally]),
     )
 
 

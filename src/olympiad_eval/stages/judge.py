@@ -59,7 +59,7 @@ from olympiad_eval.core.records import (
 )
 from olympiad_eval.llm.cache import Reply, RequestCache, request_key
 from olympiad_eval.llm.providers import Client, Request, check_config, judge_provider_class
-from olympiad_eval.llm.usage import Tally, merged_usage, usage_totals, usage_warnings
+from olympiad_eval.llm.usage import Tally, merged_usage, this_run, usage_totals, usage_warnings
 from olympiad_eval.scoring.checks import Options
 from olympiad_eval.scoring.pool import CheckPool
 
@@ -91,6 +91,7 @@ class Outcome:
     undecided: int = 0  # checks that could not finish (scored as not matched, or decided by a judge)
     refusals: int = 0  # scored (0), so not in the coverage's shortfall; counted in the tables
     usage: dict = field(default_factory=lambda: usage_totals([], {}))  # the judges' requests, tokens and cost
+    requests: str = ""  # what this run sent to the LLM judges and paid, apart from the cached replies; rules: none
 
     @property
     def coverage(self) -> float:
@@ -110,7 +111,7 @@ class Outcome:
         return (
             f"{self.total} judgments: {self.scored} scored, {self.judge_errors} judge errors, "
             f"{self.generation_errors} failed generations, {self.undecided} undecided checks, "
-            f"{self.refusals} refusals (coverage {self.coverage:.1%})"
+            f"{self.refusals} refusals (coverage {self.coverage:.1%})" + (f"; {self.requests}" if self.requests else "")
         )
 
 
@@ -142,8 +143,11 @@ def judge(
         if not llm:
             grades, usage = _by_rules(bench, problems, answered, scoring, pool), usage_totals([], {})
             asked: dict = {}
+            requests = "no requests (rules only)"
         else:
-            grades, usage, asked = asyncio.run(_by_llm(bench, problems, answered, scoring, cfg, cache_path, pool))
+            grades, usage, asked, requests = asyncio.run(
+                _by_llm(bench, problems, answered, scoring, cfg, cache_path, pool)
+            )
     for line in usage_warnings(usage, f"judge '{judge_name}'"):
         log.warning("%s", line)
     _check_parts(bench, grades.values())
@@ -168,6 +172,7 @@ def judge(
         undecided=sum(len(j.undecided) for j in judgments),
         refusals=sum(j.refused for j in judgments),
         usage=usage,
+        requests=requests,
     )
 
 
@@ -266,9 +271,10 @@ def _by_rules(bench: Benchmark, problems: dict, answered: list[Generation], scor
 
 async def _by_llm(
     bench: Benchmark, problems: dict, answered: list[Generation], scoring, cfg, cache_path, pool: CheckPool
-) -> tuple[dict, dict, dict]:
+) -> tuple[dict, dict, dict, str]:
     """Every task of every response to every judge, then the protocol's combination; the judges'
-    usage (requests, tokens, cost); and each response's conversation (`conversation`)."""
+    usage (requests, tokens, cost); each response's conversation (`conversation`); and what this run
+    sent and paid, apart from the cached replies (`usage.this_run`: the log's, never the usage file's)."""
     judges = dict(cfg.judges)
     if not judges:
         raise InputError("an llm judge needs at least one entry under `judges` (name: endpoint)")
@@ -330,7 +336,8 @@ async def _by_llm(
         for key in tasks
     }
     conversations = {key: conversation(cell_tasks, askers, key) for key, cell_tasks in tasks.items()}
-    return grades, judges_usage([asker.usage() for asker in askers]), conversations
+    usage = judges_usage([asker.usage() for asker in askers])
+    return grades, usage, conversations, this_run([asker.client.tally for asker in askers])
 
 
 # What a conversation keeps of a reply: what the request cache stores of it (never `cached`, which

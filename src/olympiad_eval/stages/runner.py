@@ -6,7 +6,6 @@ one clear line (each stage's own config checks live with its module: `generate.c
 from __future__ import annotations
 
 import atexit
-import difflib
 import functools
 import gc
 import inspect
@@ -24,7 +23,7 @@ from hydra.errors import HydraException
 from hydra.types import RunMode
 
 from olympiad_eval.core import config  # noqa: F401 (registers the configs' resolvers)
-from olympiad_eval.core.layout import NAME_RULE, is_name
+from olympiad_eval.core.plan import check_config_name
 from olympiad_eval.core.records import WRITE_ERRORS, InputError
 
 log = logging.getLogger("olympiad_eval")
@@ -111,21 +110,7 @@ def check_config_names(conf: Path, overrides: list[str]) -> None:
     is a name (`layout.NAME`: it becomes a path) and a file of its group in conf/; if not, the
     closest name and all the group's names are shown."""
     for group, name in _chosen_names(overrides):
-        folder = conf / group
-        if folder.is_dir() and not is_name(name):  # `model=../../x`: a config outside conf/, outputs outside outputs/
-            raise InputError(
-                f"{group} '{name}' ({group}={name}, from params.yaml or the command line) is not a name of a "
-                f"config of conf/{group}/: a {group}'s name becomes a path of its outputs, so it is one plain "
-                f"file name ({NAME_RULE})"
-            )
-        if folder.is_dir() and not (folder / f"{name}.yaml").is_file():
-            choices = sorted(path.relative_to(folder).with_suffix("").as_posix() for path in folder.rglob("*.yaml"))
-            close = difflib.get_close_matches(name, choices, n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
-            raise InputError(
-                f"{group} '{name}' ({group}={name}, from params.yaml or the command line): there is no "
-                f"conf/{group}/{name}.yaml. {hint}The {group} configs: {', '.join(choices)}"
-            )
+        check_config_name(conf, group, name, f"{group}={name}, from params.yaml or the command line")
 
 
 def _chosen_names(overrides: list[str]) -> list[tuple[str, str]]:

@@ -1,0 +1,37 @@
+"""DVC stage: the run plan checked before any other stage runs (every fetch depends on its output).
+
+`dvc exp run -S 'models=[gtp-4o]'` changes the plan's params, so this stage runs first and stops
+the run with the stages' own message (did you mean 'gpt-4o'?) within a second, before DVC starts
+any cell; so does a release folder missing (in the copy that `dvc exp run --queue` runs in, a
+git-ignored release that the run did not copy in with `-C`), where DVC would say only `[Errno 2]`.
+No Hydra: nothing here composes a config, and starting Hydra would cost more than the check.
+Its output never changes (the same line whatever the plan), so a plan that passes reruns no stage
+after it: only the stages whose own params changed run."""
+
+import sys
+from pathlib import Path
+
+from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.plan import check_plan
+from olympiad_eval.core.records import InputError, atomic_file
+
+PLAN, CONF = "params.yaml", "conf"
+CHECKED = "the plan's names are configs of conf/, its release folders are there (stages/check.py)\n"
+
+
+def main() -> int:
+    try:
+        check_plan(PLAN, CONF)
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    stamp = Layout().plan_check()
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_file(stamp) as out:
+        out.write(CHECKED)
+    print(f"{Path(PLAN)}: every name is a config of {CONF}/, every release folder is there")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
