@@ -1629,7 +1629,8 @@ def test_dvc_repro_of_a_broken_release_caches_nothing(tmp_path):
 
     repo = Repo(clone(tmp_path / "repo"))
     edit_jsonl(repo.path / "data/sample/mathvision" / MV, 2, lambda row: row.pop("answer"))
-    repo.dvc("repro", "check")  # the plan's check, the first stage: its line is cached, as every run has it
+    # the plan's check and the family's code lists, the first stages: cached, as every run has them
+    repo.dvc("repro", "check", "pipelines/mathvision/dvc.yaml:code@mathvision")
     cache = repo.path / ".dvc" / "cache"
     cached = sorted(path for path in cache.rglob("*") if path.is_file())
     locks = lock_files(repo.path)

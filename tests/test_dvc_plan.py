@@ -193,8 +193,11 @@ def test_every_stage_writes_and_reads_the_paths_the_layout_spells(name, cmd, par
     each DVC stage's outputs and output dependencies are those the code computes for its names."""
     plan = read_plan(ROOT / "params.yaml")
     writes, reads = expected_paths(name, cmd, plan)
+    stage = name.split("@")[0]
     if family:  # its script's code list, which its family's code stage writes
-        reads |= {f"{OUTPUTS}/{spelled('code', family=family, stage=name.split('@')[0])}"}
+        reads |= {f"{OUTPUTS}/{spelled('code', family=family, stage=stage)}"}
+    elif stage == "report":  # the root report: its code list in every family
+        reads |= {f"{OUTPUTS}/{spelled('code', family=f, stage=stage)}" for f in plan["families"]}
     assert set(outs) == writes
     assert {dep for dep in deps if dep.startswith(f"{OUTPUTS}/")} == reads
 

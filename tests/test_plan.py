@@ -43,8 +43,9 @@ def test_each_family_s_stages_run_its_own_benchmark_and_no_other():
             deps = deps_of(path, stage)
             assert f"outputs/code/{family}/{stage}.txt" in deps and not [d for d in deps if d.endswith(".py")]
     assert "src/olympiad_eval/scoring/mathcheck.py" in plan.code_of("stages/render.py", ROOT, "hipho")
-    root_report = deps_of(ROOT / "dvc.yaml", "report")
-    assert {f"src/olympiad_eval/benchmarks/{family}" for family in families} <= root_report
+    root_report = deps_of(ROOT / "dvc.yaml", "report")  # every family's: their code lists
+    assert {f"outputs/code/{family}/report.txt" for family in families} <= root_report
+    assert not [dep for dep in root_report if dep.endswith(".py")]
 
 
 def test_a_code_list_names_each_file_a_stage_runs_with_its_hash(tmp_path):

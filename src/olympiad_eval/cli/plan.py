@@ -47,6 +47,8 @@ PACKAGE = "olympiad_eval"
 BY_NAME = f"{PACKAGE}.benchmarks"
 _CODE = re.compile(r"^(?P<indent>\s*)- <code: (?P<script>\S+)>$", re.M)
 _ALL_CODE = re.compile(r"^(?P<indent>\s*)- <code of the stages below>$", re.M)
+# in the root dvc.yaml: a script's code list in every family (`outputs/code/<family>/<stage>.txt`)
+_CODE_LISTS = re.compile(r"^(?P<indent>\s*)- <code lists: stages/(?P<stage>\w+)\.py>$", re.M)
 # a stage's script in its command
 _SCRIPT = re.compile(r"\bpython (stages/\w+\.py)\b")
 # files under a code folder that are not code (as .dvcignore says: bytecode, a killed write's leftovers)
@@ -164,6 +166,13 @@ def all_code(template: str, root: Path, family: str) -> list[str]:
     return sorted({path for script in scripts for path in code_of(script, root, family)})
 
 
+def code_lists(stage: str, root: Path) -> list[str]:
+    """A stage's code list in each family of the plan: what the root report, which runs every
+    family's benchmark, depends on for its code."""
+    families = read_plan(root / "params.yaml")["families"]
+    return [f"{layout.OUTPUTS}/{layout.spelled('code', family=family, stage=stage)}" for family in families]
+
+
 def code_list(script: str, root: Path, family: str) -> str:
     """The code a family's stages of `script` run: each file, with the MD5 of its bytes, a line each."""
     lines = []
@@ -210,6 +219,7 @@ def fill(template: str, root: Path, family: str | None = None) -> str:
     text = _CODE.sub(
         lambda m: "\n".join(f"{m['indent']}- {path}" for path in code_of(m["script"], root, family)), template
     )
+    text = _CODE_LISTS.sub(lambda m: "\n".join(f"{m['indent']}- {path}" for path in code_lists(m["stage"], root)), text)
     text = _ALL_CODE.sub(
         lambda m: "\n".join(f"{m['indent']}- {path}" for path in all_code(template, root, family)), text
     )
