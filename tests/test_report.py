@@ -542,6 +542,20 @@ def test_a_physelite_sized_cell_keeps_every_file_under_5_mb(tmp_path):
     assert len(pages) == 2000 and max(p.stat().st_size for p in pages) < 5 * MB
 
 
+@pytest.mark.parametrize(("problems", "sizes"), [(0, [0]), (1, [1]), (200, [200]), (450, [200, 200, 50])])
+def test_a_cell_index_holds_its_rows_in_bodies_of_200(tmp_path, problems, sizes):
+    """The browser lays out a body of rows only when it is on screen (viewer.css): bodies of
+    ROWS_PER_BODY rows in the problems' order, and an empty cell still has its one body."""
+    ids = [str(n) for n in range(1, problems + 1)]
+    layout = synthetic_cell(tmp_path, ids)
+    plan = {"suites": {"s": "b"}, "family": {"b": "physelite"}, "models": ["m"], "judges": []}
+    index = (write_cell(plan, layout, "s", "m", {}) / "index.html").read_text(encoding="utf-8")
+    table = index[index.index('<table class="problems"') : index.index("</table>")]
+    bodies = re.findall(r"<tbody>(.*?)</tbody>", table, flags=re.S)
+    assert [body.count('<tr class="problem-row"') for body in bodies] == sizes
+    assert re.findall(r'<tr class="problem-row" data-id="(\d+)"', table) == ids
+
+
 def test_ids_that_are_not_file_names_get_their_own_pages(tmp_path):
     from olympiad_eval.report.html import page_slug
 

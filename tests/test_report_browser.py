@@ -28,7 +28,7 @@ from olympiad_eval.core.records import (
     write_json,
     write_jsonl,
 )
-from olympiad_eval.report import write_cell, write_report, write_side
+from olympiad_eval.report import cell, write_cell, write_report, write_side
 from olympiad_eval.report.cell import content_parts
 from olympiad_eval.stages.aggregate import aggregate
 from olympiad_eval.stages.generate import generate
@@ -272,15 +272,23 @@ def run(tmp_path_factory) -> Layout:
         return real_run(tmp_path_factory.mktemp("run") / "outputs")
 
 
+# A cell's index holds its rows in bodies of 200 (report/cell.py); the sample's cells have a dozen
+# rows at most, so the report here has bodies of 2, and every filter and sort of a cell's index is
+# tried across bodies as at PhysElite's size.
+ROWS_PER_BODY = 2
+
+
 @pytest.fixture(scope="module")
 def report(run) -> Path:
     """The report as its stages write it: each suite's side-by-side pages, each cell's folder, then
     the root."""
-    for suite in SUITES:
-        write_side(PLAN, run, suite)
-        for model in MODELS:
-            write_cell(PLAN, run, suite, model, OmegaConf.to_container(model_config(model), resolve=True))
-    write_report(PLAN, run)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cell, "ROWS_PER_BODY", ROWS_PER_BODY)
+        for suite in SUITES:
+            write_side(PLAN, run, suite)
+            for model in MODELS:
+                write_cell(PLAN, run, suite, model, OmegaConf.to_container(model_config(model), resolve=True))
+        write_report(PLAN, run)
     return run.report()
 
 
@@ -566,6 +574,37 @@ def test_a_filter_still_applies_after_sorting(report, browse):
     wrong = set(shown(page))
     page.locator("th[data-sort]").first.click()
     assert set(shown(page)) == wrong and shown_count(page) == len(wrong)
+
+
+def bodies(page) -> list[dict]:
+    """Each body of a cell's index: the ids of its rows, those shown, and its own state."""
+    return page.eval_on_selector_all(
+        "table.problems > tbody",
+        """bodies => bodies.map(b => ({ids: [...b.rows].map(r => r.dataset.id),
+        shown: [...b.rows].filter(r => !r.hidden).length, hidden: b.hidden, rows: b.dataset.rows,
+        height: b.getBoundingClientRect().height}))""",
+    )
+
+
+def test_a_filtered_or_sorted_index_keeps_its_bodies_sized_by_the_rows_they_show(report, browse):
+    """Rows come in bodies (ROWS_PER_BODY here), each laid out only on screen and otherwise sized
+    by the rows it shows: a filter hides a body it empties and resizes the others, and a sort deals
+    the rows out again, the bodies as full as before."""
+    page = cell_index(browse, report, "sample_hipho", "demo")
+    before = bodies(page)
+    assert len(before) > 1 and all(len(b["ids"]) == ROWS_PER_BODY for b in before[:-1]), before
+    page.select_option("select#status-filter", "wrong")
+    for body in bodies(page):
+        assert body["rows"] == str(body["shown"]) and body["hidden"] == (body["shown"] == 0), body
+        assert (body["height"] > 0) == (body["shown"] > 0), body  # an emptied body takes no space
+    assert 0 < sum(b["shown"] for b in bodies(page)) < sum(len(b["ids"]) for b in before)
+    page.locator('th[data-sort="score"]').first.click()
+    sorted_bodies = bodies(page)
+    assert [len(b["ids"]) for b in sorted_bodies] == [len(b["ids"]) for b in before]
+    assert [i for b in sorted_bodies for i in b["ids"]] != [i for b in before for i in b["ids"]]
+    assert all(b["rows"] == str(b["shown"]) for b in sorted_bodies)
+    page.select_option("select#status-filter", "all")
+    assert all(not b["hidden"] and b["shown"] == len(b["ids"]) for b in bodies(page))
 
 
 # ---------------------------------------------------------------- maths, raw text, figures

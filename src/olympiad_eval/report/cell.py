@@ -48,6 +48,9 @@ from olympiad_eval.report.html import EMPTY, answers_text, attr, facts, maths, n
 
 # A problem is right when it earned all its points (score 1), as the comparison command counts it.
 MARKS = {"correct": "\u2713", "partial": "\u25d0", "wrong": "\u2717", "judge-error": "judge error", "failed": "failed"}
+# A cell's index holds its rows in bodies of this many: the browser styles and lays out a body only
+# when it is on screen (viewer.css), so a PhysElite-sized index (11,586 rows) opens as fast as a short one.
+ROWS_PER_BODY = 200
 
 
 def status_label(status: str) -> str:
@@ -391,13 +394,13 @@ def _index(cell: Cell, rows: list[Row], meta: list) -> Iterator[str]:
     sorts += [("status", STATUS_HEAD), ("score", SCORE_HEAD)]
     sorts += [(f"judge-{n}", f"judge {judge}: points") for n, judge in enumerate(cell.judges)]
     heads = "".join(f'<th data-sort="{key}">{text(label)}</th>' for key, label in sorts)
-    yield (
-        f'<table class="problems" data-levels="{int(levels)}">\n'
-        f"<thead><tr>{heads}<th>extracted</th></tr></thead>\n<tbody>"
-    )
+    yield (f'<table class="problems" data-levels="{int(levels)}">\n<thead><tr>{heads}<th>extracted</th></tr></thead>')
     level_cell = (lambda row: f"<td>{number(row.level)}</td>") if levels else (lambda row: "")
-    yield from (row.html.replace("{level}", level_cell(row), 1) for row in rows)
-    yield "</tbody>\n</table>"
+    for first in range(0, max(len(rows), 1), ROWS_PER_BODY):
+        yield "<tbody>"
+        yield from (row.html.replace("{level}", level_cell(row), 1) for row in rows[first : first + ROWS_PER_BODY])
+        yield "</tbody>"
+    yield "</table>"
     yield html.metadata(meta)
 
 

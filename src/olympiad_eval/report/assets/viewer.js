@@ -96,12 +96,18 @@ var OE = (window.OE = {
     var judgesDisagree = document.getElementById("judges-disagree");
     var modelsDisagree = document.getElementById("models-disagree");
     var count = document.getElementById("shown-count");
-    var body = document.querySelector("table.problems tbody");
-    if (!search || !statusFilter || !groupFilter || !body) {
+    var table = document.querySelector("table.problems");
+    if (!search || !statusFilter || !groupFilter || !table) {
       return;
     }
-    var rows = Array.prototype.slice.call(body.querySelectorAll("tr.problem-row"));
-    var texts = rows.map(function (row) { return row.textContent.toLowerCase(); });
+    // The rows come in bodies (report/cell.py): a body off screen is sized by the rows it shows.
+    var bodies = Array.prototype.slice.call(table.tBodies);
+    var perBody = Math.max(1, bodies[0].rows.length);
+    var rows = Array.prototype.slice.call(table.querySelectorAll("tr.problem-row"));
+    var texts = null; // each row's text, read at the first search
+    if (rows.length) {
+      table.style.setProperty("--row-height", rows[0].getBoundingClientRect().height + "px");
+    }
     // Whether the plan's models disagree on each row's problem: the status of the problem in each
     // model's cell, from the suite's outcomes (the root stage's); those scored (right, partly right,
     // wrong) are compared, a failed generation or a judge error is no verdict to disagree with.
@@ -138,10 +144,24 @@ var OE = (window.OE = {
     function apply() {
       var words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
       var status = statusFilter.value, group = groupFilter.value, shown = 0;
+      if (words.length && !texts) {
+        texts = rows.map(function (row) { return row.textContent.toLowerCase(); });
+      }
       rows.forEach(function (row, index) {
         var visible = keep(row, index, words, status, group);
-        row.hidden = !visible;
+        if (row.hidden === visible) { row.hidden = !visible; } // a row left as it is costs no restyle
         if (visible) { shown++; }
+      });
+      bodies.forEach(function (tbody) {
+        var showing = 0;
+        for (var row = tbody.firstElementChild; row; row = row.nextElementSibling) {
+          if (!row.hidden) { showing++; }
+        }
+        if (tbody.dataset.rows !== String(showing)) { // a body left as it is costs no restyle
+          tbody.dataset.rows = String(showing);
+          tbody.style.setProperty("--rows", String(showing));
+          tbody.hidden = showing === 0;
+        }
       });
       count.textContent = String(shown);
       writeView({
@@ -185,9 +205,11 @@ var OE = (window.OE = {
         var c = x < y ? -1 : x > y ? 1 : a - b;
         return descending ? -c : c;
       });
-      var fragment = document.createDocumentFragment();
-      order.forEach(function (index) { fragment.appendChild(rows[index]); });
-      body.appendChild(fragment);
+      var fragments = bodies.map(function () { return document.createDocumentFragment(); });
+      order.forEach(function (index, position) {
+        fragments[Math.min(Math.floor(position / perBody), bodies.length - 1)].appendChild(rows[index]);
+      });
+      bodies.forEach(function (tbody, n) { tbody.appendChild(fragments[n]); });
       sorted = { key: name, descending: descending };
       return true;
     }
