@@ -6,6 +6,11 @@ its LLM judges were sent and replied into outputs/conversations/..., for the rep
 A judge endpoint that cannot serve at all (its probe) stops the stage with one line and exit status 2,
 writing nothing; requests that fail are judge errors, and the stage fails on coverage (exit 1)."""
 
+from olympiad_eval.scoring.pool import start_fork_server
+
+if __name__ == "__main__":
+    start_fork_server()  # every cell checks rules: the check workers' server starts beside Hydra's own start
+
 import hydra
 
 from olympiad_eval.core.config import check_fraction

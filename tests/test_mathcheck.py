@@ -246,6 +246,30 @@ def test_a_check_that_overruns_is_undecided_and_the_pool_carries_on():
     assert again == [Verdict(True)]
 
 
+def test_a_worker_does_not_run_the_script_that_started_its_pool_again(tmp_path):
+    """multiprocessing runs the caller's main script again in each worker it starts; a stage
+    script's imports would cost each worker about half a second of CPU. Each run of the script
+    here leaves a line: one, its own, however many workers start, a replaced one too."""
+    runs = tmp_path / "runs.txt"
+    script = tmp_path / "stage.py"
+    script.write_text(
+        f"with open({str(runs)!r}, 'a') as runs:\n"
+        "    runs.write(__name__ + '\\n')\n"
+        "if __name__ == '__main__':\n"
+        "    from olympiad_eval.scoring.checks import Equivalence, Options\n"
+        "    from olympiad_eval.scoring.pool import CheckPool\n"
+        f"    jobs = [Equivalence('1', '1'), {TOWER!r}, Equivalence('2', '2')]\n"
+        "    with CheckPool(workers=2, cpu_seconds=1) as pool:\n"
+        "        print(pool.check_many(jobs))\n"
+    )
+    path = os.pathsep.join([str(ROOT / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])
+    environment = {**os.environ, "PYTHONPATH": path}
+    result = subprocess.run([sys.executable, str(script)], env=environment, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "None, reason='check exceeded its CPU budget" in result.stdout  # a worker was replaced
+    assert runs.read_text().splitlines() == ["__main__"]
+
+
 def test_the_timeout_counts_the_check_not_a_workers_start(tmp_path):
     """Every new Python process here takes 1.5 s to start (as on a machine whose cores are busy),
     longer than the 1 s timeout; so does the server the workers fork from. The first check, and the
