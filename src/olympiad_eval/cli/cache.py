@@ -18,6 +18,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
+from olympiad_eval.cli import run_alone
 from olympiad_eval.core import config  # noqa: F401 (registers the resolver conf/common.yaml names)
 from olympiad_eval.core.records import InputError
 from olympiad_eval.llm.cache import RequestCache
@@ -96,12 +97,7 @@ def execute(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m olympiad_eval.cli.cache",
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    return execute(configure(parser).parse_args(argv))
+    return run_alone("olympiad_eval.cli.cache", __doc__, configure, execute, argv)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,7 @@ from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import plugin
 from olympiad_eval.benchmarks.base import Benchmark, JudgeTask
+from olympiad_eval.cli import run_alone
 from olympiad_eval.core.config import check_costs, number, request_settings
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.plan import family_of_suite, read_plan
@@ -538,12 +539,7 @@ def execute(arguments: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m olympiad_eval.cli.costs",
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    return execute(configure(parser).parse_args(argv))
+    return run_alone("olympiad_eval.cli.costs", __doc__, configure, execute, argv)
 
 
 if __name__ == "__main__":

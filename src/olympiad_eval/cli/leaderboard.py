@@ -23,6 +23,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from olympiad_eval.cli import run_alone
 from olympiad_eval.core.layout import OUTPUTS, Layout, fields_of
 from olympiad_eval.core.records import InputError
 
@@ -158,12 +159,7 @@ def execute(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m olympiad_eval.cli.leaderboard",
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    return execute(configure(parser).parse_args(argv))
+    return run_alone("olympiad_eval.cli.leaderboard", __doc__, configure, execute, argv)
 
 
 if __name__ == "__main__":

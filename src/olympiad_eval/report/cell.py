@@ -601,11 +601,7 @@ class _Pages:
     ) -> Iterator[str]:
         layout = self.cell.layout
         side = layout.report_side(self.cell.suite) / f"{html.page_slug(prompt.id)}.html"
-        steps = [
-            f'<a rel="{rel}" href="{attr(html.page_slug(other))}.html">{label} {text(other)}</a>'
-            for rel, label, other in (("prev", "\u2190", neighbours[0]), ("next", "\u2192", neighbours[1]))
-            if other
-        ]
+        steps = html.neighbour_links(neighbours)
         yield f"<h1>{text(prompt.id)}</h1>"
         yield (
             f'<p class="nav"><a href="../index.html">{text(self.cell.name)}</a> &middot; '

@@ -238,6 +238,16 @@ def page_slug(problem_id: str) -> str:
     return page_name(problem_id)
 
 
+def neighbour_links(neighbours: tuple[str | None, str | None]) -> list[str]:
+    """Links to the problems before and after a problem's page (`None` where there is none), each
+    page of a folder named by `page_slug`."""
+    return [
+        f'<a rel="{rel}" href="{attr(page_slug(other))}.html">{label} {text(other)}</a>'
+        for rel, label, other in (("prev", "\u2190", neighbours[0]), ("next", "\u2192", neighbours[1]))
+        if other
+    ]
+
+
 # ---------------------------------------------------------------- settings without their secrets
 
 HIDDEN = "(not shown: looks like a secret)"

@@ -96,11 +96,7 @@ def write_side_pages(layout: Layout, suite: str) -> Path:
 
 
 def _side_page(layout: Layout, suite: str, kind: str, prompt: Prompt, problem, figures, folder: Path, neighbours):
-    steps = [
-        f'<a rel="{rel}" href="{attr(html.page_slug(other))}.html">{label} {text(other)}</a>'
-        for rel, label, other in (("prev", "\u2190", neighbours[0]), ("next", "\u2192", neighbours[1]))
-        if other
-    ]
+    steps = html.neighbour_links(neighbours)
     yield f"<h1>{text(prompt.id)}: every model side by side</h1>"
     yield (
         f'<p class="nav"><a href="{attr(relative(layout.report_index(), folder))}">the report</a> &middot; '

@@ -36,12 +36,14 @@ def parse_equivalent(text: str) -> dict | None:
     return {"equivalent": data["equivalent"], "reasoning": str(data.get("reasoning", ""))[:1000]}
 
 
+# The third-party protocols, each its own module, which makes its own judge tasks.
+THIRD_PARTY = {"vlmevalkit": vlmevalkit, "evalscope": evalscope}
+
+
 def judge_tasks(problem: Problem, response: str, scoring) -> list[JudgeTask]:
     """Step level: every criterion of every scheme (evalscope, vlmevalkit: their own modules)."""
-    if scoring.protocol == "vlmevalkit":
-        return vlmevalkit.judge_tasks(problem, response, scoring)
-    if scoring.protocol == "evalscope":
-        return evalscope.judge_tasks(problem, response, scoring)
+    if third_party := THIRD_PARTY.get(scoring.protocol):
+        return third_party.judge_tasks(problem, response, scoring)
     ask = _asker(problem, response, scoring)
     return [
         JudgeTask(
@@ -57,10 +59,8 @@ def judge_tasks(problem: Problem, response: str, scoring) -> list[JudgeTask]:
 def judge_tasks_after_rules(problem: Problem, response: str, rules, scoring) -> list[JudgeTask]:
     """Answer level (our protocol): every slot that rules did not find correct but that has an
     answer to compare."""
-    if scoring.protocol == "vlmevalkit":
-        return vlmevalkit.judge_tasks_after_rules(problem, response, rules, scoring)
-    if scoring.protocol == "evalscope":
-        return evalscope.judge_tasks_after_rules(problem, response, rules, scoring)
+    if third_party := THIRD_PARTY.get(scoring.protocol):
+        return third_party.judge_tasks_after_rules(problem, response, rules, scoring)
     if not isinstance(rules, Score):
         return []
     ask = _asker(problem, response, scoring)
@@ -74,10 +74,8 @@ def judge_tasks_after_rules(problem: Problem, response: str, rules, scoring) -> 
 def judge_tasks_after_rules_at_most(problem: Problem, response: str, scoring) -> list[JudgeTask]:
     """Every slot with an official answer, as if the response answered each and the rules matched
     none (the slot's reference answer stands in for the response's)."""
-    if scoring.protocol == "vlmevalkit":
-        return vlmevalkit.judge_tasks_after_rules_at_most(problem, response, scoring)
-    if scoring.protocol == "evalscope":
-        return evalscope.judge_tasks_after_rules_at_most(problem, response, scoring)
+    if third_party := THIRD_PARTY.get(scoring.protocol):
+        return third_party.judge_tasks_after_rules_at_most(problem, response, scoring)
     ask = _asker(problem, response, scoring)
     return [
         _slot_task(ask, problem, index, reference_answer(slot), scoring)
