@@ -31,29 +31,46 @@ def limit_cpu(cpu_seconds) -> None:
     signal.setitimer(signal.ITIMER_PROF, cpu_seconds or 0)
 
 
-def main() -> None:
-    connection = Connection(int(sys.argv[1]))
+def serve(connection, warm_up, check, failed) -> None:
+    """A check worker's life, here and in the project's own workers (`pool`): warm up and say so
+    ("" when ready, else why not); then, for each job (its arguments, then CPU seconds), send
+    `check(*arguments)` run within that much CPU time, or `failed(why)` where it raised (a crash in
+    a check is a failed check, not a dead worker)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the pool's to handle: it stops the workers
     try:
-        module = load(sys.argv[2])
-        getattr(module, "warm_up", lambda: None)()
+        warm_up()
     except Exception as error:  # the pool reports it and stops
         connection.send(f"{type(error).__name__}: {error}")
         return
     connection.send("")
     while True:
         try:
-            name, args, cpu_seconds = connection.recv()
+            *arguments, cpu_seconds = connection.recv()
         except EOFError:  # the pool closed
             return
         limit_cpu(cpu_seconds)
         try:
-            result = getattr(module, name)(*args)
-            reply = tuple(result) if isinstance(result, tuple) else (bool(result), "", "")
-        except Exception as error:  # a crash in the protocol's code is a failed check, not a dead worker
-            reply = (None, f"check failed: {type(error).__name__}: {error}", "")
+            reply = check(*arguments)
+        except Exception as error:
+            reply = failed(f"check failed: {type(error).__name__}: {error}")
         limit_cpu(None)
         connection.send(reply)
+
+
+def main() -> None:
+    connection = Connection(int(sys.argv[1]))
+    module = None
+
+    def warm_up() -> None:
+        nonlocal module
+        module = load(sys.argv[2])
+        getattr(module, "warm_up", lambda: None)()
+
+    def check(name: str, args: tuple) -> tuple:
+        result = getattr(module, name)(*args)
+        return tuple(result) if isinstance(result, tuple) else (bool(result), "", "")
+
+    serve(connection, warm_up, check, lambda why: (None, why, ""))
 
 
 if __name__ == "__main__":

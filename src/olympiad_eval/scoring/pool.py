@@ -75,25 +75,7 @@ _WARM_UP = Equivalence(r"\frac{x^2}{2}", r"x \cdot \frac{x}{2}")
 
 def _serve(connection) -> None:
     """A worker: warm up, say so ("" when ready, else why not), then check each job it is sent."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle: it stops the workers
-    try:
-        run_check(_WARM_UP)
-    except Exception as error:  # the pool reports it and stops
-        connection.send(f"{type(error).__name__}: {error}")
-        return
-    connection.send("")
-    while True:
-        try:
-            job, options, cpu_seconds = connection.recv()
-        except EOFError:  # the pool closed
-            return
-        limit_cpu(cpu_seconds)
-        try:
-            verdict = run_check(job, options)
-        except Exception as error:  # a crash in sympy is a failed check, not a stage crash
-            verdict = Verdict(None, f"check failed: {type(error).__name__}: {error}")
-        limit_cpu(None)
-        connection.send(verdict)
+    environment_worker.serve(connection, lambda: run_check(_WARM_UP), run_check, lambda why: Verdict(None, why))
 
 
 # What a worker imports before its first check: about a second of CPU in every spawned process.
