@@ -164,6 +164,7 @@ def read_blocks(text: str) -> dict[tuple[str, str, str], str]:
     return cells
 
 
+@pytest.mark.xdist_group("cli_sample")  # one worker makes the sample run they share
 def test_the_leaderboard_fits_120_characters_and_shows_the_metrics_files(sample_outputs):
     done = olympiad_eval("leaderboard", "--outputs", str(sample_outputs))
     assert done.returncode == 0, done.stderr
@@ -186,6 +187,7 @@ def test_the_leaderboard_fits_120_characters_and_shows_the_metrics_files(sample_
     }
 
 
+@pytest.mark.xdist_group("cli_sample")  # one worker makes the sample run they share
 def test_costs_and_compare_run_on_the_sample_through_the_command(sample_outputs):
     plan = read_plan(ROOT / "params.yaml")
     done = olympiad_eval("costs", f"paths.outputs={sample_outputs}")

@@ -107,3 +107,17 @@ def test_each_extra_is_spelt_as_its_package_declares_it():
         for extra in requirement.extras:
             assert extra in provided, f"{requirement}: {requirement.name} declares the extras {provided}, not {extra!r}"
             assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", extra), extra  # the normalised spelling (PEP 685)
+
+
+@pytest.mark.xdist_group("grouping_check")
+def test_a_group_of_tests_goes_to_one_worker(request):
+    """The suite's costly runs are shared by the tests of an `xdist_group`, which loadgroup sends to
+    one worker. Where a pytest and xdist pair loses the group (pytest 9.2 with xdist 3.8: the group
+    is never added to the node id, pytest-xdist#1386), every group is spread over the workers, each
+    worker making each shared run again, and nothing else fails: this test does."""
+    if not getattr(request.config.option, "loadgroup", False):  # what xdist sets in a worker under loadgroup
+        pytest.skip("not run by xdist's loadgroup")
+    assert request.node.nodeid.endswith("@grouping_check"), (
+        f"{request.node.nodeid}: xdist did not mark this test's group, so groups are not kept to one worker; "
+        "pin pytest below the release that broke it"
+    )

@@ -37,7 +37,7 @@ api_key_env: OE_E2E_KEY
 concurrency: {CONCURRENCY}
 max_retries: 8
 timeout: 1
-samples: 2
+samples: 3
 generation: {{{{temperature: 0, seed: 0}}}}
 """
 JUDGE = f"""\
@@ -53,7 +53,11 @@ judges:
     max_retries: 8
     timeout: 1
 """
-PLAN = plan_yaml({"sample_hipho": "sample_hipho", "sample_physelite_en": "sample_physelite"}, ["fake"], ["fakejudge"])
+# One suite, one model, one LLM judge: every generate and judge stage of the run is one of the two
+# the kills land in, and each run is a dozen stages, not twenty (what the runs test is the stages'
+# and the cache's handling of faults and kills, which every family shares). Three samples of each of
+# its five problems leave each kind of stage enough requests for its five kills.
+PLAN = plan_yaml({"sample_hipho": "sample_hipho"}, ["fake"], ["fakejudge"])
 KILLS = 10  # kills that land while a generate or judge stage runs
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from olympiad_eval.report.cell import MARKS, judgment_html, received_text, statu
 from olympiad_eval.stages.aggregate import aggregate
 from olympiad_eval.stages.generate import generate
 from olympiad_eval.stages.judge import judge
-from tests.support import ROOT, compose_stage
+from tests.support import ROOT, compose_stage, render_sample
 
 HIPHO = plugin("hipho")
 PHYSELITE = plugin("physelite")
@@ -103,14 +104,25 @@ def write_all(plan: dict, layout: Layout) -> None:
     write_report(plan, layout)
 
 
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> Path:
+    """The real run and its report, made once for the module: each test gets its own copy (`run`)."""
+    outputs = tmp_path_factory.mktemp("written") / "outputs"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(ROOT)  # configs name the bundled data relative to the repository
+        layout = real_run(lambda suite, benchmark, *overrides: render_sample(outputs, suite, benchmark, *overrides))
+        write_all(PLAN, layout)
+    return outputs
+
+
 @pytest.fixture
-def run(render_suite):
-    return real_run(render_suite)
+def run(written, tmp_path) -> Layout:
+    """A copy of the module's run, its report written, for this test alone to read or change."""
+    return Layout(shutil.copytree(written, tmp_path / "outputs"))
 
 
 @pytest.fixture
 def report(run):
-    write_all(PLAN, run)
     return run.report()
 
 
@@ -302,6 +314,7 @@ def test_a_new_model_writes_its_own_cell_and_rewrites_no_other_cell_s_file(run):
     """Adding a model runs its cells' stages and the root's (what lists the models): no other cell's
     file and no side-by-side page is written again."""
     alone = {**PLAN, "models": ["reference"]}
+    shutil.rmtree(run.report())
     write_all(alone, run)
 
     def stamped(folder: Path) -> dict:
@@ -427,6 +440,7 @@ def test_a_benchmark_without_the_report_hooks_makes_a_whole_report(run, monkeypa
 
     monkeypatch.setattr(type(HIPHO), "report_sections", Benchmark.report_sections)
     monkeypatch.setattr(type(HIPHO), "report_charts", Benchmark.report_charts)
+    shutil.rmtree(run.report())
     write_all(PLAN, run)
     page = (run.report_cell(SUITE, "demo") / "problems" / "DemoCPhO_2025_1_1.html").read_text(encoding="utf-8")
     assert '<section class="answers">' in page and '<section class="criteria">' not in page
