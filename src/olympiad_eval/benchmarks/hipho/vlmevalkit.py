@@ -113,6 +113,7 @@ from olympiad_eval.benchmarks.judging import Fence, harness_prompt
 from olympiad_eval.core.records import InputError, Problem
 from olympiad_eval.core.templates import fill
 from olympiad_eval.scoring.checks import ProtocolCheck, Verdict
+from olympiad_eval.scoring.hendrycks import fix_fracs, fix_sqrt, fractions, is_float, leading_zeros
 
 PROMPTS = {"criterion": "hipho_vlmevalkit_criterion_judge", "answer": "hipho_vlmevalkit_answer_judge"}
 ATTEMPTS = 4  # hipho.py:497: max_retries = 3, so attempts 1 to 4
@@ -227,48 +228,6 @@ def without_unit_words(text: str) -> str:
     return text
 
 
-def _fix_fracs(text: str) -> str:
-    """`\\frac12` as `\\frac{1}{2}`, `\\frac1b` as `\\frac{1}{b}`: the first two characters after
-    a `\\frac` without a brace become its arguments. Raises on `\\frac` at the very end."""
-    pieces = text.split("\\frac")
-    fixed = pieces[0]
-    for piece in pieces[1:]:
-        fixed += "\\frac"
-        if piece[0] == "{":
-            fixed += piece
-            continue
-        if len(piece) < 2:
-            return text  # the whole text unchanged (an assertion VLMEvalKit catches here)
-        first, second = piece[0], piece[1]
-        fixed += "{" + first + "}" + (second if second == "{" else "{" + second + "}") + piece[2:]
-    return fixed
-
-
-def _fix_a_slash_b(text: str) -> str:
-    """`3/4` as `\\frac{3}{4}`, only for two integers written exactly so."""
-    parts = text.split("/")
-    if len(parts) != 2:
-        return text
-    try:
-        numerator, denominator = int(parts[0]), int(parts[1])
-    except ValueError:
-        return text
-    if text != f"{numerator}/{denominator}":
-        return text
-    return "\\frac{" + str(numerator) + "}{" + str(denominator) + "}"
-
-
-def _fix_sqrt(text: str) -> str:
-    """`\\sqrt3` as `\\sqrt{3}`. Raises on `\\sqrt` at the very end."""
-    if "\\sqrt" not in text:
-        return text
-    pieces = text.split("\\sqrt")
-    fixed = pieces[0]
-    for piece in pieces[1:]:
-        fixed += ("\\sqrt" + piece) if piece[0] == "{" else ("\\sqrt{" + piece[0] + "}" + piece[1:])
-    return fixed
-
-
 class _Unchanged(Exception):
     """Where `_strip_string` raises, and mathd keeps its input as it is."""
 
@@ -292,24 +251,20 @@ def _strip_string(text: str) -> str:
             raise _Unchanged
         text = pieces[0]
     text = text.replace("\\%", "")
-    text = text.replace(" .", " 0.").replace("{.", "{0.")
+    text = leading_zeros(text)
     if not text:
         return text
-    if text[0] == ".":
-        text = "0" + text
     if text[0] == "{" and text[-1] == "}":
         text = text[1:-1]
     sides = text.split("=")
     if len(sides) == 2 and len(sides[0]) <= 2:  # `k = 5`: the value
         text = sides[1]
     try:
-        text = _fix_sqrt(text).replace(" ", "")
-        text = _fix_fracs(text)
+        text = fix_sqrt(text, strict=True).replace(" ", "")
+        text = fix_fracs(text, strict=True)
     except IndexError:
         raise _Unchanged from None
-    if text == "0.5":
-        text = "\\frac{1}{2}"
-    return _fix_a_slash_b(text)
+    return fractions(text)
 
 
 _TEXT = re.compile(r"^\\text\{(?P<text>.+?)\}$")
@@ -354,14 +309,6 @@ def _latex_text(text: str) -> str:
     return text.strip()
 
 
-def _is_float(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _is_integer(value) -> bool:
     try:
         return abs(value - int(round(value))) <= 1e-7
@@ -402,7 +349,7 @@ def sympy_normalized(expr: str | None) -> str | None:
     if expr and expr[0] == "{" and expr[-1] == "}":
         expr = expr[1:-1]
     expr = re.sub(",\\\\! *", "", expr)
-    if _is_float(expr) and _is_integer(float(expr)):
+    if is_float(expr) and _is_integer(float(expr)):
         expr = str(int(round(float(expr))))
     if "\\" in expr:
         try:

@@ -57,6 +57,8 @@ from antlr4 import Token
 from latex2sympy2_extended.antlr_parser import PSParser
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig, _Latex2Sympy
 
+from olympiad_eval.scoring.hendrycks import fix_fracs, fix_sqrt, fractions, is_float, leading_zeros
+
 LETTERS = "ABCDE"
 ANSWER_FLAGS = ("the final answer is", "the answer is", "the correct answer is", "the answer should be")
 
@@ -101,7 +103,7 @@ def extract(response: str) -> str:
     text = response.strip()
     text = _single_letter(text)
     tail = text.split("is ")[-1].rstrip(".")
-    if _is_number(tail):  # "... is 12." -> "12"
+    if is_float(tail):  # "... is 12." -> "12"
         text = tail
     if "oxed{" not in text:
         text = _after_answer_phrases(text)
@@ -127,15 +129,6 @@ def _single_letter(text: str) -> str:
         ):
             text = c
     return text
-
-
-def _is_number(text: str) -> bool:
-    """Whatever Python's float() accepts (so also " 12\\n", "1_000", "inf", "nan")."""
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _after_answer_phrases(text: str) -> str:
@@ -210,60 +203,19 @@ def _strip_string(string: str) -> str:
         string = string.replace(old, new)
     string = string.split("\\text{ ")[0]  # units on the right
     string = string.replace("\\%", "")
-    string = string.replace(" .", " 0.").replace("{.", "{0.")
+    string = leading_zeros(string)
     if not string:
         return string
-    if string[0] == ".":
-        string = "0" + string
     if len(string.split("=")) == 2:
         string = string.split("=")[-1]
     if len(string.split("\\approx")) == 2:
         string = string.split("\\approx")[-1]
     if "sqrt" in string:
-        string = _fix_sqrt(string)
+        string = fix_sqrt(string, strict=False)
     string = string.replace(" ", "")
     if "sqrt" in string:  # sic: fractions are only fixed next to a square root
-        string = _fix_fracs(string)
-    if string == "0.5":
-        string = "\\frac{1}{2}"
-    return _fix_a_slash_b(string)
-
-
-def _fix_sqrt(string: str) -> str:
-    """`\\sqrt2` -> `\\sqrt{2}` (one character)."""
-    parts = string.split("\\sqrt")
-    fixed = parts[0]
-    for part in parts[1:]:
-        fixed += "\\sqrt{" + part[0] + "}" + part[1:] if part and part[0] != "{" else "\\sqrt" + part
-    return fixed
-
-
-def _fix_fracs(string: str) -> str:
-    """`\\frac12` -> `\\frac{1}{2}`, `\\frac1{2}` -> `\\frac{1}{2}`; unchanged if a `\\frac` lacks two characters."""
-    parts = string.split("\\frac")
-    fixed = parts[0]
-    for part in parts[1:]:
-        fixed += "\\frac"
-        if part and part[0] == "{":
-            fixed += part
-            continue
-        if len(part) < 2:
-            return string
-        a, b, rest = part[0], part[1], part[2:]
-        fixed += "{" + a + "}{" + b + "}" + rest if b != "{" else "{" + a + "}" + b + rest
-    return fixed
-
-
-def _fix_a_slash_b(string: str) -> str:
-    """`3/4` (two canonical integers) -> `\\frac{3}{4}`."""
-    parts = string.split("/")
-    if len(parts) != 2:
-        return string
-    try:
-        a, b = int(parts[0]), int(parts[1])
-    except ValueError:
-        return string
-    return f"\\frac{{{a}}}{{{b}}}" if string == f"{a}/{b}" else string
+        string = fix_fracs(string, strict=False)
+    return fractions(string)
 
 
 # ------------------------------------------------------------------------------ comparison
