@@ -617,3 +617,25 @@ def test_the_fail_fast_settings_of_an_endpoint_are_checked_before_any_request(ke
     )
     with pytest.raises(InputError, match=f"^model 'm' \\(conf/model/m.yaml or an override\\): {words}$"):
         check_model(cfg, "m")
+
+
+def test_no_config_sets_hydra_s_mode_which_the_stages_take_from_the_command_line():
+    """The stages skip Hydra's first composition, which only reads `hydra.mode` (runner.mode_from_command_line):
+    that holds while no config sets it."""
+    setting = [
+        path.relative_to(ROOT).as_posix()
+        for path in sorted((ROOT / "conf").rglob("*.yaml"))
+        if "mode" in ((yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("hydra") or {})
+    ]
+    assert setting == []
+
+
+def test_a_stage_composes_its_config_once_and_leaves_hydra_as_it_was():
+    from hydra._internal.hydra import Hydra
+
+    from olympiad_eval.stages.runner import mode_from_command_line
+
+    real = Hydra.get_mode
+    with mode_from_command_line():
+        assert Hydra.get_mode(None, "render", []) is None  # no composition: Hydra takes the mode from `-m`
+    assert Hydra.get_mode is real

@@ -6,6 +6,7 @@ one clear line (each stage's own config checks live with its module: `generate.c
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import gc
 import inspect
@@ -16,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+from hydra._internal.hydra import Hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import ValueType
@@ -76,7 +78,7 @@ def run(main) -> None:
 
     Before Hydra composes anything, the stage checks where it runs and the config names its
     command line chooses: Hydra's own messages for these are a screen long, or come later from
-    deep inside the stage."""
+    deep inside the stage. And Hydra composes the config once, not twice (`mode_from_command_line`)."""
     root = Path(inspect.unwrap(main).__code__.co_filename).resolve().parents[1]  # stages/<stage>.py is in the root
     try:
         check_run_from(root)
@@ -84,13 +86,29 @@ def run(main) -> None:
     except InputError as error:
         fail(str(error))
     gc.freeze()
-    main()
+    with mode_from_command_line():
+        main()
     if _finished != [True]:
         return
     atexit._run_exitfuncs()  # what the exit would run first: a loader's temporary folder, logging's flush
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+@contextlib.contextmanager
+def mode_from_command_line():
+    """Hydra's main composes the whole config a first time only to read `hydra.mode` from it
+    (`Hydra.get_mode`), then again to run: a quarter of a second, a third of a small stage's own
+    time. No config of conf/ sets `hydra.mode` (tests/test_stage.py checks it), so the mode is what
+    the command line says, as Hydra takes it when no config sets one: a sweep with `-m`, else one
+    run. Hydra's answer `None` means exactly that."""
+    real = Hydra.get_mode
+    Hydra.get_mode = lambda self, config_name, overrides: None
+    try:
+        yield
+    finally:
+        Hydra.get_mode = real
 
 
 def check_run_from(root: Path) -> None:
