@@ -122,7 +122,10 @@ class Repo:
         """Run `dvc repro` on stages given by name, and return the names of the plan's stages it ran:
         the check stage (`CHECK`), which runs first whenever the plan or a config changes and writes
         the same line, is left out (tests/test_plan_check_e2e.py and test_dvc_plan.py test it)."""
-        addresses = self.addresses() if any(not arg.startswith("-") for arg in args) else {}
+        # a stage's bare name needs its address (one more DVC start); a path or an address does not
+        addresses = (
+            self.addresses() if any(not arg.startswith("-") and not {"/", ":"} & set(arg) for arg in args) else {}
+        )
         output = self.dvc("repro", *(addresses.get(arg, arg) for arg in args))
         ran = (stage_name(address) for address in re.findall(r"Running stage '([^']+)'", output))
         return sorted(name for name in ran if name != CHECK)
