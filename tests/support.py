@@ -123,9 +123,8 @@ class Repo:
         the check stage (`CHECK`), which runs first whenever the plan or a config changes and writes
         the same line, is left out (tests/test_plan_check_e2e.py and test_dvc_plan.py test it)."""
         # a stage's bare name needs its address (one more DVC start); a path or an address does not
-        addresses = (
-            self.addresses() if any(not arg.startswith("-") and not {"/", ":"} & set(arg) for arg in args) else {}
-        )
+        bare_names = [arg for arg in args if not arg.startswith("-") and "/" not in arg and ":" not in arg]
+        addresses = self.addresses() if bare_names else {}
         output = self.dvc("repro", *(addresses.get(arg, arg) for arg in args))
         ran = (stage_name(address) for address in re.findall(r"Running stage '([^']+)'", output))
         return sorted(name for name in ran if name != CHECK)

@@ -19,7 +19,8 @@ def fix_sqrt(text: str, *, strict: bool) -> str:
     pieces = text.split("\\sqrt")
     fixed = pieces[0]
     for piece in pieces[1:]:
-        if not piece and not strict:
+        if not piece:
+            _at_the_end("\\sqrt", strict)
             fixed += "\\sqrt"
         elif piece[0] == "{":
             fixed += "\\sqrt" + piece
@@ -36,7 +37,9 @@ def fix_fracs(text: str, *, strict: bool) -> str:
     fixed = pieces[0]
     for piece in pieces[1:]:
         fixed += "\\frac"
-        if (piece or strict) and piece[0] == "{":
+        if not piece:
+            _at_the_end("\\frac", strict)
+        if piece.startswith("{"):
             fixed += piece
             continue
         if len(piece) < 2:
@@ -44,6 +47,13 @@ def fix_fracs(text: str, *, strict: bool) -> str:
         first, second = piece[0], piece[1]
         fixed += "{" + first + "}" + (second if second == "{" else "{" + second + "}") + piece[2:]
     return fixed
+
+
+def _at_the_end(command: str, strict: bool) -> None:
+    """Where a command ends the text, the original (and VLMEvalKit's copy) fails on its missing
+    argument; MATH-V's copy goes on."""
+    if strict:
+        raise IndexError(f"{command} ends the text")
 
 
 def fix_a_slash_b(text: str) -> str:
