@@ -54,7 +54,7 @@ def measure(tree: Path, folder: Path) -> dict:
     forced = timed([*dvc, "repro", "--force", "--single-item", address], repo, env)
     command = timed([sys.executable, "stages/judge.py", "judge=rule", "cell.suite=sample_physelite_en",
                      "cell.model=demo"], repo, env)  # fmt: skip
-    locks = [repo / "dvc.lock", *sorted(repo.glob("pipelines/*/dvc.lock"))]
+    locks = [repo / "dvc.lock", *sorted(repo.glob("pipelines/*/*/dvc.lock"))]
     return {
         "stages": len(re.findall(r"Running stage '", full[2])),
         "full": full[:2],

@@ -511,12 +511,12 @@ def copy(source: Path, target: Path, renamed: dict[str, tuple[str, str]]) -> Non
 
 def one_dvc_yaml(repo: Repo) -> None:
     """Every pipeline's stages moved into the root dvc.yaml, so one dvc.lock holds them all: the
-    layout that one dvc.yaml per benchmark family is measured against."""
+    layout that a dvc.yaml per stage of each benchmark family is measured against."""
     stages = yaml.safe_load((repo.path / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
-    for path in sorted(repo.path.glob("pipelines/*/dvc.yaml")):
+    for path in sorted(repo.path.glob("pipelines/*/*/dvc.yaml")):
         for name, stage in yaml.safe_load(path.read_text(encoding="utf-8"))["stages"].items():
             stage.get("do", stage).pop("wdir")
-            stages[f"{name}-{path.parent.name}"] = stage
+            stages[f"{name}-{path.parent.parent.name}"] = stage
         path.unlink()
     repo.write("dvc.yaml", yaml.safe_dump({"stages": stages}, sort_keys=False))
 
@@ -580,7 +580,7 @@ def stage_counts(layouts: str, keep: Path | None) -> list[dict]:
         f"{'1 cell: repro s':>17}{'stage s':>9}{'judge edit: stages run':>24}{'repro s':>9}{'DVC s/stage':>13}"
     )
     for models, judges in (map(int, layout.split("x")) for layout in layouts.split(",")):
-        for layout in ("one dvc.yaml", "dvc.yaml per family"):
+        for layout in ("one dvc.yaml", "dvc.yaml per stage of each family"):
             r = stage_cost(workdir, models, judges, layout)
             results.append(r)
             overhead = (r["judge_edit_s"] - r["judge_edit_stages_s"]) / max(1, r["judge_edit_ran"])

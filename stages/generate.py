@@ -11,7 +11,7 @@ import hydra
 
 from olympiad_eval.core.config import check_fraction
 from olympiad_eval.core.layout import Layout
-from olympiad_eval.core.plan import family_of_suite, read_plan
+from olympiad_eval.core.plan import family_of_suite, read_plan, stage_address
 from olympiad_eval.core.records import Generation, InputError, read_jsonl
 from olympiad_eval.stages.generate import check_model, generate
 from olympiad_eval.stages.runner import chosen, clear_errors, fail, log, most_common, run
@@ -29,7 +29,7 @@ def main(cfg) -> None:
     if not prompts.is_file():
         raise InputError(
             f"suite '{suite}' (cell.suite) has no prompts at {prompts}: has it been rendered "
-            f"(its stage render@{suite} in pipelines/{family}/dvc.yaml)?"
+            f"(dvc repro {stage_address(family, 'render', suite)})?"
         )
     out = layout.generations(family, suite, model)
     outcome = generate(

@@ -15,7 +15,7 @@ import hydra
 
 from olympiad_eval.core.config import check_fraction
 from olympiad_eval.core.layout import Layout
-from olympiad_eval.core.plan import family_of_suite, read_plan
+from olympiad_eval.core.plan import family_of_suite, read_plan, stage_address
 from olympiad_eval.core.records import InputError, Judgment, read_jsonl, write_json
 from olympiad_eval.stages.judge import check_judge, judge
 from olympiad_eval.stages.runner import chosen, clear_errors, fail, log, most_common, run
@@ -33,7 +33,7 @@ def main(cfg) -> None:
     if not generations.is_file():
         raise InputError(
             f"no generations of model '{model}' (cell.model) for suite '{suite}' (cell.suite) at "
-            f"{generations}: run its stage generate@{suite}-{model} (in pipelines/{family}/dvc.yaml) first"
+            f"{generations}: run its stage first (dvc repro {stage_address(family, 'generate', f'{suite}-{model}')})"
         )
     out = layout.judgments(family, suite, model, judge_name)
     outcome = judge(

@@ -131,7 +131,7 @@ class Repo:
 
     def addresses(self) -> dict[str, str]:
         """Every stage of the plan but the check stage: its name, and its address for DVC
-        (`pipelines/<family>/dvc.yaml:<name>`)."""
+        (`pipelines/<family>/<stage>/dvc.yaml:<name>`)."""
         listed = self.dvc("stage", "list", "--all", "--name-only").split()
         return {stage_name(address): address for address in listed if address != CHECK}
 

@@ -1630,12 +1630,16 @@ def test_dvc_repro_of_a_broken_release_caches_nothing(tmp_path):
     repo = Repo(clone(tmp_path / "repo"))
     edit_jsonl(repo.path / "data/sample/mathvision" / MV, 2, lambda row: row.pop("answer"))
     # the plan's check and the family's code lists, the first stages: cached, as every run has them
-    repo.dvc("repro", "check", "pipelines/mathvision/dvc.yaml:code@mathvision")
+    repo.dvc("repro", "check", "pipelines/mathvision/code/dvc.yaml:code@mathvision")
     cache = repo.path / ".dvc" / "cache"
     cached = sorted(path for path in cache.rglob("*") if path.is_file())
     locks = lock_files(repo.path)
     failed = subprocess.run(
-        [str(Path(sys.executable).parent / "dvc"), "repro", "pipelines/mathvision/dvc.yaml:fetch@sample_mathvision"],
+        [
+            str(Path(sys.executable).parent / "dvc"),
+            "repro",
+            "pipelines/mathvision/fetch/dvc.yaml:fetch@sample_mathvision",
+        ],
         check=False,
         cwd=repo.path,
         env=repo.env,
@@ -1655,7 +1659,7 @@ def test_dvc_repro_of_a_broken_release_caches_nothing(tmp_path):
     # a plan naming a model that has no conf file: the check stage, before any other, names the file
     plan = (repo.path / "params.yaml").read_text(encoding="utf-8").replace("  - demo\n", "  - nosuch\n")
     repo.write("params.yaml", plan)
-    cell = "pipelines/hipho/dvc.yaml:generate@sample_hipho-nosuch"
+    cell = "pipelines/hipho/generate/dvc.yaml:generate@sample_hipho-nosuch"
     missing = subprocess.run(
         [str(Path(sys.executable).parent / "dvc"), "repro", cell],
         check=False,
@@ -1676,7 +1680,7 @@ def test_dvc_repro_of_a_broken_release_caches_nothing(tmp_path):
     # a plan naming a model twice: DVC makes one cell of it, and the check stage refuses the plan
     repo.write("params.yaml", plan.replace("  - nosuch\n", "  - reference\n"))
     twice = subprocess.run(
-        [str(Path(sys.executable).parent / "dvc"), "repro", "pipelines/physelite/dvc.yaml"],
+        [str(Path(sys.executable).parent / "dvc"), "repro", "--recursive", "pipelines/physelite"],
         check=False,
         cwd=repo.path,
         env=repo.env,

@@ -42,16 +42,21 @@ def test_editing_one_benchmark_s_code_leaves_the_other_families_up_to_date(tmp_p
     assert changed_deps(repo) == {}  # the locks are current
     scoring = repo.path / "src" / "olympiad_eval" / "benchmarks" / family / "scoring.py"
     scoring.write_text(scoring.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
-    pipeline = f"pipelines/{family}/dvc.yaml"
-    assert changed_deps(repo) == {pipeline: {f"code@{family}": {f"src/olympiad_eval/benchmarks/{family}"}}}
-    repo.dvc("repro", f"{pipeline}:code@{family}")  # the plan's check, then its code lists, which its stages read
+    code = f"pipelines/{family}/code/dvc.yaml"
+    assert changed_deps(repo) == {code: {f"code@{family}": {f"src/olympiad_eval/benchmarks/{family}"}}}
+    repo.dvc("repro", f"{code}:code@{family}")  # the plan's check, then its code lists, which its stages read
     changed = changed_deps(repo)
     # every other family up to date; of the root, only the report, which lists each family's report code
-    assert changed.keys() == {pipeline, "dvc.yaml"}
+    stale = {stage for pipeline, stages in changed.items() if pipeline != "dvc.yaml" for stage in stages}
+    assert {pipeline.split("/")[1] for pipeline in changed if pipeline != "dvc.yaml"} == {family}
     assert changed["dvc.yaml"] == {"report": {f"outputs/code/{family}/report.txt"}}
-    stale = changed[pipeline]
     assert {name.split("@")[0] for name in stale} == {"fetch", "render", "judge", "aggregate", "side", "report"}
-    assert all(deps == {f"outputs/code/{family}/{name.split('@')[0]}.txt"} for name, deps in stale.items())
+    assert all(
+        deps == {f"outputs/code/{family}/{name.split('@')[0]}.txt"}
+        for pipeline, stages in changed.items()
+        if pipeline != "dvc.yaml"
+        for name, deps in stages.items()
+    )
 
 
 TOY_RELEASE = [
@@ -87,10 +92,10 @@ def test_a_benchmark_from_outside_the_package_is_a_working_fifth_family(tmp_path
     ]
     repo.write("data/replay/demo/toy.jsonl", "".join(json.dumps(row) + "\n" for row in demo))  # the demo's replies
     repo.run("python", "-m", "olympiad_eval.cli.plan")
-    deps = (repo.path / "pipelines/toy/dvc.yaml").read_text(encoding="utf-8")
+    deps = (repo.path / "pipelines/toy/code/dvc.yaml").read_text(encoding="utf-8")
     assert "- tests/benchmarks/toy_plugin.py" in deps and "src/olympiad_eval/benchmarks/hipho" not in deps
 
-    ran = repo.repro("pipelines/toy/dvc.yaml")
+    ran = repo.repro("--recursive", "pipelines/toy")
     assert {name.split("@")[0] for name in ran} == {
         "code",
         "fetch",
@@ -107,4 +112,4 @@ def test_a_benchmark_from_outside_the_package_is_a_working_fifth_family(tmp_path
         "demo": 33.33,
     }
     assert "toy official v1 (rules only)" in (repo.layout.tables("toy") / "tables.md").read_text(encoding="utf-8")
-    assert repo.repro("pipelines/toy/dvc.yaml") == []
+    assert repo.repro("--recursive", "pipelines/toy") == []

@@ -78,7 +78,10 @@ def test_plan_check_says_the_pipelines_are_current():
 def test_costs_names_the_stage_that_renders_a_missing_suite(tmp_path):
     done = olympiad_eval("costs", f"paths.outputs={tmp_path / 'nothing'}")
     assert done.returncode == 2
-    assert "render it first, offline and free (dvc repro pipelines/hipho/dvc.yaml:render@sample_hipho)" in done.stderr
+    assert (
+        "render it first, offline and free (dvc repro pipelines/hipho/render/dvc.yaml:render@sample_hipho)"
+        in done.stderr
+    )
 
 
 def test_recover_outside_a_dvc_repository_says_so(tmp_path):

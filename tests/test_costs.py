@@ -181,7 +181,7 @@ def test_a_suite_not_rendered_is_named_with_the_stage_that_renders_it(capsys, mo
     assert costs.main([f"paths.outputs={tmp_path / 'nothing'}"]) == 2
     error = capsys.readouterr().err
     assert error.startswith("error: suite 'sample_hipho' has not been rendered (")
-    assert "render it first, offline and free (dvc repro pipelines/hipho/dvc.yaml:render@sample_hipho)" in error
+    assert "render it first, offline and free (dvc repro pipelines/hipho/render/dvc.yaml:render@sample_hipho)" in error
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ moment, without running anything that writes or sends:
 - `python bench/<script>.py ARGS`: the script's argparse parser parses the arguments.
 - `python -m pytest ARGS`: the paths exist. `python -c CODE`: the code compiles.
 - `dvc ...`: DVC's own parser parses it (the subcommand and its options); a target
-  `pipelines/<family>/dvc.yaml:<stage>@<key>` names a file and one of its stages, and `-S FILE:KEY=...`
+  `pipelines/<family>/<stage>/dvc.yaml:<stage>@<key>` names a file and one of its stages, and `-S FILE:KEY=...`
   a file that exists.
 - `pip install -e ".[EXTRA]"`: pyproject.toml declares the extra.
 - Other programs (`cat`, `git`, `export`, ...; `NOT_CHECKED`) are not run, and one this test does
@@ -554,7 +554,7 @@ def test_every_local_link_resolves():
         ("python bench/scale.py --stage-countz", "unrecognized arguments"),
         ("python bench/nope.py", "no script bench/nope.py"),
         ("dvc exp runn", "invalid choice"),
-        ("dvc repro --glob 'pipelines/hipho/dvc.yaml:judgee@x-*'", "has no stage judgee"),
+        ("dvc repro --glob 'pipelines/hipho/judge/dvc.yaml:judgee@x-*'", "has no stage judgee"),
         ("dvc exp run -S 'conf/suite/hiphoo.yaml:limit=5'", "no conf/suite/hiphoo.yaml"),
         ('pip install -e ".[tests]"', "no extra [tests]"),
         ("olympiad-eval leaderbord", "invalid choice: 'leaderbord'"),

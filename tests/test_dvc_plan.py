@@ -35,7 +35,9 @@ def _cells():
                 stage.cmd,
                 sorted({Path(dep.def_path).as_posix() for dep in stage.params}),
                 sorted({Path(dep.def_path).as_posix() for dep in stage.deps if dep not in stage.params}),
-                Path(stage.dvcfile.relpath).parent.name,  # the family of a pipeline's stage; '' for the report's
+                Path(
+                    stage.dvcfile.relpath
+                ).parent.parent.name,  # a stage's family (pipelines/<family>/<stage>/); '' for the root's
                 sorted(Path(out.def_path).as_posix() for out in stage.outs),  # outs, metrics and plots
             )
             for stage in repo.index.stages
@@ -67,12 +69,12 @@ def test_the_plan_has_every_stage():
     assert len({name for name, *_ in CELLS}) == len(CELLS)
 
 
-PIPELINES = sorted(ROOT.glob("pipelines/*/dvc.yaml"))
+PIPELINES = sorted(ROOT.glob("pipelines/*/*/dvc.yaml"))
 
 
 def test_the_bundled_plan_puts_each_benchmark_in_the_pipeline_of_its_kind():
     plan = read_plan(ROOT / "params.yaml")
-    assert sorted(plan["families"]) == [path.parent.name for path in PIPELINES]
+    assert sorted(plan["families"]) == sorted({path.parent.parent.name for path in PIPELINES})
     for benchmark, family in plan["family"].items():
         assert yaml.safe_load((CONF / "benchmark" / f"{benchmark}.yaml").read_text(encoding="utf-8"))["kind"] == family
 

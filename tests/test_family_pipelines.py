@@ -14,7 +14,7 @@ from tests.support import Repo, clone
 # its module fixture runs the HiPhO pipeline once: keep its tests on one test worker
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("family_pipelines")]
 
-HIPHO = "pipelines/hipho/dvc.yaml"
+HIPHO = ("--recursive", "pipelines/hipho")  # the family's pipeline: a dvc.yaml per stage
 
 
 def edit(repo: Repo, name: str, old: str, new: str) -> None:
@@ -27,7 +27,7 @@ def edit(repo: Repo, name: str, old: str, new: str) -> None:
 def hipho_run(tmp_path_factory) -> tuple[Repo, list[str]]:
     """A copy of the repository where `dvc repro` ran the HiPhO pipeline, and the stages it ran."""
     repo = Repo(clone(tmp_path_factory.mktemp("hipho") / "repo"))
-    return repo, repo.repro(HIPHO)
+    return repo, repo.repro(*HIPHO)
 
 
 def copy_of(repo: Repo, target) -> Repo:
@@ -45,7 +45,7 @@ def test_adding_a_model_and_running_one_family_runs_that_family_s_stages_only(hi
     repo.write("conf/model/another.yaml", "provider: reference\n")
     edit(repo, "params.yaml", "  - demo\n", "  - demo\n  - another\n")
     # and of the report, the new model's own cell only: no other cell's pages are rewritten
-    assert repo.repro(HIPHO) == [
+    assert repo.repro(*HIPHO) == [
         "aggregate@sample_hipho",
         "generate@sample_hipho-another",
         "judge@sample_hipho-another-rule",
@@ -61,7 +61,8 @@ def test_editing_a_release_makes_only_its_own_fetch_stale(tmp_path):
     exam = repo.path / "data/sample/hipho/data/DemoPhO_2025.json"
     exam.write_text(exam.read_text(encoding="utf-8") + "\n", encoding="utf-8")
     stale = json.loads(repo.dvc("status", "--json", *fetches))
-    assert stale == {f"{HIPHO}:fetch@sample_hipho": [{"changed deps": {"data/sample/hipho": "modified"}}]}
+    fetch = "pipelines/hipho/fetch/dvc.yaml:fetch@sample_hipho"
+    assert stale == {fetch: [{"changed deps": {"data/sample/hipho": "modified"}}]}
 
 
 def test_dropping_a_suite_of_one_family_leaves_another_family_s_tables_up_to_date(hipho_run, tmp_path):
@@ -76,5 +77,5 @@ def test_dropping_a_suite_of_one_family_leaves_another_family_s_tables_up_to_dat
         repo.layout.coverage("physelite", "sample_physelite_zh", "reference", "rule"),
     ):
         path.unlink()
-    assert "up to date" in repo.dvc("status", HIPHO)
-    assert repo.repro(HIPHO) == []
+    assert "up to date" in repo.dvc("status", *HIPHO)
+    assert repo.repro(*HIPHO) == []

@@ -27,7 +27,9 @@ def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
     ran = repo.repro()
     assert ran == sorted(repo.addresses())  # every stage of the plan ran
     families = read_plan(repo.path / "params.yaml")["families"]
-    assert len(committed_locks) == 1 + len(families)  # the report's, and one per benchmark family
+    stages = ("code", "fetch", "render", "generate", "judge", "aggregate", "side", "report")
+    # the report's, and one per stage of each benchmark family
+    assert set(committed_locks) == {"dvc.lock"} | {f"pipelines/{f}/{s}/dvc.lock" for f in families for s in stages}
     for benchmark in read_plan(repo.path / "params.yaml")["benchmarks"]:
         tables = repo.layout.tables(benchmark)
         assert (tables / "tables.md").read_text(encoding="utf-8").startswith(f"## {benchmark}")
@@ -302,8 +304,10 @@ def test_a_queued_experiment_over_cached_cells_sends_no_request(tmp_path):
         repo.dvc("exp", "run", "--run-all")
         assert re.search(r"\bagain\b.*\bSuccess$", repo.dvc("queue", "status"), re.M)
         logs = repo.dvc("queue", "logs", "again")
-        assert "Running stage 'pipelines/physelite/dvc.yaml:fetch@sample_physelite'" in logs  # read the copied release
-        assert "Running stage 'pipelines/physelite/dvc.yaml:generate@sample_physelite_en-fake'" in logs
+        assert (
+            "Running stage 'pipelines/physelite/fetch/dvc.yaml:fetch@sample_physelite'" in logs
+        )  # read the copied release
+        assert "Running stage 'pipelines/physelite/generate/dvc.yaml:generate@sample_physelite_en-fake'" in logs
         assert "3 generations, 0 failed, 0 refused; 0 requests sent (0 retries), cost of this run $0.0000" in logs
         assert server.count() == 3
         # the leaderboard has a row for the experiment beside the workspace's, with the same score

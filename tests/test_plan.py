@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 from pathlib import Path
 
@@ -36,11 +37,11 @@ def test_each_family_s_stages_run_its_own_benchmark_and_no_other():
             assert not code & others, (family, stage, code & others)
             assert not [dep for dep in code if dep.startswith(f"src/olympiad_eval/benchmarks/{family}/")]  # one folder
         assert not [dep for dep in plan.code_of("stages/generate.py", ROOT, family) if "benchmarks/" in dep]
-        path = ROOT / "pipelines" / family / "dvc.yaml"
-        assert f"src/olympiad_eval/benchmarks/{family}" in deps_of(path, "code")
-        assert not deps_of(path, "code") & others
+        code = deps_of(ROOT / plan.pipeline_file(family, "code"), "code")
+        assert f"src/olympiad_eval/benchmarks/{family}" in code
+        assert not code & others
         for stage in ("fetch", "render", "generate", "judge", "aggregate", "side", "report"):
-            deps = deps_of(path, stage)
+            deps = deps_of(ROOT / plan.pipeline_file(family, stage), stage)
             assert f"outputs/code/{family}/{stage}.txt" in deps and not [d for d in deps if d.endswith(".py")]
     assert "src/olympiad_eval/scoring/mathcheck.py" in plan.code_of("stages/render.py", ROOT, "hipho")
     root_report = deps_of(ROOT / "dvc.yaml", "report")  # every family's: their code lists
@@ -151,20 +152,43 @@ def test_a_template_edit_or_a_new_family_makes_the_plan_stale_until_it_is_genera
     )
     assert plan.main(["--check"]) == 1
     said = capsys.readouterr().err
-    for family in [*plan.read_plan(ROOT / "params.yaml")["families"], "newbench"]:
-        assert f"pipelines/{family}/dvc.yaml differs from the generated one: run `olympiad-eval plan`" in said
+    for family in plan.read_plan(ROOT / "params.yaml")["families"]:  # the template's render stage of each family
+        assert f"pipelines/{family}/render/dvc.yaml differs from the generated one: run `olympiad-eval plan`" in said
+        assert f"pipelines/{family}/generate/dvc.yaml differs" not in said  # no conf/prompt there
+    # the new family's every stage: a dvc.yaml each
+    for stage in ("code", "fetch", "render", "generate", "judge", "aggregate", "side", "report"):
+        assert f"pipelines/newbench/{stage}/dvc.yaml differs from the generated one: run `olympiad-eval plan`" in said
     # the root report's too: it depends on every family's report code list, the new family's among them
     assert "dvc.yaml differs from the generated one: run `olympiad-eval plan`" in said.splitlines()
 
     assert plan.main([]) == 0 and plan.main(["--check"]) == 0
-    assert "conf/prompt" not in (root / "pipelines/newbench/dvc.yaml").read_text(encoding="utf-8")
+    assert "conf/prompt" not in (root / "pipelines/newbench/render/dvc.yaml").read_text(encoding="utf-8")
     assert "- outputs/code/newbench/report.txt" in (root / "dvc.yaml").read_text(encoding="utf-8")
 
 
 def test_a_pipeline_of_a_family_the_plan_no_longer_has_is_named(tmp_path):
     root = copy_of_the_plan(tmp_path)
-    (root / "pipelines/old").mkdir()
-    (root / "pipelines/old/dvc.yaml").write_text("stages: {}\n", encoding="utf-8")
+    (root / "pipelines/old/judge").mkdir(parents=True)
+    (root / "pipelines/old/judge/dvc.yaml").write_text("stages: {}\n", encoding="utf-8")
+    (root / "pipelines/hipho/dvc.yaml").write_text("stages: {}\n", encoding="utf-8")  # a family's one file of before
     assert plan.stale(root) == [
-        "pipelines/old/dvc.yaml is a pipeline of a family that params.yaml no longer has: remove its folder"
+        "pipelines/hipho/dvc.yaml is no pipeline file of the template (one dvc.yaml per stage, "
+        "pipelines/<family>/<stage>/dvc.yaml): remove it and its dvc.lock",
+        "pipelines/old/judge/dvc.yaml is a pipeline of a family that params.yaml no longer has: remove its folder",
     ]
+
+
+def test_a_family_s_pipeline_is_a_dvc_yaml_per_stage_each_with_the_template_s_head():
+    """DVC rewrites a stage's whole lock after it runs: a lock per stage of a family keeps that to the
+    entries of one kind of stage. Each file has the template's head (and its `vars`), one stage, and
+    runs from the repository's root."""
+    template = (ROOT / "pipelines/templates/family.yaml").read_text(encoding="utf-8")
+    names = list(yaml.safe_load(template)["stages"])
+    pipelines = plan.family_pipeline(template, ROOT, "hipho")
+    assert list(pipelines) == names
+    for stage, text in pipelines.items():
+        data = yaml.safe_load(text)
+        assert list(data["stages"]) == [stage] and data["vars"] == ["../../../params.yaml"]
+        assert text.startswith(f"# The {stage} stages of the hipho pipeline.")
+        assert not re.search(r"<(root|stage|family|code[ :]|path [a-z])", text), text  # every marker filled
+        assert (data["stages"][stage].get("do") or data["stages"][stage])["wdir"] == "../../.."

@@ -85,14 +85,14 @@ def release_folder(benchmark: str, config: dict) -> str:
 
 
 def stage_name(address: str) -> str:
-    """`pipelines/hipho/dvc.yaml:judge@x` is `judge@x`: names are unique across the pipelines."""
+    """`pipelines/hipho/judge/dvc.yaml:judge@x` is `judge@x`: names are unique across the pipelines."""
     return address.rpartition(":")[2]
 
 
 def lock_files(repo: Path) -> dict[str, bytes]:
-    """Every dvc.lock: the root's and each pipeline's."""
+    """Every dvc.lock: the root's and each family's (one per stage of its pipeline)."""
     return {
         path.relative_to(repo).as_posix(): path.read_bytes()
-        for path in [repo / "dvc.lock", *sorted(repo.glob("pipelines/*/dvc.lock"))]
+        for path in [repo / "dvc.lock", *sorted(repo.glob("pipelines/*/*/dvc.lock"))]
         if path.is_file()
     }

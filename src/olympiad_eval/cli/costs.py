@@ -56,7 +56,7 @@ from olympiad_eval.benchmarks.base import Benchmark, JudgeTask
 from olympiad_eval.cli import run_alone
 from olympiad_eval.core.config import check_costs, number, request_settings
 from olympiad_eval.core.layout import Layout
-from olympiad_eval.core.plan import family_of_suite, read_plan
+from olympiad_eval.core.plan import family_of_suite, read_plan, stage_address
 from olympiad_eval.core.records import Generation, InputError, Problem, Prompt, read_jsonl, read_suite_info
 from olympiad_eval.llm.cache import Reply, RequestCache
 from olympiad_eval.llm.images import shrink_image
@@ -236,7 +236,7 @@ def rendered_suite(layout: Layout, suite: str, family: str) -> RenderedSuite:
     if not path.is_file():
         raise InputError(
             f"suite '{suite}' has not been rendered ({path} is missing): render it first, offline and "
-            f"free (dvc repro pipelines/{family}/dvc.yaml:render@{suite})"
+            f"free (dvc repro {stage_address(family, 'render', suite)})"
         )
     rendered = read_suite_info(path)
     return RenderedSuite(

@@ -5,10 +5,11 @@ dependencies read from what its script imports; and the code files that a family
     olympiad-eval plan --check      # says which differ from what would be written (exit 1)
     olympiad-eval plan --code hipho # a family's code@<family> stage: writes its code lists
 
-`pipelines/templates/family.yaml` becomes `pipelines/<family>/dvc.yaml` for each benchmark family of
-the plan (`pipelines` in params.yaml), with `<family>` replaced by its name; one file, and so one
-dvc.lock, per family (DVC rewrites a whole lock after each stage it runs: one lock for a large plan
-would make that rewrite the slowest part of a run). `pipelines/templates/report.yaml` becomes the
+`pipelines/templates/family.yaml` becomes the folder `pipelines/<family>/` for each benchmark family of
+the plan (`pipelines` in params.yaml), with `<family>` replaced by its name: a `dvc.yaml`, and so a
+dvc.lock, per stage of the template (`pipelines/<family>/judge/dvc.yaml`). DVC rewrites a whole lock
+after each stage it runs, reading it back with its round-trip YAML parser: that is most of its own
+cost per stage, so each lock holds one kind of stage of one family. `pipelines/templates/report.yaml` becomes the
 repository's own `dvc.yaml`. In both, a dependency line `- <code: stages/x.py>` becomes the script
 and every module of this package it runs: the imports it reaches, through function-level imports
 too. Benchmarks are imported by name (`benchmarks.plugin(kind)`), so a script that reaches the
@@ -39,7 +40,7 @@ from pathlib import Path
 import yaml
 
 from olympiad_eval.core import layout
-from olympiad_eval.core.plan import read_plan
+from olympiad_eval.core.plan import pipeline_file, read_plan
 from olympiad_eval.core.records import atomic_dir
 
 PACKAGE = "olympiad_eval"
@@ -53,6 +54,10 @@ _CODE_LISTS = re.compile(r"^(?P<indent>\s*)- <code lists: stages/(?P<stage>\w+)\
 _SCRIPT = re.compile(r"\bpython (stages/\w+\.py)\b")
 # files under a code folder that are not code (as .dvcignore says: bytecode, a killed write's leftovers)
 _NOT_CODE = re.compile(r"(^|/)(__pycache__/|\.[^/]*\.tmp$)")
+# a stage of a family's template (`  judge:`), where its text begins
+_STAGE = re.compile(r"^  (?P<name>\w+):", re.M)
+# the repository from a family's stage folder (pipelines/<family>/<stage>/): its `wdir`, and where params.yaml is
+_ROOT_FROM_STAGE = "../../.."
 # `<path judgments suite=${item.suite} ...>`: an output path (see `output_path`)
 _PATH = re.compile(r"<path (?P<name>[a-z_]+)(?P<fields>(?: \w+=[^\s>]+)*)>")
 
@@ -227,13 +232,29 @@ def fill(template: str, root: Path, family: str | None = None) -> str:
     return text if family is None else text.replace("<family>", family)
 
 
+def family_pipeline(template: str, root: Path, family: str) -> dict[str, str]:
+    """A family's pipeline files, by stage: its template filled, then cut into a dvc.yaml per stage of
+    it (`pipelines/<family>/<stage>/dvc.yaml`), each with the template's head. Each has its own lock,
+    which DVC rewrites whole after each stage it runs: a judge cell then rewrites the judge cells'
+    entries alone, not the family's every entry."""
+    filled = fill(template, root, family).replace("<root>", _ROOT_FROM_STAGE)
+    head, _, body = filled.partition("\nstages:\n")
+    starts = [match.start() for match in _STAGE.finditer(body)] + [len(body)]
+    pipelines = {}
+    for start, end in zip(starts, starts[1:]):
+        stage = _STAGE.match(body, start)["name"]
+        pipelines[stage] = f"{head}\nstages:\n{body[start:end].rstrip()}\n".replace("<stage>", stage)
+    return pipelines
+
+
 def pipeline_files(root: Path) -> dict[Path, str]:
     """Every pipeline file the plan needs, by path, with the text it should have."""
     templates = root / "pipelines" / "templates"
     family = (templates / "family.yaml").read_text(encoding="utf-8")
     files = {root / "dvc.yaml": fill((templates / "report.yaml").read_text(encoding="utf-8"), root)}
     for name in read_plan(root / "params.yaml")["families"]:
-        files[root / "pipelines" / name / "dvc.yaml"] = fill(family, root, name)
+        for stage, text in family_pipeline(family, root, name).items():
+            files[root / pipeline_file(name, stage)] = text
     return files
 
 
@@ -246,9 +267,13 @@ def stale(root: Path) -> list[str]:
     pipeline whose family the plan no longer has."""
     files = pipeline_files(root)
     changed = [path for path, text in files.items() if _differs(path, text)]
-    dropped = [path for path in (root / "pipelines").glob("*/dvc.yaml") if path not in files]
+    families = set(read_plan(root / "params.yaml")["families"])
+    dropped = [path for path in sorted((root / "pipelines").rglob("dvc.yaml")) if path not in files]
     return [f"{path.relative_to(root)} differs from the generated one" for path in changed] + [
         f"{path.relative_to(root)} is a pipeline of a family that params.yaml no longer has: remove its folder"
+        if path.relative_to(root / "pipelines").parts[0] not in families
+        else f"{path.relative_to(root)} is no pipeline file of the template (one dvc.yaml per stage, "
+        "pipelines/<family>/<stage>/dvc.yaml): remove it and its dvc.lock"
         for path in dropped
     ]
 

@@ -245,6 +245,17 @@ def check_releases(plan: dict, path: str | Path, here: Path | None = None) -> No
 # ---------------------------------------------------------------- a cell's family
 
 
+def pipeline_file(family: str, stage: str) -> str:
+    """The pipeline file holding a family's stages of one kind (`olympiad-eval plan` writes a
+    dvc.yaml per stage of the family's template, each with its own dvc.lock)."""
+    return f"pipelines/{family}/{stage}/dvc.yaml"
+
+
+def stage_address(family: str, stage: str, cell: str) -> str:
+    """What `dvc repro` takes to run one cell of a family: `pipelines/hipho/render/dvc.yaml:render@hipho`."""
+    return f"{pipeline_file(family, stage)}:{stage}@{cell}"
+
+
 def family_of_benchmark(plan: dict, benchmark: str, plan_path: str | Path) -> str:
     """The family whose pipeline holds a benchmark (`plan` as `read_plan` joins it)."""
     missing = (

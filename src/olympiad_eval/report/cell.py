@@ -255,7 +255,7 @@ def cell_metadata(cell: Cell, settings: dict, judgments: dict[str, Path]) -> lis
 
 GIT_COMMIT_NOTE = (
     "not read by the report: the commit that made these files is the one whose dvc.lock holds their "
-    "hashes (git log dvc.lock pipelines/*/dvc.lock); so the same inputs give the same bytes"
+    "hashes (git log dvc.lock pipelines/*/*/dvc.lock); so the same inputs give the same bytes"
 )
 
 
