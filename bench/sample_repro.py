@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from olympiad_eval.testing import clone
+from olympiad_eval.testing import clone, lock_files
 
 ROOT = Path(__file__).resolve().parents[1]
 FORCED = "judge@sample_physelite_en-demo-rule"  # a rules-only judge cell of a two-language family
@@ -54,14 +54,13 @@ def measure(tree: Path, folder: Path) -> dict:
     forced = timed([*dvc, "repro", "--force", "--single-item", address], repo, env)
     command = timed([sys.executable, "stages/judge.py", "judge=rule", "cell.suite=sample_physelite_en",
                      "cell.model=demo"], repo, env)  # fmt: skip
-    locks = [repo / "dvc.lock", *sorted(repo.glob("pipelines/*/*/dvc.lock"))]
     return {
         "stages": len(re.findall(r"Running stage '", full[2])),
         "full": full[:2],
         "noop": noop[:2],
         "forced": forced[:2],
         "command": command[:2],
-        "lock_lines": sum(len(path.read_text(encoding="utf-8").splitlines()) for path in locks),
+        "lock_lines": sum(len(lock.splitlines()) for lock in lock_files(repo).values()),
     }
 
 

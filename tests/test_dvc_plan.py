@@ -35,9 +35,8 @@ def _cells():
                 stage.cmd,
                 sorted({Path(dep.def_path).as_posix() for dep in stage.params}),
                 sorted({Path(dep.def_path).as_posix() for dep in stage.deps if dep not in stage.params}),
-                Path(
-                    stage.dvcfile.relpath
-                ).parent.parent.name,  # a stage's family (pipelines/<family>/<stage>/); '' for the root's
+                # a stage's family (pipelines/<family>/<stage>/dvc.yaml); '' for the root's
+                Path(stage.dvcfile.relpath).parent.parent.name,
                 sorted(Path(out.def_path).as_posix() for out in stage.outs),  # outs, metrics and plots
             )
             for stage in repo.index.stages

@@ -93,6 +93,6 @@ def lock_files(repo: Path) -> dict[str, bytes]:
     """Every dvc.lock: the root's and each family's (one per stage of its pipeline)."""
     return {
         path.relative_to(repo).as_posix(): path.read_bytes()
-        for path in [repo / "dvc.lock", *sorted(repo.glob("pipelines/*/*/dvc.lock"))]
+        for path in [repo / "dvc.lock", *sorted((repo / "pipelines").rglob("dvc.lock"))]
         if path.is_file()
     }

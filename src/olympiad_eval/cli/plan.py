@@ -56,8 +56,8 @@ _SCRIPT = re.compile(r"\bpython (stages/\w+\.py)\b")
 _NOT_CODE = re.compile(r"(^|/)(__pycache__/|\.[^/]*\.tmp$)")
 # a stage of a family's template (`  judge:`), where its text begins
 _STAGE = re.compile(r"^  (?P<name>\w+):", re.M)
-# the repository from a family's stage folder (pipelines/<family>/<stage>/): its `wdir`, and where params.yaml is
-_ROOT_FROM_STAGE = "../../.."
+# the repository from a family's stage folder (`pipeline_file`'s): its `wdir`, and where params.yaml is
+_ROOT_FROM_STAGE = "/".join([".."] * (len(Path(pipeline_file("family", "stage")).parts) - 1))
 # `<path judgments suite=${item.suite} ...>`: an output path (see `output_path`)
 _PATH = re.compile(r"<path (?P<name>[a-z_]+)(?P<fields>(?: \w+=[^\s>]+)*)>")
 
@@ -267,15 +267,21 @@ def stale(root: Path) -> list[str]:
     pipeline whose family the plan no longer has."""
     files = pipeline_files(root)
     changed = [path for path, text in files.items() if _differs(path, text)]
-    families = set(read_plan(root / "params.yaml")["families"])
+    folders = {path.parent.parent for path in files if path.parent != root}  # each family's
     dropped = [path for path in sorted((root / "pipelines").rglob("dvc.yaml")) if path not in files]
     return [f"{path.relative_to(root)} differs from the generated one" for path in changed] + [
-        f"{path.relative_to(root)} is a pipeline of a family that params.yaml no longer has: remove its folder"
-        if path.relative_to(root / "pipelines").parts[0] not in families
-        else f"{path.relative_to(root)} is no pipeline file of the template (one dvc.yaml per stage, "
-        "pipelines/<family>/<stage>/dvc.yaml): remove it and its dvc.lock"
-        for path in dropped
+        f"{path.relative_to(root)} {_not_generated(path, folders)}" for path in dropped
     ]
+
+
+def _not_generated(path: Path, folders: set[Path]) -> str:
+    """Why a pipeline file that the plan does not generate is there, and what to do."""
+    if not any(path.is_relative_to(folder) for folder in folders):
+        return "is a pipeline of a family that params.yaml no longer has: remove its folder"
+    return (
+        "is no pipeline file of the template (one dvc.yaml per stage, pipelines/<family>/<stage>/dvc.yaml): "
+        "remove it and its dvc.lock"
+    )
 
 
 def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
