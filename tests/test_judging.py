@@ -12,7 +12,7 @@ from omegaconf import OmegaConf
 from olympiad_eval.benchmarks import plugin
 from olympiad_eval.benchmarks.base import ContractError, JudgeTask
 from olympiad_eval.benchmarks.physelite.judging import parse_verdict
-from olympiad_eval.cli.fake_server import FakeOpenAI, Fault, default_responder
+from olympiad_eval.cli.fake_server import FakeOpenAI, Fault, default_responder, gathered
 from olympiad_eval.core.records import Generation, InputError, Judgment, Problem, read_jsonl, write_jsonl
 from olympiad_eval.llm.cache import RequestCache, utc_now
 from olympiad_eval.llm.transport import EndpointError
@@ -426,7 +426,7 @@ def test_a_task_awaiting_an_identical_request_leaves_its_turn_to_the_next(tmp_pa
             await asker.close()
             cache.close()
 
-    with FakeOpenAI(lambda body: "ok", latency=0.3) as server:
+    with FakeOpenAI(gathered(2, lambda body: "ok")) as server:  # "shared" waits until "other" arrives
         replies = asyncio.run(ask_all(server))
         assert server.count() == 2 and server.peak_in_flight == 2  # "other" went out beside "shared"
     assert replies == [{"reply": "ok"}] * 3

@@ -9,7 +9,7 @@ import time
 import pytest
 from omegaconf import OmegaConf
 
-from olympiad_eval.cli.fake_server import JUDGE_MARKER, FakeOpenAI, judge_reply
+from olympiad_eval.cli.fake_server import JUDGE_MARKER, FakeOpenAI, gathered, judge_reply
 from olympiad_eval.core.records import Generation, Judgment, Problem, read_jsonl, write_jsonl
 from olympiad_eval.scoring.pool import CheckPool
 from olympiad_eval.stages import judge as judging
@@ -132,7 +132,9 @@ def test_hipho_criteria_go_out_together_while_the_rules_run(render_suite, tmp_pa
             return super().check_many(jobs, progress)
 
     monkeypatch.setattr(judging, "CheckPool", WaitingPool)
-    with FakeOpenAI(latency=0.3) as server:
+    # every reply waits for all 15 criteria: "in flight together" is then a fact of the client, not of
+    # how fast a busy machine sends them
+    with FakeOpenAI(gathered(15)) as server:
         cfg = judge_cfg({"g": server})
         cfg.judges = {"g": {**OmegaConf.to_container(cfg.judges.g), "concurrency": 32}}
         run(render_suite, "sample_hipho", "sample_hipho", cfg, tmp_path)

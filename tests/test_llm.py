@@ -29,6 +29,7 @@ from olympiad_eval.cli.fake_server import (
     Fault,
     bad_usage,
     default_responder,
+    gathered,
     other_model,
     reasoning_only,
     surrogates,
@@ -146,7 +147,7 @@ def test_permanent_failures_are_not_retried_and_recorded_as_errors(hipho, fault,
 
 
 def test_concurrency_bounds_requests_in_flight(hipho):
-    with FakeOpenAI(latency=0.2) as server:
+    with FakeOpenAI(gathered(2), latency=0.05) as server:  # the first two wait for each other
         run(hipho, model(server.base_url, concurrency=2, samples=4))
     assert server.peak_in_flight == 2
 

@@ -127,6 +127,24 @@ _NULL_CONTENT = json.dumps(
 TRICKLE_BYTES = 100_000  # whitespace a trickling reply sends before its completion (a day at one a second)
 
 
+def gathered(count: int, responder: Responder = default_responder, timeout: float = 120.0) -> Responder:
+    """Holds every reply until `count` requests have arrived (or `timeout` seconds have passed), then
+    answers with `responder`: a test of "these requests are in flight together" then does not hang on
+    how fast a busy machine sends them, only on whether the client sends them without waiting."""
+    arrived = threading.Condition()
+    seen = 0
+
+    def respond(body: dict) -> Reply:
+        nonlocal seen
+        with arrived:
+            seen += 1
+            arrived.notify_all()
+            arrived.wait_for(lambda: seen >= count, timeout)
+        return responder(body)
+
+    return respond
+
+
 def trickling(seconds: float = 1.0) -> Responder:
     """Every reply: status 200, then a byte of whitespace every `seconds`."""
     return lambda body: Fault(trickle=seconds)
