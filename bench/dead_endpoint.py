@@ -53,7 +53,7 @@ def suite_of(size: int, outputs: Path) -> None:
     """The bundled HiPhO sample, rendered, then its prompts repeated to `size`, each with its own marker."""
     os.chdir(ROOT)  # configs name bundled data relative to the repository
     render_sample(outputs, SUITE, "sample_hipho", root=ROOT)
-    folder = Layout(outputs).suite(SUITE)
+    folder = Layout(outputs).suite(SUITE, SUITE)
     prompts, problems = read_jsonl(folder / "prompts.jsonl", Prompt), read_jsonl(folder / "problems.jsonl", Problem)
     problem = {p.id: p for p in problems}
     copies = [(prompts[index % len(prompts)], index) for index in range(size)]

@@ -245,7 +245,7 @@ def main() -> None:
     ]
     run_stage("fetch", ["benchmark=hipho", f"benchmark.source.path={source}", *common], folder / "fetch.log")
     run_stage("render", ["suite=hipho", "cell.benchmark=hipho", *common], folder / "render.log")
-    suite_dir = Layout(folder / "outputs").suite("hipho")
+    suite_dir = Layout(folder / "outputs").suite("hipho", "hipho")
     with FakeOpenAI(responder(suite_dir, args.restate), latency=args.latency) as server:
         endpoint = [f"base_url={server.base_url}", "api_key_env=null", f"concurrency={args.concurrency}"]
         stages = {

@@ -87,7 +87,7 @@ def main() -> None:
             ["suite=olympiadbench", "cell.benchmark=olympiadbench", *overrides, *common],
             folder / "render.log",
         )
-        asked = len(read_jsonl(layout.suite("olympiadbench") / "problems.jsonl", Problem))
+        asked = len(read_jsonl(layout.suite("olympiadbench", "olympiadbench") / "problems.jsonl", Problem))
         generated = run_stage("generate", ["model=reference", *cell], folder / "generate.log")
         judged = run_stage("judge", ["judge=rule", "cell.model=reference", *cell], folder / "judge.log")
         judgments = read_jsonl(layout.judgments("olympiadbench", "olympiadbench", "reference", "rule"), Judgment)
@@ -95,7 +95,9 @@ def main() -> None:
         print(row(f"render ({label})", asked, rendered))
         print(row(f"generate, reference ({label})", asked, generated))
         print(row(f"judge, rule ({label}): reference {100 * right / len(judgments):.2f}% right", asked, judged))
-    selection = json.loads((layout.suite("olympiadbench") / "suite.json").read_text(encoding="utf-8")).get("selection")
+    selection = json.loads(
+        (layout.suite("olympiadbench", "olympiadbench") / "suite.json").read_text(encoding="utf-8")
+    ).get("selection")
     print(f"\nlast suite's selection: {selection}")
     if args.keep:
         print(f"outputs and logs: {folder}")

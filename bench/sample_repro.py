@@ -24,7 +24,17 @@ from pathlib import Path
 from olympiad_eval.testing import clone, lock_files
 
 ROOT = Path(__file__).resolve().parents[1]
-FORCED = "judge@sample_physelite_en-demo-rule"  # a rules-only judge cell of a two-language family
+# The stage forced again, and its command alone, by the tree's stage granularity: a model's evaluate stage
+# (its every part found up to date), or a tree's rules-only judge cell of a two-language family.
+FORCED = {
+    "evaluate@sample_physelite-demo": ["stages/evaluate.py", "model=demo", "cell.benchmark=sample_physelite"],
+    "judge@sample_physelite_en-demo-rule": [
+        "stages/judge.py",
+        "judge=rule",
+        "cell.suite=sample_physelite_en",
+        "cell.model=demo",
+    ],
+}
 
 
 def timed(command: list[str], cwd: Path, env: dict) -> tuple[float, float, str]:
@@ -49,11 +59,10 @@ def measure(tree: Path, folder: Path) -> dict:
     dvc = [str(Path(sys.executable).parent / "dvc")]
     full = timed([*dvc, "repro"], repo, env)
     noop = timed([*dvc, "repro"], repo, env)
-    [address] = [a for a in timed([*dvc, "stage", "list", "--all", "--name-only"], repo, env)[2].split() if
-                 a.endswith(":" + FORCED)]  # fmt: skip
+    listed = timed([*dvc, "stage", "list", "--all", "--name-only"], repo, env)[2].split()
+    [(address, script)] = [(a, FORCED[a.rpartition(":")[2]]) for a in listed if a.rpartition(":")[2] in FORCED]
     forced = timed([*dvc, "repro", "--force", "--single-item", address], repo, env)
-    command = timed([sys.executable, "stages/judge.py", "judge=rule", "cell.suite=sample_physelite_en",
-                     "cell.model=demo"], repo, env)  # fmt: skip
+    command = timed([sys.executable, *script], repo, env)
     return {
         "stages": len(re.findall(r"Running stage '", full[2])),
         "full": full[:2],

@@ -12,8 +12,8 @@ that runs the real interpreter as its child and logs getrusage(RUSAGE_CHILDREN) 
 process of the stage: the stage itself or one of its check workers).
 
     python bench/scale.py [--problems 11586] [--models 3] [--latency 0.5] [--concurrency 64] [--keep DIR]
-    python bench/scale.py --stage-counts     # DVC's own costs as the stages grow: one dvc.yaml for
-                                             # every stage, against one per benchmark family
+
+DVC's own costs at a paper's count of stages are bench/paper_scale.py's.
 """
 
 from __future__ import annotations
@@ -38,11 +38,9 @@ import yaml
 from PIL import Image, ImageDraw
 
 from olympiad_eval.cli.fake_server import JUDGE_MARKER, FakeOpenAI, judge_reply
-from olympiad_eval.core.layout import Layout
-from olympiad_eval.core.plan import read_plan
 
 ROOT = Path(__file__).resolve().parents[1]
-from olympiad_eval.testing import clone, lock_files, plan_yaml, stage_name  # noqa: E402
+from olympiad_eval.testing import clone, plan_yaml, stage_name  # noqa: E402
 
 BIN = Path(sys.executable).parent
 BENCHMARK = "physelite_scale"
@@ -302,19 +300,18 @@ class Repo:
 ORDER = {
     "fetch": ["benchmark"],
     "render": ["suite"],
+    "evaluate": ["cell.benchmark", "model"],
     "generate": ["cell.suite", "model"],
     "judge": ["cell.suite", "cell.model", "judge"],
     "aggregate": ["benchmark"],
-    "report": ["cell.suite", "model"],
+    "side": ["cell.suite"],
 }
 
 
 def shim_stage_name(argv: list[str]) -> str:
     stage = Path(argv[0]).stem
     overrides = dict(arg.split("=", 1) for arg in argv[1:] if "=" in arg)
-    keys = (
-        ORDER.get(stage, []) if "cell.suite" in overrides or stage != "report" else []
-    )  # the report's root has no cell
+    keys = ORDER.get(stage, [])  # the report's root has no cell
     return f"{stage}@{'-'.join(overrides.get(key, '?') for key in keys)}" if keys else stage
 
 
@@ -381,11 +378,10 @@ def configure(repo: Repo, base_url: str, models: int, concurrency: int) -> list[
 
 
 def ideal_seconds(stage: str, problems: int, concurrency: int, latency: float) -> float | None:
-    """Requests / concurrency x latency: one request per prompt; the LLM judge asks two per response."""
-    if stage.startswith("generate@"):
-        return problems / concurrency * latency
-    if stage.startswith("judge@") and stage.endswith(f"-{JUDGE}"):
-        return 2 * problems / concurrency * latency
+    """Requests / concurrency x latency: a model's evaluate stage asks one request per prompt of each
+    suite, then the LLM judge two per response (the generation and the judging one after the other)."""
+    if stage.startswith("evaluate@"):
+        return len(SUITES) * (problems + 2 * problems) / concurrency * latency
     return None
 
 
@@ -466,142 +462,6 @@ def report(result: dict) -> None:
     print(f"peak RSS: {worst['rss_mb']:.0f} MB in {worst['stage']} (target < 1024 MB per stage)")
 
 
-# ---------------------------------------------------------------- DVC's cost per stage
-
-# The bundled sample's suites, across the three benchmark families; models x judges give
-# 11 + 4 x models x (1 + judges) stages: 43, 107, 299.
-SAMPLE = {
-    "sample_hipho": "sample_hipho",
-    "sample_mathvision": "sample_mathvision",
-    "sample_physelite_en": "sample_physelite",
-    "sample_physelite_zh": "sample_physelite",
-}
-LAYOUTS = "2x3,4x5,6x11"
-
-
-def fan_out(repo: Repo, models: list[str], judges: list[str]) -> None:
-    """Every cell's outputs, copied from the first cell's with the names rewritten: what `dvc repro`
-    would write (the reference models and rule judges are deterministic), without running 300 stages."""
-    out, plan = Layout(repo.path / "outputs"), read_plan(repo.path / "params.yaml")
-    model, judge = models[0], judges[0]
-    for suite in SAMPLE:
-        family = plan["family"][SAMPLE[suite]]
-        for other in models[1:]:
-            copy(
-                out.generations(family, suite, model), out.generations(family, suite, other), {"model": (model, other)}
-            )
-            copy(out.usage(family, suite, model), out.usage(family, suite, other), {})
-            copy(
-                out.sample_replies(family, suite, model),
-                out.sample_replies(family, suite, other),
-                {"model": (model, other)},
-            )
-        for m, j in ((m, j) for m in models for j in judges if (m, j) != (model, judge)):
-            renamed = {"model": (model, m), "judge": (judge, j)}
-            copy(out.judgments(family, suite, model, judge), out.judgments(family, suite, m, j), renamed)
-            copy(out.coverage(family, suite, model, judge), out.coverage(family, suite, m, j), {})
-            copy(out.judge_usage(family, suite, model, judge), out.judge_usage(family, suite, m, j), {})
-            copy(out.conversations(family, suite, model, judge), out.conversations(family, suite, m, j), renamed)
-
-
-def copy(source: Path, target: Path, renamed: dict[str, tuple[str, str]]) -> None:
-    """A JSONL file with `"field":"old"` rewritten to `"field":"new"` (records are written compactly)."""
-    text = source.read_text(encoding="utf-8")
-    for name, (old, new) in renamed.items():
-        text = text.replace(f'"{name}":"{old}"', f'"{name}":"{new}"')
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-
-
-def one_dvc_yaml(repo: Repo) -> None:
-    """Every pipeline's stages moved into the root dvc.yaml, so one dvc.lock holds them all: the
-    layout that a dvc.yaml per stage of each benchmark family is measured against."""
-    stages = yaml.safe_load((repo.path / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
-    for path in sorted(repo.path.glob("pipelines/*/*/dvc.yaml")):
-        for name, stage in yaml.safe_load(path.read_text(encoding="utf-8"))["stages"].items():
-            stage.get("do", stage).pop("wdir")
-            stages[f"{name}-{path.parent.parent.name}"] = stage
-        path.unlink()
-    repo.write("dvc.yaml", yaml.safe_dump({"stages": stages}, sort_keys=False))
-
-
-def stage_cost(workdir: Path, models: int, judges: int, layout: str) -> dict:
-    repo = Repo(clone(workdir / f"stages-{models}x{judges}-{layout}", ROOT))
-    if layout == "one dvc.yaml":
-        one_dvc_yaml(repo)
-    model_names = [f"ref-{i}" for i in range(1, models + 1)]
-    judge_names = [f"rule-{i}" for i in range(1, judges + 1)]
-    for name in model_names:
-        repo.write(f"conf/model/{name}.yaml", "provider: reference\nsamples: 1\n")
-    for name in judge_names:
-        repo.write(f"conf/judge/{name}.yaml", "defaults:\n  - rule\n  - _self_\n")
-    write_plan(repo, model_names[:1], judge_names[:1], SAMPLE)
-    repo.repro()
-    write_plan(repo, model_names, judge_names, SAMPLE)
-    fan_out(repo, model_names, judge_names)
-    _, listed = repo.dvc("stage", "list", "--all", "--name-only")
-    # the copied cells only: the rest (aggregates, the report's pages) is the fill's to run
-    cells = [address for address in listed.split() if stage_name(address).split("@")[0] in ("generate", "judge")]
-    commit_s, _ = repo.dvc("commit", "--force", *cells)
-    fill_s, _ = repo.repro()  # the aggregates and the report, on every cell
-    status_s, _ = repo.dvc("status")
-    noop_s, noop_ran = repo.repro()
-    [cell] = [
-        address
-        for address in listed.split()
-        if address.endswith(f"@sample_physelite_en-{model_names[0]}-{judge_names[0]}") and "judge" in address
-    ]
-    before = len(repo.stages())
-    one_s, _ = repo.repro("--force", "--single-item", cell)
-    one_stage = sum(run["wall"] for run in repo.stages()[before:])
-    repo.write(f"conf/judge/{judge_names[0]}.yaml", "defaults:\n  - rule\n  - _self_\ncheck_cpu_seconds: 11\n")
-    before = len(repo.stages())
-    judge_s, judge_ran = repo.repro()
-    judge_stages = sum(run["wall"] for run in repo.stages()[before:])
-    locks = [len(lock) / 1024 for lock in lock_files(repo.path).values()]
-    return {
-        "layout": layout,
-        "stages": len(listed.split()),
-        "locks": len(locks),
-        "largest_lock_kb": max(locks),
-        "commit_s": commit_s,
-        "fill_s": fill_s,
-        "status_s": status_s,
-        "noop_s": noop_s,
-        "noop_ran": len(noop_ran),
-        "one_cell_s": one_s,
-        "one_cell_stage_s": one_stage,
-        "judge_edit_s": judge_s,
-        "judge_edit_ran": len(judge_ran),
-        "judge_edit_stages_s": judge_stages,
-    }
-
-
-def stage_counts(layouts: str, keep: Path | None) -> list[dict]:
-    workdir = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="oe-stages-"))
-    workdir.mkdir(parents=True, exist_ok=True)
-    results = []
-    print(
-        f"{'layout':<22}{'stages':>7}{'largest dvc.lock KB':>21}{'status s':>10}{'no-op repro s':>15}"
-        f"{'1 cell: repro s':>17}{'stage s':>9}{'judge edit: stages run':>24}{'repro s':>9}{'DVC s/stage':>13}"
-    )
-    for models, judges in (map(int, layout.split("x")) for layout in layouts.split(",")):
-        for layout in ("one dvc.yaml", "a dvc.yaml per stage"):
-            r = stage_cost(workdir, models, judges, layout)
-            results.append(r)
-            overhead = (r["judge_edit_s"] - r["judge_edit_stages_s"]) / max(1, r["judge_edit_ran"])
-            print(
-                f"{layout:<22}{r['stages']:>7}{r['largest_lock_kb']:>21.0f}{r['status_s']:>10.2f}{r['noop_s']:>15.2f}"
-                f"{r['one_cell_s']:>17.2f}{r['one_cell_stage_s']:>9.2f}{r['judge_edit_ran']:>24}"
-                f"{r['judge_edit_s']:>9.1f}{overhead:>13.2f}",
-                flush=True,
-            )
-    (workdir / "stage_counts.json").write_text(json.dumps(results, indent=2))
-    if not keep:
-        shutil.rmtree(workdir, ignore_errors=True)
-    return results
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--problems", type=int, default=11586, help="problems (each in zh and en)")
@@ -609,13 +469,8 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.5, help="seconds before each fake reply")
     parser.add_argument("--concurrency", type=int, default=64, help="requests in flight per model and judge")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep the copy, its logs and results.json")
-    parser.add_argument("--stage-counts", action="store_true", help="measure DVC's costs as the stages grow")
-    parser.add_argument("--layouts", default=LAYOUTS, help="with --stage-counts: models x judges per plan")
     args = parser.parse_args()
-    if args.stage_counts:
-        stage_counts(args.layouts, args.keep)
-    else:
-        report(run(args.problems, args.models, args.latency, args.concurrency, args.keep))
+    report(run(args.problems, args.models, args.latency, args.concurrency, args.keep))
 
 
 if __name__ == "__main__":

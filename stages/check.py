@@ -1,12 +1,13 @@
-"""DVC stage: the run plan checked before any other stage runs (every fetch depends on its output).
+"""DVC stage: the run plan checked before any other stage runs (every fetch depends on its line),
+and each of its models' configs as the evaluate stage composes them, written for that model's
+evaluate stages to depend on (`stages.configs`).
 
 `dvc exp run -S 'models=[gtp-4o]'` changes the plan's params, so this stage runs first and stops
-the run with the stages' own message (did you mean 'gpt-4o'?) within a second, before DVC starts
-any cell; so does a release folder missing (in the copy that `dvc exp run --queue` runs in, a
-git-ignored release that the run did not copy in with `-C`), where DVC would say only `[Errno 2]`.
-No Hydra: nothing here composes a config, and starting Hydra would cost more than the check.
-Its output never changes (the same line whatever the plan), so a plan that passes reruns no stage
-after it: only the stages whose own params changed run."""
+the run with the stages' own message (did you mean 'gpt-4o'?) within a second or two, before DVC
+starts any other stage; so does a release folder missing (in the copy that `dvc exp run --queue`
+runs in, a git-ignored release that the run did not copy in with `-C`), where DVC would say only
+`[Errno 2]`. The plan is checked before Hydra starts. Its line never changes (the same whatever the
+plan), so a plan that passes reruns no stage after it but those whose own params or configs changed."""
 
 import sys
 from pathlib import Path
@@ -21,11 +22,15 @@ CHECKED = "the plan's names are configs of conf/, its release folders are there 
 
 def main() -> int:
     try:
-        check_plan(PLAN, CONF)
+        plan = check_plan(PLAN, CONF)
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    stamp = Layout().plan_check()
+    from olympiad_eval.stages.configs import write_records  # Hydra: only once the plan's names are known good
+
+    layout = Layout()
+    write_records(plan, Path(CONF), layout)
+    stamp = layout.plan_check()
     stamp.parent.mkdir(parents=True, exist_ok=True)
     with atomic_file(stamp) as out:
         out.write(CHECKED)

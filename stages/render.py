@@ -1,4 +1,4 @@
-"""DVC stage: render one suite's prompts into outputs/suites/<suite>/."""
+"""DVC stage: render one suite's prompts into outputs/suites/<family>/<suite>/."""
 
 import hydra
 
@@ -13,9 +13,11 @@ from olympiad_eval.stages.runner import chosen, clear_errors, log, run
 @clear_errors
 def main(cfg) -> None:
     suite, benchmark = chosen("suite"), cfg.cell.benchmark
-    check_pairing(read_plan(cfg.paths.plan), suite, plugin(cfg.suite.kind).name, benchmark, cfg.paths.plan)
+    plan = read_plan(cfg.paths.plan)
+    family = plugin(cfg.suite.kind).name
+    check_pairing(plan, suite, family, benchmark, cfg.paths.plan)
     layout = Layout(cfg.paths.outputs)
-    prompts = render(suite, cfg.suite, benchmark, layout.problem_records(benchmark), layout.suite(suite))
+    prompts = render(suite, cfg.suite, benchmark, layout.problem_records(benchmark), layout.suite(benchmark, suite))
     log.info("%s: %d prompts", suite, len(prompts))
 
 

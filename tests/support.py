@@ -73,6 +73,12 @@ def render_sample(outputs: Path, suite: str, benchmark: str, *overrides: str) ->
     return testing.render_sample(outputs, suite, benchmark, *overrides, root=ROOT)
 
 
+def rendered(outputs: Path, suite: str) -> Path:
+    """A rendered suite's folder in `outputs` (under its family's, as `render_sample` writes it)."""
+    [folder] = (Path(outputs) / "suites").glob(f"*/{suite}")
+    return folder
+
+
 # ---------------------------------------------------------------- fresh clones run by real dvc
 
 

@@ -52,7 +52,7 @@ def test_editing_one_benchmark_s_code_leaves_the_other_families_up_to_date(tmp_p
     stale = {
         name: deps for pipeline, stages in changed.items() if pipeline != "dvc.yaml" for name, deps in stages.items()
     }
-    assert {name.split("@")[0] for name in stale} == {"fetch", "render", "judge", "aggregate", "side", "report"}
+    assert {name.split("@")[0] for name in stale} == {"fetch", "render", "evaluate", "aggregate", "side"}
     assert all(deps == {f"outputs/code/{family}/{name.split('@')[0]}.txt"} for name, deps in stale.items())
 
 
@@ -93,16 +93,7 @@ def test_a_benchmark_from_outside_the_package_is_a_working_fifth_family(tmp_path
     assert "- tests/benchmarks/toy_plugin.py" in deps and "src/olympiad_eval/benchmarks/hipho" not in deps
 
     ran = repo.repro("--recursive", "pipelines/toy")
-    assert {name.split("@")[0] for name in ran} == {
-        "code",
-        "fetch",
-        "render",
-        "generate",
-        "judge",
-        "aggregate",
-        "side",
-        "report",
-    }
+    assert {name.split("@")[0] for name in ran} == {"code", "fetch", "render", "evaluate", "aggregate", "side"}
     metrics = repo.metrics("toy")["toy"]
     assert {model: round(judges["rule"]["score"], 2) for model, judges in metrics.items()} == {
         "reference": 100.0,

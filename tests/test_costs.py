@@ -24,7 +24,6 @@ SUITES = {
     "sample_physelite_en": "sample_physelite",
     "sample_mathvision": "sample_mathvision",
 }
-FAMILY = {"sample_hipho": "hipho", "sample_physelite_en": "physelite", "sample_mathvision": "mathvision"}
 
 
 def fake_configs(conf, base_url: str) -> None:
@@ -93,10 +92,10 @@ def run_generate(conf, outputs, suite: str) -> None:
         suite,
         "fake",
         cfg.model,
-        layout.prompts(suite),
-        layout.generations(FAMILY[suite], suite, "fake"),
+        layout.prompts(SUITES[suite], suite),
+        layout.generations(SUITES[suite], suite, "fake"),
         cfg.paths.request_cache,
-        layout.usage(FAMILY[suite], suite, "fake"),
+        layout.usage(SUITES[suite], suite, "fake"),
     )
 
 
@@ -104,11 +103,11 @@ def run_judge(conf, outputs, suite: str) -> None:
     cfg = composed(conf, "judge", "judge=fake", f"cell.suite={suite}", "cell.model=fake")
     layout = Layout(outputs)
     judge(
-        layout.suite(suite),
-        layout.generations(FAMILY[suite], suite, "fake"),
+        layout.suite(SUITES[suite], suite),
+        layout.generations(SUITES[suite], suite, "fake"),
         "fake",
         cfg.judge,
-        layout.judgments(FAMILY[suite], suite, "fake", "fake"),
+        layout.judgments(SUITES[suite], suite, "fake", "fake"),
         cfg.paths.request_cache,
     )
 
@@ -167,7 +166,7 @@ def test_the_sample_plan_asks_offline_models_only_and_sends_nothing(capsys, monk
     outputs, plan = tmp_path / "outputs", read_plan(ROOT / "params.yaml")
     for suite, benchmark in plan["suites"].items():
         render_sample(outputs, suite, benchmark)
-    prompts = sum(len(read_jsonl(Layout(outputs).prompts(suite), Prompt)) for suite in plan["suites"])
+    prompts = sum(len(read_jsonl(Layout(outputs).prompts(plan["suites"][s], s), Prompt)) for s in plan["suites"])
     assert costs.main([f"paths.outputs={outputs}", "--csv", str(tmp_path / "costs.csv")]) == 0
     printed = capsys.readouterr().out
     assert "| total    |" in printed and "counted: exact where every response is known" in printed

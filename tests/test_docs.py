@@ -554,7 +554,7 @@ def test_every_local_link_resolves():
         ("python bench/scale.py --stage-countz", "unrecognized arguments"),
         ("python bench/nope.py", "no script bench/nope.py"),
         ("dvc exp runn", "invalid choice"),
-        ("dvc repro --glob 'pipelines/hipho/judge/dvc.yaml:judgee@x-*'", "has no stage judgee"),
+        ("dvc repro --glob 'pipelines/hipho/evaluate/dvc.yaml:evaluatee@x-*'", "has no stage evaluatee"),
         ("dvc exp run -S 'conf/suite/hiphoo.yaml:limit=5'", "no conf/suite/hiphoo.yaml"),
         ('pip install -e ".[tests]"', "no extra [tests]"),
         ("olympiad-eval leaderbord", "invalid choice: 'leaderbord'"),

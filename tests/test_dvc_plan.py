@@ -1,12 +1,14 @@
-"""Every DVC cell tracks exactly the conf files Hydra composes for it.
+"""Every DVC stage tracks exactly the configs Hydra composes for it: the conf files, or for an
+evaluate stage its model's record of them (`stages.configs`, written by the check stage).
 
-A conf file that a cell reads but does not track would let DVC keep a stale result when it is
-edited; this guard composes each cell's config from its command, like the stage does.
+A conf file that a stage reads but does not track would let DVC keep a stale result when it is
+edited; this guard composes each stage's config from its command, like the stage does.
 """
 
 from __future__ import annotations
 
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ from omegaconf import OmegaConf
 from olympiad_eval.benchmarks import typed_suite
 from olympiad_eval.core.layout import OUTPUTS, Layout, spelled
 from olympiad_eval.core.plan import read_plan
+from olympiad_eval.stages.configs import compose_judges, record, write_records
 from olympiad_eval.stages.generate import check_model
 from olympiad_eval.stages.judge import check_judge
 from tests.support import CONF, ROOT, compose_stage
@@ -64,7 +67,7 @@ def picked_files(config_name: str, overrides: list[str]) -> set[str]:
 
 def test_the_plan_has_every_stage():
     names = {name.split("@")[0] for name, *_ in CELLS}
-    assert names == {"check", "fetch", "render", "generate", "judge", "aggregate", "side", "report"}
+    assert names == {"check", "fetch", "render", "evaluate", "aggregate", "side", "report"}
     assert len({name for name, *_ in CELLS}) == len(CELLS)
 
 
@@ -78,8 +81,10 @@ def test_the_bundled_plan_puts_each_benchmark_in_the_pipeline_of_its_kind():
         assert yaml.safe_load((CONF / "benchmark" / f"{benchmark}.yaml").read_text(encoding="utf-8"))["kind"] == family
 
 
-# The Hydra stages: the check stage (stages/check.py) composes no config, and depends on all of conf/.
-HYDRA_CELLS = [cell for cell in CELLS if cell[0] != "check"]
+# The Hydra stages but the evaluate stages: the check stage (stages/check.py) depends on all of conf/;
+# an evaluate stage on its model's record, which the check stage writes (tested apart, below).
+HYDRA_CELLS = [cell for cell in CELLS if cell[0] != "check" and not cell[0].startswith("evaluate@")]
+EVALUATE_CELLS = [cell for cell in CELLS if cell[0].startswith("evaluate@")]
 
 
 def test_the_check_stage_comes_first_and_tracks_the_plan_and_every_config():
@@ -87,6 +92,10 @@ def test_the_check_stage_comes_first_and_tracks_the_plan_and_every_config():
     assert cmd == "python stages/check.py"
     assert params == ["params.yaml"] and "conf" in deps
     checked = Layout(OUTPUTS).plan_check().as_posix()
+    records = {
+        cell[0]: Layout(OUTPUTS).model_config(cell_names(cell[1])["model"]).as_posix() for cell in EVALUATE_CELLS
+    }
+    assert records and all(records[name] in deps for name, _, _, deps in EVALUATE_CELLS)
     fetches = [cell for cell in CELLS if cell[0].startswith("fetch@")]
     assert fetches and all(checked in deps for _, _, _, deps in fetches)  # and every stage is downstream of a fetch
 
@@ -116,6 +125,49 @@ def test_every_cell_tracks_the_files_of_its_own_choices(name, cmd, params, deps)
         assert f"conf/{group}/{choice}.yaml" in params, (name, group, choice)
 
 
+def evaluate_files(overrides: list[str], judges: list[str]) -> set[str]:
+    """The conf files an evaluate stage reads: its own config's (the model's among them), and each of
+    the plan's judges' as conf/judge.yaml composes it."""
+    files = picked_files("evaluate", overrides)
+    return files.union(*(picked_files("judge", [f"judge={judge}"]) for judge in judges)) - {"conf/judge.yaml"}
+
+
+def model_record(conf: Path, overrides: list[str], judges: list[str]) -> str:
+    with initialize_config_dir(config_dir=str(conf), version_base=None):
+        return record(compose(config_name="evaluate", overrides=overrides), compose_judges(judges))
+
+
+@pytest.mark.parametrize("name,cmd,params,deps", EVALUATE_CELLS, ids=[cell[0] for cell in EVALUATE_CELLS])
+def test_an_evaluate_stage_tracks_its_model_s_record_which_the_check_stage_writes_as_it_composes_it(
+    name, cmd, params, deps, tmp_path
+):
+    words = shlex.split(cmd)
+    assert words[:2] == ["python", "stages/evaluate.py"]
+    plan, model = read_plan(ROOT / "params.yaml"), cell_names(cmd)["model"]
+    tracked = Layout(OUTPUTS).model_config(model).as_posix()
+    assert tracked in deps and not [path for path in params if path.startswith("conf/")]
+    written = write_records(plan, CONF, Layout(tmp_path)) / Path(tracked).name
+    assert written.read_text(encoding="utf-8") == model_record(CONF, words[2:], plan["judges"])
+
+
+@pytest.mark.parametrize("model", read_plan(ROOT / "params.yaml")["models"])
+def test_a_value_of_every_conf_file_an_evaluate_stage_reads_is_in_its_record(model, tmp_path):
+    """Its own config, its model's and each judge's files (and those they extend): a value added to
+    any of them changes the record, and so reruns the stage; a comment does not."""
+    judges, overrides = read_plan(ROOT / "params.yaml")["judges"], [f"model={model}", "cell.benchmark=sample_hipho"]
+    conf = tmp_path / "conf"
+    shutil.copytree(CONF, conf)
+    before = model_record(conf, overrides, judges)
+    for number, path in enumerate(sorted(evaluate_files(overrides, judges))):
+        edited = conf / Path(path).relative_to("conf")
+        text = edited.read_text(encoding="utf-8")
+        edited.write_text(text + "\n# a comment\n", encoding="utf-8")
+        assert model_record(conf, overrides, judges) == before, path
+        edited.write_text(text + f"\nprobe_{number}: 1\n", encoding="utf-8")
+        assert model_record(conf, overrides, judges) != before, f"{path}: a value of it is not in the record"
+        edited.write_text(text, encoding="utf-8")
+
+
 # ---------------------------------------------------------------- the layout, in dvc.yaml and in the code
 
 
@@ -125,24 +177,21 @@ def cell_names(cmd: str) -> dict[str, str]:
 
 
 def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]:
-    """What `olympiad_eval.core.layout` says a cell writes, and the outputs it reads (relative paths)."""
+    """What `olympiad_eval.core.layout` says a stage writes, and the outputs it reads (relative paths)."""
     layout, names = Layout(OUTPUTS), cell_names(cmd)
     stage = name.split("@")[0]
-    if stage == "check":  # the plan checked: its line, which every fetch reads
-        return {layout.plan_check().as_posix()}, set()
-    if (
-        stage == "report" and "suite" not in names
-    ):  # the root: index, assets, side by side; it links every cell and shows their dates
+    if stage == "check":  # the plan checked: its line, which every fetch reads, and each model's record
+        return {layout.plan_check().as_posix(), layout.model_config().as_posix()}, set()
+    if stage == "report":  # the root: index, assets, side by side; it links every cell and shows their dates
         return (
             {path.as_posix() for path in (layout.report_index(), layout.report_assets(), layout.report_compare())},
             {
                 f"{OUTPUTS}/{spelled(path)}"
-                for path in ("suite", "judgments", "usage", "tables", "metrics", "plots", "report_cell", "report_side")
+                for path in ("suite", "cells", "tables", "metrics", "plots", "report_cell", "report_side")
             },
         )
     if stage in ("fetch", "aggregate"):
         benchmark = names["benchmark"]
-        family = plan["family"][benchmark]
         if stage == "fetch":
             return {layout.problems(benchmark).as_posix()}, {layout.plan_check().as_posix()}
         writes = [
@@ -152,40 +201,26 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
             layout.plot(benchmark, "subsets"),
         ]
         return {path.as_posix() for path in writes}, {
-            f"{OUTPUTS}/{spelled(path, family=family)}" for path in ("judgments", "usage")
-        } | {layout.problems(benchmark).as_posix()}
-    suite = names["suite"]
-    if stage == "side":  # a suite's side-by-side pages: the suite alone, so that a new model does not rerun it
-        return {layout.report_side(suite).as_posix()}, {layout.suite(suite).as_posix()}
-    if stage == "render":
-        return {layout.suite(suite).as_posix()}, {layout.problems(names["benchmark"]).as_posix()}
-    family = plan["family"][plan["suites"][suite]]
-    generations = layout.generations(family, suite, names["model"]).as_posix()
-    if stage == "report":  # a cell's pages: every judge's judgments and usage of it
-        cell = {"family": family, "suite": suite, "model": names["model"]}
-        return {layout.report_cell(suite, names["model"]).as_posix()}, {
-            layout.suite(suite).as_posix(),
-            generations,
-            layout.usage(family, suite, names["model"]).as_posix(),
-            layout.sample_replies(family, suite, names["model"]).as_posix(),
-            f"{OUTPUTS}/{spelled('judgments', **cell)}",
-            f"{OUTPUTS}/{spelled('judge_usage', **cell)}",
-            f"{OUTPUTS}/{spelled('conversations', **cell)}",
+            layout.cells(benchmark).as_posix(),  # its own cells only
+            layout.problems(benchmark).as_posix(),
         }
-    if stage == "generate":
+    if stage == "evaluate":  # a model's cells of a benchmark: every suite of the benchmark, and its record
+        benchmark, model = names["benchmark"], names["model"]
         writes = [
-            generations,
-            layout.usage(family, suite, names["model"]),
-            layout.sample_replies(family, suite, names["model"]),
+            layout.cells(benchmark, model),
+            layout.report_cell(benchmark, None, model),
+            layout.stamp(benchmark, None, model),
         ]
-        return {Path(path).as_posix() for path in writes}, {layout.prompts(suite).as_posix()}
-    writes = [
-        layout.judgments(family, suite, names["model"], names["judge"]),
-        layout.coverage(family, suite, names["model"], names["judge"]),
-        layout.judge_usage(family, suite, names["model"], names["judge"]),
-        layout.conversations(family, suite, names["model"], names["judge"]),
-    ]
-    return {path.as_posix() for path in writes}, {layout.suite(suite).as_posix(), generations}
+        return {path.as_posix() for path in writes}, {
+            layout.suite(benchmark).as_posix(),
+            layout.model_config(model).as_posix(),
+        }
+    suite = names["suite"]
+    benchmark = plan["suites"][suite]
+    if stage == "side":  # a suite's side-by-side pages: the suite alone, so that a new model does not rerun it
+        return {layout.report_side(suite).as_posix()}, {layout.suite(benchmark, suite).as_posix()}
+    assert stage == "render", name
+    return {layout.suite(benchmark, suite).as_posix()}, {layout.problems(benchmark).as_posix()}
 
 
 @pytest.mark.parametrize("name,cmd,params,deps,family,outs", STAGES, ids=[cell[0] for cell in STAGES])

@@ -39,18 +39,19 @@ def test_adding_a_model_and_running_one_family_runs_that_family_s_stages_only(hi
     """Once the HiPhO aggregate read every family's judgments folder, so `dvc repro` of the HiPhO
     pipeline ran (and paid for) the new model's MATH-Vision and PhysElite cells too."""
     first, ran = hipho_run
-    assert "code@hipho" in ran  # the family's code lists
-    assert {name.split("@")[1].split("-")[0] for name in ran if name != "code@hipho"} == {"sample_hipho"}
+    assert ran == sorted(
+        [
+            "code@hipho",
+            "evaluate@sample_hipho-reference",
+            "evaluate@sample_hipho-demo",
+        ]  # the code lists, each model's cells
+        + [f"{stage}@sample_hipho" for stage in ("fetch", "render", "side", "aggregate")]
+    )
     repo = copy_of(first, tmp_path / "repo")
     repo.write("conf/model/another.yaml", "provider: reference\n")
     edit(repo, "params.yaml", "  - demo\n", "  - demo\n  - another\n")
-    # and of the report, the new model's own cell only: no other cell's pages are rewritten
-    assert repo.repro(*HIPHO) == [
-        "aggregate@sample_hipho",
-        "generate@sample_hipho-another",
-        "judge@sample_hipho-another-rule",
-        "report@sample_hipho-another",
-    ]
+    # the new model's own stage (its cells and their pages: no other model's pages are rewritten), the aggregate
+    assert repo.repro(*HIPHO) == ["aggregate@sample_hipho", "evaluate@sample_hipho-another"]
 
 
 def test_editing_a_release_makes_only_its_own_fetch_stale(tmp_path):
@@ -67,14 +68,14 @@ def test_editing_a_release_makes_only_its_own_fetch_stale(tmp_path):
 
 def test_dropping_a_suite_of_one_family_leaves_another_family_s_tables_up_to_date(hipho_run, tmp_path):
     repo = copy_of(hipho_run[0], tmp_path / "repo")
-    repo.repro("judge@sample_physelite_zh-reference-rule")
+    repo.repro("evaluate@sample_physelite-reference")
     edit(repo, "params.yaml", "      sample_physelite_zh: sample_physelite\n", "")
     # a fresh clone of the new plan that pulls its outputs has no file of the dropped suite's cells
     for path in (
-        repo.layout.generations("physelite", "sample_physelite_zh", "reference"),
-        repo.layout.usage("physelite", "sample_physelite_zh", "reference"),
-        repo.layout.judgments("physelite", "sample_physelite_zh", "reference", "rule"),
-        repo.layout.coverage("physelite", "sample_physelite_zh", "reference", "rule"),
+        repo.layout.generations("sample_physelite", "sample_physelite_zh", "reference"),
+        repo.layout.usage("sample_physelite", "sample_physelite_zh", "reference"),
+        repo.layout.judgments("sample_physelite", "sample_physelite_zh", "reference", "rule"),
+        repo.layout.coverage("sample_physelite", "sample_physelite_zh", "reference", "rule"),
     ):
         path.unlink()
     assert "up to date" in repo.dvc("status", *HIPHO)

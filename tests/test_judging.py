@@ -19,7 +19,7 @@ from olympiad_eval.llm.transport import EndpointError
 from olympiad_eval.scoring.checks import Options, Verdict
 from olympiad_eval.stages.generate import generate
 from olympiad_eval.stages.judge import _later_rounds, check_options, judge
-from tests.support import ROOT, compose_stage, render_sample, suite_scoring
+from tests.support import ROOT, compose_stage, render_sample, rendered, suite_scoring
 
 SUITES = [
     ("sample_hipho", "sample_hipho"),
@@ -35,7 +35,7 @@ def generate_with(outputs, suite, name, cfg):
         suite,
         name,
         OmegaConf.create(cfg),
-        outputs / "suites" / suite / "prompts.jsonl",
+        rendered(outputs, suite) / "prompts.jsonl",
         out,
         outputs.parent / "cache.sqlite",
     )
@@ -49,7 +49,7 @@ def judge_with(outputs, suite, generations, judge_name="rule", cfg=None):
         else compose_stage("judge", [f"judge={judge_name}", "cell.suite=x", "cell.model=y"]).judge
     )
     out = outputs / "judgments" / f"{suite}-{judge_name}.jsonl"
-    outcome = judge(outputs / "suites" / suite, generations, judge_name, cfg, out, outputs.parent / "cache.sqlite")
+    outcome = judge(rendered(outputs, suite), generations, judge_name, cfg, out, outputs.parent / "cache.sqlite")
     return outcome, {(j.id, j.sample): j for j in read_jsonl(out, Judgment)}
 
 
@@ -79,10 +79,10 @@ def test_every_benchmark_counts_an_undecided_check_as_not_matched_and_records_it
     record in `undecided`, and never `unscorable` (which would make the rule judge's judgment a
     judge error and fail the cell)."""
     outputs = render_suite(suite, benchmark)
-    rendered = json.loads((outputs / "suites" / suite / "suite.json").read_text())
-    bench, scoring = plugin(rendered["kind"]), OmegaConf.create(rendered["scoring"])
+    info = json.loads((rendered(outputs, suite) / "suite.json").read_text())
+    bench, scoring = plugin(info["kind"]), OmegaConf.create(info["scoring"])
     reference = generate_with(outputs, suite, "reference", {"provider": "reference"})
-    problems = {p.id: p for p in read_jsonl(outputs / "suites" / suite / "problems.jsonl", Problem)}
+    problems = {p.id: p for p in read_jsonl(rendered(outputs, suite) / "problems.jsonl", Problem)}
     asked = 0
     for generation in read_jsonl(reference, Generation):
         checks = bench.rule_checks(problems[generation.id], generation.response, scoring)
@@ -283,7 +283,7 @@ def test_a_judge_reply_with_braces_before_its_json_is_read_on_the_first_ask(rend
     }.items():
         with FakeOpenAI(responder) as server:
             outcome = judge(
-                outputs / "suites" / suite,
+                rendered(outputs, suite),
                 generations,
                 "gpt-4o",
                 llm_judge_cfg(server.base_url, max_reasks=2),
@@ -477,7 +477,7 @@ def test_the_cells_check_options_reach_every_check(tmp_path, monkeypatch):
         outputs = render_sample(
             tmp_path / f"outputs{len(verdicts)}", "sample_physelite_en", "sample_physelite", *options
         )
-        suite = outputs / "suites" / "sample_physelite_en"
+        suite = rendered(outputs, "sample_physelite_en")
         problem = next(p for p in read_jsonl(suite / "problems.jsonl", Problem) if p.answers[0].value == "24 m")
         generations = tmp_path / "generations.jsonl"
         write_jsonl(

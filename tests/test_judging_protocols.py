@@ -15,7 +15,7 @@ from olympiad_eval.scoring.pool import CheckPool
 from olympiad_eval.stages import judge as judging
 from olympiad_eval.stages.generate import generate
 from olympiad_eval.stages.judge import judge
-from tests.support import INJECTION, ROOT, compose_stage, gullible, user_text
+from tests.support import INJECTION, ROOT, compose_stage, gullible, rendered, user_text
 
 DEMO = {"provider": "replay", "path": str(ROOT / "data/replay/demo/{suite}.jsonl")}
 
@@ -38,12 +38,12 @@ def run(render_suite, suite, benchmark, cfg, tmp_path, model=DEMO, generations=N
             suite,
             "m",
             OmegaConf.create(model),
-            outputs / "suites" / suite / "prompts.jsonl",
+            rendered(outputs, suite) / "prompts.jsonl",
             generations,
             tmp_path / "cache.sqlite",
         )
     out = tmp_path / "judgments.jsonl"
-    outcome = judge(outputs / "suites" / suite, generations, "j", cfg, out, tmp_path / "cache.sqlite")
+    outcome = judge(rendered(outputs, suite), generations, "j", cfg, out, tmp_path / "cache.sqlite")
     return outcome, {j.id: j for j in read_jsonl(out, Judgment)}
 
 
@@ -186,7 +186,7 @@ def test_bad_judge_replies_end_as_judge_errors_after_reasks(render_suite, tmp_pa
     with FakeOpenAI(respond) as server:
         outcome, judged = run(render_suite, "sample_hipho", "sample_hipho", judge_cfg({"g": server}), tmp_path)
         criterion_asks = sum('"awarded"' in user_text(b) for b in server.requests)
-    problems = read_jsonl(tmp_path / "outputs/suites/sample_hipho/problems.jsonl", Problem)
+    problems = read_jsonl(tmp_path / "outputs/suites/sample_hipho/sample_hipho/problems.jsonl", Problem)
     with_schemes = [p.id for p in problems if p.marking]
     assert outcome.judge_errors == len(with_schemes) == 4
     assert all(judged[pid].status == "judge_error" and judged[pid].score is None for pid in with_schemes)

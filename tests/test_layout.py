@@ -10,15 +10,21 @@ from olympiad_eval.core.layout import Layout, spelled
 from olympiad_eval.core.records import InputError
 
 
-def test_a_cell_s_files_are_under_its_family_and_the_rest_under_their_benchmark_or_suite(tmp_path):
+def test_a_model_s_cells_of_a_benchmark_are_one_folder_and_the_rest_under_their_benchmark_or_suite(tmp_path):
     outputs = Layout(tmp_path)
-    assert outputs.generations("hipho", "s", "m") == tmp_path / "generations/hipho/s/m.jsonl"
-    assert outputs.usage("hipho", "s", "m") == tmp_path / "usage/hipho/s/m.json"
-    assert outputs.judgments("hipho", "s", "m", "j") == tmp_path / "judgments/hipho/s/m/j.jsonl"
-    assert outputs.coverage("hipho", "s", "m", "j") == tmp_path / "coverage/hipho/s/m/j.json"
-    # named by their benchmark or suite already: where they were (a prompt names its figures' paths)
+    # by position a cell is (benchmark, suite, model, judge), whatever the order in the path
+    assert outputs.generations("b", "s", "m") == tmp_path / "cells/b/m/s/generations.jsonl"
+    assert outputs.usage("b", "s", "m") == tmp_path / "cells/b/m/s/usage.json"
+    assert outputs.judgments("b", "s", "m", "j") == tmp_path / "cells/b/m/s/judges/j/judgments.jsonl"
+    assert outputs.coverage("b", "s", "m", "j") == tmp_path / "cells/b/m/s/judges/j/coverage.json"
+    # the evaluate stage's outputs: a model's cells of a benchmark, their pages and their stamps
+    assert outputs.cells("b", "m") == tmp_path / "cells/b/m"
+    assert outputs.report_cell("b", None, "m") == tmp_path / "report/cells/b/m"
+    assert outputs.stamp("b", None, "m") == tmp_path / "stamps/b/m"
+    assert outputs.stamp("b", "s", "m", "generate") == tmp_path / "stamps/b/m/s/generate.json"
+    # the problems are named by their benchmark: where they were (a prompt names its figures' paths)
     assert outputs.problems("b") == tmp_path / "problems/b"
-    assert outputs.prompts("s") == tmp_path / "suites/s/prompts.jsonl"
+    assert outputs.prompts("b", "s") == tmp_path / "suites/b/s/prompts.jsonl"
     assert outputs.table_index("b") == tmp_path / "tables/b/index.json"
     assert outputs.metrics("b") == tmp_path / "metrics/b"  # a file per cell in it:
     assert outputs.metrics("b", "s", "m", "j") == tmp_path / "metrics/b/s/m/j.json"
@@ -29,15 +35,16 @@ def test_a_cell_s_files_are_under_its_family_and_the_rest_under_their_benchmark_
 
 
 def test_fields_left_out_at_the_end_name_the_folder_of_every_such_path():
-    assert spelled("judgments", family="hipho") == "judgments/hipho"
-    assert spelled("judgments") == "judgments"
-    assert spelled("prompts") == "suites"
+    assert spelled("judgments", benchmark="b") == "cells/b"
+    assert spelled("judgments", benchmark="b", model="m", suite="s") == "cells/b/m/s/judges"
+    assert spelled("judgments") == "cells"
+    assert spelled("prompts", benchmark="b") == "suites/b"
 
 
 @pytest.mark.parametrize(
     "name,fields,words",
     [
-        ("judgments", {"suite": "s"}, "suite given after a field left out"),
+        ("judgments", {"benchmark": "b", "suite": "s"}, "suite given after a field left out"),
         ("tables", {"suite": "s"}, "has no field suite"),
         ("tabels", {}, "no output path named 'tabels'"),
     ],
@@ -56,7 +63,9 @@ def test_every_path_has_its_method_and_the_method_spells_it(tmp_path):
 
 def test_fetch_and_render_write_the_files_the_layout_names(render_suite):
     outputs = Layout(render_suite("sample_hipho", "sample_hipho"))
-    assert outputs.problem_records("sample_hipho").is_file() and outputs.prompts("sample_hipho").is_file()
+    assert (
+        outputs.problem_records("sample_hipho").is_file() and outputs.prompts("sample_hipho", "sample_hipho").is_file()
+    )
 
 
 @pytest.mark.parametrize("name", ["../../../../elsewhere/x", "a/b", "..", "a\0b", "-rf", "x.", "", "/abs"], ids=repr)

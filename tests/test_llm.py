@@ -41,7 +41,7 @@ from olympiad_eval.llm.images import shrink_image
 from olympiad_eval.llm.providers import OpenAIProvider, Request, complete_all
 from olympiad_eval.llm.transport import EndpointError, RateLimiter, retry_after
 from olympiad_eval.stages.generate import generate
-from tests.support import ROOT, UNSERVABLE, unservable_endpoint
+from tests.support import ROOT, UNSERVABLE, rendered, unservable_endpoint
 
 
 def model(base_url: str, **extra):
@@ -72,7 +72,7 @@ def run(outputs, cfg, name="m", suite="sample_hipho"):
     out = outputs / "generations" / suite / f"{name}.jsonl"
     usage = outputs / "usage" / suite / f"{name}.json"
     outcome = generate(
-        suite, name, cfg, outputs / "suites" / suite / "prompts.jsonl", out, outputs.parent / "cache.sqlite", usage
+        suite, name, cfg, rendered(outputs, suite) / "prompts.jsonl", out, outputs.parent / "cache.sqlite", usage
     )
     return outcome, read_jsonl(out, Generation), json.loads(usage.read_text())
 
@@ -511,7 +511,7 @@ def test_an_unreadable_cache_row_is_asked_again_overwritten_and_reported_once(hi
             "sample_hipho",
             "m",
             model(server.base_url, samples=2),
-            hipho / "suites/sample_hipho/prompts.jsonl",
+            hipho / "suites/sample_hipho/sample_hipho/prompts.jsonl",
             out,
             cache_path,
         )
@@ -881,7 +881,12 @@ def test_a_cached_row_poisoned_in_any_field_is_read_back_clean_without_a_hand_ed
 
     def generate_from(base_url):
         return generate(
-            "sample_hipho", "m", model(base_url), hipho / "suites/sample_hipho/prompts.jsonl", out, cache_path
+            "sample_hipho",
+            "m",
+            model(base_url),
+            hipho / "suites/sample_hipho/sample_hipho/prompts.jsonl",
+            out,
+            cache_path,
         )
 
     with FakeOpenAI() as server:
@@ -953,7 +958,7 @@ from olympiad_eval.stages.generate import generate
 base_url, outputs, cache, out = sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4]
 cfg = OmegaConf.create({"provider": "openai", "base_url": base_url, "model": "fake-model", "api_key_env": None,
                         "concurrency": 5, "max_retries": 0, "timeout": 60})
-outcome = generate("sample_hipho", "m", cfg, outputs / "suites/sample_hipho/prompts.jsonl", out, cache)
+outcome = generate("sample_hipho", "m", cfg, outputs / "suites/sample_hipho/sample_hipho/prompts.jsonl", out, cache)
 print(outcome.sent, outcome.errors)
 """
 

@@ -27,7 +27,7 @@ def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
     ran = repo.repro()
     assert ran == sorted(repo.addresses())  # every stage of the plan ran
     families = read_plan(repo.path / "params.yaml")["families"]
-    stages = ("code", "fetch", "render", "generate", "judge", "aggregate", "side", "report")
+    stages = ("code", "fetch", "render", "evaluate", "aggregate", "side")
     # the report's, and one per stage of each benchmark family
     assert set(committed_locks) == {"dvc.lock"} | {f"pipelines/{f}/{s}/dvc.lock" for f in families for s in stages}
     for benchmark in read_plan(repo.path / "params.yaml")["benchmarks"]:
@@ -42,7 +42,9 @@ def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
         "a dvc.lock differs after `dvc repro` on a fresh copy: either it is stale (run `dvc repro` and commit "
         "it) or an output is not byte-stable"
     )
-    coverage = json.loads(repo.layout.coverage("hipho", "sample_hipho", "demo", "rule").read_text(encoding="utf-8"))
+    coverage = json.loads(
+        repo.layout.coverage("sample_hipho", "sample_hipho", "demo", "rule").read_text(encoding="utf-8")
+    )
     assert coverage == {
         "judgments": 5,
         "scored": 5,
@@ -135,7 +137,7 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
         repo.write("conf/judge/fakejudge.yaml", FAKE_JUDGE.format(base_url=server.base_url, temperature=0))
         repo.write("params.yaml", plan(["fake"]))
 
-        # a Hydra multirun (joblib launcher) writes the fake model's generations outside DVC ...
+        # a Hydra multirun (joblib launcher) writes the fake model's generations, and their stamps, outside DVC ...
         assert repo.repro("render@sample_hipho", "render@sample_physelite_en") == sorted(
             ["code@hipho", "code@physelite"]  # each family's code lists, which its stages depend on
             + ["fetch@sample_hipho", "fetch@sample_physelite", "render@sample_hipho", "render@sample_physelite_en"]
@@ -149,16 +151,16 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
             "cell.suite=sample_hipho,sample_physelite_en",
         )
         assert generation_requests() == 5 + 3  # one per problem of the two suites
-        multirun = repo.layout.generations("hipho", "sample_hipho", "fake").read_bytes()
+        multirun = repo.layout.generations("sample_hipho", "sample_hipho", "fake").read_bytes()
 
-        # ... and `dvc repro` then runs the rest, sending no generation request for them
+        # ... and `dvc repro` then runs the rest, finding those generations up to date
         ran = repo.repro()
-        # each suite's generate (sending nothing), its two judges and aggregate, its side-by-side pages,
-        # the report's cells and root, and the code lists of the families the plan leaves empty (their
-        # pipelines' one stage)
-        assert "generate@sample_hipho-fake" in ran and len(ran) == 2 + 4 + 2 + 2 + 2 + 1 + 2
+        # each benchmark's evaluate stage for the model, each aggregate, each suite's side-by-side pages, the
+        # report's root, and the code lists of the families the plan leaves empty (their pipelines' one stage)
+        assert "evaluate@sample_hipho-fake" in ran and len(ran) == 2 + 2 + 2 + 1 + 2
+        assert "sample_hipho x fake: up to date" in repo.logs[-1]
         assert generation_requests() == 5 + 3
-        assert repo.layout.generations("hipho", "sample_hipho", "fake").read_bytes() == multirun
+        assert repo.layout.generations("sample_hipho", "sample_hipho", "fake").read_bytes() == multirun
         first_judging = judge_requests()  # the LLM judge grades each response: criteria, slots, verdicts, steps
         assert first_judging > 5 + 3
 
@@ -166,47 +168,45 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
         assert repo.repro() == []
         assert server.count() == 8 + first_judging
 
-        # editing one judge's file reruns that judge's cells, the aggregates and the report (each cell's pages
-        # show every judge), and no generation
+        # editing one judge's file reruns the model's evaluate stages, which redo that judge's judgments and the
+        # cells' pages (each shows every judge) and nothing else, the aggregates and the report
         repo.write("conf/judge/fakejudge.yaml", FAKE_JUDGE.format(base_url=server.base_url, temperature=0.1))
         ran = repo.repro()
         assert ran == sorted(
-            [
-                f"{stage}@{s}-fake{j}"
-                for s in ("sample_hipho", "sample_physelite_en")
-                for stage, j in (("judge", "-fakejudge"), ("report", ""))
-            ]
-            + ["aggregate@sample_hipho", "aggregate@sample_physelite", "report"]
+            ["aggregate@sample_hipho", "aggregate@sample_physelite", "evaluate@sample_hipho-fake"]
+            + ["evaluate@sample_physelite-fake", "report"]
         )
+        for suite in ("sample_hipho", "sample_physelite_en"):
+            for part in (f"{suite} x fake", f"{suite} x fake x rule"):
+                assert f"{part}: up to date" in repo.logs[-1]
+            assert f"{suite} x fake x fakejudge: " in repo.logs[-1] and f"{suite} x fake pages: wrote" in repo.logs[-1]
         assert generation_requests() == 8 and judge_requests() == 2 * first_judging
         assert repo.metrics("sample_physelite")["sample_physelite_en"]["fake"]["fakejudge"]["score"] == 0.0
 
-        # adding a model runs only its cells (its report cells among them: no other cell's pages) and the aggregates
+        # adding a model runs only its stages (its cells' pages among them: no other model's pages) and the aggregates
         repo.write("conf/model/fake2.yaml", FAKE_MODEL.format(base_url=server.base_url, model="fake-2"))
         repo.write("params.yaml", plan(["fake", "fake2"]))
         ran = repo.repro()
         assert ran == sorted(
-            [
-                f"{stage}@{s}-fake2{j}"
-                for s in ("sample_hipho", "sample_physelite_en")
-                for stage, j in (("generate", ""), ("judge", "-rule"), ("judge", "-fakejudge"), ("report", ""))
-            ]
-            + ["aggregate@sample_hipho", "aggregate@sample_physelite", "report"]
+            ["aggregate@sample_hipho", "aggregate@sample_physelite", "evaluate@sample_hipho-fake2"]
+            + ["evaluate@sample_physelite-fake2", "report"]
         )
         assert generation_requests() == 16
 
-        # a stage rerun on unchanged inputs rewrites the same bytes (and sends nothing: cached)
-        outputs = sorted(repo.layout.root.rglob("*.jsonl"))
+        # every part made again on unchanged inputs (its stamps removed) rewrites the same bytes, stamps
+        # included, and sends nothing (cached)
+        outputs = sorted(path for path in repo.layout.root.rglob("*") if path.is_file())
         before, sent = {path: path.read_bytes() for path in outputs}, server.count()
+        shutil.rmtree(repo.layout.stamp("sample_hipho", None, "fake"))
         repo.repro(
             "--force",
             "--single-item",
-            "generate@sample_hipho-fake",
-            "judge@sample_hipho-fake-fakejudge",
+            "evaluate@sample_hipho-fake",
             "fetch@sample_hipho",
             "render@sample_hipho",
             "aggregate@sample_hipho",
         )
+        assert "sample_hipho x fake x fakejudge: 5 judgments" in repo.logs[-1]  # made again, not found up to date
         assert {path: path.read_bytes() for path in outputs} == before
         assert server.count() == sent
         assert "up to date" in repo.dvc("status")
@@ -299,15 +299,17 @@ def test_a_queued_experiment_over_cached_cells_sends_no_request(tmp_path):
         assert repo.repro() == sorted(repo.addresses()) and server.count() == 3  # every stage of the plan
         assert (tmp_path / "user-cache" / "olympiad-eval" / "requests.sqlite").is_file()
 
-        # the same cells as a queued experiment, forced: DVC's run cache restores none of them, they all run
-        repo.dvc("exp", "run", "--queue", "--force", "--name", "again", "-C", release)
+        # the same cells as a queued experiment, forced, with a setting that changes no request (so the
+        # generations' stamps no longer hold): every stage runs, every reply comes from the request cache
+        again = ("--queue", "--force", "-S", "conf/model/fake.yaml:concurrency=5", "--name", "again", "-C", release)
+        repo.dvc("exp", "run", *again)
         repo.dvc("exp", "run", "--run-all")
         assert re.search(r"\bagain\b.*\bSuccess$", repo.dvc("queue", "status"), re.M)
         logs = repo.dvc("queue", "logs", "again")
         assert (
             "Running stage 'pipelines/physelite/fetch/dvc.yaml:fetch@sample_physelite'" in logs
         )  # read the copied release
-        assert "Running stage 'pipelines/physelite/generate/dvc.yaml:generate@sample_physelite_en-fake'" in logs
+        assert "Running stage 'pipelines/physelite/evaluate/dvc.yaml:evaluate@sample_physelite-fake'" in logs
         assert "3 generations, 0 failed, 0 refused; 0 requests sent (0 retries), cost of this run $0.0000" in logs
         assert server.count() == 3
         # the leaderboard has a row for the experiment beside the workspace's, with the same score

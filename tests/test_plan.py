@@ -10,6 +10,8 @@ from pathlib import Path
 import yaml
 
 from olympiad_eval.cli import plan
+from olympiad_eval.core import code as code_module
+from olympiad_eval.core.plan import pipeline_file, read_plan
 from tests.support import ROOT
 
 SRC = ROOT / "src"
@@ -28,22 +30,23 @@ def test_each_family_s_stages_run_its_own_benchmark_and_no_other():
     """Benchmarks are imported by name: a family's stages that reach the registry run that family's
     benchmark package (and what it imports, mathcheck for one), never another's; its `code` stage
     depends on it, and each stage on its script's code list."""
-    families = plan.read_plan(ROOT / "params.yaml")["families"]
+    families = read_plan(ROOT / "params.yaml")["families"]
     for family in families:
         others = {f"src/olympiad_eval/benchmarks/{other}" for other in families if other != family}
-        for stage in ("fetch", "render", "judge", "aggregate", "report"):
-            code = set(plan.code_of(f"stages/{stage}.py", ROOT, family))
+        for stage in ("fetch", "render", "evaluate", "aggregate", "report"):
+            code = set(code_module.code_of(f"stages/{stage}.py", ROOT, family))
             assert f"src/olympiad_eval/benchmarks/{family}" in code, (family, stage)
             assert not code & others, (family, stage, code & others)
             assert not [dep for dep in code if dep.startswith(f"src/olympiad_eval/benchmarks/{family}/")]  # one folder
-        assert not [dep for dep in plan.code_of("stages/generate.py", ROOT, family) if "benchmarks/" in dep]
-        code = deps_of(ROOT / plan.pipeline_file(family, "code"), "code")
+        generation = code_module.part_code_list("generate", ROOT, family)  # what a cell's generations are made by
+        assert "src/olympiad_eval/stages/evaluate.py" in generation and "benchmarks/" not in generation
+        code = deps_of(ROOT / pipeline_file(family, "code"), "code")
         assert f"src/olympiad_eval/benchmarks/{family}" in code
         assert not code & others
-        for stage in ("fetch", "render", "generate", "judge", "aggregate", "side", "report"):
-            deps = deps_of(ROOT / plan.pipeline_file(family, stage), stage)
+        for stage in ("fetch", "render", "evaluate", "aggregate", "side"):
+            deps = deps_of(ROOT / pipeline_file(family, stage), stage)
             assert f"outputs/code/{family}/{stage}.txt" in deps and not [d for d in deps if d.endswith(".py")]
-    assert "src/olympiad_eval/scoring/mathcheck.py" in plan.code_of("stages/render.py", ROOT, "hipho")
+    assert "src/olympiad_eval/scoring/mathcheck.py" in code_module.code_of("stages/render.py", ROOT, "hipho")
     root_report = deps_of(ROOT / "dvc.yaml", "report")  # every family's: their code lists
     assert {f"outputs/code/{family}/report.txt" for family in families} <= root_report
     assert not [dep for dep in root_report if dep.endswith(".py")]
@@ -60,12 +63,13 @@ def test_a_code_list_names_each_file_a_stage_runs_with_its_hash(tmp_path):
     (root / "src/olympiad_eval/benchmarks/hipho/__pycache__/x.pyc").write_bytes(b"bytecode")
     plan.write_code_lists(root, "hipho")
     folder = root / "outputs" / "code" / "hipho"
+    parts = ["evaluate-generate", "evaluate-judge", "evaluate-report"]  # the evaluate stage's parts' own, for stamps
     assert sorted(path.stem for path in folder.iterdir()) == sorted(
-        ["fetch", "render", "generate", "judge", "aggregate", "side", "report"]
+        ["fetch", "render", "evaluate", "aggregate", "side", "report", *parts]  # the root report's too
     )
-    lines = (folder / "judge.txt").read_text(encoding="utf-8").splitlines()
+    lines = (folder / "evaluate.txt").read_text(encoding="utf-8").splitlines()
     listed = dict(reversed(line.split("  ", 1)) for line in lines)
-    assert "src/olympiad_eval/benchmarks/hipho/scoring.py" in listed and "stages/judge.py" in listed
+    assert "src/olympiad_eval/benchmarks/hipho/scoring.py" in listed and "stages/evaluate.py" in listed
     assert not [name for name in listed if "__pycache__" in name or "benchmarks/physelite" in name]
     scoring = root / "src/olympiad_eval/benchmarks/hipho/scoring.py"
     assert listed["src/olympiad_eval/benchmarks/hipho/scoring.py"] == hashlib.md5(scoring.read_bytes()).hexdigest()
@@ -73,11 +77,21 @@ def test_a_code_list_names_each_file_a_stage_runs_with_its_hash(tmp_path):
     scoring.write_text(scoring.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
     plan.write_code_lists(root, "hipho")
     changed = {path.stem for path in folder.iterdir() if path.read_bytes() != before[path.name]}
-    assert changed == {"fetch", "render", "judge", "aggregate", "side", "report"}  # not generate: it runs no benchmark
+    # not the generations' code: generating runs no benchmark
+    assert changed == {
+        "fetch",
+        "render",
+        "evaluate",
+        "aggregate",
+        "side",
+        "report",
+        "evaluate-judge",
+        "evaluate-report",
+    }
 
 
 def test_code_dependencies_follow_imports_inside_functions():
-    code = plan.code_of("stages/render.py", ROOT, "hipho")
+    code = code_module.code_of("stages/render.py", ROOT, "hipho")
     assert code[0] == "stages/render.py" and code[1:] == sorted(code[1:])
     # hipho's scoring imports expressions inside a function (sympy only where a range needs it)
     assert "src/olympiad_eval/scoring/expressions.py" in code
@@ -96,7 +110,7 @@ def test_an_outside_benchmark_s_module_is_its_family_s_code(tmp_path):
         params.replace("pipelines:\n", "pipelines:\n  toy:\n    benchmarks: {toy: data/toy}\n    suites: {}\n"),
         encoding="utf-8",
     )
-    code = plan.code_of("stages/fetch.py", root, "toy")
+    code = code_module.code_of("stages/fetch.py", root, "toy")
     assert "tests/benchmarks/toy_plugin.py" in code
     assert not [path for path in code if path.startswith("src/olympiad_eval/benchmarks/") and path.count("/") > 3]
 
@@ -116,7 +130,7 @@ def stage_modules() -> set[str]:
 
 
 def test_no_import_runs_from_a_benchmark_or_the_shared_kit_up_to_a_stage_module():
-    imported = set().union(*(plan.imported(script, SRC) for script in ROOT.glob("stages/*.py")))
+    imported = set().union(*(code_module.imported(script, SRC) for script in ROOT.glob("stages/*.py")))
     assert {
         "olympiad_eval.stages.fetch",
         "olympiad_eval.stages.judge",
@@ -128,7 +142,7 @@ def test_no_import_runs_from_a_benchmark_or_the_shared_kit_up_to_a_stage_module(
         for path in (SRC / "olympiad_eval" / folder).rglob("*.py")
     ]
     for path in sorted(kit):
-        reached = plan.reached([path], SRC)
+        reached = code_module.reached([path], SRC)
         assert not reached & stage_modules(), (path.relative_to(SRC).as_posix(), sorted(reached & stage_modules()))
 
 
@@ -152,11 +166,11 @@ def test_a_template_edit_or_a_new_family_makes_the_plan_stale_until_it_is_genera
     )
     assert plan.main(["--check"]) == 1
     said = capsys.readouterr().err
-    for family in plan.read_plan(ROOT / "params.yaml")["families"]:  # the template's render stage of each family
+    for family in read_plan(ROOT / "params.yaml")["families"]:  # the template's render stage of each family
         assert f"pipelines/{family}/render/dvc.yaml differs from the generated one: run `olympiad-eval plan`" in said
-        assert f"pipelines/{family}/generate/dvc.yaml differs" not in said  # no conf/prompt there
+        assert f"pipelines/{family}/evaluate/dvc.yaml differs" not in said  # no conf/prompt there
     # the new family's every stage: a dvc.yaml each
-    for stage in ("code", "fetch", "render", "generate", "judge", "aggregate", "side", "report"):
+    for stage in ("code", "fetch", "render", "evaluate", "aggregate", "side"):
         assert f"pipelines/newbench/{stage}/dvc.yaml differs from the generated one: run `olympiad-eval plan`" in said
     # the root report's too: it depends on every family's report code list, the new family's among them
     assert "dvc.yaml differs from the generated one: run `olympiad-eval plan`" in said.splitlines()

@@ -26,7 +26,7 @@ from olympiad_eval.benchmarks import plugin
 from olympiad_eval.cli.fake_server import JUDGE_MARKER, FakeOpenAI
 from olympiad_eval.core.records import Generation, Judgment, Prompt, read_jsonl, write_jsonl
 from olympiad_eval.stages.judge import judge
-from tests.support import ROOT, compose_stage, render_sample, suite_scoring
+from tests.support import ROOT, compose_stage, render_sample, rendered, suite_scoring
 
 GOLDEN = ROOT / "tests" / "golden" / "protocol_verdicts.json"
 RESPONSES = ROOT / "tests" / "golden" / "responses"
@@ -102,7 +102,7 @@ def _rows(path) -> list[dict]:
 def verdicts(scenario: str, render_suite, tmp_path) -> dict:
     suite, benchmark, judge_name, overrides, written_for = SCENARIOS[scenario]
     outputs = render_suite(suite, benchmark, *overrides)
-    suite_dir = outputs / "suites" / suite
+    suite_dir = rendered(outputs, suite)
     generations = tmp_path / "generations.jsonl"
     write_jsonl(generations, responses(read_jsonl(suite_dir / "prompts.jsonl", Prompt), suite, written_for))
     cfg = compose_stage("judge", [f"judge={judge_name}", "cell.suite=x", "cell.model=y"]).judge

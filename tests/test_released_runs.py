@@ -38,14 +38,20 @@ def rescored(tmp_path_factory):
     ).benchmark
     fetch("mathvision", bench, layout.problems("mathvision"))
     suite = compose_stage("render", ["suite=mathvision", "cell.benchmark=mathvision"]).suite
-    render("mathvision", suite, "mathvision", layout.problem_records("mathvision"), layout.suite("mathvision"))
+    render(
+        "mathvision",
+        suite,
+        "mathvision",
+        layout.problem_records("mathvision"),
+        layout.suite("mathvision", "mathvision"),
+    )
     replay = OmegaConf.create({"provider": "replay", "path": str(root / "outputs" / f"{RUN}.jsonl")})
     generations = layout.generations("mathvision", "mathvision", RUN)
     cache = layout.root / "cache.sqlite"
-    generate("mathvision", RUN, replay, layout.prompts("mathvision"), generations, cache)
+    generate("mathvision", RUN, replay, layout.prompts("mathvision", "mathvision"), generations, cache)
     rule = compose_stage("judge", ["judge=rule", "cell.suite=mathvision", f"cell.model={RUN}"]).judge
     judge(
-        layout.suite("mathvision"),
+        layout.suite("mathvision", "mathvision"),
         generations,
         "rule",
         rule,

@@ -1,7 +1,7 @@
 """Faults, kills and secrets: real `dvc repro` runs of the sample against a local fake server.
 
 One clean run is the reference. A run whose server fails a fifth of its requests, and a run that
-is SIGKILLed again and again at random points of its generate and judge stages, must both end with
+is SIGKILLed again and again at random points of its generation and judging, must both end with
 the clean run's bytes, and the killed run must never pay twice for a reply it had received. No
 file any of them wrote may hold the API key.
 """
@@ -82,10 +82,13 @@ def snapshot(repo: Repo) -> dict[str, bytes]:
     return {**{str(path.relative_to(repo.path)): path.read_bytes() for path in files}, **lock_files(repo.path)}
 
 
-# The dates replies were received (usage files, the judges' conversations, and the report pages that
-# show them): a fact of each run, so two runs at other times differ there and only there.
+# The dates replies were received (usage files, the judges' conversations, each sample's reply facts,
+# and the report pages that show them): a fact of each run, so two runs at other times differ there and
+# only there. In the locks, a model's cells are one output (and its stamps, which hash them, another).
 DATES = re.compile(rb"(first )?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ(, last \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)?")
-DATED = ("outputs/usage", "outputs/conversations", "outputs/report")
+DATED = ("outputs/cells", "outputs/stamps", "outputs/report")
+# What made each part of a cell: digests, of dated files among others (compared by name only).
+STAMPS = "outputs/stamps/"
 # The retries a reply took (in the usage files, each judge reply's record in its conversation, and
 # the pages): the only other trace of the faults.
 RETRIES = re.compile(rb'(retries(?: |</dt><dd>)|"attempts":|the cell\'s: )\d+')
@@ -96,10 +99,13 @@ LATENCIES = re.compile(rb'("latency":\s*|latency</dt><dd>)[\d.]+')
 
 
 def undated(files: dict[str, bytes]) -> dict[str, bytes]:
-    """A snapshot with every reply date and latency masked, and its locks without the hashes of dated files."""
+    """A snapshot with every reply date and latency masked, its stamps named only, and its locks
+    without the hashes of dated files."""
     return {
         name: yaml.safe_dump(without(data, DATED)).encode()
         if name.endswith("dvc.lock")
+        else b"a stamp"
+        if name.startswith(STAMPS)
         else LATENCIES.sub(rb"\1<seconds>", DATES.sub(b"<date>", data))
         for name, data in files.items()
     }
@@ -152,7 +158,8 @@ def test_a_run_through_injected_faults_ends_as_a_clean_run(clean, faulted):
     expected, got = snapshot(clean), snapshot(faulted)
     assert sorted(got) == sorted(expected)
     # the only trace of the faults: the retries counted in the usage metrics
-    usage = [name for name in expected if name.startswith("outputs/usage/")]
+    usage = [name for name in expected if name.startswith("outputs/cells/") and name.endswith("/usage.json")]
+    assert usage
     retries = 0
     for name in usage:
         clean_usage, faulted_usage = json.loads(expected[name]), json.loads(got[name])
@@ -165,14 +172,15 @@ def test_a_run_through_injected_faults_ends_as_a_clean_run(clean, faulted):
     expected, got = undated(expected), undated(got)
     retried = lambda page: RETRIES.sub(rb"\1<n>", page)  # noqa: E731
     for name in set(expected) - set(usage) - set(locks):
-        assert retried(got[name]) == retried(expected[name]), name
+        if not name.startswith(STAMPS):
+            assert retried(got[name]) == retried(expected[name]), name
     for name in locks:
         assert got[name] == expected[name], name
 
 
 def without(lock: bytes, folders: tuple[str, ...]) -> dict:
-    """dvc.lock less the hashes of the files under `folders` (usage: retries and dates; the report:
-    the dates it shows)."""
+    """dvc.lock less the hashes of the files under `folders` (the cells: their usage's retries and
+    dates; the stamps, which hash them; the report: the dates it shows)."""
     stages = yaml.safe_load(lock)["stages"]
     for stage in stages.values():
         for entries in (stage.get("deps", []), stage.get("outs", [])):

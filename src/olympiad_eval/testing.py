@@ -33,7 +33,8 @@ def render_sample(outputs: Path, suite: str, benchmark: str, *overrides: str, ro
     bench_cfg = compose_stage("fetch", [f"benchmark={benchmark}"], root).benchmark
     fetch(benchmark, bench_cfg, layout.problems(benchmark))
     suite_cfg = compose_stage("render", [f"suite={suite}", f"cell.benchmark={benchmark}", *overrides], root).suite
-    render(suite, suite_cfg, benchmark, layout.problem_records(benchmark), layout.suite(suite))
+    folder = layout.suite(benchmark, suite)
+    render(suite, suite_cfg, benchmark, layout.problem_records(benchmark), folder)
     return outputs
 
 
@@ -85,7 +86,7 @@ def release_folder(benchmark: str, config: dict) -> str:
 
 
 def stage_name(address: str) -> str:
-    """`pipelines/hipho/judge/dvc.yaml:judge@x` is `judge@x`: names are unique across the pipelines."""
+    """`pipelines/hipho/evaluate/dvc.yaml:evaluate@x` is `evaluate@x`: names are unique across the pipelines."""
     return address.rpartition(":")[2]
 
 

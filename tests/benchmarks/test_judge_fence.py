@@ -19,7 +19,7 @@ from olympiad_eval.core.records import Problem, read_jsonl
 from olympiad_eval.core.templates import unknown_placeholders
 from olympiad_eval.scoring.checks import Verdict
 from olympiad_eval.scoring.pool import run_check
-from tests.support import ROOT, compose_stage, render_sample, suite_scoring
+from tests.support import ROOT, compose_stage, render_sample, rendered, suite_scoring
 
 # The fields of judge templates that come from the release or the config, never from the model.
 # A new field goes here only if no model text can reach it; otherwise into judging.MODEL_TEXT.
@@ -54,13 +54,13 @@ def kind_of(suite: str) -> str:
 def sample_problems(tmp_path_factory, monkeypatch_module):
     """A sample suite's problems per benchmark kind, rendered once."""
     monkeypatch_module.chdir(ROOT)
-    rendered = {}
+    problems = {}
     for suite, benchmark in PLAN["suites"].items():
         kind = kind_of(suite)
-        if kind not in rendered:
+        if kind not in problems:
             outputs = render_sample(tmp_path_factory.mktemp(suite), suite, benchmark)
-            rendered[kind] = read_jsonl(outputs / "suites" / suite / "problems.jsonl", Problem)
-    return rendered
+            problems[kind] = read_jsonl(rendered(outputs, suite) / "problems.jsonl", Problem)
+    return problems
 
 
 @pytest.fixture(scope="module")

@@ -83,16 +83,27 @@ def run_toy(tmp_path, monkeypatch, model: str = "reference") -> Layout:
     bench_cfg = OmegaConf.create({"kind": TOY, "source": {"type": "local", "path": str(toy_release(tmp_path / "r"))}})
     fetch("toy", bench_cfg, layout.problems("toy"))
     suite = OmegaConf.create({"kind": TOY, "templates": {"default": {"name": "toy", "text": "{question}"}}})
-    render("toy", suite, "toy", layout.problem_records("toy"), layout.suite("toy"))
+    render("toy", suite, "toy", layout.problem_records("toy"), layout.suite("toy", "toy"))
     monkeypatch.chdir(tmp_path)
     generated = layout.generations("toy", "toy", model)
     model_cfg = compose_stage("generate", [f"model={model}", "cell.suite=toy"]).model
     generate(
-        "toy", model, model_cfg, layout.prompts("toy"), generated, tmp_path / "cache", layout.usage("toy", "toy", model)
+        "toy",
+        model,
+        model_cfg,
+        layout.prompts("toy", "toy"),
+        generated,
+        tmp_path / "cache",
+        layout.usage("toy", "toy", model),
     )
     judge_cfg = compose_stage("judge", ["judge=rule", "cell.suite=toy", "cell.model=x"]).judge
     judge(
-        layout.suite("toy"), generated, "rule", judge_cfg, layout.judgments("toy", "toy", model, "rule"), tmp_path / "c"
+        layout.suite("toy", "toy"),
+        generated,
+        "rule",
+        judge_cfg,
+        layout.judgments("toy", "toy", model, "rule"),
+        tmp_path / "c",
     )
     plan = {"suites": {"toy": "toy"}, "models": [model], "judges": ["rule"], "family": {"toy": "toy"}}
     aggregate("toy", bench_cfg, plan, layout, suites={"toy": suite})

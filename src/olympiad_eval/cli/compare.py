@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from olympiad_eval.benchmarks import plugin
-from olympiad_eval.core.layout import OUTPUTS, Layout, spelled
+from olympiad_eval.core.layout import OUTPUTS, Layout
 from olympiad_eval.core.outcomes import (
     RIGHT_FROM,
     Cell,
@@ -92,15 +92,16 @@ SEED = 0
 # ---------------------------------------------------------------- cells
 
 
-def read_cell(layout: Layout, family: str, suite: str, cell: Cell) -> Judged:
-    path = layout.judgments(family, suite, cell.model, cell.judge)
+def read_cell(layout: Layout, benchmark: str, suite: str, cell: Cell) -> Judged:
+    path = layout.judgments(benchmark, suite, cell.model, cell.judge)
     if not path.is_file():
         raise InputError(
-            f"{path}: no judgments of cell {cell.label} on suite {suite}; {cells_on_disk(layout, family, suite, cell)}"
+            f"{path}: no judgments of cell {cell.label} on suite {suite}; "
+            f"{cells_on_disk(layout, benchmark, suite, cell)}"
         )
     judgments = read_jsonl(path, Judgment)
     if not judgments:
-        raise InputError(f"{path}: cell {cell.label} holds no judgments; rerun its judge stage")
+        raise InputError(f"{path}: cell {cell.label} holds no judgments; judge it again (dvc repro)")
     present = sorted({judgment.sample for judgment in judgments})
     missing = sorted(set(cell.samples) - set(present))
     if missing:
@@ -112,10 +113,11 @@ def read_cell(layout: Layout, family: str, suite: str, cell: Cell) -> Judged:
     return Judged(cell, path, chosen, samples, one_provenance(path, chosen))
 
 
-def cells_on_disk(layout: Layout, family: str, suite: str, asked: Cell) -> str:
+def cells_on_disk(layout: Layout, benchmark: str, suite: str, asked: Cell) -> str:
     """What a user can compare instead of a cell that is not there: the suite's cells, the closest first."""
-    folder = layout.root / spelled("judgments", family=family, suite=suite)
-    found = sorted(f"{path.parent.name}/{path.stem}" for path in folder.glob("*/*.jsonl"))
+    folder = layout.cells(benchmark)  # cells/<benchmark>/<model>/<suite>/judges/<judge>/judgments.jsonl
+    pattern = f"*/{suite}/judges/*/{layout.judgments(benchmark, suite, 'm', 'j').name}"
+    found = sorted(f"{path.parents[3].name}/{path.parent.name}" for path in folder.glob(pattern))
     if not found:
         return f"suite {suite} has no judgments in {folder}: run its stages first (dvc repro)"
     closest = difflib.get_close_matches(f"{asked.model}/{asked.judge}", found, n=1, cutoff=0.5)
@@ -182,7 +184,8 @@ def check_comparable(a: Judged, b: Judged) -> None:
         raise InputError(
             f"judge '{a.cell.judge}' judged {a.cell.label} ({a.path}) and {b.cell.label} ({b.path}) under "
             f"different protocols or setups ({' | '.join(a.made_by)} against {' | '.join(b.made_by)}): "
-            "rerun the judge stage of the older cell"
+            "judge the older cell again (remove its judge stamp, outputs/stamps/<benchmark>/<model>/<suite>/"
+            "judge-<judge>.json, then dvc repro)"
         )
 
 
@@ -212,10 +215,10 @@ class Clustering:
     note: str = ""
 
 
-def clustering(layout: Layout, suite: str) -> Clustering:
+def clustering(layout: Layout, benchmark: str, suite: str) -> Clustering:
     """The suite's benchmark's clusters, its kind read from the rendered suite (`suite.json`, which
     the judge stage read too); without that file, each problem its own cluster, and the notes say so."""
-    path = layout.suite_info(suite)
+    path = layout.suite_info(benchmark, suite)
     if not path.is_file():
         return Clustering(note=f"{path} not found (the suite's render stage writes it): each problem its own cluster")
     bench = plugin(read_suite_info(path).kind)
@@ -640,7 +643,7 @@ def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     for command in (runs, judges):
         command.add_argument("--outputs", default=OUTPUTS, help=f"the outputs folder (default {OUTPUTS})")
-        command.add_argument("--plan", default="params.yaml", help="the run plan, which gives the suite's family")
+        command.add_argument("--plan", default="params.yaml", help="the run plan, which gives the suite's benchmark")
     return parser
 
 
@@ -658,11 +661,13 @@ def natural(text: str) -> int:
 
 def run(args: argparse.Namespace) -> tuple[Path, str]:
     layout = Layout(args.outputs)
-    family = family_of_suite(read_plan(args.plan), args.suite, args.plan)
-    read = lambda text: read_cell(layout, family, args.suite, parse_cell(text))  # noqa: E731
+    plan = read_plan(args.plan)
+    family_of_suite(plan, args.suite, args.plan)  # a suite of the plan, or a message naming the file
+    benchmark = plan["suites"][args.suite]
+    read = lambda text: read_cell(layout, benchmark, args.suite, parse_cell(text))  # noqa: E731
     if args.command == "runs":
         comparison = compare_runs(
-            args.suite, read(args.a), read(args.b), args.resamples, args.seed, clustering(layout, args.suite)
+            args.suite, read(args.a), read(args.b), args.resamples, args.seed, clustering(layout, benchmark, args.suite)
         )
     else:
         comparison = judge_agreement(args.suite, [read(text) for text in args.cells])

@@ -231,8 +231,11 @@ class RenderedSuite:
     prompts: list[Prompt]
 
 
-def rendered_suite(layout: Layout, suite: str, family: str) -> RenderedSuite:
-    folder, path = layout.suite(suite), layout.suite_info(suite)
+def rendered_suite(layout: Layout, plan: dict, suite: str, plan_path: str) -> RenderedSuite:
+    """A suite of the plan as its render stage wrote it (each problem, each prompt, its scoring)."""
+    family = family_of_suite(plan, suite, plan_path)
+    benchmark = plan["suites"][suite]
+    folder, path = layout.suite(benchmark, suite), layout.suite_info(benchmark, suite)
     if not path.is_file():
         raise InputError(
             f"suite '{suite}' has not been rendered ({path} is missing): render it first, offline and "
@@ -244,7 +247,7 @@ def rendered_suite(layout: Layout, suite: str, family: str) -> RenderedSuite:
         plugin(rendered.kind),
         OmegaConf.create(rendered.scoring),
         {p.id: p for p in read_jsonl(folder / "problems.jsonl", Problem)},
-        read_jsonl(layout.prompts(suite), Prompt),
+        read_jsonl(layout.prompts(benchmark, suite), Prompt),
     )
 
 
@@ -439,7 +442,7 @@ def cost_plan(conf: Path, overrides: list[str]) -> list[Row]:
         rows, rules = [], {}
         try:
             for suite_name in plan["suites"]:
-                suite = rendered_suite(layout, suite_name, family_of_suite(plan, suite_name, shared.plan))
+                suite = rendered_suite(layout, plan, suite_name, shared.plan)
                 for model in plan["models"]:
                     cell = [f"cell.suite={suite_name}", *overrides]
                     model_cfg = compose(config_name="generate", overrides=[f"model={model}", *cell]).model

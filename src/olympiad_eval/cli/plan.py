@@ -7,7 +7,7 @@ dependencies read from what its script imports; and the code files that a family
 
 `pipelines/templates/family.yaml` becomes the folder `pipelines/<family>/` for each benchmark family of
 the plan (`pipelines` in params.yaml), with `<family>` replaced by its name: a `dvc.yaml`, and so a
-dvc.lock, per stage of the template (`pipelines/<family>/judge/dvc.yaml`). DVC rewrites a whole lock
+dvc.lock, per stage of the template (`pipelines/<family>/evaluate/dvc.yaml`). DVC rewrites a whole lock
 after each stage it runs, reading it back with its round-trip YAML parser: that is most of its own
 cost per stage, so each lock holds one kind of stage of one family. `pipelines/templates/report.yaml` becomes the
 repository's own `dvc.yaml`. In both, a dependency line `- <code: stages/x.py>` becomes the script
@@ -21,7 +21,7 @@ module is edited.
 
 A family's cells do not list their code file by file: its `code` stage depends on the code of every
 stage script of the template (`- <code of the stages below>`) and writes, per script, the list of
-its files with their hashes (`<path code stage=judge>`), on which that script's stages depend. A
+its files with their hashes (`<path code stage=evaluate>`), on which that script's stages depend. A
 cell's entry in dvc.lock then names its code in one line instead of forty, and the lock that DVC
 rewrites after every stage is a third of the size; an edit still reruns exactly the stages whose
 script runs the edited file."""
@@ -29,32 +29,22 @@ script runs the edited file."""
 from __future__ import annotations
 
 import argparse
-import ast
-import functools
-import hashlib
-import importlib.util
 import re
 import sys
 from pathlib import Path
 
-import yaml
-
 from olympiad_eval.core import layout
+from olympiad_eval.core.code import EVALUATE_PARTS, PACKAGE, code_list, code_of, part_code_list, part_list
 from olympiad_eval.core.plan import pipeline_file, read_plan
 from olympiad_eval.core.records import atomic_dir
 
-PACKAGE = "olympiad_eval"
-# The benchmark registry: it imports each benchmark by name (`plugin(kind)`).
-BY_NAME = f"{PACKAGE}.benchmarks"
 _CODE = re.compile(r"^(?P<indent>\s*)- <code: (?P<script>\S+)>$", re.M)
 _ALL_CODE = re.compile(r"^(?P<indent>\s*)- <code of the stages below>$", re.M)
 # in the root dvc.yaml: a script's code list in every family (`outputs/code/<family>/<stage>.txt`)
 _CODE_LISTS = re.compile(r"^(?P<indent>\s*)- <code lists: stages/(?P<stage>\w+)\.py>$", re.M)
 # a stage's script in its command
 _SCRIPT = re.compile(r"\bpython (stages/\w+\.py)\b")
-# files under a code folder that are not code (as .dvcignore says: bytecode, a killed write's leftovers)
-_NOT_CODE = re.compile(r"(^|/)(__pycache__/|\.[^/]*\.tmp$)")
-# a stage of a family's template (`  judge:`), where its text begins
+# a stage of a family's template (`  evaluate:`), where its text begins
 _STAGE = re.compile(r"^  (?P<name>\w+):", re.M)
 # the repository from a family's stage folder (`pipeline_file`'s): its `wdir`, and where params.yaml is
 _ROOT_FROM_STAGE = "/".join([".."] * (len(Path(pipeline_file("family", "stage")).parts) - 1))
@@ -62,112 +52,24 @@ _ROOT_FROM_STAGE = "/".join([".."] * (len(Path(pipeline_file("family", "stage"))
 _PATH = re.compile(r"<path (?P<name>[a-z_]+)(?P<fields>(?: \w+=[^\s>]+)*)>")
 
 
-def module_file(name: str, src: Path) -> Path | None:
-    """The file of a module of this package (a package's `__init__.py`); None for any other module."""
-    if name != PACKAGE and not name.startswith(PACKAGE + "."):
-        return None
-    base = src.joinpath(*name.split("."))
-    for path in (base.with_suffix(".py"), base / "__init__.py"):
-        if path.is_file():
-            return path
-    return None
-
-
-@functools.cache
-def imported(path: Path, src: Path) -> frozenset[str]:
-    """The modules of this package that a file imports, anywhere in it (`from olympiad_eval import
-    answers` imports the module `olympiad_eval.scoring.answers`, and the package itself). Cached: every
-    stage's script reaches most modules, and the plan has a dozen scripts to follow."""
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module)
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
-    modules = set()
-    for name in names:
-        # importing `a.b.c` runs `a` and `a.b` first
-        parts = name.split(".")
-        modules.update(
-            prefix for prefix in (".".join(parts[:n]) for n in range(1, len(parts) + 1)) if module_file(prefix, src)
-        )
-    return frozenset(modules)
-
-
-def reached(files, src: Path) -> set[str]:
-    """Every module of this package that running `files` may import."""
-    seen: set[str] = set()
-    todo = [name for path in files for name in imported(path, src)]
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        todo.extend(imported(module_file(name, src), src))
-    return seen
-
-
-def benchmark_code(family: str, root: Path) -> tuple[Path, list[Path]] | None:
-    """Where a family's benchmark code is (a package's folder, or an outside plugin's module file)
-    and its Python files; None for a family of no benchmark yet. Its kind is read from the config of
-    one of its benchmarks (a dotted path for an outside plugin), or is the family's own name."""
-    kinds = {_kind(root, benchmark) for benchmark, owner in read_plan(root / "params.yaml")["family"].items()
-             if owner == family} or {family}  # fmt: skip
-    if len(kinds) > 1:
-        raise ValueError(
-            f"params.yaml: pipelines.{family} lists benchmarks of several kinds: {', '.join(sorted(kinds))}"
-        )
-    [kind] = kinds
-    parts = (kind if "." in kind else f"{BY_NAME}.{kind}").split(".")
-    for base in (root / "src", root):  # this package's benchmarks, then a plugin in the repository
-        folder = base.joinpath(*parts)
-        if (folder / "__init__.py").is_file():
-            return folder, sorted(folder.rglob("*.py"))
-        if folder.with_suffix(".py").is_file():
-            return folder.with_suffix(".py"), [folder.with_suffix(".py")]
-    spec = importlib.util.find_spec(".".join(parts)) if "." in kind else None  # an installed plugin
-    if spec is None or spec.origin is None:
-        return None
-    origin = Path(spec.origin)
-    return (
-        (origin.parent, sorted(origin.parent.rglob("*.py"))) if spec.submodule_search_locations else (origin, [origin])
-    )
-
-
-def _kind(root: Path, benchmark: str) -> str:
-    path = root / "conf" / "benchmark" / f"{benchmark}.yaml"
-    kind = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("kind") if path.is_file() else None
-    if not isinstance(kind, str):
-        raise ValueError(f"{path.relative_to(root)}: `kind` must name the benchmark's module")
-    return kind
-
-
-def code_of(script: str, root: Path, family: str | None = None) -> list[str]:
-    """The code dependencies of a stage script: itself and the files of the modules it reaches; where
-    it reaches the benchmark registry, the family's benchmark (every family's where `family` is None:
-    the root report); relative to `root`, sorted."""
-    src = root / "src"
-    modules = reached([root / script], src)
-    files = {module_file(name, src) for name in modules}
-    if BY_NAME in modules:
-        families = [family] if family else read_plan(root / "params.yaml")["families"]
-        for code in filter(None, (benchmark_code(name, root) for name in families)):
-            where, sources = code
-            outside = {module_file(name, src) for name in reached(sources, src)} - set(sources)
-            files |= {where, *outside}
-    return [script, *sorted(_relative(path, root) for path in files)]
-
-
 def scripts_of(template: str) -> list[str]:
     """The stage scripts a template's commands run, in order of first use."""
     return list(dict.fromkeys(_SCRIPT.findall(template)))
 
 
-def all_code(template: str, root: Path, family: str) -> list[str]:
-    """What a family's `code` stage depends on: the code of every script of the template, and of the
+def listed_scripts(root: Path) -> list[str]:
+    """The scripts a family's `code` stage lists: those of the family's template, and those of the
+    root's that run every family's benchmark (`<code lists: stages/x.py>`: the root report)."""
+    templates = root / "pipelines" / "templates"
+    family = (templates / "family.yaml").read_text(encoding="utf-8")
+    rooted = [f"stages/{m['stage']}.py" for m in _CODE_LISTS.finditer((templates / "report.yaml").read_text("utf-8"))]
+    return list(dict.fromkeys([*scripts_of(family), *rooted]))
+
+
+def all_code(root: Path, family: str) -> list[str]:
+    """What a family's `code` stage depends on: the code of every script it lists, and of the
     command that lists it (this module)."""
-    scripts = [*scripts_of(template), f"src/{PACKAGE}/cli/plan.py"]
+    scripts = [*listed_scripts(root), f"src/{PACKAGE}/cli/plan.py"]
     return sorted({path for script in scripts for path in code_of(script, root, family)})
 
 
@@ -178,33 +80,16 @@ def code_lists(stage: str, root: Path) -> list[str]:
     return [f"{layout.OUTPUTS}/{layout.spelled('code', family=family, stage=stage)}" for family in families]
 
 
-def code_list(script: str, root: Path, family: str) -> str:
-    """The code a family's stages of `script` run: each file, with the MD5 of its bytes, a line each."""
-    lines = []
-    for name in code_of(script, root, family):
-        path = root / name
-        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-        for file in files:
-            relative = _relative(file, root)
-            if not _NOT_CODE.search(relative):
-                lines.append(f"{hashlib.md5(file.read_bytes()).hexdigest()}  {relative}")
-    return "\n".join(lines) + "\n"
-
-
 def write_code_lists(root: Path, family: str) -> None:
-    """The `code` stage of a family: a code list per stage script of the family's template."""
-    template = (root / "pipelines" / "templates" / "family.yaml").read_text(encoding="utf-8")
+    """The `code` stage of a family: a code list per stage script it lists (`listed_scripts`), and
+    one per part of the evaluate stage (`core.code.EVALUATE_PARTS`), which that part's stamps name."""
     folder = root / layout.OUTPUTS / layout.spelled("code", family=family)
     folder.parent.mkdir(parents=True, exist_ok=True)
+    lists = {Path(script).stem: code_list(script, root, family) for script in listed_scripts(root)}
+    lists |= {part_list(part): part_code_list(part, root, family) for part in EVALUATE_PARTS}
     with atomic_dir(folder) as staging:
-        for script in scripts_of(template):
-            (Path(staging) / f"{Path(script).stem}.txt").write_text(code_list(script, root, family), encoding="utf-8")
-
-
-def _relative(path: Path, root: Path) -> str:
-    """A dependency's path as dvc.yaml lists it: relative to the repository, or absolute outside it."""
-    resolved = path.resolve()
-    return resolved.relative_to(root.resolve()).as_posix() if resolved.is_relative_to(root.resolve()) else str(resolved)
+        for name, text in lists.items():
+            (Path(staging) / f"{name}.txt").write_text(text, encoding="utf-8")
 
 
 def output_path(marker: re.Match, family: str | None) -> str:
@@ -225,9 +110,7 @@ def fill(template: str, root: Path, family: str | None = None) -> str:
         lambda m: "\n".join(f"{m['indent']}- {path}" for path in code_of(m["script"], root, family)), template
     )
     text = _CODE_LISTS.sub(lambda m: "\n".join(f"{m['indent']}- {path}" for path in code_lists(m["stage"], root)), text)
-    text = _ALL_CODE.sub(
-        lambda m: "\n".join(f"{m['indent']}- {path}" for path in all_code(template, root, family)), text
-    )
+    text = _ALL_CODE.sub(lambda m: "\n".join(f"{m['indent']}- {path}" for path in all_code(root, family)), text)
     text = _PATH.sub(lambda m: output_path(m, family), text)
     return text if family is None else text.replace("<family>", family)
 
@@ -235,8 +118,8 @@ def fill(template: str, root: Path, family: str | None = None) -> str:
 def family_pipeline(template: str, root: Path, family: str) -> dict[str, str]:
     """A family's pipeline files, by stage: its template filled, then cut into a dvc.yaml per stage of
     it (`pipelines/<family>/<stage>/dvc.yaml`), each with the template's head. Each has its own lock,
-    which DVC rewrites whole after each stage it runs: a judge cell then rewrites the judge cells'
-    entries alone, not the family's every entry."""
+    which DVC rewrites whole after each stage it runs: an evaluate stage then rewrites the evaluate
+    stages' entries alone, not the family's every entry."""
     filled = fill(template, root, family).replace("<root>", _ROOT_FROM_STAGE)
     head, _, body = filled.partition("\nstages:\n")
     starts = [match.start() for match in _STAGE.finditer(body)] + [len(body)]

@@ -4,12 +4,13 @@ The stage scripts, the tables, the report and the tests ask `Layout` for a path;
 olympiad_eval.cli.plan` fills the pipeline templates' `<path NAME field=value ...>` markers from the
 same `PATTERNS`, so the dvc.yaml files and the code cannot disagree.
 
-The files of a generation or judge cell carry their benchmark family in their path
-(`generations/<family>/<suite>/<model>.jsonl`), so that a family's aggregate depends on its own
-family's folders only: adding a model to the plan and running one family's pipeline runs no other
-family's cells, and dropping one family's suite leaves the other families' tables up to date.
-What a benchmark or a suite names already (problems, suites, tables, metrics, plots) is not moved:
-the prompts name the problems' figure paths, and must keep their bytes.
+A model's cells of one benchmark are one folder (`cells/<benchmark>/<model>/<suite>/...`), the output
+of that benchmark's evaluate stage for that model, so that a benchmark's aggregate depends on its own
+cells only: adding a model to the plan writes that model's folders and no other's, running one
+family's pipeline runs no other family's cells, and dropping one benchmark's suite leaves the other
+benchmarks' tables up to date. A rendered suite is under its benchmark too (`suites/<benchmark>/`),
+which that benchmark's evaluate stages read whole; the problems keep their path: the prompts name
+the problems' figure paths, and must keep their bytes.
 
 Every name that becomes a path (a model, judge, suite, benchmark, family, ...) is one file name
 (`NAME`: letters, digits, `_`, `.`, `-`; no `/`, no `..`), checked wherever a path is made from it
@@ -39,28 +40,42 @@ TABLE_INDEX = "index.json"
 
 # Each path relative to the outputs folder, with its fields in braces.
 PATTERNS = {
-    # the check stage's output (stages/check.py): every fetch depends on it, so the plan is checked first
+    # the check stage's outputs (stages/check.py): every fetch depends on its line, so the plan is checked
+    # first; each evaluate stage on its model's composed config (`config_digest`), so that what reruns
+    # it is a value of its config, never a comment or a file it does not read
     "plan_check": "plan/checked.txt",
+    "model_config": "plan/configs/{model}.yaml",
     "problems": "problems/{benchmark}",
     "problem_records": f"problems/{{benchmark}}/{PROBLEM_RECORDS}",
     # what a family's stage runs (`python -m olympiad_eval.cli.plan --code`): each code file of one
-    # stage script with its hash; the family's stages depend on it instead of on each file
+    # stage script (or of one part of the evaluate stage) with its hash; the family's stages depend
+    # on it instead of on each file
     "code": "code/{family}/{stage}.txt",
-    "suite": "suites/{suite}",
-    "prompts": f"suites/{{suite}}/{PROMPTS}",
-    "suite_info": f"suites/{{suite}}/{SUITE_INFO}",
-    "generations": "generations/{family}/{suite}/{model}.jsonl",
-    "usage": "usage/{family}/{suite}/{model}.json",
+    # a suite's folder is under its benchmark's, which each evaluate stage of the benchmark depends on whole
+    "suite": "suites/{benchmark}/{suite}",
+    "prompts": f"suites/{{benchmark}}/{{suite}}/{PROMPTS}",
+    "suite_info": f"suites/{{benchmark}}/{{suite}}/{SUITE_INFO}",
+    # A model's cells of one benchmark (its suites, each judged by the plan's judges): one folder, the
+    # output of the benchmark's evaluate stage for that model, so that adding a model writes its own
+    # folder and no other model's, and a benchmark's aggregate reads its own cells' folder.
+    "cells": "cells/{benchmark}/{model}",
+    "cell": "cells/{benchmark}/{model}/{suite}",
+    "generations": "cells/{benchmark}/{model}/{suite}/generations.jsonl",
+    "usage": "cells/{benchmark}/{model}/{suite}/usage.json",
     # each sample's reply facts (tokens, attempts, date, the model served: `records.SampleReply`),
-    # beside the judges' conversations: like theirs, its dates and retries are facts of a run
-    "sample_replies": "conversations/{family}/{suite}/{model}.jsonl",
-    "judgments": "judgments/{family}/{suite}/{model}/{judge}.jsonl",
-    # what a judge cell sent to its LLM judges and their raw replies, re-asks included (the report's
+    # apart from the generations: like the judges' conversations, its dates and retries are facts of a run
+    "sample_replies": "cells/{benchmark}/{model}/{suite}/replies.jsonl",
+    "judgments": "cells/{benchmark}/{model}/{suite}/judges/{judge}/judgments.jsonl",
+    # what a judge sent to its LLM judges and their raw replies, re-asks included (the report's
     # judge conversations): apart from the judgments, which the tables read whole
-    "conversations": "conversations/{family}/{suite}/{model}/{judge}.jsonl",
-    "coverage": "coverage/{family}/{suite}/{model}/{judge}.json",
-    # a judge cell's tokens and cost, beside its model's generation usage (`usage/.../<model>.json`)
-    "judge_usage": "usage/{family}/{suite}/{model}/{judge}.json",
+    "conversations": "cells/{benchmark}/{model}/{suite}/judges/{judge}/conversations.jsonl",
+    "coverage": "cells/{benchmark}/{model}/{suite}/judges/{judge}/coverage.json",
+    # a judge's tokens and cost, beside its model's generation usage (`usage`)
+    "judge_usage": "cells/{benchmark}/{model}/{suite}/judges/{judge}/usage.json",
+    # what made each part of a cell (`core.stamps`): its inputs' digest and its outputs' digest, so that
+    # the evaluate stage redoes only the parts whose inputs changed; apart from the cells, so that a
+    # stamp that changes (a code edit that changes no output) reruns nothing downstream
+    "stamp": "stamps/{benchmark}/{model}/{suite}/{part}.json",
     "tables": "tables/{benchmark}",
     "table_index": f"tables/{{benchmark}}/{TABLE_INDEX}",
     "metrics": "metrics/{benchmark}/{suite}/{model}/{judge}.json",
@@ -69,20 +84,23 @@ PATTERNS = {
     # The report: the root stage writes its index, assets and what lists the plan's models (the flips,
     # each suite's list of models and their outcomes, `compare/`); each suite's own stage writes its
     # side-by-side pages (`side/`: the problem, into which the viewer loads each model's column);
-    # each suite x model cell's own stage (in its family's pipeline) writes that cell's folder, its
+    # each model's evaluate stage (in its family's pipeline) writes that model's cells' folders, their
     # columns of the side-by-side pages among them, so that adding a model writes its own files and
-    # the pages that list the models, and no other cell's or suite's file.
+    # the pages that list the models, and no other model's or suite's file.
     "report": "report",
     "report_index": "report/index.html",
     "report_assets": "report/assets",
     "report_compare": "report/compare/{suite}",
     "report_side": "report/side/{suite}",
-    "report_cell": "report/cells/{suite}/{model}",
+    "report_cell": "report/cells/{benchmark}/{model}/{suite}",
     # Written on demand by `python -m olympiad_eval.cli.compare`, not by a DVC stage: one folder per
     # comparison of two cells (or per judge agreement) of a suite, and a page listing them all.
     "comparison": "comparisons/{suite}/{comparison}",
     "comparison_index": "comparisons/index.html",
 }
+# The order a path's fields are given in when they are given by position (`layout.judgments(benchmark,
+# suite, model, judge)`), whatever their order in the path: a cell is named (suite, model) everywhere.
+FIELD_ORDER = ("benchmark", "family", "stage", "suite", "model", "judge", "part", "plot", "comparison")
 _FIELD = re.compile(r"\{(\w+)\}")
 
 # A name that becomes a path: one file name, of letters, digits, `_`, `.` and `-`, starting with a
@@ -115,14 +133,15 @@ def page_name(problem_id: str) -> str:
 
 
 def fields_of(name: str) -> list[str]:
-    """The fields of a path, in the order they appear in it."""
-    return _FIELD.findall(PATTERNS[name])
+    """The fields of a path, in the order they are given by position (`FIELD_ORDER`)."""
+    fields = set(_FIELD.findall(PATTERNS[name]))
+    return [field for field in FIELD_ORDER if field in fields]
 
 
 def spelled(name: str, **fields: str) -> str:
     """A path relative to the outputs folder. Fields left out at the end give the folder that holds
-    every path of the name with those fields (`spelled("judgments", family="hipho")` is
-    `judgments/hipho`, where each HiPhO judgment file is); a field given after one left out names
+    every path of the name with those fields (`spelled("judgments", benchmark="hipho")` is
+    `cells/hipho`, where each HiPhO judgment file is); a field given after one left out names
     nothing, and is refused."""
     if name not in PATTERNS:
         raise KeyError(f"no output path named '{name}'; the names: {', '.join(PATTERNS)}")
@@ -140,10 +159,11 @@ def spelled(name: str, **fields: str) -> str:
 
 class Layout:
     """The paths of a run's outputs under one folder (`paths.outputs`): a method for each name of
-    `PATTERNS`, taking the path's fields in the order the pattern has them
-    (`layout.judgments(family, suite, model, judge)`, `layout.report_index()`). Fields left out at
-    the end (or given as None) name the folder holding every such path (`layout.metrics(benchmark)`:
-    the benchmark's metrics; `layout.judgments(family)`: the family's judgments)."""
+    `PATTERNS`, taking the path's fields by position in `FIELD_ORDER`, whatever their order in the
+    path (`layout.judgments(benchmark, suite, model, judge)`, `layout.report_index()`). Fields left
+    out at the end of the path (or given as None) name the folder holding every such path
+    (`layout.metrics(benchmark)`: the benchmark's metrics; `layout.cells(benchmark, model)`: a model's
+    cells of a benchmark)."""
 
     def __init__(self, root: str | Path = OUTPUTS):
         self.root = Path(root)

@@ -275,6 +275,11 @@ def family_of_suite(plan: dict, suite: str, plan_path: str | Path) -> str:
     return family_of_benchmark(plan, benchmark, plan_path)
 
 
+def family_of(plan: dict, suite: str) -> str:
+    """The family of one of the plan's suites (`read_plan` pairs each with a benchmark of a family)."""
+    return plan["family"][plan["suites"][suite]]
+
+
 def _listed(mapping: dict, key: str, missing: str):
     if key not in mapping:
         raise InputError(missing)

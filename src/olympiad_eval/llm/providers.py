@@ -77,6 +77,12 @@ class Provider(ABC):
     def check(cls, cfg, where: str) -> None:
         """Its settings in `cfg`, checked before any work: an InputError naming `where` and the key."""
 
+    @classmethod
+    def inputs(cls, cfg, suite: str) -> list[Path]:
+        """The files besides the suite's prompts that its answers to a suite are read from: a cell's
+        generations are made again when one of them changes (`core.stamps`)."""
+        return []
+
     @abstractmethod
     def identity(self) -> dict:
         """What names the model behind a request (never a key): `{"provider": name, ...}`."""
@@ -210,6 +216,10 @@ class ReplayProvider(Provider):
                 f"{where}: path (the recorded responses, `{{suite}}` for the suite's name) must be "
                 f"set, got {cfg.get('path')!r}"
             )
+
+    @classmethod
+    def inputs(cls, cfg, suite: str) -> list[Path]:
+        return [Path(str(cfg.path).replace("{suite}", suite))]
 
     def identity(self) -> dict:
         return {"provider": self.name, "path": str(self.cfg.path)}  # as written: one identity for every suite

@@ -1,9 +1,10 @@
 """The report: a static folder (`outputs/report/`) that opens from disk, with no server and no
 network, for auditing a run problem by problem.
 
-- `write_cell` (a stage per suite x model, in its family's pipeline): the cell's index, a row per
-  problem to sort and filter, a page per problem with what each judge was asked and replied, and
-  the cell's columns of the side-by-side pages (`cell.py`);
+- `write_cell` (each cell's pages, the last part of its model's evaluate stage, remade when what
+  they show changed: `write_cell_pages`): the cell's index, a row per problem to sort and filter,
+  a page per problem with what each judge was asked and replied, and the cell's columns of the
+  side-by-side pages (`cell.py`);
 - `write_side` (a stage per suite, in its family's pipeline): a side-by-side page per problem, its
   own text and figures, into which the viewer loads each model's column (`side.py`): it reads the
   suite alone, so adding a model does not rerun it;
@@ -15,7 +16,7 @@ network, for auditing a run problem by problem.
 
 Everything that comes from a dataset or a model is escaped (`html.py`), typeset safely and shown
 under a Content-Security-Policy that lets a page load the report's own files only. The output is
-a function of the stage's DVC dependencies alone (sorted, no timestamps, no git state), so a rerun
+a function of its stage's DVC dependencies alone (sorted, no timestamps, no git state), so a rerun
 on the same inputs writes the same bytes.
 """
 
@@ -33,23 +34,64 @@ import pandas as pd
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.plan import family_of_suite
 from olympiad_eval.core.records import InputError, atomic_dir, atomic_file, natural_key, read_suite_info
+from olympiad_eval.core.stamps import Made, Part, inputs_digest
 from olympiad_eval.report import html
 from olympiad_eval.report.html import attr, relative, text
 
-__all__ = ["write_report", "write_cell", "write_side", "write_comparison_index", "partial", "partial_html"]
+__all__ = [
+    "write_report",
+    "write_cell",
+    "write_cell_pages",
+    "write_side",
+    "write_comparison_index",
+    "partial",
+    "partial_html",
+]
+
+# The viewer's own script and style (package data), which every page names.
+ASSETS = Path(__file__).parent / "assets"
 
 
 def write_cell(
     plan: dict, layout: Layout, suite: str, model: str, settings: dict, plan_path: str | Path = "params.yaml"
 ) -> Path:
     """The folder of one suite x model of the plan (`core.plan.read_plan`'s, read from `plan_path`)."""
-    from olympiad_eval.report.cell import Cell, write_cell as write
+    from olympiad_eval.report.cell import write_cell as write
+
+    return write(_cell(plan, layout, suite, model, plan_path), settings)
+
+
+def cell_pages_part(plan: dict, layout: Layout, suite: str, model: str, settings: dict, code: str) -> Part:
+    """A cell's pages as a part of its model's evaluate stage: made from the suite, every file of the
+    cell (its generations, and each of the plan's judges' judgments, usage and conversations), the
+    model's settings they show, the plan's judges and the viewer's assets."""
+    benchmark = plan["suites"][suite]
+    files = {"suite": layout.suite(benchmark, suite), "cell": layout.cell(benchmark, suite, model), "assets": ASSETS}
+    config = {"settings": settings, "judges": list(plan.get("judges") or ())}
+    outputs = (layout.report_cell(benchmark, suite, model),)
+    return Part(layout.stamp(benchmark, suite, model, "report"), inputs_digest(code, config, files), outputs)
+
+
+def write_cell_pages(
+    plan: dict, layout: Layout, suite: str, model: str, settings: dict, code: str, plan_path: str | Path
+) -> Made:
+    """A cell's pages (`write_cell`) unless they are up to date (`cell_pages_part`)."""
+    part = cell_pages_part(plan, layout, suite, model, settings, code)
+    name = f"{suite} x {model} pages"
+    if part.up_to_date():
+        return Made(name, None)
+    folder = write_cell(plan, layout, suite, model, settings, plan_path)
+    part.done()
+    return Made(name, f"wrote {folder}")
+
+
+def _cell(plan: dict, layout: Layout, suite: str, model: str, plan_path: str | Path):
+    from olympiad_eval.report.cell import Cell
 
     family = family_of_suite(plan, suite, plan_path)
     if model not in (plan.get("models") or []):
         raise InputError(f"{plan_path}: model '{model}' is not among the plan's models: add it under `models`")
-    cell = Cell(suite, plan["suites"][suite], family, model, tuple(plan.get("judges") or ()), layout)
-    return write(cell, settings)
+    return Cell(suite, plan["suites"][suite], family, model, tuple(plan.get("judges") or ()), layout)
 
 
 def write_side(plan: dict, layout: Layout, suite: str, plan_path: str | Path = "params.yaml") -> Path:
@@ -58,7 +100,7 @@ def write_side(plan: dict, layout: Layout, suite: str, plan_path: str | Path = "
 
     if suite not in (plan.get("suites") or {}):
         raise InputError(f"{plan_path}: suite '{suite}' is not among the plan's suites: add it under `suites`")
-    return write_side_pages(layout, suite)
+    return write_side_pages(layout, plan["suites"][suite], suite)
 
 
 def write_report(plan: dict, layout: Layout) -> None:
@@ -139,19 +181,19 @@ def _table_html(csv: Path) -> str:
     return f'<div class="table-wrap">{table}</div>'
 
 
-def partial(layout: Layout, suite: str) -> str | None:
+def partial(layout: Layout, benchmark: str, suite: str) -> str | None:
     """What a rendered suite that leaves problems out took (`2 of 5 problems (limit 2)`), from
     the selection its suite.json records; None for a whole suite."""
-    path = layout.suite_info(suite)
+    path = layout.suite_info(benchmark, suite)
     taken = read_suite_info(path).selection if path.is_file() else None
     return taken.describe() if taken is not None and taken.partial else None
 
 
-def partial_html(layout: Layout, suite: str, named: bool = False, suites: list[str] | None = None) -> list[str]:
-    """A line per partial suite (of `suites`, else `suite` alone) saying what it took."""
+def partial_html(layout: Layout, benchmark: str, suites: list[str], named: bool = False) -> list[str]:
+    """A line per partial suite (of a benchmark's `suites`) saying what it took."""
     lines = []
-    for name in suites if suites is not None else [suite]:
-        took = partial(layout, name)
+    for name in suites:
+        took = partial(layout, benchmark, name)
         if took is not None:
             lines.append(f'<p class="partial"><b>partial:</b> {text(name) + ": " if named else ""}{text(took)}</p>')
     return lines
@@ -184,7 +226,7 @@ def _index(plan: dict, layout: Layout, seen) -> Iterator[str]:
     yield "<h2>Cells: every problem, its responses, judgments and judge conversations</h2>"
     for benchmark in benchmarks:
         yield f"<h3>{text(benchmark)}</h3>"
-        yield from partial_html(layout, benchmark, named=True, suites=own[benchmark])
+        yield from partial_html(layout, benchmark, own[benchmark], named=True)
         yield from cell_links(plan, layout, own[benchmark], seen)
     flips = [chunk for benchmark in benchmarks for chunk in flips_links(layout, own[benchmark], seen)]
     if flips:

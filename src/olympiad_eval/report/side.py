@@ -5,9 +5,10 @@ side-by-side pages themselves (at PhysElite's size there are 23,172 of them):
 
 - `write_side_pages` (a stage per suite: `stages/side.py`): a page per problem with its own text,
   figures and gold answers, and a place for the columns. It reads the suite alone.
-- each cell's stage writes its model's columns (`cell.py`: the response, the extracted answers
-  typeset, each judge's verdict, a sample's cost and timing) as data files of its own folder,
-  `side/<shard>.js`, a shard of `html.SHARD` problems each in the suite's order;
+- each cell's pages (the last part of its model's evaluate stage) hold its model's columns
+  (`cell.py`: the response, the extracted answers typeset, each judge's verdict, a sample's cost
+  and timing) as data files of its own folder, `side/<shard>.js`, a shard of `html.SHARD` problems
+  each in the suite's order;
 - `write_suite` (the root stage): per suite, `models.js` (the plan's models, their cells' folders
   and colours), which the viewer reads to load each model's shard into the page; `outcomes.js`
   (each problem's status per model), which each cell's index reads for its "models disagree"
@@ -61,19 +62,19 @@ def flips_page(judge: str, first: str, second: str) -> str:
 # ---------------------------------------------------------------- the side-by-side pages (a suite's stage)
 
 
-def write_side_pages(layout: Layout, suite: str) -> Path:
+def write_side_pages(layout: Layout, benchmark: str, suite: str) -> Path:
     """A page per problem of the suite: the problem's own text with its figures where its prompt
     puts them and its gold answers, then each model's column, filled in by the viewer. The pages
     name no model: which models there are is the root's `models.js`."""
     folder = layout.report_side(suite)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    kind = suite_kind(layout, suite)
-    prompts = need(layout.prompts(suite), suite)
+    kind = suite_kind(layout, benchmark, suite)
+    prompts = need(layout.prompts(benchmark, suite), suite)
     ids = [prompt.id for prompt in iter_jsonl(prompts, Prompt)]
     with atomic_dir(folder) as staging:
         os.chmod(staging, 0o755)
         figures = Figures(layout.root, staging)
-        problems = Cursor(iter_jsonl(need(layout.suite(suite) / "problems.jsonl", suite), Problem))
+        problems = Cursor(iter_jsonl(need(layout.suite(benchmark, suite) / "problems.jsonl", suite), Problem))
         for number, prompt in enumerate(iter_jsonl(prompts, Prompt)):
             problem = next(iter(problems.take(prompt.id)), None)
             neighbours = (ids[number - 1] if number else None, ids[number + 1] if number + 1 < len(ids) else None)
@@ -125,19 +126,20 @@ def _side_page(layout: Layout, suite: str, kind: str, prompt: Prompt, problem, f
 
 def write_suite(plan: dict, layout: Layout, suite: str, folder: Path, seen: Seen) -> None:
     benchmark = plan["suites"][suite]
-    family = plan["family"][benchmark]
     models, judges = list(plan.get("models") or []), list(plan.get("judges") or [])
     final = layout.report_compare(suite)  # where the pages will be, for their links
     cells = [(model, judge) for model in models for judge in judges]
     dates = received_pairs(plan, layout, [suite])  # the same on every page of the suite
-    paths = {cell: need(layout.judgments(family, suite, *cell), f"{suite} x {cell[0]} x {cell[1]}") for cell in cells}
+    paths = {
+        cell: need(layout.judgments(benchmark, suite, *cell), f"{suite} x {cell[0]} x {cell[1]}") for cell in cells
+    }
     cursors = {cell: Cursor(iter_jsonl(path, Judgment)) for cell, path in paths.items()}
     outcomes: dict = {cell: {} for cell in cells}
     problems: list[str] = []
     statuses: dict[str, str] = {}
     for model in models:
         seen.statuses[(suite, model)] = Counter()
-    for prompt in iter_jsonl(need(layout.prompts(suite), suite), Prompt):
+    for prompt in iter_jsonl(need(layout.prompts(benchmark, suite), suite), Prompt):
         judged = {cell: cursor.take(prompt.id) for cell, cursor in cursors.items()}
         problems.append(prompt.id)
         for cell, judgments in judged.items():
@@ -160,7 +162,7 @@ def write_suite(plan: dict, layout: Layout, suite: str, folder: Path, seen: Seen
         "models": [
             {
                 "name": model,
-                "cell": relative(layout.report_cell(suite, model), layout.report()) + "/",
+                "cell": relative(layout.report_cell(benchmark, suite, model), layout.report()) + "/",
                 "colour": colours[model],
             }
             for model in models

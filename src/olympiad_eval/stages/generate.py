@@ -20,7 +20,17 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from olympiad_eval.core.config import check_costs, number, request_settings
-from olympiad_eval.core.records import Generation, Prompt, SampleReply, read_jsonl, write_json, write_jsonl
+from olympiad_eval.core.layout import Layout
+from olympiad_eval.core.records import (
+    Generation,
+    InputError,
+    Prompt,
+    SampleReply,
+    read_jsonl,
+    write_json,
+    write_jsonl,
+)
+from olympiad_eval.core.stamps import Made, Part, inputs_digest, most_common
 from olympiad_eval.llm.cache import request_key, same_model
 from olympiad_eval.llm.providers import Provider, Request, ask_all, check_config, provider_class
 from olympiad_eval.llm.usage import Tally, this_run, usage_totals, usage_warnings
@@ -110,6 +120,49 @@ def generate(
         refusals=sum(g.refusal is not None for g in generations),
         requests=this_run([tally]),
     )
+
+
+def generation_part(layout: Layout, benchmark: str, suite: str, model: str, cfg, code: str) -> Part:
+    """A cell's generations as a part of its model's evaluate stage: made from the suite's prompts,
+    the model's config (`cfg`, as composed) and what its provider reads besides (`Provider.inputs`)."""
+    provider = provider_class(cfg.get("provider"), f"model '{model}'")
+    files = {"prompts": layout.prompts(benchmark, suite)}
+    files |= {f"provider input {n}": path for n, path in enumerate(provider.inputs(cfg, suite))}
+    config = {"model": OmegaConf.to_container(cfg, resolve=True)}
+    outputs = (
+        layout.generations(benchmark, suite, model),
+        layout.usage(benchmark, suite, model),
+        layout.sample_replies(benchmark, suite, model),
+    )
+    return Part(layout.stamp(benchmark, suite, model, "generate"), inputs_digest(code, config, files), outputs)
+
+
+def generate_cell(
+    layout: Layout, benchmark: str, suite: str, model: str, cfg, code: str, cache_path, max_failed_fraction: float
+) -> Made:
+    """Generate one cell (suite x model) unless its generations are up to date (`generation_part`).
+    Too many failed requests fail it (they are recorded as errors, never as answers, and not stamped:
+    the rerun sends only them, the others come from the request cache)."""
+    name = f"{suite} x {model}"
+    part = generation_part(layout, benchmark, suite, model, cfg, code)
+    if part.up_to_date():
+        return Made(name, None)
+    prompts = layout.prompts(benchmark, suite)
+    if not prompts.is_file():
+        raise InputError(f"suite '{suite}' has no prompts at {prompts}: has it been rendered (stage render@{suite})?")
+    out, usage, replies = part.outputs
+    outcome = generate(suite, model, cfg, prompts, out, cache_path, usage, replies)
+    if outcome.errors > max_failed_fraction * outcome.total:
+        endpoint = f" at {cfg.base_url}" if cfg.get("base_url") else ""
+        reasons = most_common(g.error for g in read_jsonl(out, Generation) if g.error is not None)
+        failure = (
+            f"{name}: {outcome.errors} of {outcome.total} requests failed (model '{model}'{endpoint}; tolerated: "
+            f"{max_failed_fraction:.0%}): {reasons}; they are recorded as errors, never as answers: rerun to "
+            "retry them"
+        )
+        return Made(name, outcome.summary(), failure)
+    part.done()
+    return Made(name, outcome.summary())
 
 
 def sample_replies(suite: str, model: str, requests: list[Request], replies: list) -> list[SampleReply]:

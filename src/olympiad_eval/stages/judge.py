@@ -45,7 +45,7 @@ from olympiad_eval.benchmarks import plugin
 from olympiad_eval.benchmarks.base import Benchmark, ContractError, JudgeTask, Score
 from olympiad_eval.benchmarks.suites import Provenance, provenance
 from olympiad_eval.core.config import check_costs, number, request_settings, typed_config
-from olympiad_eval.core.layout import SUITE_INFO
+from olympiad_eval.core.layout import SUITE_INFO, Layout
 from olympiad_eval.core.records import (
     Conversation,
     Generation,
@@ -55,8 +55,10 @@ from olympiad_eval.core.records import (
     read_jsonl,
     read_suite_info,
     without_paths,
+    write_json,
     write_jsonl,
 )
+from olympiad_eval.core.stamps import Made, Part, inputs_digest, most_common
 from olympiad_eval.llm.cache import Reply, RequestCache, request_key
 from olympiad_eval.llm.providers import Client, Request, check_config, judge_provider_class
 from olympiad_eval.llm.usage import Tally, merged_usage, this_run, usage_totals, usage_warnings
@@ -113,6 +115,51 @@ class Outcome:
             f"{self.generation_errors} failed generations, {self.undecided} undecided checks, "
             f"{self.refusals} refusals (coverage {self.coverage:.1%})" + (f"; {self.requests}" if self.requests else "")
         )
+
+
+def judgment_part(layout: Layout, benchmark: str, suite: str, model: str, judge_name: str, cfg, code: str) -> Part:
+    """A cell's judgments by one judge as a part of its model's evaluate stage: made from the suite
+    (its problems and scoring), the cell's generations and the judge's config (`cfg`, as composed)."""
+    files = {"suite": layout.suite(benchmark, suite), "generations": layout.generations(benchmark, suite, model)}
+    outputs = (
+        layout.judgments(benchmark, suite, model, judge_name),
+        layout.coverage(benchmark, suite, model, judge_name),
+        layout.judge_usage(benchmark, suite, model, judge_name),
+        layout.conversations(benchmark, suite, model, judge_name),
+    )
+    stamp = layout.stamp(benchmark, suite, model, f"judge-{judge_name}")
+    return Part(stamp, inputs_digest(code, {"judge": OmegaConf.to_container(cfg, resolve=True)}, files), outputs)
+
+
+def judge_cell(
+    layout: Layout, benchmark: str, suite: str, model: str, judge_name: str, cfg, code: str, cache_path, min_coverage
+) -> Made:
+    """Judge one cell with one judge unless its judgments are up to date (`judgment_part`). Too few
+    responses judged fails it (the judge errors are recorded, and not stamped: the rerun asks again)."""
+    name = f"{suite} x {model} x {judge_name}"
+    part = judgment_part(layout, benchmark, suite, model, judge_name, cfg, code)
+    if part.up_to_date():
+        return Made(name, None)
+    generations = layout.generations(benchmark, suite, model)
+    if not generations.is_file():
+        raise InputError(
+            f"no generations of model '{model}' for suite '{suite}' at {generations}: generate them first "
+            f"(python stages/generate.py model={model} cell.suite={suite}, or dvc repro)"
+        )
+    out, coverage, usage, conversations = part.outputs
+    outcome = judge(layout.suite(benchmark, suite), generations, judge_name, cfg, out, cache_path, conversations)
+    write_json(coverage, outcome.metrics())
+    write_json(usage, outcome.usage)
+    judged = outcome.total - outcome.generation_errors
+    if judged and outcome.scored / judged < min_coverage:
+        reasons = most_common(j.detail[:300] for j in read_jsonl(out, Judgment) if j.status == "judge_error")
+        failure = (
+            f"{name}: only {outcome.scored} of {judged} responses were judged (required: {min_coverage:.0%}): "
+            f"{reasons}; rerun to retry the failed judgments"
+        )
+        return Made(name, outcome.summary(), failure)
+    part.done()
+    return Made(name, outcome.summary())
 
 
 def judge(

@@ -13,8 +13,6 @@ import inspect
 import logging
 import os
 import sys
-from collections import Counter
-from collections.abc import Iterable
 from pathlib import Path
 
 from hydra._internal.hydra import Hydra
@@ -156,11 +154,6 @@ def _chosen_names(overrides: list[str]) -> list[tuple[str, str]]:
 def fail(message: str, status: int = 2):
     print(f"error: {message}", file=sys.stderr)
     sys.exit(status)
-
-
-def most_common(reasons: Iterable[str], shown: int = 3) -> str:
-    """The most frequent reasons (of failed requests or judgments), with their counts."""
-    return "; ".join(f"{reason} ({count}x)" for reason, count in Counter(reasons).most_common(shown))
 
 
 # ---------------------------------------------------------------- the plan
