@@ -1,5 +1,5 @@
-"""A paper's plan through DVC: 30 models on every suite of the bundled sample, judged by the rules and by
-an offline LLM judge (the scripted one: every LLM protocol's prompts, parsing and combination, no
+"""A paper's plan through DVC: 30 models on every suite of the bundled sample's plan, judged by the rules
+and by an offline LLM judge (the scripted one: every LLM protocol's prompts, parsing and combination, no
 endpoint), as `dvc repro` runs it; DVC's own costs measured.
 
     python bench/paper_scale.py            # this tree: the whole plan, a no-op, a model added, a judge edited
@@ -34,12 +34,11 @@ import scale  # the shim-timed copy of a tree: bench/scale.py's Repo
 from olympiad_eval.testing import clone, lock_files, plan_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-SUITES = {  # every suite of the bundled sample (suite: its benchmark)
+# Every suite of the bundled sample's plan (suite: its benchmark), in its four families. (Not the protocol
+# variants: a benchmark's tables take one protocol per judge, so a variant is a plan of its own.)
+SUITES = {
     "sample_hipho": "sample_hipho",
-    "sample_hipho_evalscope": "sample_hipho",
-    "sample_hipho_vlmevalkit": "sample_hipho",
     "sample_mathvision": "sample_mathvision",
-    "sample_mathvision_evalscope": "sample_mathvision",
     "sample_olympiadbench": "sample_olympiadbench",
     "sample_olympiadbench_current": "sample_olympiadbench_current",
     "sample_physelite_en": "sample_physelite",

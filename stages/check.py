@@ -1,6 +1,7 @@
-"""DVC stage: the run plan checked before any other stage runs (every fetch depends on its line),
-and each of its models' configs as the evaluate stage composes them, written for that model's
-evaluate stages to depend on (`stages.configs`).
+"""DVC stage: the run plan checked before any other stage runs (every fetch depends on its line);
+each of its models' configs as the evaluate stage composes them, written for that model's evaluate
+stages to depend on (`stages.configs`); and what each family's stages run, a code list per family
+and stage script (`core.code`), which those stages depend on instead of on each file.
 
 `dvc exp run -S 'models=[gtp-4o]'` changes the plan's params, so this stage runs first and stops
 the run with the stages' own message (did you mean 'gpt-4o'?) within a second or two, before DVC
@@ -26,10 +27,13 @@ def main() -> int:
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    from olympiad_eval.core.code import write_code_lists
     from olympiad_eval.stages.configs import write_records  # Hydra: only once the plan's names are known good
 
     layout = Layout()
     write_records(plan, Path(CONF), layout)
+    for family in plan["families"]:
+        write_code_lists(Path.cwd(), family, layout.root)
     stamp = layout.plan_check()
     stamp.parent.mkdir(parents=True, exist_ok=True)
     with atomic_file(stamp) as out:

@@ -42,9 +42,8 @@ def test_editing_one_benchmark_s_code_leaves_the_other_families_up_to_date(tmp_p
     assert changed_deps(repo) == {}  # the locks are current
     scoring = repo.path / "src" / "olympiad_eval" / "benchmarks" / family / "scoring.py"
     scoring.write_text(scoring.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
-    code = f"pipelines/{family}/code/dvc.yaml"
-    assert changed_deps(repo) == {code: {f"code@{family}": {f"src/olympiad_eval/benchmarks/{family}"}}}
-    repo.dvc("repro", f"{code}:code@{family}")  # the plan's check, then its code lists, which its stages read
+    assert changed_deps(repo) == {"dvc.yaml": {"check": {f"src/olympiad_eval/benchmarks/{family}"}}}
+    repo.dvc("repro", "check")  # the plan's check, which writes every family's code lists
     changed = changed_deps(repo)
     # every other family up to date; of the root, only the report, which lists each family's report code
     assert {pipeline.split("/")[1] for pipeline in changed if pipeline != "dvc.yaml"} == {family}
@@ -89,11 +88,12 @@ def test_a_benchmark_from_outside_the_package_is_a_working_fifth_family(tmp_path
     ]
     repo.write("data/replay/demo/toy.jsonl", "".join(json.dumps(row) + "\n" for row in demo))  # the demo's replies
     repo.run("python", "-m", "olympiad_eval.cli.plan")
-    deps = (repo.path / "pipelines/toy/code/dvc.yaml").read_text(encoding="utf-8")
-    assert "- tests/benchmarks/toy_plugin.py" in deps and "src/olympiad_eval/benchmarks/hipho" not in deps
+    assert "- tests/benchmarks/toy_plugin.py" in (repo.path / "dvc.yaml").read_text(encoding="utf-8")  # the check's
 
     ran = repo.repro("--recursive", "pipelines/toy")
-    assert {name.split("@")[0] for name in ran} == {"code", "fetch", "render", "evaluate", "aggregate", "side"}
+    assert {name.split("@")[0] for name in ran} == {"fetch", "render", "evaluate", "aggregate", "side"}
+    listed = repo.layout.code("toy", "evaluate").read_text(encoding="utf-8")  # what the toy's stages run
+    assert "tests/benchmarks/toy_plugin.py" in listed and "benchmarks/hipho" not in listed
     metrics = repo.metrics("toy")["toy"]
     assert {model: round(judges["rule"]["score"], 2) for model, judges in metrics.items()} == {
         "reference": 100.0,

@@ -180,14 +180,14 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
     """What `olympiad_eval.core.layout` says a stage writes, and the outputs it reads (relative paths)."""
     layout, names = Layout(OUTPUTS), cell_names(cmd)
     stage = name.split("@")[0]
-    if stage == "check":  # the plan checked: its line, which every fetch reads, and each model's record
-        return {layout.plan_check().as_posix(), layout.model_config().as_posix()}, set()
+    if stage == "check":  # the plan checked: its line, which every fetch reads, each model's record, the code lists
+        return {layout.plan_check().as_posix(), layout.model_config().as_posix(), layout.code().as_posix()}, set()
     if stage == "report":  # the root: index, assets, side by side; it links every cell and shows their dates
         return (
             {path.as_posix() for path in (layout.report_index(), layout.report_assets(), layout.report_compare())},
             {
                 f"{OUTPUTS}/{spelled(path)}"
-                for path in ("suite", "cells", "tables", "metrics", "plots", "report_cell", "report_side")
+                for path in ("suite", "cells", "tables", "metrics", "plots", "stamp", "report_side")
             },
         )
     if stage in ("fetch", "aggregate"):
@@ -208,8 +208,8 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
         benchmark, model = names["benchmark"], names["model"]
         writes = [
             layout.cells(benchmark, model),
-            layout.report_cell(benchmark, None, model),
-            layout.stamp(benchmark, None, model),
+            layout.report_cell(benchmark, model=model),
+            layout.stamp(benchmark, model=model),
         ]
         return {path.as_posix() for path in writes}, {
             layout.suite(benchmark).as_posix(),
@@ -292,3 +292,17 @@ def test_every_config_file_composes_and_passes_its_stage_s_checks(group, name, m
         check_judge(cfg.judge, name)
     elif group == "suite":  # typed by its benchmark's schema: every option among its choices, nothing unset
         assert typed_suite(name, cfg.suite).scoring.rel_tol >= 0
+
+
+def test_every_committed_lock_entry_is_a_stage_of_the_plan():
+    """DVC leaves a lock's entry for a stage the plan no longer has (a renamed stage, a model dropped):
+    the committed locks hold none, so that they say exactly what made the sample's outputs."""
+    from dvc.repo import Repo
+
+    with Repo(str(ROOT)) as repo:
+        staged: dict[str, set] = {}
+        for stage in repo.index.stages:
+            staged.setdefault((Path(stage.dvcfile.relpath).parent / "dvc.lock").as_posix(), set()).add(stage.name)
+    for lock in [ROOT / "dvc.lock", *sorted(ROOT.glob("pipelines/*/*/dvc.lock"))]:
+        entries = set(yaml.safe_load(lock.read_text(encoding="utf-8"))["stages"])
+        assert entries == staged[lock.relative_to(ROOT).as_posix()], lock

@@ -19,8 +19,8 @@ def test_a_model_s_cells_of_a_benchmark_are_one_folder_and_the_rest_under_their_
     assert outputs.coverage("b", "s", "m", "j") == tmp_path / "cells/b/m/s/judges/j/coverage.json"
     # the evaluate stage's outputs: a model's cells of a benchmark, their pages and their stamps
     assert outputs.cells("b", "m") == tmp_path / "cells/b/m"
-    assert outputs.report_cell("b", None, "m") == tmp_path / "report/cells/b/m"
-    assert outputs.stamp("b", None, "m") == tmp_path / "stamps/b/m"
+    assert outputs.report_cell("b", model="m") == tmp_path / "report/cells/b/m"
+    assert outputs.stamp("b", model="m") == tmp_path / "stamps/b/m"
     assert outputs.stamp("b", "s", "m", "generate") == tmp_path / "stamps/b/m/s/generate.json"
     # the problems are named by their benchmark: where they were (a prompt names its figures' paths)
     assert outputs.problems("b") == tmp_path / "problems/b"

@@ -27,7 +27,7 @@ def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
     ran = repo.repro()
     assert ran == sorted(repo.addresses())  # every stage of the plan ran
     families = read_plan(repo.path / "params.yaml")["families"]
-    stages = ("code", "fetch", "render", "evaluate", "aggregate", "side")
+    stages = ("fetch", "render", "evaluate", "aggregate", "side")
     # the report's, and one per stage of each benchmark family
     assert set(committed_locks) == {"dvc.lock"} | {f"pipelines/{f}/{s}/dvc.lock" for f in families for s in stages}
     for benchmark in read_plan(repo.path / "params.yaml")["benchmarks"]:
@@ -139,8 +139,7 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
 
         # a Hydra multirun (joblib launcher) writes the fake model's generations, and their stamps, outside DVC ...
         assert repo.repro("render@sample_hipho", "render@sample_physelite_en") == sorted(
-            ["code@hipho", "code@physelite"]  # each family's code lists, which its stages depend on
-            + ["fetch@sample_hipho", "fetch@sample_physelite", "render@sample_hipho", "render@sample_physelite_en"]
+            ["fetch@sample_hipho", "fetch@sample_physelite", "render@sample_hipho", "render@sample_physelite_en"]
         )
         repo.run(
             sys.executable,
@@ -156,8 +155,8 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
         # ... and `dvc repro` then runs the rest, finding those generations up to date
         ran = repo.repro()
         # each benchmark's evaluate stage for the model, each aggregate, each suite's side-by-side pages, the
-        # report's root, and the code lists of the families the plan leaves empty (their pipelines' one stage)
-        assert "evaluate@sample_hipho-fake" in ran and len(ran) == 2 + 2 + 2 + 1 + 2
+        # report's root
+        assert "evaluate@sample_hipho-fake" in ran and len(ran) == 2 + 2 + 2 + 1
         assert "sample_hipho x fake: up to date" in repo.logs[-1]
         assert generation_requests() == 5 + 3
         assert repo.layout.generations("sample_hipho", "sample_hipho", "fake").read_bytes() == multirun
@@ -197,7 +196,7 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
         # included, and sends nothing (cached)
         outputs = sorted(path for path in repo.layout.root.rglob("*") if path.is_file())
         before, sent = {path: path.read_bytes() for path in outputs}, server.count()
-        shutil.rmtree(repo.layout.stamp("sample_hipho", None, "fake"))
+        shutil.rmtree(repo.layout.stamp("sample_hipho", model="fake"))
         repo.repro(
             "--force",
             "--single-item",

@@ -11,6 +11,7 @@ import yaml
 
 from olympiad_eval.cli import plan
 from olympiad_eval.core import code as code_module
+from olympiad_eval.core.code import write_code_lists
 from olympiad_eval.core.plan import pipeline_file, read_plan
 from tests.support import ROOT
 
@@ -28,8 +29,8 @@ def deps_of(path: Path, stage: str) -> set[str]:
 
 def test_each_family_s_stages_run_its_own_benchmark_and_no_other():
     """Benchmarks are imported by name: a family's stages that reach the registry run that family's
-    benchmark package (and what it imports, mathcheck for one), never another's; its `code` stage
-    depends on it, and each stage on its script's code list."""
+    benchmark package (and what it imports, mathcheck for one), never another's; the check stage,
+    which lists every family's code, depends on it, and each stage on its script's code list."""
     families = read_plan(ROOT / "params.yaml")["families"]
     for family in families:
         others = {f"src/olympiad_eval/benchmarks/{other}" for other in families if other != family}
@@ -40,9 +41,7 @@ def test_each_family_s_stages_run_its_own_benchmark_and_no_other():
             assert not [dep for dep in code if dep.startswith(f"src/olympiad_eval/benchmarks/{family}/")]  # one folder
         generation = code_module.part_code_list("generate", ROOT, family)  # what a cell's generations are made by
         assert "src/olympiad_eval/stages/evaluate.py" in generation and "benchmarks/" not in generation
-        code = deps_of(ROOT / pipeline_file(family, "code"), "code")
-        assert f"src/olympiad_eval/benchmarks/{family}" in code
-        assert not code & others
+        assert f"src/olympiad_eval/benchmarks/{family}" in deps_of(ROOT / "dvc.yaml", "check")
         for stage in ("fetch", "render", "evaluate", "aggregate", "side"):
             deps = deps_of(ROOT / pipeline_file(family, stage), stage)
             assert f"outputs/code/{family}/{stage}.txt" in deps and not [d for d in deps if d.endswith(".py")]
@@ -53,15 +52,16 @@ def test_each_family_s_stages_run_its_own_benchmark_and_no_other():
 
 
 def test_a_code_list_names_each_file_a_stage_runs_with_its_hash(tmp_path):
-    """What a family's stages depend on: the code stage writes, per script, every file it runs (a
-    benchmark folder file by file, without bytecode), each with the MD5 of its bytes."""
+    """What a family's stages depend on: the check stage writes, per script, every file it runs (a
+    benchmark folder file by file, without bytecode; the report's viewer assets, which its code
+    reads), each with the MD5 of its bytes."""
     root = tmp_path / "repo"
     for name in ("src", "stages", "conf", "pipelines"):
         shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "params.yaml", root / "params.yaml")
     (root / "src/olympiad_eval/benchmarks/hipho/__pycache__").mkdir()
     (root / "src/olympiad_eval/benchmarks/hipho/__pycache__/x.pyc").write_bytes(b"bytecode")
-    plan.write_code_lists(root, "hipho")
+    write_code_lists(root, "hipho", root / "outputs")
     folder = root / "outputs" / "code" / "hipho"
     parts = ["evaluate-generate", "evaluate-judge", "evaluate-report"]  # the evaluate stage's parts' own, for stamps
     assert sorted(path.stem for path in folder.iterdir()) == sorted(
@@ -70,12 +70,13 @@ def test_a_code_list_names_each_file_a_stage_runs_with_its_hash(tmp_path):
     lines = (folder / "evaluate.txt").read_text(encoding="utf-8").splitlines()
     listed = dict(reversed(line.split("  ", 1)) for line in lines)
     assert "src/olympiad_eval/benchmarks/hipho/scoring.py" in listed and "stages/evaluate.py" in listed
+    assert "src/olympiad_eval/report/assets/viewer.js" in listed  # the pages' script: code the report reads
     assert not [name for name in listed if "__pycache__" in name or "benchmarks/physelite" in name]
     scoring = root / "src/olympiad_eval/benchmarks/hipho/scoring.py"
     assert listed["src/olympiad_eval/benchmarks/hipho/scoring.py"] == hashlib.md5(scoring.read_bytes()).hexdigest()
     before = {path.name: path.read_bytes() for path in folder.iterdir()}
     scoring.write_text(scoring.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
-    plan.write_code_lists(root, "hipho")
+    write_code_lists(root, "hipho", root / "outputs")
     changed = {path.stem for path in folder.iterdir() if path.read_bytes() != before[path.name]}
     # not the generations' code: generating runs no benchmark
     assert changed == {
@@ -170,7 +171,7 @@ def test_a_template_edit_or_a_new_family_makes_the_plan_stale_until_it_is_genera
         assert f"pipelines/{family}/render/dvc.yaml differs from the generated one: run `olympiad-eval plan`" in said
         assert f"pipelines/{family}/evaluate/dvc.yaml differs" not in said  # no conf/prompt there
     # the new family's every stage: a dvc.yaml each
-    for stage in ("code", "fetch", "render", "evaluate", "aggregate", "side"):
+    for stage in ("fetch", "render", "evaluate", "aggregate", "side"):
         assert f"pipelines/newbench/{stage}/dvc.yaml differs from the generated one: run `olympiad-eval plan`" in said
     # the root report's too: it depends on every family's report code list, the new family's among them
     assert "dvc.yaml differs from the generated one: run `olympiad-eval plan`" in said.splitlines()

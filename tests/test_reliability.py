@@ -288,7 +288,8 @@ def test_killed_at_random_points_a_rerun_ends_as_a_clean_run(clean, killed):
 def test_killed_runs_never_resend_a_reply_they_had_received(clean, killed):
     assert len(killed.answered) == clean.requests  # every request was answered ...
     lost_at_each_kill = [now - then for then, now in zip([0, *killed.lost], killed.lost)]
-    assert all(0 <= lost <= CONCURRENCY for lost in lost_at_each_kill), killed.lost
+    # a new cell is judged while it is generated: the model's and the judge's requests in flight at once
+    assert all(0 <= lost <= 2 * CONCURRENCY for lost in lost_at_each_kill), killed.lost
     # ... once, plus once more for each reply that was on the wire when its run was killed
     twice = {key: count for key, count in killed.answered.items() if count > 1}
     assert sum(killed.answered.values()) == clean.requests + killed.lost[-1], (twice, killed.lost)

@@ -1,9 +1,8 @@
-"""The DVC pipeline files, generated from one template each, with every stage's code
-dependencies read from what its script imports; and the code files that a family's stages run.
+"""The DVC pipeline files, generated from one template each, with every stage's code dependencies
+read from what its script imports (`core.code`).
 
     olympiad-eval plan              # writes them (or `python -m olympiad_eval.cli.plan`)
     olympiad-eval plan --check      # says which differ from what would be written (exit 1)
-    olympiad-eval plan --code hipho # a family's code@<family> stage: writes its code lists
 
 `pipelines/templates/family.yaml` becomes the folder `pipelines/<family>/` for each benchmark family of
 the plan (`pipelines` in params.yaml), with `<family>` replaced by its name: a `dvc.yaml`, and so a
@@ -19,12 +18,12 @@ every family's. Never another family's benchmark: editing one benchmark leaves t
 up to date. A module that a stage runs but does not list would let DVC keep a stale output when the
 module is edited.
 
-A family's cells do not list their code file by file: its `code` stage depends on the code of every
-stage script of the template (`- <code of the stages below>`) and writes, per script, the list of
-its files with their hashes (`<path code stage=evaluate>`), on which that script's stages depend. A
-cell's entry in dvc.lock then names its code in one line instead of forty, and the lock that DVC
-rewrites after every stage is a third of the size; an edit still reruns exactly the stages whose
-script runs the edited file."""
+A family's stages do not list their code file by file: the root's check stage depends on the code
+of every family's stage scripts (`- <code of every family's stages>`) and writes, per family and
+script, the list of its files with their hashes (`<path code stage=evaluate>`), on which that
+script's stages depend. A stage's entry in dvc.lock then names its code in one line instead of forty,
+and the lock that DVC rewrites after every stage is a third of the size; an edit still reruns exactly
+the stages whose script runs the edited file."""
 
 from __future__ import annotations
 
@@ -34,43 +33,19 @@ import sys
 from pathlib import Path
 
 from olympiad_eval.core import layout
-from olympiad_eval.core.code import EVALUATE_PARTS, PACKAGE, code_list, code_of, part_code_list, part_list
+from olympiad_eval.core.code import all_code, code_of
 from olympiad_eval.core.plan import pipeline_file, read_plan
-from olympiad_eval.core.records import atomic_dir
 
 _CODE = re.compile(r"^(?P<indent>\s*)- <code: (?P<script>\S+)>$", re.M)
-_ALL_CODE = re.compile(r"^(?P<indent>\s*)- <code of the stages below>$", re.M)
+_ALL_CODE = re.compile(r"^(?P<indent>\s*)- <code of every family's stages>$", re.M)
 # in the root dvc.yaml: a script's code list in every family (`outputs/code/<family>/<stage>.txt`)
 _CODE_LISTS = re.compile(r"^(?P<indent>\s*)- <code lists: stages/(?P<stage>\w+)\.py>$", re.M)
-# a stage's script in its command
-_SCRIPT = re.compile(r"\bpython (stages/\w+\.py)\b")
 # a stage of a family's template (`  evaluate:`), where its text begins
 _STAGE = re.compile(r"^  (?P<name>\w+):", re.M)
 # the repository from a family's stage folder (`pipeline_file`'s): its `wdir`, and where params.yaml is
 _ROOT_FROM_STAGE = "/".join([".."] * (len(Path(pipeline_file("family", "stage")).parts) - 1))
 # `<path judgments suite=${item.suite} ...>`: an output path (see `output_path`)
 _PATH = re.compile(r"<path (?P<name>[a-z_]+)(?P<fields>(?: \w+=[^\s>]+)*)>")
-
-
-def scripts_of(template: str) -> list[str]:
-    """The stage scripts a template's commands run, in order of first use."""
-    return list(dict.fromkeys(_SCRIPT.findall(template)))
-
-
-def listed_scripts(root: Path) -> list[str]:
-    """The scripts a family's `code` stage lists: those of the family's template, and those of the
-    root's that run every family's benchmark (`<code lists: stages/x.py>`: the root report)."""
-    templates = root / "pipelines" / "templates"
-    family = (templates / "family.yaml").read_text(encoding="utf-8")
-    rooted = [f"stages/{m['stage']}.py" for m in _CODE_LISTS.finditer((templates / "report.yaml").read_text("utf-8"))]
-    return list(dict.fromkeys([*scripts_of(family), *rooted]))
-
-
-def all_code(root: Path, family: str) -> list[str]:
-    """What a family's `code` stage depends on: the code of every script it lists, and of the
-    command that lists it (this module)."""
-    scripts = [*listed_scripts(root), f"src/{PACKAGE}/cli/plan.py"]
-    return sorted({path for script in scripts for path in code_of(script, root, family)})
 
 
 def code_lists(stage: str, root: Path) -> list[str]:
@@ -80,16 +55,10 @@ def code_lists(stage: str, root: Path) -> list[str]:
     return [f"{layout.OUTPUTS}/{layout.spelled('code', family=family, stage=stage)}" for family in families]
 
 
-def write_code_lists(root: Path, family: str) -> None:
-    """The `code` stage of a family: a code list per stage script it lists (`listed_scripts`), and
-    one per part of the evaluate stage (`core.code.EVALUATE_PARTS`), which that part's stamps name."""
-    folder = root / layout.OUTPUTS / layout.spelled("code", family=family)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    lists = {Path(script).stem: code_list(script, root, family) for script in listed_scripts(root)}
-    lists |= {part_list(part): part_code_list(part, root, family) for part in EVALUATE_PARTS}
-    with atomic_dir(folder) as staging:
-        for name, text in lists.items():
-            (Path(staging) / f"{name}.txt").write_text(text, encoding="utf-8")
+def every_family_s_code(root: Path) -> list[str]:
+    """What the check stage, which lists every family's code, depends on: all of it."""
+    families = read_plan(root / "params.yaml")["families"]
+    return sorted({path for family in families for path in all_code(root, family)})
 
 
 def output_path(marker: re.Match, family: str | None) -> str:
@@ -110,7 +79,7 @@ def fill(template: str, root: Path, family: str | None = None) -> str:
         lambda m: "\n".join(f"{m['indent']}- {path}" for path in code_of(m["script"], root, family)), template
     )
     text = _CODE_LISTS.sub(lambda m: "\n".join(f"{m['indent']}- {path}" for path in code_lists(m["stage"], root)), text)
-    text = _ALL_CODE.sub(lambda m: "\n".join(f"{m['indent']}- {path}" for path in all_code(root, family)), text)
+    text = _ALL_CODE.sub(lambda m: "\n".join(f"{m['indent']}- {path}" for path in every_family_s_code(root)), text)
     text = _PATH.sub(lambda m: output_path(m, family), text)
     return text if family is None else text.replace("<family>", family)
 
@@ -172,17 +141,11 @@ def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument(
         "--check", action="store_true", help="write nothing: say which files differ from the generated ones (exit 1)"
     )
-    parser.add_argument(
-        "--code", metavar="FAMILY", help="a family's code@<family> stage: write the code list of each of its stages"
-    )
     return parser
 
 
 def execute(args: argparse.Namespace) -> int:
     root = Path.cwd()
-    if args.code:
-        write_code_lists(root, args.code)
-        return 0
     if args.check:
         problems = stale(root)
         for problem in problems:

@@ -19,7 +19,9 @@ from pathlib import Path
 
 import yaml
 
+from olympiad_eval.core import layout
 from olympiad_eval.core.plan import read_plan
+from olympiad_eval.core.records import atomic_dir
 
 PACKAGE = "olympiad_eval"
 # The benchmark registry: it imports each benchmark by name (`plugin(kind)`).
@@ -32,6 +34,13 @@ EVALUATE_PARTS = {
     "judge": f"src/{PACKAGE}/stages/judge.py",
     "report": f"src/{PACKAGE}/report/cell.py",
 }
+# The pipeline templates (`olympiad-eval plan` fills them): a family's stages run the scripts of its
+# commands, and the root's report runs every family's benchmark (`<code lists: stages/x.py>`).
+TEMPLATES = Path("pipelines") / "templates"
+_SCRIPT = re.compile(r"\bpython (stages/\w+\.py)\b")
+_CODE_LISTS = re.compile(r"^(?P<indent>\s*)- <code lists: stages/(?P<stage>\w+)\.py>$", re.M)
+# a package's data that its code reads (the report's viewer script and style): code too
+PACKAGE_DATA = {f"{PACKAGE}.report": f"src/{PACKAGE}/report/assets"}
 # files under a code folder that are not code (as .dvcignore says: bytecode, a killed write's leftovers)
 _NOT_CODE = re.compile(r"(^|/)(__pycache__/|\.[^/]*\.tmp$)")
 
@@ -124,6 +133,7 @@ def code_of(script: str, root: Path, family: str | None = None) -> list[str]:
     src = root / "src"
     modules = reached([root / script], src)
     files = {module_file(name, src) for name in modules}
+    files |= {root / data for package, data in PACKAGE_DATA.items() if package in modules}
     if BY_NAME in modules:
         families = [family] if family else read_plan(root / "params.yaml")["families"]
         for code in filter(None, (benchmark_code(name, root) for name in families)):
@@ -177,3 +187,37 @@ def current(listed: str, root: Path) -> bool:
 def part_list(part: str) -> str:
     """The name of a part's code list among its family's (`layout.code(family, part_list(part))`)."""
     return f"evaluate-{part}"
+
+
+def scripts_of(template: str) -> list[str]:
+    """The stage scripts a template's commands run, in order of first use."""
+    return list(dict.fromkeys(_SCRIPT.findall(template)))
+
+
+def listed_scripts(root: Path) -> list[str]:
+    """The scripts whose code is listed per family: those of the family template's stages, and the
+    root's that run every family's benchmark (`<code lists: stages/x.py>`: the root report)."""
+    family = (root / TEMPLATES / "family.yaml").read_text(encoding="utf-8")
+    report = (root / TEMPLATES / "report.yaml").read_text(encoding="utf-8")
+    rooted = [f"stages/{m['stage']}.py" for m in _CODE_LISTS.finditer(report)]
+    return list(dict.fromkeys([*scripts_of(family), *rooted]))
+
+
+def all_code(root: Path, family: str) -> list[str]:
+    """The code of every script listed for a family (`listed_scripts`), the check stage's own
+    (`stages/check.py`, which lists them) among it."""
+    scripts = [*listed_scripts(root), "stages/check.py"]
+    return sorted({path for script in scripts for path in code_of(script, root, family)})
+
+
+def write_code_lists(root: Path, family: str, outputs: Path) -> None:
+    """A family's code lists, under `outputs`: one per script listed for it (`listed_scripts`), which
+    its stages depend on instead of on each file, and one per part of the evaluate stage
+    (`EVALUATE_PARTS`), which that part's stamps name."""
+    folder = Path(outputs) / layout.spelled("code", family=family)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    lists = {Path(script).stem: code_list(script, root, family) for script in listed_scripts(root)}
+    lists |= {part_list(part): part_code_list(part, root, family) for part in EVALUATE_PARTS}
+    with atomic_dir(folder) as staging:
+        for name, text in lists.items():
+            (Path(staging) / f"{name}.txt").write_text(text, encoding="utf-8")

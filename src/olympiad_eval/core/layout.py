@@ -47,9 +47,9 @@ PATTERNS = {
     "model_config": "plan/configs/{model}.yaml",
     "problems": "problems/{benchmark}",
     "problem_records": f"problems/{{benchmark}}/{PROBLEM_RECORDS}",
-    # what a family's stage runs (`python -m olympiad_eval.cli.plan --code`): each code file of one
-    # stage script (or of one part of the evaluate stage) with its hash; the family's stages depend
-    # on it instead of on each file
+    # what a family's stage runs (the check stage writes it: `core.code.write_code_lists`): each code
+    # file of one stage script (or of one part of the evaluate stage) with its hash; the family's
+    # stages depend on it instead of on each file
     "code": "code/{family}/{stage}.txt",
     # a suite's folder is under its benchmark's, which each evaluate stage of the benchmark depends on whole
     "suite": "suites/{benchmark}/{suite}",

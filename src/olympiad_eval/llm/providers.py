@@ -478,28 +478,54 @@ class Client:
 
 
 async def complete_all(
-    provider: Provider, cache: RequestCache | None, requests: list[Request], progress=None, tally: Tally | None = None
+    provider: Provider,
+    cache: RequestCache | None,
+    requests: list[Request],
+    progress=None,
+    tally: Tally | None = None,
+    on_reply: Callable[[Request, Reply], None] | None = None,
 ) -> list[Reply]:
-    """Ask every request concurrently, in order; cached replies are not asked again."""
+    """Ask every request concurrently, in order; cached replies are not asked again. Each reply is
+    handed to `on_reply` as it arrives (a judge then grades it while the others are awaited)."""
     client = Client(provider, cache, progress, tally)
+
+    async def ask(request: Request) -> Reply:
+        reply = await client.ask(request)
+        if on_reply is not None:
+            on_reply(request, reply)
+        return reply
+
     try:
-        return await asyncio.gather(*(client.ask(request) for request in requests))
+        return await asyncio.gather(*(ask(request) for request in requests))
     finally:
         await client.aclose()
 
 
-def ask_all(
-    provider: Provider, cache_path: str | Path, requests: list[Request], label: str, tally: Tally | None = None
+async def ask_each(
+    provider: Provider,
+    cache_path: str | Path,
+    requests: list[Request],
+    label: str,
+    tally: Tally | None = None,
+    on_reply: Callable[[Request, Reply], None] | None = None,
 ) -> list[Reply]:
-    """A batch through one provider and, where it sends, the request cache and a progress bar.
-    Raises EndpointError, sending nothing, where the probe finds the endpoint unable to serve."""
+    """A batch through one provider and, where it sends, the request cache and a progress bar, each
+    reply handed to `on_reply` as it arrives. Raises EndpointError, sending nothing, where the probe
+    finds the endpoint unable to serve."""
     if not provider.sends:  # answered at once: no cache to open, no progress to show
-        return asyncio.run(complete_all(provider, None, requests, tally=tally))
+        return await complete_all(provider, None, requests, tally=tally, on_reply=on_reply)
     cache = RequestCache(cache_path)
     try:
         # disable=None: a bar in a terminal; in a log (not a terminal) none, and the stage's one
         # summary line says what happened
         with tqdm(total=len(requests), desc=label, unit="req", dynamic_ncols=True, disable=None) as progress:
-            return asyncio.run(complete_all(provider, cache, requests, progress, tally))
+            return await complete_all(provider, cache, requests, progress, tally, on_reply)
     finally:
         cache.close()
+
+
+def ask_all(
+    provider: Provider, cache_path: str | Path, requests: list[Request], label: str, tally: Tally | None = None
+) -> list[Reply]:
+    """`ask_each` alone in its event loop."""
+    return asyncio.run(ask_each(provider, cache_path, requests, label, tally))

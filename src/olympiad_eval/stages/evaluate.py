@@ -20,10 +20,12 @@ exactly the plan's cells.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from omegaconf import OmegaConf
 
@@ -31,8 +33,8 @@ from olympiad_eval.core.code import EVALUATE_PARTS, current, part_code_list, par
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.stamps import Made
 from olympiad_eval.report import write_cell_pages
-from olympiad_eval.stages.generate import generate_cell
-from olympiad_eval.stages.judge import judge_cell
+from olympiad_eval.stages.generate import generate_cell_async
+from olympiad_eval.stages.judge import judge_cell_async
 
 log = logging.getLogger("olympiad_eval")
 
@@ -55,47 +57,119 @@ def evaluate(plan: dict, layout: Layout, benchmark: str, model: str, cfg, judges
     `model`), `judges` each of the plan's judges' config as composed, by name."""
     suites = [suite for suite, of in plan["suites"].items() if of == benchmark]
     family = plan["family"][benchmark]
-    code = {part: part_code(layout, root, family, part) for part in EVALUATE_PARTS}
+    cell = Cell(
+        layout, benchmark, model, cfg, judges, {part: part_code(layout, root, family, part) for part in EVALUATE_PARTS}
+    )
     settings = OmegaConf.to_container(cfg.model, resolve=True)
     outcome = Outcome()
     for suite in suites:
-        generated = generate_cell(
-            layout,
-            benchmark,
-            suite,
-            model,
-            cfg.model,
-            code["generate"],
-            cfg.paths.request_cache,
-            cfg.max_failed_fraction,
-        )
-        outcome.made.append(_logged(generated))
-        if generated.failure:
+        made = asyncio.run(cell.generated_and_judged(suite))
+        outcome.made += [_logged(part) for part in made]
+        if any(part.failure for part in made):
             continue
-        judged = [
-            _logged(
-                judge_cell(
-                    layout,
-                    benchmark,
-                    suite,
-                    model,
-                    name,
-                    judge,
-                    code["judge"],
-                    cfg.paths.request_cache,
-                    cfg.min_coverage,
-                )
-            )
-            for name, judge in judges.items()
-        ]
-        outcome.made += judged
-        if any(made.failure for made in judged):
-            continue
-        outcome.made.append(
-            _logged(write_cell_pages(plan, layout, suite, model, settings, code["report"], cfg.paths.plan))
-        )
+        pages = write_cell_pages(plan, layout, suite, model, settings, cell.code["report"], cfg.paths.plan)
+        outcome.made.append(_logged(pages))
     prune(layout, benchmark, model, suites, list(judges))
     return outcome
+
+
+@dataclass(frozen=True)
+class Cell:
+    """What the cells of one model on one benchmark share: where they go, the stage's config (the
+    model's under `model`), each judge's config by name, and each part's code (`part_code`)."""
+
+    layout: Layout
+    benchmark: str
+    model: str
+    cfg: Any
+    judges: dict
+    code: dict
+
+    async def generated_and_judged(self, suite: str) -> list[Made]:
+        """A suite's generations, then each judge's judgments, in the plan's order. Where the cell is
+        being generated and an LLM judge has never judged it (a new cell), that judge starts with the
+        first reply and grades while the rest come (`judge_cell_async`'s `arriving`), so that
+        generating and judging overlap; a judge that judged the cell before waits for the
+        generations, which may be those it judged (made again, the same bytes, from the request
+        cache), and so finds its judgments up to date. A rules judge always waits: its checks are
+        run in one batch."""
+        streamed = {
+            name: asyncio.Queue()
+            for name, judge in self.judges.items()
+            if judge.kind == "llm"
+            and not self.layout.stamp(self.benchmark, suite, self.model, f"judge-{name}").exists()
+        }
+
+        def arrived(generation) -> None:
+            for queue in streamed.values():
+                queue.put_nowait(generation)
+
+        judging = {name: asyncio.create_task(self.judged(suite, name, queue)) for name, queue in streamed.items()}
+        generating = asyncio.create_task(self.generated(suite, arrived if streamed else None))
+        try:
+            made = await _generated_unless_a_judge_fails(generating, list(judging.values()))
+        except BaseException:
+            await _cancelled(judging.values())
+            raise
+        finally:
+            for queue in streamed.values():
+                queue.put_nowait(None)  # the generations are written (or none will come)
+        if made.failure:  # its judging waits for the rerun
+            await _cancelled(judging.values())
+            return [made]
+        return [
+            made,
+            *[await judging[name] if name in judging else await self.judged(suite, name) for name in self.judges],
+        ]
+
+    async def generated(self, suite: str, arrived) -> Made:
+        cfg = self.cfg
+        return await generate_cell_async(
+            self.layout,
+            self.benchmark,
+            suite,
+            self.model,
+            cfg.model,
+            self.code["generate"],
+            cfg.paths.request_cache,
+            cfg.max_failed_fraction,
+            arrived,
+        )
+
+    async def judged(self, suite: str, name: str, arriving: asyncio.Queue | None = None) -> Made:
+        cfg = self.cfg
+        return await judge_cell_async(
+            self.layout,
+            self.benchmark,
+            suite,
+            self.model,
+            name,
+            self.judges[name],
+            self.code["judge"],
+            cfg.paths.request_cache,
+            cfg.min_coverage,
+            arriving,
+        )
+
+
+async def _generated_unless_a_judge_fails(generating: asyncio.Task, judging: list[asyncio.Task]) -> Made:
+    """What the generation made; where a judge fails while the cell is generated (its endpoint cannot
+    serve), the judge's error, the generation stopped: no more requests are paid for."""
+    pending = {generating, *judging}
+    while not generating.done():
+        done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        failed = [task for task in done if task is not generating and not task.cancelled() and task.exception()]
+        if failed:
+            await _cancelled([generating])
+            raise failed[0].exception()
+    return generating.result()
+
+
+async def _cancelled(tasks) -> None:
+    tasks = list(tasks)
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _logged(made: Made) -> Made:
@@ -119,8 +193,8 @@ def prune(layout: Layout, benchmark: str, model: str, suites: list[str], judges:
     has: a suite left out, a judge left out. A cell's folder then holds exactly the plan's files."""
     folders = (
         layout.cells(benchmark, model),
-        layout.report_cell(benchmark, None, model),
-        layout.stamp(benchmark, None, model),
+        layout.report_cell(benchmark, model=model),
+        layout.stamp(benchmark, model=model),
     )
     for folder in folders:
         for path in _children(folder):

@@ -13,7 +13,9 @@ came, the model served) to a file of reply facts that only the report reads (`re
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,7 +34,7 @@ from olympiad_eval.core.records import (
 )
 from olympiad_eval.core.stamps import Made, Part, inputs_digest, most_common
 from olympiad_eval.llm.cache import request_key, same_model
-from olympiad_eval.llm.providers import Provider, Request, ask_all, check_config, provider_class
+from olympiad_eval.llm.providers import Provider, Request, ask_each, check_config, provider_class
 from olympiad_eval.llm.usage import Tally, this_run, usage_totals, usage_warnings
 
 log = logging.getLogger("olympiad_eval")
@@ -82,14 +84,31 @@ def generate(
     usage_path: str | Path | None = None,
     replies_path: str | Path | None = None,
 ) -> Outcome:
+    """One cell's generations (`generate_async`), alone in their event loop."""
+    return asyncio.run(generate_async(suite, model, cfg, prompts_path, out_path, cache_path, usage_path, replies_path))
+
+
+async def generate_async(
+    suite: str,
+    model: str,
+    cfg,
+    prompts_path: str | Path,
+    out_path: str | Path,
+    cache_path: str | Path,
+    usage_path: str | Path | None = None,
+    replies_path: str | Path | None = None,
+    on_generation: Callable[[Generation], None] | None = None,
+) -> Outcome:
+    """Ask the model every prompt of the suite; write its generations (and their usage and reply
+    facts). Each generation is also handed to `on_generation` as its reply arrives."""
     where = f"model '{model}'"
     provider = provider_class(cfg.get("provider"), where)(cfg, where, suite)
     requests = generation_requests(provider, cfg, read_jsonl(prompts_path, Prompt))
     tally = Tally(prices=dict(cfg.get("prices") or {}))
-    replies = ask_all(provider, cache_path, requests, f"generate {suite} x {model}", tally)
     asked = str(cfg.model) if provider.sends and cfg.get("model") else None
-    generations = [
-        Generation(
+
+    def made(request: Request, reply) -> Generation:
+        return Generation(
             id=request.prompt.id,
             suite=suite,
             model=model,
@@ -102,8 +121,10 @@ def generate(
             refusal=reply.refusal,
             served_model=None if asked is None or same_model(asked, reply.served_model) else reply.served_model,
         )
-        for request, reply in zip(requests, replies)
-    ]
+
+    arrived = None if on_generation is None else lambda request, reply: on_generation(made(request, reply))
+    replies = await ask_each(provider, cache_path, requests, f"generate {suite} x {model}", tally, arrived)
+    generations = [made(request, reply) for request, reply in zip(requests, replies)]
     write_jsonl(out_path, generations)
     usage = usage_totals(replies, tally.prices, provider.sends, asked)
     for line in usage_warnings(usage, where, asked):
@@ -140,9 +161,25 @@ def generation_part(layout: Layout, benchmark: str, suite: str, model: str, cfg,
 def generate_cell(
     layout: Layout, benchmark: str, suite: str, model: str, cfg, code: str, cache_path, max_failed_fraction: float
 ) -> Made:
-    """Generate one cell (suite x model) unless its generations are up to date (`generation_part`).
-    Too many failed requests fail it (they are recorded as errors, never as answers, and not stamped:
-    the rerun sends only them, the others come from the request cache)."""
+    """`generate_cell_async`, alone in its event loop."""
+    return asyncio.run(generate_cell_async(layout, benchmark, suite, model, cfg, code, cache_path, max_failed_fraction))
+
+
+async def generate_cell_async(
+    layout: Layout,
+    benchmark: str,
+    suite: str,
+    model: str,
+    cfg,
+    code: str,
+    cache_path,
+    max_failed_fraction: float,
+    on_generation: Callable[[Generation], None] | None = None,
+) -> Made:
+    """Generate one cell (suite x model) unless its generations are up to date (`generation_part`),
+    each generation handed to `on_generation` as it arrives. Too many failed requests fail it (they
+    are recorded as errors, never as answers, and not stamped: the rerun sends only them, the others
+    come from the request cache)."""
     name = f"{suite} x {model}"
     part = generation_part(layout, benchmark, suite, model, cfg, code)
     if part.up_to_date():
@@ -151,7 +188,7 @@ def generate_cell(
     if not prompts.is_file():
         raise InputError(f"suite '{suite}' has no prompts at {prompts}: has it been rendered (stage render@{suite})?")
     out, usage, replies = part.outputs
-    outcome = generate(suite, model, cfg, prompts, out, cache_path, usage, replies)
+    outcome = await generate_async(suite, model, cfg, prompts, out, cache_path, usage, replies, on_generation)
     if outcome.errors > max_failed_fraction * outcome.total:
         endpoint = f" at {cfg.base_url}" if cfg.get("base_url") else ""
         reasons = most_common(g.error for g in read_jsonl(out, Generation) if g.error is not None)

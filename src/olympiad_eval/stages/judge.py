@@ -34,6 +34,7 @@ import asyncio
 import dataclasses
 import enum
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -134,20 +135,44 @@ def judgment_part(layout: Layout, benchmark: str, suite: str, model: str, judge_
 def judge_cell(
     layout: Layout, benchmark: str, suite: str, model: str, judge_name: str, cfg, code: str, cache_path, min_coverage
 ) -> Made:
+    """`judge_cell_async`, alone in its event loop."""
+    return asyncio.run(
+        judge_cell_async(layout, benchmark, suite, model, judge_name, cfg, code, cache_path, min_coverage)
+    )
+
+
+async def judge_cell_async(
+    layout: Layout,
+    benchmark: str,
+    suite: str,
+    model: str,
+    judge_name: str,
+    cfg,
+    code: str,
+    cache_path,
+    min_coverage,
+    arriving: asyncio.Queue | None = None,
+) -> Made:
     """Judge one cell with one judge unless its judgments are up to date (`judgment_part`). Too few
-    responses judged fails it (the judge errors are recorded, and not stamped: the rerun asks again)."""
+    responses judged fails it (the judge errors are recorded, and not stamped: the rerun asks again).
+
+    With `arriving` (the cell's generations, as their replies arrive, then None once the cell's
+    generations file is written), the cell is being generated: its judging starts with the first
+    reply, and what made it is known, and stamped, once the generations are written."""
     name = f"{suite} x {model} x {judge_name}"
-    part = judgment_part(layout, benchmark, suite, model, judge_name, cfg, code)
-    if part.up_to_date():
+    if arriving is None and judgment_part(layout, benchmark, suite, model, judge_name, cfg, code).up_to_date():
         return Made(name, None)
     generations = layout.generations(benchmark, suite, model)
-    if not generations.is_file():
+    if arriving is None and not generations.is_file():
         raise InputError(
             f"no generations of model '{model}' for suite '{suite}' at {generations}: generate them first "
             f"(python stages/generate.py model={model} cell.suite={suite}, or dvc repro)"
         )
-    out, coverage, usage, conversations = part.outputs
-    outcome = judge(layout.suite(benchmark, suite), generations, judge_name, cfg, out, cache_path, conversations)
+    outputs = judgment_part(layout, benchmark, suite, model, judge_name, cfg, code).outputs
+    out, coverage, usage, conversations = outputs
+    outcome = await judge_async(
+        layout.suite(benchmark, suite), generations, judge_name, cfg, out, cache_path, conversations, arriving
+    )
     write_json(coverage, outcome.metrics())
     write_json(usage, outcome.usage)
     judged = outcome.total - outcome.generation_errors
@@ -158,7 +183,7 @@ def judge_cell(
             f"{reasons}; rerun to retry the failed judgments"
         )
         return Made(name, outcome.summary(), failure)
-    part.done()
+    judgment_part(layout, benchmark, suite, model, judge_name, cfg, code).done()  # made from the files as they are
     return Made(name, outcome.summary())
 
 
@@ -171,29 +196,53 @@ def judge(
     cache_path: str | Path,
     conversations_path: str | Path | None = None,
 ) -> Outcome:
+    """`judge_async` of a cell's written generations, alone in its event loop."""
+    return asyncio.run(
+        judge_async(suite_dir, generations_path, judge_name, cfg, out_path, cache_path, conversations_path)
+    )
+
+
+async def judge_async(
+    suite_dir: str | Path,
+    generations_path: str | Path,
+    judge_name: str,
+    cfg,
+    out_path: str | Path,
+    cache_path: str | Path,
+    conversations_path: str | Path | None = None,
+    arriving: asyncio.Queue | None = None,
+) -> Outcome:
     """Grade the generations; write the judgments to `out_path` and, where `conversations_path` is
     given, what was sent to the LLM judges and their raw replies (`Conversation`; none for rules
-    alone) there."""
+    alone) there. With `arriving`, the generations come as their replies do (None once their file
+    is written): an LLM judge's tasks that need no rules go out for each at once, and the rest is
+    done from the written file as without it, so the judgments are the same bytes."""
     made_by_cfg, cfg = cfg, typed_judge(cfg, judge_name)  # provenance hashes the config as composed
     suite_dir = Path(suite_dir)
     suite = read_suite_info(suite_dir / SUITE_INFO)
     bench, scoring = plugin(suite.kind), OmegaConf.create(suite.scoring)
     problems = {p.id: p for p in read_jsonl(suite_dir / "problems.jsonl", Problem)}
-    generations = read_jsonl(generations_path, Generation)
-    unknown = sorted({g.id for g in generations} - set(problems))
-    if unknown:
-        raise InputError(f"{generations_path}: generations for ids not in the suite: {', '.join(unknown[:5])}")
-    answered = [g for g in generations if g.error is None and g.refusal is None]  # a refusal is not judged
     made_by = provenance(bench, judge_name, made_by_cfg, scoring)  # also checks the protocol's name before any work
+
+    def written() -> tuple[list[Generation], list[Generation]]:
+        """The cell's generations, and those answered (a refusal is not judged)."""
+        generations = read_jsonl(generations_path, Generation)
+        unknown = sorted({g.id for g in generations} - set(problems))
+        if unknown:
+            raise InputError(f"{generations_path}: generations for ids not in the suite: {', '.join(unknown[:5])}")
+        return generations, [g for g in generations if g.error is None and g.refusal is None]
+
     llm = cfg.kind != "rule"  # requests go out while the checks run: the workers give way to them
     with CheckPool(cfg.workers, cfg.check_cpu_seconds, check_options(scoring), give_way=llm) as pool:
         if not llm:
-            grades, usage = _by_rules(bench, problems, answered, scoring, pool), usage_totals([], {})
-            asked: dict = {}
-            requests = "no requests (rules only)"
+            while arriving is not None and await arriving.get() is not None:
+                pass  # rules are checked in one batch, once the generations are written
+            generations, answered = written()
+            grades = await asyncio.to_thread(_by_rules, bench, problems, answered, scoring, pool)
+            usage, asked, requests = usage_totals([], {}), {}, "no requests (rules only)"
         else:
-            grades, usage, asked, requests = asyncio.run(
-                _by_llm(bench, problems, answered, scoring, cfg, cache_path, pool)
+            grades, usage, asked, requests, generations = await _by_llm(
+                bench, problems, written, scoring, cfg, cache_path, pool, arriving
             )
     for line in usage_warnings(usage, f"judge '{judge_name}'"):
         log.warning("%s", line)
@@ -317,15 +366,23 @@ def _by_rules(bench: Benchmark, problems: dict, answered: list[Generation], scor
 
 
 async def _by_llm(
-    bench: Benchmark, problems: dict, answered: list[Generation], scoring, cfg, cache_path, pool: CheckPool
-) -> tuple[dict, dict, dict, str]:
+    bench: Benchmark,
+    problems: dict,
+    written: Callable[[], tuple[list[Generation], list[Generation]]],
+    scoring,
+    cfg,
+    cache_path,
+    pool: CheckPool,
+    arriving: asyncio.Queue | None = None,
+) -> tuple[dict, dict, dict, str, list[Generation]]:
     """Every task of every response to every judge, then the protocol's combination; the judges'
-    usage (requests, tokens, cost); each response's conversation (`conversation`); and what this run
-    sent and paid, apart from the cached replies (`usage.this_run`: the log's, never the usage file's)."""
+    usage (requests, tokens, cost); each response's conversation (`conversation`); what this run
+    sent and paid, apart from the cached replies (`usage.this_run`: the log's, never the usage
+    file's); and the cell's generations (`written()`: all of them, and those answered). With
+    `arriving`, each response's tasks that need no rules go out as soon as it arrives."""
     judges = dict(cfg.judges)
     if not judges:
         raise InputError("an llm judge needs at least one entry under `judges` (name: endpoint)")
-    responses = {(g.id, g.sample): (problems[g.id], g.response or "") for g in answered}
 
     def rules_and_tasks() -> tuple[dict, dict]:
         """In a thread, so that the event loop keeps sending meanwhile."""
@@ -341,7 +398,10 @@ async def _by_llm(
         asked: dict = {}
         tasks: dict = {}  # each response's tasks, in the order their replies are kept
         probed = False
-        for key, (problem, response) in responses.items():  # the tasks that need no rules
+
+        async def ask_first(key: tuple, problem: Problem, response: str) -> None:
+            """A response's tasks that need no rules, asked at once."""
+            nonlocal probed
             cell_tasks = tasks[key] = bench.judge_tasks(problem, response, scoring)
             if cell_tasks and not probed:  # an endpoint that cannot serve stops the cell before its rules run
                 await asyncio.gather(*(asker.check_endpoint(cell_tasks) for asker in askers))
@@ -349,7 +409,16 @@ async def _by_llm(
             asked.update(
                 {(asker.name, key, task.key): asker.grade(task, key) for task in cell_tasks for asker in askers}
             )
-            await asyncio.sleep(0)  # the first requests go out while the next response's are prepared
+
+        while arriving is not None and (generation := await arriving.get()) is not None:
+            if generation.error is None and generation.refusal is None and generation.id in problems:
+                await ask_first((generation.id, generation.sample), problems[generation.id], generation.response or "")
+        generations, answered = written()
+        responses = {(g.id, g.sample): (problems[g.id], g.response or "") for g in answered}
+        for key, (problem, response) in responses.items():  # the tasks that need no rules (not asked yet)
+            if key not in tasks:
+                await ask_first(key, problem, response)
+                await asyncio.sleep(0)  # the first requests go out while the next response's are prepared
         # The rules run while those are answered, not before: their thread would take the GIL from
         # the event loop at each socket call while the first requests go out.
         rules, later = await asyncio.to_thread(rules_and_tasks)
@@ -384,7 +453,7 @@ async def _by_llm(
     }
     conversations = {key: conversation(cell_tasks, askers, key) for key, cell_tasks in tasks.items()}
     usage = judges_usage([asker.usage() for asker in askers])
-    return grades, usage, conversations, this_run([asker.client.tally for asker in askers])
+    return grades, usage, conversations, this_run([asker.client.tally for asker in askers]), generations
 
 
 # What a conversation keeps of a reply: what the request cache stores of it (never `cached`, which
