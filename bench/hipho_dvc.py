@@ -32,7 +32,6 @@ import scale  # the shim-timed copy of a tree
 from hipho_end_to_end import RELEASE, responder
 
 from olympiad_eval.cli.fake_server import JUDGE_MARKER, FakeOpenAI
-from olympiad_eval.core.layout import Layout
 from olympiad_eval.testing import clone
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,10 +61,12 @@ def configure(repo: scale.Repo, base_url: str, concurrency: int) -> None:
 def render_first(repo: scale.Repo) -> Path:
     """The suite rendered in a throwaway copy, for the fake model to know each prompt's answer."""
     scratch = repo.path.parent / "scratch"
-    shutil.copytree(repo.path, scratch, ignore=shutil.ignore_patterns(".git"))
+    shutil.copytree(repo.path, scratch)
     first = scale.Repo(scratch)
     first.dvc("repro", "pipelines/hipho/render/dvc.yaml")
-    return Layout(scratch / "outputs").suite("hipho", "hipho")
+    # where the tree renders a suite (under its benchmark since the stage per model: suites/hipho/hipho)
+    [folder] = {path.parent for path in (scratch / "outputs" / "suites").rglob("prompts.jsonl")}
+    return folder
 
 
 def measure(tree: Path, folder: Path, latency: float, concurrency: int) -> dict:

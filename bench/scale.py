@@ -304,7 +304,6 @@ ORDER = {
     "generate": ["cell.suite", "model"],
     "judge": ["cell.suite", "cell.model", "judge"],
     "aggregate": ["benchmark"],
-    "side": ["cell.suite"],
 }
 
 

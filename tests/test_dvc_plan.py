@@ -67,7 +67,7 @@ def picked_files(config_name: str, overrides: list[str]) -> set[str]:
 
 def test_the_plan_has_every_stage():
     names = {name.split("@")[0] for name, *_ in CELLS}
-    assert names == {"check", "fetch", "render", "evaluate", "aggregate", "side", "report"}
+    assert names == {"check", "fetch", "render", "evaluate", "aggregate", "report"}
     assert len({name for name, *_ in CELLS}) == len(CELLS)
 
 
@@ -120,7 +120,7 @@ def test_every_conf_file_hydra_reads_is_tracked(name, cmd, params, deps):
 def test_every_cell_tracks_the_files_of_its_own_choices(name, cmd, params, deps):
     """The `${item...}` paths in dvc.yaml name the files the cell's overrides select."""
     choices = [word.split("=", 1) for word in shlex.split(cmd)[2:] if not word.startswith("cell.")]
-    assert choices or name.split("@")[0] in ("report", "side")  # the report reads the whole plan, no group of its own
+    assert choices or name.split("@")[0] == "report"  # the report reads the whole plan, no group of its own
     for group, choice in choices:
         assert f"conf/{group}/{choice}.yaml" in params, (name, group, choice)
 
@@ -217,10 +217,10 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
         }
     suite = names["suite"]
     benchmark = plan["suites"][suite]
-    if stage == "side":  # a suite's side-by-side pages: the suite alone, so that a new model does not rerun it
-        return {layout.report_side(suite).as_posix()}, {layout.suite(benchmark, suite).as_posix()}
-    assert stage == "render", name
-    return {layout.suite(benchmark, suite).as_posix()}, {layout.problems(benchmark).as_posix()}
+    assert stage == "render", name  # with the suite's side-by-side pages: they read the suite alone
+    return {layout.suite(benchmark, suite).as_posix(), layout.report_side(suite).as_posix()}, {
+        layout.problems(benchmark).as_posix()
+    }
 
 
 @pytest.mark.parametrize("name,cmd,params,deps,family,outs", STAGES, ids=[cell[0] for cell in STAGES])

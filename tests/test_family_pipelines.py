@@ -41,7 +41,7 @@ def test_adding_a_model_and_running_one_family_runs_that_family_s_stages_only(hi
     first, ran = hipho_run
     assert ran == sorted(
         ["evaluate@sample_hipho-reference", "evaluate@sample_hipho-demo"]  # each model's cells
-        + [f"{stage}@sample_hipho" for stage in ("fetch", "render", "side", "aggregate")]
+        + [f"{stage}@sample_hipho" for stage in ("fetch", "render", "aggregate")]
     )
     repo = copy_of(first, tmp_path / "repo")
     repo.write("conf/model/another.yaml", "provider: reference\n")

@@ -27,7 +27,7 @@ def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
     ran = repo.repro()
     assert ran == sorted(repo.addresses())  # every stage of the plan ran
     families = read_plan(repo.path / "params.yaml")["families"]
-    stages = ("fetch", "render", "evaluate", "aggregate", "side")
+    stages = ("fetch", "render", "evaluate", "aggregate")
     # the report's, and one per stage of each benchmark family
     assert set(committed_locks) == {"dvc.lock"} | {f"pipelines/{f}/{s}/dvc.lock" for f in families for s in stages}
     for benchmark in read_plan(repo.path / "params.yaml")["benchmarks"]:
@@ -154,9 +154,8 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
 
         # ... and `dvc repro` then runs the rest, finding those generations up to date
         ran = repo.repro()
-        # each benchmark's evaluate stage for the model, each aggregate, each suite's side-by-side pages, the
-        # report's root
-        assert "evaluate@sample_hipho-fake" in ran and len(ran) == 2 + 2 + 2 + 1
+        # each benchmark's evaluate stage for the model, each aggregate, the report's root
+        assert "evaluate@sample_hipho-fake" in ran and len(ran) == 2 + 2 + 1
         assert "sample_hipho x fake: up to date" in repo.logs[-1]
         assert generation_requests() == 5 + 3
         assert repo.layout.generations("sample_hipho", "sample_hipho", "fake").read_bytes() == multirun

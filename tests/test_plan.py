@@ -42,7 +42,7 @@ def test_each_family_s_stages_run_its_own_benchmark_and_no_other():
         generation = code_module.part_code_list("generate", ROOT, family)  # what a cell's generations are made by
         assert "src/olympiad_eval/stages/evaluate.py" in generation and "benchmarks/" not in generation
         assert f"src/olympiad_eval/benchmarks/{family}" in deps_of(ROOT / "dvc.yaml", "check")
-        for stage in ("fetch", "render", "evaluate", "aggregate", "side"):
+        for stage in ("fetch", "render", "evaluate", "aggregate"):
             deps = deps_of(ROOT / pipeline_file(family, stage), stage)
             assert f"outputs/code/{family}/{stage}.txt" in deps and not [d for d in deps if d.endswith(".py")]
     assert "src/olympiad_eval/scoring/mathcheck.py" in code_module.code_of("stages/render.py", ROOT, "hipho")
@@ -65,7 +65,7 @@ def test_a_code_list_names_each_file_a_stage_runs_with_its_hash(tmp_path):
     folder = root / "outputs" / "code" / "hipho"
     parts = ["evaluate-generate", "evaluate-judge", "evaluate-report"]  # the evaluate stage's parts' own, for stamps
     assert sorted(path.stem for path in folder.iterdir()) == sorted(
-        ["fetch", "render", "evaluate", "aggregate", "side", "report", *parts]  # the root report's too
+        ["fetch", "render", "evaluate", "aggregate", "report", *parts]  # the root report's too
     )
     lines = (folder / "evaluate.txt").read_text(encoding="utf-8").splitlines()
     listed = dict(reversed(line.split("  ", 1)) for line in lines)
@@ -84,7 +84,6 @@ def test_a_code_list_names_each_file_a_stage_runs_with_its_hash(tmp_path):
         "render",
         "evaluate",
         "aggregate",
-        "side",
         "report",
         "evaluate-judge",
         "evaluate-report",
@@ -171,7 +170,7 @@ def test_a_template_edit_or_a_new_family_makes_the_plan_stale_until_it_is_genera
         assert f"pipelines/{family}/render/dvc.yaml differs from the generated one: run `olympiad-eval plan`" in said
         assert f"pipelines/{family}/evaluate/dvc.yaml differs" not in said  # no conf/prompt there
     # the new family's every stage: a dvc.yaml each
-    for stage in ("fetch", "render", "evaluate", "aggregate", "side"):
+    for stage in ("fetch", "render", "evaluate", "aggregate"):
         assert f"pipelines/newbench/{stage}/dvc.yaml differs from the generated one: run `olympiad-eval plan`" in said
     # the root report's too: it depends on every family's report code list, the new family's among them
     assert "dvc.yaml differs from the generated one: run `olympiad-eval plan`" in said.splitlines()

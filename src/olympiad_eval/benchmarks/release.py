@@ -37,6 +37,9 @@ class FigureStore:
 
     def __init__(self, folder: Path, final: Path | None = None):
         self.folder, self.final = Path(folder), Path(final if final is not None else folder)
+        # each image's format by its bytes' SHA-256, once it has been decoded whole: a release names
+        # one figure from many problems (HiPhO's parts of an exam), and it is decoded once
+        self._formats: dict[str, str] = {}
 
     def file(
         self, path: Path, *, release_file: str | Path, record: str, field_name: str, name: str, role: str = ""
@@ -56,7 +59,10 @@ class FigureStore:
     def _keep(
         self, data: bytes, suffix: str, release_file, record: str, field_name: str, name: str, role: str
     ) -> Figure:
-        image_format = _image_format(data, release_file, record, field_name, name)
+        sha256 = hashlib.sha256(data).hexdigest()
+        if sha256 not in self._formats:
+            self._formats[sha256] = _image_format(data, release_file, record, field_name, name)
+        image_format = self._formats[sha256]
         if len(data) > LARGE_FIGURE_BYTES:
             logging.getLogger(__name__).warning(
                 "%s: record %s: figure '%s' is %.1f MB; most endpoints refuse images over %d MB: set "
@@ -68,7 +74,6 @@ class FigureStore:
                 LARGE_FIGURE_BYTES >> 20,
             )
         mime = MIME_BY_FORMAT.get(image_format, f"image/{(image_format or 'octet-stream').lower()}")
-        sha256 = hashlib.sha256(data).hexdigest()
         stored = sha256 + SUFFIX_BY_MIME.get(mime, suffix or f".{image_format.lower()}")
         target = self.folder / stored
         if not target.exists():

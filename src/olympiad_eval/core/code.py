@@ -78,8 +78,15 @@ def imported(path: Path, src: Path) -> frozenset[str]:
     return frozenset(modules)
 
 
-def reached(files, src: Path) -> set[str]:
+def reached(files, src: Path) -> frozenset[str]:
     """Every module of this package that running `files` may import."""
+    return _reached(tuple(files), src)
+
+
+@functools.cache
+def _reached(files: tuple[Path, ...], src: Path) -> frozenset[str]:
+    """`reached`, cached as `imported` is: the check stage follows some forty scripts and parts,
+    which share most of their modules."""
     seen: set[str] = set()
     todo = [name for path in files for name in imported(path, src)]
     while todo:
@@ -88,7 +95,7 @@ def reached(files, src: Path) -> set[str]:
             continue
         seen.add(name)
         todo.extend(imported(module_file(name, src), src))
-    return seen
+    return frozenset(seen)
 
 
 def benchmark_code(family: str, root: Path) -> tuple[Path, list[Path]] | None:
@@ -167,6 +174,7 @@ def listing(names: list[str], root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+@functools.cache
 def _relative(path: Path, root: Path) -> str:
     """A dependency's path as dvc.yaml lists it: relative to the repository, or absolute outside it."""
     resolved = path.resolve()

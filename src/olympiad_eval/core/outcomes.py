@@ -10,11 +10,15 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from olympiad_eval.core.records import InputError, Judgment
 from olympiad_eval.core.stats import TIE
+
+if (
+    TYPE_CHECKING
+):  # pandas only types the flips' table: a cell's pages, which read `RIGHT_FROM`, need not pay its import
+    import pandas as pd
 
 _CELL = re.compile(r"(?P<model>[^/:\s]+)/(?P<judge>[^/:\s]+)(?::(?P<samples>[\d,\-]+))?")
 
@@ -150,6 +154,8 @@ def flips_table(problems: list[str], pairs: list[tuple[Outcome, Outcome]]) -> pd
                     "unscored": unscored_text(a, b),
                 }
             )
+    import pandas as pd
+
     return pd.DataFrame(rows, columns=["id", "subset", "A points", "B points", "max points", "change", "unscored"])
 
 

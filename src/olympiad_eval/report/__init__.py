@@ -5,7 +5,7 @@ network, for auditing a run problem by problem.
   they show changed: `write_cell_pages`): the cell's index, a row per problem to sort and filter,
   a page per problem with what each judge was asked and replied, and the cell's columns of the
   side-by-side pages (`cell.py`);
-- `write_side` (a stage per suite, in its family's pipeline): a side-by-side page per problem, its
+- `write_side` (each suite's render stage, in its family's pipeline): a side-by-side page per problem, its
   own text and figures, into which the viewer loads each model's column (`side.py`): it reads the
   suite alone, so adding a model does not rerun it;
 - `write_report` (the root stage): the index of the whole plan (run metadata, every benchmark's
@@ -28,8 +28,6 @@ from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 from urllib.parse import quote
-
-import pandas as pd
 
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.plan import family_of_suite
@@ -176,6 +174,8 @@ def _need(path: Path, cell: str) -> Path:
 def _table_html(csv: Path) -> str:
     """A table of the aggregate's, in a frame that scrolls sideways when the table is wider than the
     page: the page itself never is."""
+    import pandas as pd  # the root's tables only: a cell's pages need not pay its import
+
     frame = pd.read_csv(csv, keep_default_na=False, na_values=[""])
     table = frame.to_html(index=False, na_rep="\u2013", float_format="%.2f", escape=True, border=0)
     return f'<div class="table-wrap">{table}</div>'
@@ -297,6 +297,8 @@ def _comparison_html(index_path: Path) -> str:
 
 def _comparison_table_html(csv: Path) -> str:
     """A comparison's table; its p-values with three significant digits, not two decimals."""
+    import pandas as pd  # the root's tables only: a cell's pages need not pay its import
+
     frame = pd.read_csv(csv, keep_default_na=False, na_values=[""])
     formatters = {"p": lambda p: f"{p:.3g}"} if "p" in frame.columns else None
     return frame.to_html(

@@ -3,7 +3,7 @@
 Sharded so that adding a model writes its own files and the few that list the models, never the
 side-by-side pages themselves (at PhysElite's size there are 23,172 of them):
 
-- `write_side_pages` (a stage per suite: `stages/side.py`): a page per problem with its own text,
+- `write_side_pages` (each suite's render stage, `stages/render.py`): a page per problem with its own text,
   figures and gold answers, and a place for the columns. It reads the suite alone.
 - each cell's pages (the last part of its model's evaluate stage) hold its model's columns
   (`cell.py`: the response, the extracted answers typeset, each judge's verdict, a sample's cost
