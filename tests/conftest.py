@@ -22,6 +22,19 @@ def session_request_cache(tmp_path_factory):
         yield
 
 
+@pytest.fixture(autouse=True)
+def quick_retries(monkeypatch):
+    """Retries wait a hundredth of a second in the tests' own processes, not the half second and more
+    of the clients' backoff: what is retried, how often and what becomes of it is unchanged (a stage
+    run as its own process keeps the real waits)."""
+    import openai._base_client
+
+    from olympiad_eval.llm import transport
+
+    monkeypatch.setattr(transport, "FIRST_RETRY_WAIT", 0.01)
+    monkeypatch.setattr(openai._base_client, "INITIAL_RETRY_DELAY", 0.01)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def shared_environments():
     """The pinned environments of protocols that need their own packages (OlympiadBench's official

@@ -83,6 +83,11 @@ class RateLimiter:
         await asyncio.sleep(max(0.0, start - loop.time()))
 
 
+# The wait before a retry of a reply that is no completion, doubling from the first: the openai
+# client's own backoff for the transport failures it retries (its INITIAL_RETRY_DELAY, MAX_RETRY_DELAY).
+FIRST_RETRY_WAIT, LAST_RETRY_WAIT = 0.5, 8.0
+
+
 class EndpointError(InputError):
     """An endpoint that cannot serve a batch at all (down, refusing the key, not serving the model),
     found before anything was sent: the stage stops with this one line."""
@@ -143,7 +148,7 @@ class OpenAIEndpoint:
         same budget and backoff."""
         for retry in range(self.max_retries + 1):
             if retry:
-                await asyncio.sleep(min(0.5 * 2 ** (retry - 1), 8.0))
+                await asyncio.sleep(min(FIRST_RETRY_WAIT * 2 ** (retry - 1), LAST_RETRY_WAIT))
             reply, malformed = await self._request(messages, settings)
             if (
                 not malformed
