@@ -243,7 +243,8 @@ def stage_measured(layout: Layout, models: list[str], cell: dict | None) -> dict
     wall = time.perf_counter() - start
     name = "report (root)"
     if cell:
-        name = f"report@{cell['suite']}-{cell['model']}" if "model" in cell else f"report-side@{cell['suite']}"
+        # named by what writes the pages now: a model's evaluate stage, a suite's render stage
+        name = f"pages of {cell['model']} on {cell['suite']}" if "model" in cell else f"side pages of {cell['suite']}"
     return {
         "stage": name,
         "s": wall,

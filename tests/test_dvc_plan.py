@@ -43,7 +43,6 @@ def _cells():
                 sorted(Path(out.def_path).as_posix() for out in stage.outs),  # outs, metrics and plots
             )
             for stage in repo.index.stages
-            if not stage.name.startswith("code@")  # a family's code lists (tests/test_plan.py): no config, no cell
         ]
 
 

@@ -522,10 +522,3 @@ async def ask_each(
             return await complete_all(provider, cache, requests, progress, tally, on_reply)
     finally:
         cache.close()
-
-
-def ask_all(
-    provider: Provider, cache_path: str | Path, requests: list[Request], label: str, tally: Tally | None = None
-) -> list[Reply]:
-    """`ask_each` alone in its event loop."""
-    return asyncio.run(ask_each(provider, cache_path, requests, label, tally))

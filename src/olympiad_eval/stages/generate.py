@@ -74,18 +74,9 @@ def generation_requests(provider: Provider, cfg, prompts: list[Prompt]) -> list[
     ]
 
 
-def generate(
-    suite: str,
-    model: str,
-    cfg,
-    prompts_path: str | Path,
-    out_path: str | Path,
-    cache_path: str | Path,
-    usage_path: str | Path | None = None,
-    replies_path: str | Path | None = None,
-) -> Outcome:
-    """One cell's generations (`generate_async`), alone in their event loop."""
-    return asyncio.run(generate_async(suite, model, cfg, prompts_path, out_path, cache_path, usage_path, replies_path))
+def generate(*args, **kwargs) -> Outcome:
+    """One cell's generations: `generate_async`, with its arguments, alone in its event loop."""
+    return asyncio.run(generate_async(*args, **kwargs))
 
 
 async def generate_async(

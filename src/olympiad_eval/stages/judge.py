@@ -187,19 +187,9 @@ async def judge_cell_async(
     return Made(name, outcome.summary())
 
 
-def judge(
-    suite_dir: str | Path,
-    generations_path: str | Path,
-    judge_name: str,
-    cfg,
-    out_path: str | Path,
-    cache_path: str | Path,
-    conversations_path: str | Path | None = None,
-) -> Outcome:
-    """`judge_async` of a cell's written generations, alone in its event loop."""
-    return asyncio.run(
-        judge_async(suite_dir, generations_path, judge_name, cfg, out_path, cache_path, conversations_path)
-    )
+def judge(*args, **kwargs) -> Outcome:
+    """A cell's written generations judged: `judge_async`, with its arguments, alone in its event loop."""
+    return asyncio.run(judge_async(*args, **kwargs))
 
 
 async def judge_async(
