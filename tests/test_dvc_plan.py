@@ -184,10 +184,8 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
     if stage == "report":  # the root: index, assets, side by side; it links every cell and shows their dates
         return (
             {path.as_posix() for path in (layout.report_index(), layout.report_assets(), layout.report_compare())},
-            {
-                f"{OUTPUTS}/{spelled(path)}"
-                for path in ("suite", "cells", "tables", "metrics", "plots", "stamp", "report_side")
-            },
+            # the cells through their stamps, which hold the digests of every file a part of a cell wrote
+            {f"{OUTPUTS}/{spelled(path)}" for path in ("suite", "tables", "metrics", "plots", "stamp", "report_side")},
         )
     if stage in ("fetch", "aggregate"):
         benchmark = names["benchmark"]
@@ -201,7 +199,7 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
         ]
         return {path.as_posix() for path in writes}, {
             layout.cells(benchmark).as_posix(),  # its own cells only
-            layout.problems(benchmark).as_posix(),
+            layout.problem_records(benchmark).as_posix(),  # the records, not the figures
         }
     if stage == "evaluate":  # a model's cells of a benchmark: every suite of the benchmark, and its record
         benchmark, model = names["benchmark"], names["model"]
