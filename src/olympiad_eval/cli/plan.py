@@ -33,13 +33,11 @@ import sys
 from pathlib import Path
 
 from olympiad_eval.core import layout
-from olympiad_eval.core.code import all_code, code_of
+from olympiad_eval.core.code import CODE_LISTS, TEMPLATES, all_code, code_of
 from olympiad_eval.core.plan import pipeline_file, read_plan
 
 _CODE = re.compile(r"^(?P<indent>\s*)- <code: (?P<script>\S+)>$", re.M)
 _ALL_CODE = re.compile(r"^(?P<indent>\s*)- <code of every family's stages>$", re.M)
-# in the root dvc.yaml: a script's code list in every family (`outputs/code/<family>/<stage>.txt`)
-_CODE_LISTS = re.compile(r"^(?P<indent>\s*)- <code lists: stages/(?P<stage>\w+)\.py>$", re.M)
 # a stage of a family's template (`  evaluate:`), where its text begins
 _STAGE = re.compile(r"^  (?P<name>\w+):", re.M)
 # the repository from a family's stage folder (`pipeline_file`'s): its `wdir`, and where params.yaml is
@@ -80,7 +78,8 @@ def fill(template: str, root: Path, family: str | None = None) -> str:
     text = _CODE.sub(
         lambda m: "\n".join(f"{m['indent']}- {path}" for path in code_of(m["script"], root, family)), template
     )
-    text = _CODE_LISTS.sub(lambda m: "\n".join(f"{m['indent']}- {path}" for path in code_lists(m["stage"], root)), text)
+    # in the root dvc.yaml: a script's code list in every family (`outputs/code/<family>/<stage>.txt`)
+    text = CODE_LISTS.sub(lambda m: "\n".join(f"{m['indent']}- {path}" for path in code_lists(m["stage"], root)), text)
     text = _ALL_CODE.sub(lambda m: "\n".join(f"{m['indent']}- {path}" for path in every_family_s_code(root)), text)
     text = _PATH.sub(lambda m: output_path(m, family), text)
     return text if family is None else text.replace("<family>", family)
@@ -103,7 +102,7 @@ def family_pipeline(template: str, root: Path, family: str) -> dict[str, str]:
 
 def pipeline_files(root: Path) -> dict[Path, str]:
     """Every pipeline file the plan needs, by path, with the text it should have."""
-    templates = root / "pipelines" / "templates"
+    templates = root / TEMPLATES
     family = (templates / "family.yaml").read_text(encoding="utf-8")
     files = {root / "dvc.yaml": fill((templates / "report.yaml").read_text(encoding="utf-8"), root)}
     for name in read_plan(root / "params.yaml")["families"]:

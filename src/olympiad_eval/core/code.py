@@ -38,7 +38,7 @@ EVALUATE_PARTS = {
 # commands, and the root's report runs every family's benchmark (`<code lists: stages/x.py>`).
 TEMPLATES = Path("pipelines") / "templates"
 _SCRIPT = re.compile(r"\bpython (stages/\w+\.py)\b")
-_CODE_LISTS = re.compile(r"^(?P<indent>\s*)- <code lists: stages/(?P<stage>\w+)\.py>$", re.M)
+CODE_LISTS = re.compile(r"^(?P<indent>\s*)- <code lists: stages/(?P<stage>\w+)\.py>$", re.M)
 # a package's data that its code reads (the report's viewer script and style): code too
 PACKAGE_DATA = {f"{PACKAGE}.report": f"src/{PACKAGE}/report/assets"}
 # files under a code folder that are not code (as .dvcignore says: bytecode, a killed write's leftovers)
@@ -207,15 +207,13 @@ def listed_scripts(root: Path) -> list[str]:
     root's that run every family's benchmark (`<code lists: stages/x.py>`: the root report)."""
     family = (root / TEMPLATES / "family.yaml").read_text(encoding="utf-8")
     report = (root / TEMPLATES / "report.yaml").read_text(encoding="utf-8")
-    rooted = [f"stages/{m['stage']}.py" for m in _CODE_LISTS.finditer(report)]
+    rooted = [f"stages/{m['stage']}.py" for m in CODE_LISTS.finditer(report)]
     return list(dict.fromkeys([*scripts_of(family), *rooted]))
 
 
 def all_code(root: Path, family: str) -> list[str]:
-    """The code of every script listed for a family (`listed_scripts`), the check stage's own
-    (`stages/check.py`, which lists them) among it."""
-    scripts = [*listed_scripts(root), "stages/check.py"]
-    return sorted({path for script in scripts for path in code_of(script, root, family)})
+    """The code of every script listed for a family (`listed_scripts`)."""
+    return sorted({path for script in listed_scripts(root) for path in code_of(script, root, family)})
 
 
 def write_code_lists(root: Path, family: str, outputs: Path) -> None:

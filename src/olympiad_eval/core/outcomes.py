@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING
 from olympiad_eval.core.records import InputError, Judgment
 from olympiad_eval.core.stats import TIE
 
-if (
-    TYPE_CHECKING
-):  # pandas only types the flips' table: a cell's pages, which read `RIGHT_FROM`, need not pay its import
+# pandas only types the flips' table: a cell's pages, which read `RIGHT_FROM`, need not pay its import
+if TYPE_CHECKING:
     import pandas as pd
 
 _CELL = re.compile(r"(?P<model>[^/:\s]+)/(?P<judge>[^/:\s]+)(?::(?P<samples>[\d,\-]+))?")

@@ -149,11 +149,9 @@ def generation_part(layout: Layout, benchmark: str, suite: str, model: str, cfg,
     return Part(layout.stamp(benchmark, suite, model, "generate"), inputs_digest(code, config, files), outputs)
 
 
-def generate_cell(
-    layout: Layout, benchmark: str, suite: str, model: str, cfg, code: str, cache_path, max_failed_fraction: float
-) -> Made:
-    """`generate_cell_async`, alone in its event loop."""
-    return asyncio.run(generate_cell_async(layout, benchmark, suite, model, cfg, code, cache_path, max_failed_fraction))
+def generate_cell(*args, **kwargs) -> Made:
+    """`generate_cell_async`, with its arguments, alone in its event loop."""
+    return asyncio.run(generate_cell_async(*args, **kwargs))
 
 
 async def generate_cell_async(

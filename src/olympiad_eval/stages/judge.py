@@ -132,13 +132,9 @@ def judgment_part(layout: Layout, benchmark: str, suite: str, model: str, judge_
     return Part(stamp, inputs_digest(code, {"judge": OmegaConf.to_container(cfg, resolve=True)}, files), outputs)
 
 
-def judge_cell(
-    layout: Layout, benchmark: str, suite: str, model: str, judge_name: str, cfg, code: str, cache_path, min_coverage
-) -> Made:
-    """`judge_cell_async`, alone in its event loop."""
-    return asyncio.run(
-        judge_cell_async(layout, benchmark, suite, model, judge_name, cfg, code, cache_path, min_coverage)
-    )
+def judge_cell(*args, **kwargs) -> Made:
+    """`judge_cell_async`, with its arguments, alone in its event loop."""
+    return asyncio.run(judge_cell_async(*args, **kwargs))
 
 
 async def judge_cell_async(
@@ -160,7 +156,8 @@ async def judge_cell_async(
     generations file is written), the cell is being generated: its judging starts with the first
     reply, and what made it is known, and stamped, once the generations are written."""
     name = f"{suite} x {model} x {judge_name}"
-    if arriving is None and judgment_part(layout, benchmark, suite, model, judge_name, cfg, code).up_to_date():
+    part = judgment_part(layout, benchmark, suite, model, judge_name, cfg, code)  # inputs: the files as they are
+    if arriving is None and part.up_to_date():
         return Made(name, None)
     generations = layout.generations(benchmark, suite, model)
     if arriving is None and not generations.is_file():
@@ -168,8 +165,7 @@ async def judge_cell_async(
             f"no generations of model '{model}' for suite '{suite}' at {generations}: generate them first "
             f"(python stages/generate.py model={model} cell.suite={suite}, or dvc repro)"
         )
-    outputs = judgment_part(layout, benchmark, suite, model, judge_name, cfg, code).outputs
-    out, coverage, usage, conversations = outputs
+    out, coverage, usage, conversations = part.outputs
     outcome = await judge_async(
         layout.suite(benchmark, suite), generations, judge_name, cfg, out, cache_path, conversations, arriving
     )
@@ -183,7 +179,9 @@ async def judge_cell_async(
             f"{reasons}; rerun to retry the failed judgments"
         )
         return Made(name, outcome.summary(), failure)
-    judgment_part(layout, benchmark, suite, model, judge_name, cfg, code).done()  # made from the files as they are
+    if arriving is not None:  # the generations were written meanwhile: what made the judgments is known now
+        part = judgment_part(layout, benchmark, suite, model, judge_name, cfg, code)
+    part.done()
     return Made(name, outcome.summary())
 
 
