@@ -1,11 +1,11 @@
 """What DVC pays after each stage it runs to rewrite its pipeline's dvc.lock, by the lock's size.
 
-    python bench/lock_cost.py                  # pipelines/physelite/evaluate/dvc.lock, 1 to 32 times its stages
-    python bench/lock_cost.py --lock pipelines/hipho/evaluate/dvc.lock --copies 1 4
+    python bench/lock_cost.py                  # pipelines/physelite/judge/dvc.lock, 1 to 32 times its stages
+    python bench/lock_cost.py --lock pipelines/hipho/generate/dvc.lock --copies 1 4
 
 After each stage, DVC reads the whole lock of the stage's dvc.yaml with ruamel's round-trip loader,
 puts the stage's entry in and writes the file back (`dvc.utils.serialize.modify_yaml`, the call its
-lockfile makes). A family's stages of one kind share one lock (its models' evaluate stages, say), so
+lockfile makes). A family's stages of one kind share one lock (its cells' judge stages, say), so
 this cost grows with the plan: here the lock is the committed one with its stages copied under new
 names, and each size is timed as DVC does it.
 Prints the lock's lines and the seconds per rewrite (the median of `--repeat`).
@@ -43,7 +43,7 @@ def rewrite_seconds(path: Path, repeat: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--lock", type=Path, default=ROOT / "pipelines" / "physelite" / "evaluate" / "dvc.lock")
+    parser.add_argument("--lock", type=Path, default=ROOT / "pipelines" / "physelite" / "judge" / "dvc.lock")
     parser.add_argument("--copies", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()

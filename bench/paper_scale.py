@@ -60,7 +60,10 @@ def prepare(tree: Path, folder: Path, models: list[str]) -> scale.Repo:
     repo = scale.Repo(clone(folder / "repo", tree))
     for name in model_names(len(models) + 1):
         repo.write(f"conf/model/{name}.yaml", "provider: reference\nsamples: 1\n")
-    for config in ("conf/judge.yaml", "conf/evaluate.yaml"):  # where each tree keeps min_coverage
+    for config in (
+        "conf/judge.yaml",
+        "conf/evaluate.yaml",
+    ):  # where each tree keeps min_coverage (the stage per model's)
         path = repo.path / config
         if path.is_file():
             path.write_text(re.sub(r"min_coverage: [\d.]+", "min_coverage: 0.0", path.read_text()), encoding="utf-8")

@@ -98,7 +98,7 @@ def fetch_and_render(workdir: Path, layout: Layout, problems: int) -> None:
     scale.write_release(workdir / "release", problems, fields)
     fetch(BENCHMARK, bench_config(workdir), layout.problems(BENCHMARK))
     for suite in SUITES:
-        render(suite, suite_config(suite), BENCHMARK, layout.problem_records(BENCHMARK), layout.suite(BENCHMARK, suite))
+        render(suite, suite_config(suite), BENCHMARK, layout.problem_records(BENCHMARK), layout.suite(FAMILY, suite))
 
 
 def state(index: int, model: str) -> str:
@@ -141,7 +141,7 @@ def generation(suite: str, model: str, index: int) -> Generation:
 def write_generations(layout: Layout, suite: str, model: str, problems: int, first: int = 1) -> Path:
     from olympiad_eval.core.records import write_jsonl
 
-    path = layout.generations(BENCHMARK, suite, model)
+    path = layout.generations(FAMILY, suite, model)
     write_jsonl(path, [generation(suite, model, index) for index in range(first, problems + 1)])
     return path
 
@@ -163,10 +163,10 @@ def judge_cell(
     graded = min(graded, problems)
     sample = workdir / "graded" / suite / f"{model}.jsonl"
     sample.parent.mkdir(parents=True, exist_ok=True)
-    all_lines = layout.generations(BENCHMARK, suite, model).read_text(encoding="utf-8").splitlines(keepends=True)
+    all_lines = layout.generations(FAMILY, suite, model).read_text(encoding="utf-8").splitlines(keepends=True)
     sample.write_text("".join(all_lines[:graded]), encoding="utf-8")
-    out = layout.judgments(BENCHMARK, suite, model, JUDGE)
-    judge(layout.suite(BENCHMARK, suite), sample, JUDGE, ensemble_config(base_url), out, workdir / "cache.sqlite")
+    out = layout.judgments(FAMILY, suite, model, JUDGE)
+    judge(layout.suite(FAMILY, suite), sample, JUDGE, ensemble_config(base_url), out, workdir / "cache.sqlite")
     templates: dict[str, str] = {}
     lines = out.read_text(encoding="utf-8").splitlines(keepends=True)
     for line in lines:
@@ -198,7 +198,7 @@ def run_models(workdir: Path, layout: Layout, models: list[str], problems: int, 
 
 
 def known_models(layout: Layout) -> list[str]:
-    return sorted(path.stem for path in layout.generations(BENCHMARK, SUITES[0], "x").parent.glob("*.jsonl"))
+    return sorted(path.name for path in layout.cell(FAMILY, SUITES[0]).iterdir() if path.is_dir())
 
 
 # ---------------------------------------------------------------- the report, measured
@@ -243,7 +243,7 @@ def stage_measured(layout: Layout, models: list[str], cell: dict | None) -> dict
     wall = time.perf_counter() - start
     name = "report (root)"
     if cell:
-        # named by what writes the pages now: a model's evaluate stage, a suite's render stage
+        # named by what writes the pages: a cell's pages stage, a suite's render stage
         name = f"pages of {cell['model']} on {cell['suite']}" if "model" in cell else f"side pages of {cell['suite']}"
     return {
         "stage": name,
@@ -429,7 +429,7 @@ def side_page(layout: Layout, suite: str) -> Path:
     from olympiad_eval.core.records import Prompt, read_jsonl
     from olympiad_eval.report.html import page_slug
 
-    prompts = read_jsonl(layout.prompts(BENCHMARK, suite), Prompt)
+    prompts = read_jsonl(layout.prompts(FAMILY, suite), Prompt)
     slug = page_slug(prompts[len(prompts) // 2].id)
     for folder in ("side", "compare"):
         path = layout.report() / folder / suite / f"{slug}.html"
@@ -511,7 +511,7 @@ def changes(before: dict[str, str], after: dict[str, str], layout: Layout) -> di
     the rest are the root's (index, assets, side-by-side pages), which name every model."""
     report = layout.report()
     cells = [
-        layout.report_cell(BENCHMARK, suite, model).relative_to(report).as_posix() + "/"
+        layout.report_cell(FAMILY, suite, model).relative_to(report).as_posix() + "/"
         for suite in SUITES
         for model in MODELS
     ]
@@ -531,7 +531,7 @@ def written(before: dict, after: dict, layout: Layout) -> dict:
     """The files the report stages wrote when a model was added (new, or written again: another
     inode or modification time), by part, and of those the added model's own cells."""
     report = layout.report()
-    own = tuple(layout.report_cell(BENCHMARK, suite, ADDED).relative_to(report).as_posix() + "/" for suite in SUITES)
+    own = tuple(layout.report_cell(FAMILY, suite, ADDED).relative_to(report).as_posix() + "/" for suite in SUITES)
     names = [name for name, stamp in after.items() if before.get(name) != stamp]
     by_part: dict[str, int] = {}
     for name in names:

@@ -25,7 +25,7 @@ from olympiad_eval.testing import clone, lock_files
 
 ROOT = Path(__file__).resolve().parents[1]
 # The stage forced again, and its command alone, by the tree's stage granularity: a model's evaluate stage
-# (its every part found up to date), or a tree's rules-only judge cell of a two-language family.
+# (a tree with a stage per model and benchmark: its every part found up to date), or a rules-only judge cell.
 FORCED = {
     "evaluate@sample_physelite-demo": ["stages/evaluate.py", "model=demo", "cell.benchmark=sample_physelite"],
     "judge@sample_physelite_en-demo-rule": [

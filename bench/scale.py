@@ -300,8 +300,9 @@ class Repo:
 ORDER = {
     "fetch": ["benchmark"],
     "render": ["suite"],
-    "evaluate": ["cell.benchmark", "model"],
     "generate": ["cell.suite", "model"],
+    "pages": ["cell.suite", "model"],
+    "evaluate": ["cell.benchmark", "model"],  # a tree with a stage per model and benchmark (c51b051 and before)
     "judge": ["cell.suite", "cell.model", "judge"],
     "aggregate": ["benchmark"],
 }
@@ -377,10 +378,12 @@ def configure(repo: Repo, base_url: str, models: int, concurrency: int) -> list[
 
 
 def ideal_seconds(stage: str, problems: int, concurrency: int, latency: float) -> float | None:
-    """Requests / concurrency x latency: a model's evaluate stage asks one request per prompt of each
-    suite, then the LLM judge two per response (the generation and the judging one after the other)."""
-    if stage.startswith("evaluate@"):
-        return len(SUITES) * (problems + 2 * problems) / concurrency * latency
+    """Requests / concurrency x latency: a generate stage asks one request per prompt of its suite,
+    an LLM judge's stage two per response (the answer verdict and the process)."""
+    if stage.startswith("generate@"):
+        return problems / concurrency * latency
+    if stage.startswith("judge@") and stage.endswith(f"-{JUDGE}"):
+        return 2 * problems / concurrency * latency
     return None
 
 

@@ -1,7 +1,8 @@
 """DVC stage: the run plan checked before any other stage runs (every fetch depends on its line);
-each of its models' configs as the evaluate stage composes them, written for that model's evaluate
-stages to depend on (`stages.configs`); and what each family's stages run, a code list per family
-and stage script (`core.code`), which those stages depend on instead of on each file.
+the records of what the cells' stages read, for them to depend on (`stages.configs`: each model's
+config for each suite as the generate stage composes it, with the files its provider reads; each
+judge's config as the judge stage composes it); and what each family's stages run, a code list per
+family and stage script (`core.code`), which those stages depend on instead of on each file.
 
 `dvc exp run -S 'models=[gtp-4o]'` changes the plan's params, so this stage runs first and stops
 the run with the stages' own message (did you mean 'gpt-4o'?) within a second or two, before DVC
@@ -31,7 +32,7 @@ def main() -> int:
     from olympiad_eval.stages.configs import write_records  # Hydra: only once the plan's names are known good
 
     layout = Layout()
-    write_records(plan, Path(CONF), layout)
+    write_records(plan, Path(CONF), layout, Path.cwd())
     for family in plan["families"]:
         write_code_lists(Path.cwd(), family, layout.root)
     stamp = layout.plan_check()

@@ -1,4 +1,4 @@
-"""DVC stage: render one suite's prompts into outputs/suites/<benchmark>/<suite>/, and, for a suite of the
+"""DVC stage: render one suite's prompts into outputs/suites/<family>/<suite>/, and, for a suite of the
 plan, its side-by-side pages of the report into outputs/report/side/<suite>/ (each problem's own text
 and figures, into which the report's viewer loads each model's column from that model's cells)."""
 
@@ -20,7 +20,7 @@ def main(cfg) -> None:
     family = plugin(cfg.suite.kind).name
     check_pairing(plan, suite, family, benchmark, cfg.paths.plan)
     layout = Layout(cfg.paths.outputs)
-    prompts = render(suite, cfg.suite, benchmark, layout.problem_records(benchmark), layout.suite(benchmark, suite))
+    prompts = render(suite, cfg.suite, benchmark, layout.problem_records(benchmark), layout.suite(family, suite))
     log.info("%s: %d prompts", suite, len(prompts))
     if suite in plan["suites"]:  # a suite rendered by hand, outside the plan, has no report
         log.info("side by side: wrote %s", write_side(plan, layout, suite, cfg.paths.plan))

@@ -1,7 +1,7 @@
 """DVC stage: the root of the static HTML report (outputs/report/): the index of the whole plan, the
 flips, what lists the plan's models for the side-by-side pages and the cells' indexes, and the shared
-assets. Each cell's pages are written by its model's evaluate stage (`stages/evaluate.py`), each
-suite's side-by-side pages by its render stage (`stages/render.py`)."""
+assets. Each cell's pages are written by its pages stage (`stages/pages.py`), each suite's
+side-by-side pages by its render stage (`stages/render.py`)."""
 
 import hydra
 

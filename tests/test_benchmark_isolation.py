@@ -51,7 +51,8 @@ def test_editing_one_benchmark_s_code_leaves_the_other_families_up_to_date(tmp_p
     stale = {
         name: deps for pipeline, stages in changed.items() if pipeline != "dvc.yaml" for name, deps in stages.items()
     }
-    assert {name.split("@")[0] for name in stale} == {"fetch", "render", "evaluate", "aggregate"}
+    # each of the family's stages that runs its benchmark: every one but generation (prompts are rendered)
+    assert {name.split("@")[0] for name in stale} == {"fetch", "render", "judge", "pages", "aggregate"}
     assert all(deps == {f"outputs/code/{family}/{name.split('@')[0]}.txt"} for name, deps in stale.items())
 
 
@@ -91,8 +92,8 @@ def test_a_benchmark_from_outside_the_package_is_a_working_fifth_family(tmp_path
     assert "- tests/benchmarks/toy_plugin.py" in (repo.path / "dvc.yaml").read_text(encoding="utf-8")  # the check's
 
     ran = repo.repro("--recursive", "pipelines/toy")
-    assert {name.split("@")[0] for name in ran} == {"fetch", "render", "evaluate", "aggregate"}
-    listed = repo.layout.code("toy", "evaluate").read_text(encoding="utf-8")  # what the toy's stages run
+    assert {name.split("@")[0] for name in ran} == {"fetch", "render", "generate", "judge", "pages", "aggregate"}
+    listed = repo.layout.code("toy", "judge").read_text(encoding="utf-8")  # what the toy's stages run
     assert "tests/benchmarks/toy_plugin.py" in listed and "benchmarks/hipho" not in listed
     metrics = repo.metrics("toy")["toy"]
     assert {model: round(judges["rule"]["score"], 2) for model, judges in metrics.items()} == {

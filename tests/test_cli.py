@@ -129,16 +129,15 @@ def sample_outputs(tmp_path_factory) -> Path:
         plan = read_plan(ROOT / "params.yaml")
         for suite, benchmark in plan["suites"].items():
             render_sample(outputs, suite, benchmark)
+            family = plan["family"][benchmark]
             for model in plan["models"]:
                 cfg = compose_stage("generate", [f"model={model}", f"cell.suite={suite}"]).model
-                generations = layout.generations(benchmark, suite, model)
-                generate(
-                    suite, model, cfg, layout.prompts(benchmark, suite), generations, outputs.parent / "cache.sqlite"
-                )
+                generations = layout.generations(family, suite, model)
+                generate(suite, model, cfg, layout.prompts(family, suite), generations, outputs.parent / "cache.sqlite")
                 judge_cfg = compose_stage("judge", ["judge=rule", f"cell.suite={suite}", f"cell.model={model}"]).judge
-                judged = layout.judgments(benchmark, suite, model, "rule")
+                judged = layout.judgments(family, suite, model, "rule")
                 judge(
-                    layout.suite(benchmark, suite),
+                    layout.suite(family, suite),
                     generations,
                     "rule",
                     judge_cfg,

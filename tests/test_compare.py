@@ -129,7 +129,7 @@ def test_fleiss_kappa_of_the_textbook_table():
 
 # ---------------------------------------------------------------- two cells from hand-written judgments
 
-SUITE, BENCHMARK = "s", "b"
+SUITE, FAMILY = "s", "f"
 
 
 def judgment(
@@ -168,8 +168,8 @@ def judgment(
 def cell(layout: Layout, text: str, judgments: list[Judgment]):
     """Write the judgments where the cell's file is, and read it back as the command does."""
     parsed = parse_cell(text)
-    write_jsonl(layout.judgments(BENCHMARK, SUITE, parsed.model, parsed.judge), judgments)
-    return read_cell(layout, BENCHMARK, SUITE, parsed)
+    write_jsonl(layout.judgments(FAMILY, SUITE, parsed.model, parsed.judge), judgments)
+    return read_cell(layout, FAMILY, SUITE, parsed)
 
 
 def test_flips_and_differences_of_two_models(tmp_path):
@@ -251,7 +251,7 @@ def test_parts_of_one_exam_problem_are_paired_and_drawn_as_one(tmp_path):
     assert "4 exam problems holding the 5 problems compared" in " ".join(clustered.notes)
     assert "each problem is its own cluster (5 problems" in " ".join(plain.notes)
     # the suite's kind comes from its rendered suite.json; without it each problem is its own cluster
-    assert clustering(layout, "b", SUITE).note.endswith(
+    assert clustering(layout, FAMILY, SUITE).note.endswith(
         "not found (the suite's render stage writes it): each problem its own cluster"
     )
 
@@ -287,8 +287,8 @@ def test_cells_of_different_problems_are_refused_naming_the_ids(tmp_path):
     b = cell(layout, "m2/rule", [judgment(str(p), "m2", 1) for p in (1, 2, 4)])
     with pytest.raises(
         InputError,
-        match=r"judged different problems: only in m1/rule \(.*m1/s/judges/rule/judgments.jsonl\): 3; "
-        r"only in m2/rule \(.*m2/s/judges/rule/judgments.jsonl\): 4",
+        match=r"judged different problems: only in m1/rule \(.*s/m1/judges/rule/judgments.jsonl\): 3; "
+        r"only in m2/rule \(.*s/m2/judges/rule/judgments.jsonl\): 4",
     ):
         compare_runs(SUITE, a, b)
 
@@ -307,7 +307,7 @@ def test_one_judge_under_two_protocols_is_refused_two_judges_are_compared(tmp_pa
 
 def test_a_cell_that_mixes_protocols_or_lacks_samples_is_refused(tmp_path):
     layout = Layout(tmp_path)
-    with pytest.raises(InputError, match=r"m1/s/judges/rule/judgments.jsonl: judgments made by 2 different protocols"):
+    with pytest.raises(InputError, match=r"s/m1/judges/rule/judgments.jsonl: judgments made by 2 different protocols"):
         cell(layout, "m1/rule", [judgment("1", "m1", 1), judgment("2", "m1", 1, protocol="other v1")])
     with pytest.raises(InputError, match="cell m2/rule has samples 0, not 1-2"):
         cell(layout, "m2/rule:0-2", [judgment("1", "m2", 1)])
@@ -420,14 +420,14 @@ def sample_run(render_suite):
     judge_cfg = compose_stage("judge", ["judge=rule", f"cell.suite={HIPHO}", "cell.model=x"]).judge
     cache = layout.root.parent / "cache.sqlite"
     for model, cfg in MODELS.items():
-        generations = layout.generations(HIPHO, HIPHO, model)
-        generate(HIPHO, model, OmegaConf.create(cfg), layout.prompts(HIPHO, HIPHO), generations, cache)
+        generations = layout.generations("hipho", HIPHO, model)
+        generate(HIPHO, model, OmegaConf.create(cfg), layout.prompts("hipho", HIPHO), generations, cache)
         judge(
-            layout.suite(HIPHO, HIPHO),
+            layout.suite("hipho", HIPHO),
             generations,
             "rule",
             judge_cfg,
-            layout.judgments(HIPHO, HIPHO, model, "rule"),
+            layout.judgments("hipho", HIPHO, model, "rule"),
             cache,
         )
     return layout
@@ -495,7 +495,7 @@ def test_bad_input_ends_in_one_line_naming_what_is_wrong(sample_run):
         assert done.returncode == 2 and done.stdout == "", args
         assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1 and words in done.stderr, done.stderr
 
-    demo = sample_run.judgments(HIPHO, HIPHO, "demo", "rule")
+    demo = sample_run.judgments("hipho", HIPHO, "demo", "rule")
     write_jsonl(demo, [j for j in read_jsonl(demo, Judgment) if j.id != "DemoPhO_2025_1_b"])
     done = command(sample_run, "runs", HIPHO, "reference/rule", "demo/rule")
     assert done.returncode == 2 and done.stderr.count("\n") == 1

@@ -24,6 +24,7 @@ SUITES = {
     "sample_physelite_en": "sample_physelite",
     "sample_mathvision": "sample_mathvision",
 }
+FAMILIES = {"sample_hipho": "hipho", "sample_physelite_en": "physelite", "sample_mathvision": "mathvision"}
 
 
 def fake_configs(conf, base_url: str) -> None:
@@ -92,10 +93,10 @@ def run_generate(conf, outputs, suite: str) -> None:
         suite,
         "fake",
         cfg.model,
-        layout.prompts(SUITES[suite], suite),
-        layout.generations(SUITES[suite], suite, "fake"),
+        layout.prompts(FAMILIES[suite], suite),
+        layout.generations(FAMILIES[suite], suite, "fake"),
         cfg.paths.request_cache,
-        layout.usage(SUITES[suite], suite, "fake"),
+        layout.usage(FAMILIES[suite], suite, "fake"),
     )
 
 
@@ -103,11 +104,11 @@ def run_judge(conf, outputs, suite: str) -> None:
     cfg = composed(conf, "judge", "judge=fake", f"cell.suite={suite}", "cell.model=fake")
     layout = Layout(outputs)
     judge(
-        layout.suite(SUITES[suite], suite),
-        layout.generations(SUITES[suite], suite, "fake"),
+        layout.suite(FAMILIES[suite], suite),
+        layout.generations(FAMILIES[suite], suite, "fake"),
         "fake",
         cfg.judge,
-        layout.judgments(SUITES[suite], suite, "fake", "fake"),
+        layout.judgments(FAMILIES[suite], suite, "fake", "fake"),
         cfg.paths.request_cache,
     )
 
@@ -166,7 +167,9 @@ def test_the_sample_plan_asks_offline_models_only_and_sends_nothing(capsys, monk
     outputs, plan = tmp_path / "outputs", read_plan(ROOT / "params.yaml")
     for suite, benchmark in plan["suites"].items():
         render_sample(outputs, suite, benchmark)
-    prompts = sum(len(read_jsonl(Layout(outputs).prompts(plan["suites"][s], s), Prompt)) for s in plan["suites"])
+    prompts = sum(
+        len(read_jsonl(Layout(outputs).prompts(plan["family"][plan["suites"][s]], s), Prompt)) for s in plan["suites"]
+    )
     assert costs.main([f"paths.outputs={outputs}", "--csv", str(tmp_path / "costs.csv")]) == 0
     printed = capsys.readouterr().out
     assert "| total    |" in printed and "counted: exact where every response is known" in printed

@@ -389,6 +389,8 @@ def check_dvc(argv: list[str]) -> None:
         if placeholder(target):
             continue
         path, _, stage = target.partition(":")
+        if not stage and not (ROOT / path).exists():  # a stage of the root's dvc.yaml, by its name alone
+            path, stage = "dvc.yaml", path
         if not (ROOT / path).exists():
             raise Refused(f"target {target}: no {path}")
         if stage and path.endswith("dvc.yaml"):
@@ -554,7 +556,7 @@ def test_every_local_link_resolves():
         ("python bench/scale.py --stage-countz", "unrecognized arguments"),
         ("python bench/nope.py", "no script bench/nope.py"),
         ("dvc exp runn", "invalid choice"),
-        ("dvc repro --glob 'pipelines/hipho/evaluate/dvc.yaml:evaluatee@x-*'", "has no stage evaluatee"),
+        ("dvc repro --glob 'pipelines/hipho/judge/dvc.yaml:judgee@x-*'", "has no stage judgee"),
         ("dvc exp run -S 'conf/suite/hiphoo.yaml:limit=5'", "no conf/suite/hiphoo.yaml"),
         ('pip install -e ".[tests]"', "no extra [tests]"),
         ("olympiad-eval leaderbord", "invalid choice: 'leaderbord'"),

@@ -1,5 +1,5 @@
-"""Every DVC stage tracks exactly the configs Hydra composes for it: the conf files, or for an
-evaluate stage its model's record of them (`stages.configs`, written by the check stage).
+"""Every DVC stage tracks exactly the configs Hydra composes for it: the conf files, or for a
+generate and a judge stage the record of them that the check stage writes (`stages.configs`).
 
 A conf file that a stage reads but does not track would let DVC keep a stale result when it is
 edited; this guard composes each stage's config from its command, like the stage does.
@@ -22,7 +22,7 @@ from omegaconf import OmegaConf
 from olympiad_eval.benchmarks import typed_suite
 from olympiad_eval.core.layout import OUTPUTS, Layout, spelled
 from olympiad_eval.core.plan import read_plan
-from olympiad_eval.stages.configs import compose_judges, record, write_records
+from olympiad_eval.stages.configs import judge_record, model_record, provider_inputs, write_records
 from olympiad_eval.stages.generate import check_model
 from olympiad_eval.stages.judge import check_judge
 from tests.support import CONF, ROOT, compose_stage
@@ -66,7 +66,7 @@ def picked_files(config_name: str, overrides: list[str]) -> set[str]:
 
 def test_the_plan_has_every_stage():
     names = {name.split("@")[0] for name, *_ in CELLS}
-    assert names == {"check", "fetch", "render", "evaluate", "aggregate", "report"}
+    assert names == {"check", "fetch", "render", "generate", "judge", "pages", "aggregate", "report"}
     assert len({name for name, *_ in CELLS}) == len(CELLS)
 
 
@@ -80,23 +80,46 @@ def test_the_bundled_plan_puts_each_benchmark_in_the_pipeline_of_its_kind():
         assert yaml.safe_load((CONF / "benchmark" / f"{benchmark}.yaml").read_text(encoding="utf-8"))["kind"] == family
 
 
-# The Hydra stages but the evaluate stages: the check stage (stages/check.py) depends on all of conf/;
-# an evaluate stage on its model's record, which the check stage writes (tested apart, below).
-HYDRA_CELLS = [cell for cell in CELLS if cell[0] != "check" and not cell[0].startswith("evaluate@")]
-EVALUATE_CELLS = [cell for cell in CELLS if cell[0].startswith("evaluate@")]
+# The Hydra stages but the check stage (stages/check.py), which depends on all of conf/. A generate
+# stage depends on its model's record for its suite and a judge stage on its judge's record, which
+# the check stage writes (tested apart, below); a pages stage reads its model's settings from the
+# model's record too.
+HYDRA_CELLS = [cell for cell in CELLS if cell[0] != "check"]
+RECORDED = ("generate", "judge")
+RECORDED_CELLS = [cell for cell in CELLS if cell[0].split("@")[0] in RECORDED]
+
+
+def stage_of(name: str) -> str:
+    return name.split("@")[0]
+
+
+def records_of(name: str, cmd: str) -> set[str]:
+    """The records of the check stage that a stage depends on for its config (`stages.configs`)."""
+    layout, names, stage = Layout(OUTPUTS), cell_names(cmd), stage_of(name)
+    if stage in ("generate", "pages"):
+        return {layout.model_record(names["suite"], names["model"]).as_posix()}
+    return {layout.judge_record(names["judge"]).as_posix()} if stage == "judge" else set()
 
 
 def test_the_check_stage_comes_first_and_tracks_the_plan_and_every_config():
     [(cmd, params, deps)] = [cell[1:4] for cell in CELLS if cell[0] == "check"]
     assert cmd == "python stages/check.py"
-    assert params == ["params.yaml"] and "conf" in deps
+    assert params == ["params.yaml"] and "conf" in deps and "data/replay" in deps
     checked = Layout(OUTPUTS).plan_check().as_posix()
-    records = {
-        cell[0]: Layout(OUTPUTS).model_config(cell_names(cell[1])["model"]).as_posix() for cell in EVALUATE_CELLS
-    }
-    assert records and all(records[name] in deps for name, _, _, deps in EVALUATE_CELLS)
+    recorded = [cell for cell in CELLS if records_of(cell[0], cell[1])]
+    assert {stage_of(cell[0]) for cell in recorded} == {"generate", "judge", "pages"}
+    assert all(records_of(name, cmd) <= set(deps) for name, cmd, _, deps in recorded)
     fetches = [cell for cell in CELLS if cell[0].startswith("fetch@")]
     assert fetches and all(checked in deps for _, _, _, deps in fetches)  # and every stage is downstream of a fetch
+
+
+def tracked_by_record(name: str, path: str) -> bool:
+    """A conf file whose every value is in a record that the stage depends on: its model's or judge's
+    files and its stage config (tested below), never a file of another group."""
+    stage = stage_of(name)
+    if stage in RECORDED:
+        return True  # its whole composed config is its record
+    return stage == "pages" and path.startswith("conf/model/")
 
 
 @pytest.mark.parametrize("name,cmd,params,deps", HYDRA_CELLS, ids=[cell[0] for cell in HYDRA_CELLS])
@@ -110,60 +133,80 @@ def test_every_conf_file_hydra_reads_is_tracked(name, cmd, params, deps):
     untracked = {
         path
         for path in picked_files(config_name, overrides)
-        if path not in tracked_files and not any(path.startswith(d.rstrip("/") + "/") for d in deps)
+        if path not in tracked_files
+        and not any(path.startswith(d.rstrip("/") + "/") for d in deps)
+        and not tracked_by_record(name, path)
     }
     assert not untracked, f"{name} reads {sorted(untracked)} but does not track them"
 
 
 @pytest.mark.parametrize("name,cmd,params,deps", HYDRA_CELLS, ids=[cell[0] for cell in HYDRA_CELLS])
 def test_every_cell_tracks_the_files_of_its_own_choices(name, cmd, params, deps):
-    """The `${item...}` paths in dvc.yaml name the files the cell's overrides select."""
+    """The `${item...}` paths in dvc.yaml name the files the cell's overrides select (for a stage
+    that reads a record, the record of its choices: `records_of`)."""
     choices = [word.split("=", 1) for word in shlex.split(cmd)[2:] if not word.startswith("cell.")]
     assert choices or name.split("@")[0] == "report"  # the report reads the whole plan, no group of its own
     for group, choice in choices:
-        assert f"conf/{group}/{choice}.yaml" in params, (name, group, choice)
+        if tracked_by_record(name, f"conf/{group}/{choice}.yaml"):
+            assert records_of(name, cmd) <= set(deps) and records_of(name, cmd), (name, group, choice)
+        else:
+            assert f"conf/{group}/{choice}.yaml" in params, (name, group, choice)
 
 
-def evaluate_files(overrides: list[str], judges: list[str]) -> set[str]:
-    """The conf files an evaluate stage reads: its own config's (the model's among them), and each of
-    the plan's judges' as conf/judge.yaml composes it."""
-    files = picked_files("evaluate", overrides)
-    return files.union(*(picked_files("judge", [f"judge={judge}"]) for judge in judges)) - {"conf/judge.yaml"}
-
-
-def model_record(conf: Path, overrides: list[str], judges: list[str]) -> str:
+def composed_record(conf: Path, stage: str, overrides: list[str]) -> str:
+    """A generate or judge stage's record, as its command composes its config in `conf`."""
     with initialize_config_dir(config_dir=str(conf), version_base=None):
-        return record(compose(config_name="evaluate", overrides=overrides), compose_judges(judges))
+        cfg = compose(config_name=stage, overrides=overrides)
+    if stage == "judge":
+        return judge_record(cfg)
+    return model_record(cfg, provider_inputs(cfg.model, cfg.cell.suite), ROOT)
 
 
-@pytest.mark.parametrize("name,cmd,params,deps", EVALUATE_CELLS, ids=[cell[0] for cell in EVALUATE_CELLS])
-def test_an_evaluate_stage_tracks_its_model_s_record_which_the_check_stage_writes_as_it_composes_it(
+@pytest.mark.parametrize("name,cmd,params,deps", RECORDED_CELLS, ids=[cell[0] for cell in RECORDED_CELLS])
+def test_a_cell_s_stage_tracks_its_record_which_the_check_stage_writes_as_the_stage_composes_it(
     name, cmd, params, deps, tmp_path
 ):
-    words = shlex.split(cmd)
-    assert words[:2] == ["python", "stages/evaluate.py"]
-    plan, model = read_plan(ROOT / "params.yaml"), cell_names(cmd)["model"]
-    tracked = Layout(OUTPUTS).model_config(model).as_posix()
+    words, stage = shlex.split(cmd), stage_of(name)
+    assert words[:2] == ["python", f"stages/{stage}.py"]
+    [tracked] = records_of(name, cmd)
     assert tracked in deps and not [path for path in params if path.startswith("conf/")]
-    written = write_records(plan, CONF, Layout(tmp_path)) / Path(tracked).name
-    assert written.read_text(encoding="utf-8") == model_record(CONF, words[2:], plan["judges"])
+    write_records(read_plan(ROOT / "params.yaml"), CONF, Layout(tmp_path), ROOT)
+    written = tmp_path / Path(tracked).relative_to(OUTPUTS)
+    assert written.read_text(encoding="utf-8") == composed_record(CONF, stage, words[2:])
 
 
-@pytest.mark.parametrize("model", read_plan(ROOT / "params.yaml")["models"])
-def test_a_value_of_every_conf_file_an_evaluate_stage_reads_is_in_its_record(model, tmp_path):
-    """Its own config, its model's and each judge's files (and those they extend): a value added to
-    any of them changes the record, and so reruns the stage; a comment does not."""
-    judges, overrides = read_plan(ROOT / "params.yaml")["judges"], [f"model={model}", "cell.benchmark=sample_hipho"]
+def test_a_replay_model_s_record_names_its_suite_s_recording_with_its_hash():
+    """Editing one recording reruns that cell's stages alone (the check stage's record of it changes)."""
+    record = yaml.safe_load(composed_record(CONF, "generate", ["model=demo", "cell.suite=sample_hipho"]))
+    [line] = record["inputs"]
+    digest, path = line.split("  ")
+    assert path == "data/replay/demo/sample_hipho.jsonl" and len(digest) == 32
+    assert (
+        yaml.safe_load(composed_record(CONF, "generate", ["model=reference", "cell.suite=sample_hipho"]))["inputs"]
+        == []
+    )
+
+
+RECORD_CASES = [("generate", f"model={model}") for model in read_plan(ROOT / "params.yaml")["models"]] + [
+    ("judge", f"judge={judge}") for judge in read_plan(ROOT / "params.yaml")["judges"] + ["scripted", "gpt-4o"]
+]
+
+
+@pytest.mark.parametrize("stage,choice", RECORD_CASES, ids=[f"{stage}-{choice}" for stage, choice in RECORD_CASES])
+def test_a_value_of_every_conf_file_a_recorded_stage_reads_is_in_its_record(stage, choice, tmp_path):
+    """Its own config, its model's or judge's files (and those they extend): a value added to any of
+    them changes the record, and so reruns the stages that depend on it; a comment does not."""
+    overrides = [choice, "cell.suite=sample_hipho", "cell.model=demo"][: 2 if stage == "generate" else 3]
     conf = tmp_path / "conf"
     shutil.copytree(CONF, conf)
-    before = model_record(conf, overrides, judges)
-    for number, path in enumerate(sorted(evaluate_files(overrides, judges))):
+    before = composed_record(conf, stage, overrides)
+    for number, path in enumerate(sorted(picked_files(stage, overrides))):
         edited = conf / Path(path).relative_to("conf")
         text = edited.read_text(encoding="utf-8")
         edited.write_text(text + "\n# a comment\n", encoding="utf-8")
-        assert model_record(conf, overrides, judges) == before, path
+        assert composed_record(conf, stage, overrides) == before, path
         edited.write_text(text + f"\nprobe_{number}: 1\n", encoding="utf-8")
-        assert model_record(conf, overrides, judges) != before, f"{path}: a value of it is not in the record"
+        assert composed_record(conf, stage, overrides) != before, f"{path}: a value of it is not in the record"
         edited.write_text(text, encoding="utf-8")
 
 
@@ -178,14 +221,15 @@ def cell_names(cmd: str) -> dict[str, str]:
 def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]:
     """What `olympiad_eval.core.layout` says a stage writes, and the outputs it reads (relative paths)."""
     layout, names = Layout(OUTPUTS), cell_names(cmd)
-    stage = name.split("@")[0]
-    if stage == "check":  # the plan checked: its line, which every fetch reads, each model's record, the code lists
-        return {layout.plan_check().as_posix(), layout.model_config().as_posix(), layout.code().as_posix()}, set()
+    stage = stage_of(name)
+    posix = lambda paths: {path.as_posix() for path in paths}  # noqa: E731
+    if stage == "check":  # the plan checked: its line, which every fetch reads, the records, the code lists
+        return posix([layout.plan_check(), layout.model_record(), layout.judge_record(), layout.code()]), set()
     if stage == "report":  # the root: index, assets, side by side; it links every cell and shows their dates
         return (
-            {path.as_posix() for path in (layout.report_index(), layout.report_assets(), layout.report_compare())},
-            # the cells through their stamps, which hold the digests of every file a part of a cell wrote
-            {f"{OUTPUTS}/{spelled(path)}" for path in ("suite", "tables", "metrics", "plots", "stamp", "report_side")},
+            posix([layout.report_index(), layout.report_assets(), layout.report_compare()]),
+            # the cells' judgments and usage, and each cell's statuses that its pages stage writes beside its pages
+            {f"{OUTPUTS}/{spelled(path)}" for path in ("suite", "tables", "metrics", "plots", "cells", "statuses")},
         )
     if stage in ("fetch", "aggregate"):
         benchmark = names["benchmark"]
@@ -197,27 +241,24 @@ def expected_paths(name: str, cmd: str, plan: dict) -> tuple[set[str], set[str]]
             layout.plot(benchmark, "scores"),
             layout.plot(benchmark, "subsets"),
         ]
-        return {path.as_posix() for path in writes}, {
-            layout.cells(benchmark).as_posix(),  # its own cells only
-            layout.problem_records(benchmark).as_posix(),  # the records, not the figures
-        }
-    if stage == "evaluate":  # a model's cells of a benchmark: every suite of the benchmark, and its record
-        benchmark, model = names["benchmark"], names["model"]
-        writes = [
-            layout.cells(benchmark, model),
-            layout.report_cell(benchmark, model=model),
-            layout.stamp(benchmark, model=model),
-        ]
-        return {path.as_posix() for path in writes}, {
-            layout.suite(benchmark).as_posix(),
-            layout.model_config(model).as_posix(),
-        }
+        family = plan["family"][benchmark]
+        return posix(writes), posix([layout.cells(family), layout.problem_records(benchmark)])  # records, not figures
     suite = names["suite"]
-    benchmark = plan["suites"][suite]
-    assert stage == "render", name  # with the suite's side-by-side pages: they read the suite alone
-    return {layout.suite(benchmark, suite).as_posix(), layout.report_side(suite).as_posix()}, {
-        layout.problems(benchmark).as_posix()
-    }
+    family = plan["family"][plan["suites"][suite]]
+    if stage == "render":  # with the suite's side-by-side pages: they read the suite alone
+        return posix([layout.suite(family, suite), layout.report_side(suite)]), posix(
+            [layout.problems(names["benchmark"])]
+        )
+    model = names["model"]
+    reads = records_of(name, cmd)
+    if stage == "generate":
+        return posix([layout.generated(family, suite, model)]), reads | posix([layout.prompts(family, suite)])
+    if stage == "judge":
+        judged = layout.judged(family, suite, model, names["judge"])
+        return posix([judged]), reads | posix([layout.suite(family, suite), layout.generations(family, suite, model)])
+    assert stage == "pages", name  # after every judge of the cell: its whole folder
+    writes = [layout.report_cell(family, suite, model), layout.statuses(family, suite, model)]
+    return posix(writes), reads | posix([layout.suite(family, suite), layout.cell(family, suite, model)])
 
 
 @pytest.mark.parametrize("name,cmd,params,deps,family,outs", STAGES, ids=[cell[0] for cell in STAGES])

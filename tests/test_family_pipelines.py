@@ -39,15 +39,22 @@ def test_adding_a_model_and_running_one_family_runs_that_family_s_stages_only(hi
     """Once the HiPhO aggregate read every family's judgments folder, so `dvc repro` of the HiPhO
     pipeline ran (and paid for) the new model's MATH-Vision and PhysElite cells too."""
     first, ran = hipho_run
+    cells = [f"{stage}@sample_hipho-{model}" for stage in ("generate", "pages") for model in ("reference", "demo")]
     assert ran == sorted(
-        ["evaluate@sample_hipho-reference", "evaluate@sample_hipho-demo"]  # each model's cells
+        cells  # each model's cells, and their judges'
+        + ["judge@sample_hipho-reference-rule", "judge@sample_hipho-demo-rule"]
         + [f"{stage}@sample_hipho" for stage in ("fetch", "render", "aggregate")]
     )
     repo = copy_of(first, tmp_path / "repo")
     repo.write("conf/model/another.yaml", "provider: reference\n")
     edit(repo, "params.yaml", "  - demo\n", "  - demo\n  - another\n")
-    # the new model's own stage (its cells and their pages: no other model's pages are rewritten), the aggregate
-    assert repo.repro(*HIPHO) == ["aggregate@sample_hipho", "evaluate@sample_hipho-another"]
+    # the new model's own stages (its cell and its pages: no other model's pages are rewritten), the aggregate
+    assert repo.repro(*HIPHO) == [
+        "aggregate@sample_hipho",
+        "generate@sample_hipho-another",
+        "judge@sample_hipho-another-rule",
+        "pages@sample_hipho-another",
+    ]
 
 
 def test_editing_a_release_makes_only_its_own_fetch_stale(tmp_path):
@@ -64,14 +71,14 @@ def test_editing_a_release_makes_only_its_own_fetch_stale(tmp_path):
 
 def test_dropping_a_suite_of_one_family_leaves_another_family_s_tables_up_to_date(hipho_run, tmp_path):
     repo = copy_of(hipho_run[0], tmp_path / "repo")
-    repo.repro("evaluate@sample_physelite-reference")
+    repo.repro("judge@sample_physelite_en-reference-rule", "judge@sample_physelite_zh-reference-rule")
     edit(repo, "params.yaml", "      sample_physelite_zh: sample_physelite\n", "")
     # a fresh clone of the new plan that pulls its outputs has no file of the dropped suite's cells
     for path in (
-        repo.layout.generations("sample_physelite", "sample_physelite_zh", "reference"),
-        repo.layout.usage("sample_physelite", "sample_physelite_zh", "reference"),
-        repo.layout.judgments("sample_physelite", "sample_physelite_zh", "reference", "rule"),
-        repo.layout.coverage("sample_physelite", "sample_physelite_zh", "reference", "rule"),
+        repo.layout.generations("physelite", "sample_physelite_zh", "reference"),
+        repo.layout.usage("physelite", "sample_physelite_zh", "reference"),
+        repo.layout.judgments("physelite", "sample_physelite_zh", "reference", "rule"),
+        repo.layout.coverage("physelite", "sample_physelite_zh", "reference", "rule"),
     ):
         path.unlink()
     assert "up to date" in repo.dvc("status", *HIPHO)

@@ -49,7 +49,7 @@ def run(outputs, model_cfg, name="m", suite="sample_hipho"):
 
 def test_reference_answers_with_the_gold_in_the_prompts_format(hipho):
     outcome, generations, _ = run(hipho, OmegaConf.create({"provider": "reference"}), "reference")
-    prompts = {p.id: p for p in read_jsonl(hipho / "suites/sample_hipho/sample_hipho/prompts.jsonl", Prompt)}
+    prompts = {p.id: p for p in read_jsonl(hipho / "suites/hipho/sample_hipho/prompts.jsonl", Prompt)}
     assert outcome.errors == 0 and len(generations) == len(prompts) == 5
     for generation in generations:
         assert generation.response == prompts[generation.id].reference
@@ -173,7 +173,7 @@ def test_a_permanent_400_fails_the_stage_and_is_never_scored(hipho, tmp_path):
             return Fault(400, {"error": {"message": "maximum context length exceeded"}})
         return default_responder(body)
 
-    out = Layout(hipho).generations("sample_hipho", "sample_hipho", "gpt-4o")
+    out = Layout(hipho).generations("hipho", "sample_hipho", "gpt-4o")
     with FakeOpenAI(too_long) as server:
         command = [
             sys.executable,
@@ -194,7 +194,7 @@ def test_a_permanent_400_fails_the_stage_and_is_never_scored(hipho, tmp_path):
 
     verdicts = tmp_path / "judgments.jsonl"
     rule = compose_stage("judge", ["judge=rule", "cell.suite=sample_hipho", "cell.model=gpt-4o"]).judge
-    judge(hipho / "suites/sample_hipho/sample_hipho", out, "rule", rule, verdicts, tmp_path / "cache.sqlite")
+    judge(hipho / "suites/hipho/sample_hipho", out, "rule", rule, verdicts, tmp_path / "cache.sqlite")
     [judged] = [j for j in read_jsonl(verdicts, Judgment) if j.id == failed.id]
     assert judged.status == "generation_error" and judged.score is None and judged.points is None
 
@@ -203,7 +203,7 @@ def test_where_figures_are_stored_changes_no_request(render_suite, tmp_path):
     from olympiad_eval.llm.cache import request_key
 
     prompts = read_jsonl(
-        render_suite("sample_hipho", "sample_hipho") / "suites/sample_hipho/sample_hipho/prompts.jsonl", Prompt
+        render_suite("sample_hipho", "sample_hipho") / "suites/hipho/sample_hipho/prompts.jsonl", Prompt
     )
     with_figure = next(p for p in prompts if len(p.messages[0]["content"]) > 1)
     moved = [

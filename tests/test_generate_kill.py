@@ -1,4 +1,4 @@
-"""Kill the generation of a cell (`stages/generate.py`, as the evaluate stage runs it) with SIGKILL
+"""Kill the generation of a cell (`stages/generate.py`, as its generate stage runs it) with SIGKILL
 mid-way: the rerun sends only what had no reply, and writes exactly what an uninterrupted run writes."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def body_key(body: dict) -> str:
 
 def test_a_killed_run_resumes_without_paying_twice(render_suite, tmp_path):
     outputs = render_suite("sample_hipho", "sample_hipho")
-    out = Layout(outputs).generations("sample_hipho", "sample_hipho", "gpt-4o")
+    out = Layout(outputs).generations("hipho", "sample_hipho", "gpt-4o")
     with FakeOpenAI(by_seed, latency=0.05) as server:
         stage = subprocess.Popen(
             command(outputs, tmp_path / "cache.sqlite", server.base_url),
@@ -75,9 +75,7 @@ def test_a_killed_run_resumes_without_paying_twice(render_suite, tmp_path):
         assert len({body_key(body) for body in server.requests}) == SAMPLES * 5
         resumed = out.read_bytes()
 
-        # an uninterrupted run, with a cache of its own, writes the same bytes (its stamp removed, or the
-        # generations would be found up to date: the request cache is not among what made them)
-        Layout(outputs).stamp("sample_hipho", "sample_hipho", "gpt-4o", "generate").unlink()
+        # an uninterrupted run, with a cache of its own, writes the same bytes
         subprocess.run(
             command(outputs, tmp_path / "clean.sqlite", server.base_url), cwd=ROOT, check=True, capture_output=True
         )

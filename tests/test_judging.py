@@ -407,7 +407,7 @@ def test_a_task_awaiting_an_identical_request_leaves_its_turn_to_the_next(tmp_pa
     import asyncio
 
     from olympiad_eval.benchmarks.base import JudgeTask
-    from olympiad_eval.stages.judge import _Asker, typed_judge
+    from olympiad_eval.stages.judge import Asker, typed_judge
 
     def task(key: str, text: str) -> JudgeTask:
         return JudgeTask(key=key, messages=({"role": "user", "content": text},), parse=lambda reply: {"reply": reply})
@@ -417,7 +417,7 @@ def test_a_task_awaiting_an_identical_request_leaves_its_turn_to_the_next(tmp_pa
             {"base_url": server.base_url, "model": "judge", "api_key_env": None, "concurrency": 2}
         )
         cache = RequestCache(tmp_path / "cache.sqlite")
-        asker = _Asker("judge", endpoint, typed_judge(OmegaConf.create({"kind": "llm", "max_reasks": 0}), "j"), cache)
+        asker = Asker("judge", endpoint, typed_judge(OmegaConf.create({"kind": "llm", "max_reasks": 0}), "j"), cache)
         try:
             return await asyncio.gather(
                 *(asker.grade(t, ("P1", 0)) for t in (task("a", "shared"), task("b", "shared"), task("c", "other")))
@@ -438,12 +438,12 @@ def test_an_openai_judge_keys_its_requests_as_it_always_has(tmp_path, monkeypatc
 
     from olympiad_eval.benchmarks.base import JudgeTask
     from olympiad_eval.llm.cache import request_key
-    from olympiad_eval.stages.judge import _Asker
+    from olympiad_eval.stages.judge import Asker
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     cfg = compose_stage("judge", ["judge=gpt-4o", "cell.suite=x", "cell.model=y"]).judge
     cache = RequestCache(tmp_path / "cache.sqlite")
-    asker = _Asker("gpt-4o", cfg.judges["gpt-4o"], cfg, cache)
+    asker = Asker("gpt-4o", cfg.judges["gpt-4o"], cfg, cache)
     try:
         identity = {"provider": "openai", "base_url": "https://api.openai.com/v1", "model": "gpt-4o-2024-08-06"}
         assert asker.identity == identity

@@ -186,7 +186,7 @@ def test_bad_judge_replies_end_as_judge_errors_after_reasks(render_suite, tmp_pa
     with FakeOpenAI(respond) as server:
         outcome, judged = run(render_suite, "sample_hipho", "sample_hipho", judge_cfg({"g": server}), tmp_path)
         criterion_asks = sum('"awarded"' in user_text(b) for b in server.requests)
-    problems = read_jsonl(tmp_path / "outputs/suites/sample_hipho/sample_hipho/problems.jsonl", Problem)
+    problems = read_jsonl(tmp_path / "outputs/suites/hipho/sample_hipho/problems.jsonl", Problem)
     with_schemes = [p.id for p in problems if p.marking]
     assert outcome.judge_errors == len(with_schemes) == 4
     assert all(judged[pid].status == "judge_error" and judged[pid].score is None for pid in with_schemes)

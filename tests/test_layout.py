@@ -10,21 +10,25 @@ from olympiad_eval.core.layout import Layout, spelled
 from olympiad_eval.core.records import InputError
 
 
-def test_a_model_s_cells_of_a_benchmark_are_one_folder_and_the_rest_under_their_benchmark_or_suite(tmp_path):
+def test_a_cell_s_generation_and_each_judge_are_folders_of_their_own_under_its_family(tmp_path):
     outputs = Layout(tmp_path)
-    # by position a cell is (benchmark, suite, model, judge), whatever the order in the path
-    assert outputs.generations("b", "s", "m") == tmp_path / "cells/b/m/s/generations.jsonl"
-    assert outputs.usage("b", "s", "m") == tmp_path / "cells/b/m/s/usage.json"
-    assert outputs.judgments("b", "s", "m", "j") == tmp_path / "cells/b/m/s/judges/j/judgments.jsonl"
-    assert outputs.coverage("b", "s", "m", "j") == tmp_path / "cells/b/m/s/judges/j/coverage.json"
-    # the evaluate stage's outputs: a model's cells of a benchmark, their pages and their stamps
-    assert outputs.cells("b", "m") == tmp_path / "cells/b/m"
-    assert outputs.report_cell("b", model="m") == tmp_path / "report/cells/b/m"
-    assert outputs.stamp("b", model="m") == tmp_path / "stamps/b/m"
-    assert outputs.stamp("b", "s", "m", "generate") == tmp_path / "stamps/b/m/s/generate.json"
+    # by position a cell is (family, suite, model, judge)
+    assert outputs.generated("f", "s", "m") == tmp_path / "cells/f/s/m/generation"  # its generate stage's
+    assert outputs.generations("f", "s", "m") == tmp_path / "cells/f/s/m/generation/generations.jsonl"
+    assert outputs.usage("f", "s", "m") == tmp_path / "cells/f/s/m/generation/usage.json"
+    assert outputs.judged("f", "s", "m", "j") == tmp_path / "cells/f/s/m/judges/j"  # each judge stage's
+    assert outputs.judgments("f", "s", "m", "j") == tmp_path / "cells/f/s/m/judges/j/judgments.jsonl"
+    assert outputs.coverage("f", "s", "m", "j") == tmp_path / "cells/f/s/m/judges/j/coverage.json"
+    assert outputs.cells("f") == tmp_path / "cells/f"  # what a benchmark of the family aggregates
+    # its pages stage's: the pages, and each problem's status beside them
+    assert outputs.report_cell("f", "s", "m") == tmp_path / "report/cells/f/s/m"
+    assert outputs.statuses("f", "s", "m") == tmp_path / "statuses/f/s/m.json"
+    # what the check stage records of a model for a suite, and of a judge
+    assert outputs.model_record("s", "m") == tmp_path / "plan/models/m/s.yaml"
+    assert outputs.judge_record("j") == tmp_path / "plan/judges/j.yaml"
     # the problems are named by their benchmark: where they were (a prompt names its figures' paths)
     assert outputs.problems("b") == tmp_path / "problems/b"
-    assert outputs.prompts("b", "s") == tmp_path / "suites/b/s/prompts.jsonl"
+    assert outputs.prompts("f", "s") == tmp_path / "suites/f/s/prompts.jsonl"
     assert outputs.table_index("b") == tmp_path / "tables/b/index.json"
     assert outputs.metrics("b") == tmp_path / "metrics/b"  # a file per cell in it:
     assert outputs.metrics("b", "s", "m", "j") == tmp_path / "metrics/b/s/m/j.json"
@@ -35,16 +39,16 @@ def test_a_model_s_cells_of_a_benchmark_are_one_folder_and_the_rest_under_their_
 
 
 def test_fields_left_out_at_the_end_name_the_folder_of_every_such_path():
-    assert spelled("judgments", benchmark="b") == "cells/b"
-    assert spelled("judgments", benchmark="b", model="m", suite="s") == "cells/b/m/s/judges"
+    assert spelled("judgments", family="f") == "cells/f"
+    assert spelled("judgments", family="f", model="m", suite="s") == "cells/f/s/m/judges"
     assert spelled("judgments") == "cells"
-    assert spelled("prompts", benchmark="b") == "suites/b"
+    assert spelled("prompts", family="f") == "suites/f"
 
 
 @pytest.mark.parametrize(
     "name,fields,words",
     [
-        ("judgments", {"benchmark": "b", "suite": "s"}, "suite given after a field left out"),
+        ("judgments", {"family": "f", "model": "m"}, "model given after a field left out"),
         ("tables", {"suite": "s"}, "has no field suite"),
         ("tabels", {}, "no output path named 'tabels'"),
     ],
@@ -63,9 +67,7 @@ def test_every_path_has_its_method_and_the_method_spells_it(tmp_path):
 
 def test_fetch_and_render_write_the_files_the_layout_names(render_suite):
     outputs = Layout(render_suite("sample_hipho", "sample_hipho"))
-    assert (
-        outputs.problem_records("sample_hipho").is_file() and outputs.prompts("sample_hipho", "sample_hipho").is_file()
-    )
+    assert outputs.problem_records("sample_hipho").is_file() and outputs.prompts("hipho", "sample_hipho").is_file()
 
 
 @pytest.mark.parametrize("name", ["../../../../elsewhere/x", "a/b", "..", "a\0b", "-rf", "x.", "", "/abs"], ids=repr)

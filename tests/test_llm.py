@@ -511,7 +511,7 @@ def test_an_unreadable_cache_row_is_asked_again_overwritten_and_reported_once(hi
             "sample_hipho",
             "m",
             model(server.base_url, samples=2),
-            hipho / "suites/sample_hipho/sample_hipho/prompts.jsonl",
+            hipho / "suites/hipho/sample_hipho/prompts.jsonl",
             out,
             cache_path,
         )
@@ -884,7 +884,7 @@ def test_a_cached_row_poisoned_in_any_field_is_read_back_clean_without_a_hand_ed
             "sample_hipho",
             "m",
             model(base_url),
-            hipho / "suites/sample_hipho/sample_hipho/prompts.jsonl",
+            hipho / "suites/hipho/sample_hipho/prompts.jsonl",
             out,
             cache_path,
         )
@@ -958,7 +958,7 @@ from olympiad_eval.stages.generate import generate
 base_url, outputs, cache, out = sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4]
 cfg = OmegaConf.create({"provider": "openai", "base_url": base_url, "model": "fake-model", "api_key_env": None,
                         "concurrency": 5, "max_retries": 0, "timeout": 60})
-outcome = generate("sample_hipho", "m", cfg, outputs / "suites/sample_hipho/sample_hipho/prompts.jsonl", out, cache)
+outcome = generate("sample_hipho", "m", cfg, outputs / "suites/hipho/sample_hipho/prompts.jsonl", out, cache)
 print(outcome.sent, outcome.errors)
 """
 

@@ -27,7 +27,7 @@ def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
     ran = repo.repro()
     assert ran == sorted(repo.addresses())  # every stage of the plan ran
     families = read_plan(repo.path / "params.yaml")["families"]
-    stages = ("fetch", "render", "evaluate", "aggregate")
+    stages = ("fetch", "render", "generate", "judge", "pages", "aggregate")
     # the report's, and one per stage of each benchmark family
     assert set(committed_locks) == {"dvc.lock"} | {f"pipelines/{f}/{s}/dvc.lock" for f in families for s in stages}
     for benchmark in read_plan(repo.path / "params.yaml")["benchmarks"]:
@@ -42,9 +42,7 @@ def test_a_fresh_clone_reproduces_the_sample_tables_offline(tmp_path):
         "a dvc.lock differs after `dvc repro` on a fresh copy: either it is stale (run `dvc repro` and commit "
         "it) or an output is not byte-stable"
     )
-    coverage = json.loads(
-        repo.layout.coverage("sample_hipho", "sample_hipho", "demo", "rule").read_text(encoding="utf-8")
-    )
+    coverage = json.loads(repo.layout.coverage("hipho", "sample_hipho", "demo", "rule").read_text(encoding="utf-8"))
     assert coverage == {
         "judgments": 5,
         "scored": 5,
@@ -128,7 +126,7 @@ def stern_when_warm(body: dict) -> str:
     return default_responder(body)
 
 
-def test_reruns_do_only_the_work_that_changed(tmp_path):
+def test_a_hydra_multirun_then_dvc_repro_pays_nothing_twice_and_dvc_reruns_only_what_changed(tmp_path):
     repo = Repo(clone(tmp_path / "repo"))
     with FakeOpenAI(stern_when_warm) as server:
         generation_requests = lambda: server.count(lambda body: not is_judge(body))  # noqa: E731
@@ -137,7 +135,8 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
         repo.write("conf/judge/fakejudge.yaml", FAKE_JUDGE.format(base_url=server.base_url, temperature=0))
         repo.write("params.yaml", plan(["fake"]))
 
-        # a Hydra multirun (joblib launcher) writes the fake model's generations, and their stamps, outside DVC ...
+        # a Hydra multirun of the generate stage (joblib launcher, docs/sweeps.md) writes the fake model's
+        # generations outside DVC ...
         assert repo.repro("render@sample_hipho", "render@sample_physelite_en") == sorted(
             ["fetch@sample_hipho", "fetch@sample_physelite", "render@sample_hipho", "render@sample_physelite_en"]
         )
@@ -150,15 +149,22 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
             "cell.suite=sample_hipho,sample_physelite_en",
         )
         assert generation_requests() == 5 + 3  # one per problem of the two suites
-        multirun = repo.layout.generations("sample_hipho", "sample_hipho", "fake").read_bytes()
+        multirun = repo.layout.generations("hipho", "sample_hipho", "fake").read_bytes()
 
-        # ... and `dvc repro` then runs the rest, finding those generations up to date
+        # ... `dvc commit` records one cell's as made by its stage (its dependencies and outputs as they
+        # are), so that DVC does not run it; the other DVC runs again, every reply from the request cache
+        repo.dvc("commit", "--force", repo.addresses()["generate@sample_physelite_en-fake"])
         ran = repo.repro()
-        # each benchmark's evaluate stage for the model, each aggregate, the report's root
-        assert "evaluate@sample_hipho-fake" in ran and len(ran) == 2 + 2 + 1
-        assert "sample_hipho x fake: up to date" in repo.logs[-1]
-        assert generation_requests() == 5 + 3
-        assert repo.layout.generations("sample_hipho", "sample_hipho", "fake").read_bytes() == multirun
+        cells = [("sample_hipho", "hipho"), ("sample_physelite_en", "physelite")]
+        assert ran == sorted(
+            ["generate@sample_hipho-fake", "report"]
+            + [f"pages@{suite}-fake" for suite, _ in cells]
+            + [f"judge@{suite}-fake-fakejudge" for suite, _ in cells]
+            + [f"judge@{suite}-fake-rule" for suite, _ in cells]
+            + ["aggregate@sample_hipho", "aggregate@sample_physelite"]
+        )
+        assert generation_requests() == 5 + 3  # sent once, by the multirun
+        assert repo.layout.generations("hipho", "sample_hipho", "fake").read_bytes() == multirun
         first_judging = judge_requests()  # the LLM judge grades each response: criteria, slots, verdicts, steps
         assert first_judging > 5 + 3
 
@@ -166,45 +172,34 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
         assert repo.repro() == []
         assert server.count() == 8 + first_judging
 
-        # editing one judge's file reruns the model's evaluate stages, which redo that judge's judgments and the
-        # cells' pages (each shows every judge) and nothing else, the aggregates and the report
+        # editing one judge's file reruns its own judge stages, the pages, the aggregates and the report:
+        # never a generation, nor the other judge's
         repo.write("conf/judge/fakejudge.yaml", FAKE_JUDGE.format(base_url=server.base_url, temperature=0.1))
         ran = repo.repro()
         assert ran == sorted(
-            ["aggregate@sample_hipho", "aggregate@sample_physelite", "evaluate@sample_hipho-fake"]
-            + ["evaluate@sample_physelite-fake", "report"]
+            [f"judge@{suite}-fake-fakejudge" for suite, _ in cells]
+            + [f"pages@{suite}-fake" for suite, _ in cells]
+            + ["aggregate@sample_hipho", "aggregate@sample_physelite", "report"]
         )
-        for suite in ("sample_hipho", "sample_physelite_en"):
-            for part in (f"{suite} x fake", f"{suite} x fake x rule"):
-                assert f"{part}: up to date" in repo.logs[-1]
-            assert f"{suite} x fake x fakejudge: " in repo.logs[-1] and f"{suite} x fake pages: wrote" in repo.logs[-1]
         assert generation_requests() == 8 and judge_requests() == 2 * first_judging
         assert repo.metrics("sample_physelite")["sample_physelite_en"]["fake"]["fakejudge"]["score"] == 0.0
 
-        # adding a model runs only its stages (its cells' pages among them: no other model's pages) and the aggregates
+        # adding a model runs its own stages and sends its own requests alone
         repo.write("conf/model/fake2.yaml", FAKE_MODEL.format(base_url=server.base_url, model="fake-2"))
         repo.write("params.yaml", plan(["fake", "fake2"]))
-        ran = repo.repro()
-        assert ran == sorted(
-            ["aggregate@sample_hipho", "aggregate@sample_physelite", "evaluate@sample_hipho-fake2"]
-            + ["evaluate@sample_physelite-fake2", "report"]
+        assert repo.repro() == sorted(
+            [f"{stage}@{suite}-fake2" for suite, _ in cells for stage in ("generate", "pages")]
+            + [f"judge@{suite}-fake2-{judge}" for suite, _ in cells for judge in ("rule", "fakejudge")]
+            + ["aggregate@sample_hipho", "aggregate@sample_physelite", "report"]
         )
-        assert generation_requests() == 16
+        # (the fake server answers both models alike: the same responses' judgments come from the request cache)
+        assert generation_requests() == 16 and judge_requests() == 2 * first_judging
 
-        # every part made again on unchanged inputs (its stamps removed) rewrites the same bytes, stamps
-        # included, and sends nothing (cached)
+        # every stage of a cell run again on unchanged inputs rewrites the same bytes and sends nothing
         outputs = sorted(path for path in repo.layout.root.rglob("*") if path.is_file())
         before, sent = {path: path.read_bytes() for path in outputs}, server.count()
-        shutil.rmtree(repo.layout.stamp("sample_hipho", model="fake"))
-        repo.repro(
-            "--force",
-            "--single-item",
-            "evaluate@sample_hipho-fake",
-            "fetch@sample_hipho",
-            "render@sample_hipho",
-            "aggregate@sample_hipho",
-        )
-        assert "sample_hipho x fake x fakejudge: 5 judgments" in repo.logs[-1]  # made again, not found up to date
+        forced = ["generate@sample_hipho-fake", "judge@sample_hipho-fake-fakejudge", "pages@sample_hipho-fake"]
+        assert repo.repro("--force", "--single-item", *forced) == sorted(forced)
         assert {path: path.read_bytes() for path in outputs} == before
         assert server.count() == sent
         assert "up to date" in repo.dvc("status")
@@ -213,6 +208,90 @@ def test_reruns_do_only_the_work_that_changed(tmp_path):
     assert not [log for log in repo.logs if KEY in log]
     leaked = [path for path in repo.path.rglob("*") if path.is_file() and KEY.encode() in path.read_bytes()]
     assert not leaked, leaked
+
+
+# Two families' suites, for what stays up to date in the other family.
+OFFLINE = {"sample_hipho": "sample_hipho", "sample_mathvision": "sample_mathvision"}
+
+
+def cell_stages(kind: str, models: list[str], judges: list[str] = (), suites=tuple(OFFLINE)) -> list[str]:
+    """The names of `kind`'s stages (generate, judge, pages) for these cells."""
+    if kind == "judge":
+        return [f"judge@{suite}-{model}-{judge}" for suite in suites for model in models for judge in judges]
+    return [f"{kind}@{suite}-{model}" for suite in suites for model in models]
+
+
+def test_dvc_reruns_exactly_the_stages_that_read_what_changed(tmp_path):
+    """From the names of the stages DVC runs (or restores without running): a judge added, edited,
+    removed and added back; a model added; a model's setting; a recording edited or added; one
+    benchmark's code. Offline: the reference and the replayed demo, judged by the rules and the
+    scripted LLM judge."""
+    repo = Repo(clone(tmp_path / "repo"))
+    models = ["reference", "demo"]
+    repo.write("params.yaml", plan_yaml(OFFLINE, models, ["rule"]))
+    assert "generate@sample_hipho-demo" in repo.repro()
+    after_every_cell = sorted(cell_stages("pages", models) + ["aggregate@sample_hipho", "aggregate@sample_mathvision"])
+
+    # a judge added: its judge stages, and what shows every judge (each cell's pages, the tables, the report)
+    repo.write("params.yaml", plan_yaml(OFFLINE, models, ["rule", "scripted"]))
+    assert repo.repro() == sorted(cell_stages("judge", models, ["scripted"]) + after_every_cell + ["report"])
+    # a value of its config edited: the same, and no generate stage (nor the rule judge's)
+    scripted = repo.path / "conf/judge/scripted.yaml"
+    repo.write("conf/judge/scripted.yaml", scripted.read_text(encoding="utf-8") + "max_reasks: 3\n")
+    assert repo.repro() == sorted(cell_stages("judge", models, ["scripted"]) + after_every_cell + ["report"])
+
+    # removed: only what shows every judge; added back: nothing runs, not one judge process starts; and
+    # where its outputs are gone (a clone that never had them), DVC's run cache restores them
+    repo.write("params.yaml", plan_yaml(OFFLINE, models, ["rule"]))
+    assert repo.repro() == sorted(after_every_cell + ["report"])
+    for folder in repo.layout.root.glob("cells/*/*/*/judges/scripted"):
+        shutil.rmtree(folder)
+    repo.write("params.yaml", plan_yaml(OFFLINE, models, ["rule", "scripted"]))
+    assert repo.repro() == []
+    restored = re.findall(r"Stage '[^']*:(judge@[^']+)' is cached - skipping run", repo.logs[-1])
+    assert sorted(restored) == sorted(cell_stages("judge", models, ["scripted"]))
+    assert "stages/judge.py" not in repo.logs[-1] and "stages/pages.py" not in repo.logs[-1]
+    judges = ["rule", "scripted"]
+
+    # a model added: its own generate, judge and pages stages, then the tables and the report
+    repo.write("conf/model/another.yaml", "provider: reference\n")
+    repo.write("params.yaml", plan_yaml(OFFLINE, [*models, "another"], judges))
+    assert repo.repro() == sorted(
+        cell_stages("generate", ["another"]) + cell_stages("judge", ["another"], judges)
+        + cell_stages("pages", ["another"]) + ["aggregate@sample_hipho", "aggregate@sample_mathvision", "report"]
+    )  # fmt: skip
+
+    # one model's generation setting: that model's cells alone
+    demo = repo.path / "conf/model/demo.yaml"
+    repo.write("conf/model/demo.yaml", demo.read_text(encoding="utf-8") + "generation: {temperature: 0.7}\n")
+    assert repo.repro() == sorted(
+        cell_stages("generate", ["demo"]) + cell_stages("judge", ["demo"], judges) + cell_stages("pages", ["demo"])
+        + ["aggregate@sample_hipho", "aggregate@sample_mathvision", "report"]
+    )  # fmt: skip
+
+    # one recording edited: that model's cell of that benchmark alone; a recording added for a model
+    # outside the plan: nothing
+    recording = repo.path / "data/replay/demo/sample_hipho.jsonl"
+    lines = recording.read_text(encoding="utf-8").splitlines()
+    lines[0] = json.dumps({**json.loads(lines[0]), "response": "\\boxed{0}"}, ensure_ascii=False)
+    repo.write("data/replay/demo/sample_hipho.jsonl", "\n".join(lines) + "\n")
+    hipho = ["sample_hipho"]
+    assert repo.repro() == sorted(
+        cell_stages("generate", ["demo"], suites=hipho) + cell_stages("pages", ["demo"], suites=hipho)
+        + cell_stages("judge", ["demo"], judges, suites=hipho) + ["aggregate@sample_hipho", "report"]
+    )  # fmt: skip
+    repo.write("data/replay/newcomer/sample_hipho.jsonl", lines[0] + "\n")
+    assert repo.repro() == []
+
+    # one benchmark's code: that family's stages that run it (every one but generation), and the report
+    tables = repo.path / "src/olympiad_eval/benchmarks/mathvision/tables.py"
+    tables.write_text(tables.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
+    mathvision = ["sample_mathvision"]
+    assert repo.repro() == sorted(
+        ["fetch@sample_mathvision", "render@sample_mathvision", "aggregate@sample_mathvision", "report"]
+        + cell_stages("judge", [*models, "another"], judges, suites=mathvision)
+        + cell_stages("pages", [*models, "another"], suites=mathvision)
+    )
 
 
 def test_a_new_endpoint_tried_on_two_problems_then_the_full_run_sends_only_the_rest(tmp_path):
@@ -297,8 +376,8 @@ def test_a_queued_experiment_over_cached_cells_sends_no_request(tmp_path):
         assert repo.repro() == sorted(repo.addresses()) and server.count() == 3  # every stage of the plan
         assert (tmp_path / "user-cache" / "olympiad-eval" / "requests.sqlite").is_file()
 
-        # the same cells as a queued experiment, forced, with a setting that changes no request (so the
-        # generations' stamps no longer hold): every stage runs, every reply comes from the request cache
+        # the same cells as a queued experiment, forced, with a setting that changes no request: every
+        # stage runs, every reply comes from the request cache
         again = ("--queue", "--force", "-S", "conf/model/fake.yaml:concurrency=5", "--name", "again", "-C", release)
         repo.dvc("exp", "run", *again)
         repo.dvc("exp", "run", "--run-all")
@@ -307,7 +386,7 @@ def test_a_queued_experiment_over_cached_cells_sends_no_request(tmp_path):
         assert (
             "Running stage 'pipelines/physelite/fetch/dvc.yaml:fetch@sample_physelite'" in logs
         )  # read the copied release
-        assert "Running stage 'pipelines/physelite/evaluate/dvc.yaml:evaluate@sample_physelite-fake'" in logs
+        assert "Running stage 'pipelines/physelite/generate/dvc.yaml:generate@sample_physelite_en-fake'" in logs
         assert "3 generations, 0 failed, 0 refused; 0 requests sent (0 retries), cost of this run $0.0000" in logs
         assert server.count() == 3
         # the leaderboard has a row for the experiment beside the workspace's, with the same score

@@ -34,15 +34,15 @@ def test_each_family_s_stages_run_its_own_benchmark_and_no_other():
     families = read_plan(ROOT / "params.yaml")["families"]
     for family in families:
         others = {f"src/olympiad_eval/benchmarks/{other}" for other in families if other != family}
-        for stage in ("fetch", "render", "evaluate", "aggregate", "report"):
+        for stage in ("fetch", "render", "judge", "pages", "aggregate", "report"):
             code = set(code_module.code_of(f"stages/{stage}.py", ROOT, family))
             assert f"src/olympiad_eval/benchmarks/{family}" in code, (family, stage)
             assert not code & others, (family, stage, code & others)
             assert not [dep for dep in code if dep.startswith(f"src/olympiad_eval/benchmarks/{family}/")]  # one folder
-        generation = code_module.part_code_list("generate", ROOT, family)  # what a cell's generations are made by
-        assert "src/olympiad_eval/stages/evaluate.py" in generation and "benchmarks/" not in generation
+        generation = code_module.code_list("stages/generate.py", ROOT, family)  # what makes a cell's generations
+        assert "src/olympiad_eval/stages/generate.py" in generation and "benchmarks/" not in generation
         assert f"src/olympiad_eval/benchmarks/{family}" in deps_of(ROOT / "dvc.yaml", "check")
-        for stage in ("fetch", "render", "evaluate", "aggregate"):
+        for stage in ("fetch", "render", "generate", "judge", "pages", "aggregate"):
             deps = deps_of(ROOT / pipeline_file(family, stage), stage)
             assert f"outputs/code/{family}/{stage}.txt" in deps and not [d for d in deps if d.endswith(".py")]
     assert "src/olympiad_eval/scoring/mathcheck.py" in code_module.code_of("stages/render.py", ROOT, "hipho")
@@ -63,13 +63,12 @@ def test_a_code_list_names_each_file_a_stage_runs_with_its_hash(tmp_path):
     (root / "src/olympiad_eval/benchmarks/hipho/__pycache__/x.pyc").write_bytes(b"bytecode")
     write_code_lists(root, "hipho", root / "outputs")
     folder = root / "outputs" / "code" / "hipho"
-    parts = ["evaluate-generate", "evaluate-judge", "evaluate-report"]  # the evaluate stage's parts' own, for stamps
     assert sorted(path.stem for path in folder.iterdir()) == sorted(
-        ["fetch", "render", "evaluate", "aggregate", "report", *parts]  # the root report's too
+        ["fetch", "render", "generate", "judge", "pages", "aggregate", "report"]  # the root report's too
     )
-    lines = (folder / "evaluate.txt").read_text(encoding="utf-8").splitlines()
+    lines = (folder / "pages.txt").read_text(encoding="utf-8").splitlines()
     listed = dict(reversed(line.split("  ", 1)) for line in lines)
-    assert "src/olympiad_eval/benchmarks/hipho/scoring.py" in listed and "stages/evaluate.py" in listed
+    assert "src/olympiad_eval/benchmarks/hipho/scoring.py" in listed and "stages/pages.py" in listed
     assert "src/olympiad_eval/report/assets/viewer.js" in listed  # the pages' script: code the report reads
     assert not [name for name in listed if "__pycache__" in name or "benchmarks/physelite" in name]
     scoring = root / "src/olympiad_eval/benchmarks/hipho/scoring.py"
@@ -79,15 +78,7 @@ def test_a_code_list_names_each_file_a_stage_runs_with_its_hash(tmp_path):
     write_code_lists(root, "hipho", root / "outputs")
     changed = {path.stem for path in folder.iterdir() if path.read_bytes() != before[path.name]}
     # not the generations' code: generating runs no benchmark
-    assert changed == {
-        "fetch",
-        "render",
-        "evaluate",
-        "aggregate",
-        "report",
-        "evaluate-judge",
-        "evaluate-report",
-    }
+    assert changed == {"fetch", "render", "judge", "pages", "aggregate", "report"}
 
 
 def test_code_dependencies_follow_imports_inside_functions():
@@ -168,9 +159,9 @@ def test_a_template_edit_or_a_new_family_makes_the_plan_stale_until_it_is_genera
     said = capsys.readouterr().err
     for family in read_plan(ROOT / "params.yaml")["families"]:  # the template's render stage of each family
         assert f"pipelines/{family}/render/dvc.yaml differs from the generated one: run `olympiad-eval plan`" in said
-        assert f"pipelines/{family}/evaluate/dvc.yaml differs" not in said  # no conf/prompt there
+        assert f"pipelines/{family}/judge/dvc.yaml differs" not in said  # no conf/prompt there
     # the new family's every stage: a dvc.yaml each
-    for stage in ("fetch", "render", "evaluate", "aggregate"):
+    for stage in ("fetch", "render", "generate", "judge", "pages", "aggregate"):
         assert f"pipelines/newbench/{stage}/dvc.yaml differs from the generated one: run `olympiad-eval plan`" in said
     # the root report's too: it depends on every family's report code list, the new family's among them
     assert "dvc.yaml differs from the generated one: run `olympiad-eval plan`" in said.splitlines()

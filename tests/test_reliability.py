@@ -84,11 +84,10 @@ def snapshot(repo: Repo) -> dict[str, bytes]:
 
 # The dates replies were received (usage files, the judges' conversations, each sample's reply facts,
 # and the report pages that show them): a fact of each run, so two runs at other times differ there and
-# only there. In the locks, a model's cells are one output (and its stamps, which hash them, another).
+# only there. In the locks, a cell's generation and each judge's folder are outputs, and dependencies
+# of what reads them.
 DATES = re.compile(rb"(first )?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ(, last \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)?")
-DATED = ("outputs/cells", "outputs/stamps", "outputs/report")
-# What made each part of a cell: digests, of dated files among others (compared by name only).
-STAMPS = "outputs/stamps/"
+DATED = ("outputs/cells", "outputs/report")
 # The retries a reply took (in the usage files, each judge reply's record in its conversation, and
 # the pages): the only other trace of the faults.
 RETRIES = re.compile(rb'(retries(?: |</dt><dd>)|"attempts":|the cell\'s: )\d+')
@@ -99,13 +98,11 @@ LATENCIES = re.compile(rb'("latency":\s*|latency</dt><dd>)[\d.]+')
 
 
 def undated(files: dict[str, bytes]) -> dict[str, bytes]:
-    """A snapshot with every reply date and latency masked, its stamps named only, and its locks
-    without the hashes of dated files."""
+    """A snapshot with every reply date and latency masked, and its locks without the hashes of
+    dated files."""
     return {
         name: yaml.safe_dump(without(data, DATED)).encode()
         if name.endswith("dvc.lock")
-        else b"a stamp"
-        if name.startswith(STAMPS)
         else LATENCIES.sub(rb"\1<seconds>", DATES.sub(b"<date>", data))
         for name, data in files.items()
     }
@@ -172,15 +169,14 @@ def test_a_run_through_injected_faults_ends_as_a_clean_run(clean, faulted):
     expected, got = undated(expected), undated(got)
     retried = lambda page: RETRIES.sub(rb"\1<n>", page)  # noqa: E731
     for name in set(expected) - set(usage) - set(locks):
-        if not name.startswith(STAMPS):
-            assert retried(got[name]) == retried(expected[name]), name
+        assert retried(got[name]) == retried(expected[name]), name
     for name in locks:
         assert got[name] == expected[name], name
 
 
 def without(lock: bytes, folders: tuple[str, ...]) -> dict:
     """dvc.lock less the hashes of the files under `folders` (the cells: their usage's retries and
-    dates; the stamps, which hash them; the report: the dates it shows)."""
+    dates; the report: the dates it shows)."""
     stages = yaml.safe_load(lock)["stages"]
     for stage in stages.values():
         for entries in (stage.get("deps", []), stage.get("outs", [])):

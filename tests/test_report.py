@@ -29,7 +29,7 @@ from olympiad_eval.core.records import (
     write_suite_info,
 )
 from olympiad_eval.llm.cache import utc_now
-from olympiad_eval.report import write_cell, write_report, write_side
+from olympiad_eval.report import write_cell_pages, write_report, write_side
 from olympiad_eval.report.cell import MARKS, judgment_html, received_text, status_label
 from olympiad_eval.stages.aggregate import aggregate
 from olympiad_eval.stages.generate import generate
@@ -40,6 +40,7 @@ HIPHO = plugin("hipho")
 PHYSELITE = plugin("physelite")
 
 SUITE = BENCHMARK = "sample_hipho"
+FAMILY = "hipho"
 MODELS = {
     "reference": {"provider": "reference"},
     "demo": {"provider": "replay", "path": str(ROOT / "data/replay/demo/{suite}.jsonl")},
@@ -77,21 +78,21 @@ def real_run(render_suite, *overrides: str) -> Layout:
     layout = Layout(render_suite(SUITE, BENCHMARK, *overrides))
     judge_cfg = compose_stage("judge", ["judge=rule", f"cell.suite={SUITE}", "cell.model=x"]).judge
     for model, cfg in MODELS.items():
-        generations = layout.generations(BENCHMARK, SUITE, model)
+        generations = layout.generations(FAMILY, SUITE, model)
         generate(
             SUITE,
             model,
             OmegaConf.create(cfg),
-            layout.prompts(BENCHMARK, SUITE),
+            layout.prompts(FAMILY, SUITE),
             generations,
             layout.root.parent / "cache.sqlite",
         )
         judge(
-            layout.suite(BENCHMARK, SUITE),
+            layout.suite(FAMILY, SUITE),
             generations,
             "rule",
             judge_cfg,
-            layout.judgments(BENCHMARK, SUITE, model, "rule"),
+            layout.judgments(FAMILY, SUITE, model, "rule"),
             layout.root.parent / "cache.sqlite",
         )
     bench_cfg = compose_stage("aggregate", [f"benchmark={BENCHMARK}"]).benchmark
@@ -105,7 +106,7 @@ def write_all(plan: dict, layout: Layout) -> None:
     for suite in plan["suites"]:
         write_side(plan, layout, suite)
         for model in plan["models"]:
-            write_cell(plan, layout, suite, model, MODELS.get(model, {}))
+            write_cell_pages(plan, layout, suite, model, MODELS.get(model, {}))
     write_report(plan, layout)
 
 
@@ -146,7 +147,7 @@ def test_the_index_shows_metadata_charts_tables_and_a_link_per_cell(run, report)
     assert index.count('<svg class="chart"') == 3  # score per model, per subset (one suite), and HiPhO's medals
     assert "score per model, with its 95% interval" in index and "medals" in index
     links = [a["href"] for a in tags(index, "a") if a.get("class") == "cell-link"]
-    assert links == [f"cells/{BENCHMARK}/{model}/{SUITE}/index.html" for model in MODELS]
+    assert links == [f"cells/{FAMILY}/{SUITE}/{model}/index.html" for model in MODELS]
     assert all((report / link).is_file() for link in links)
     # comparisons are made on demand, outside the pipeline: the report links the page that lists them
     assert '<a href="../comparisons/index.html">' in index
@@ -202,8 +203,8 @@ def test_every_page_allows_only_the_reports_own_files_and_no_inline_script(repor
 
 
 def test_a_cell_index_has_a_row_per_problem_with_its_status_and_the_controls(run, report):
-    ids = [p.id for p in read_jsonl(run.prompts(BENCHMARK, SUITE), Prompt)]
-    index = (report / "cells" / BENCHMARK / "demo" / SUITE / "index.html").read_text(encoding="utf-8")
+    ids = [p.id for p in read_jsonl(run.prompts(FAMILY, SUITE), Prompt)]
+    index = (report / "cells" / FAMILY / SUITE / "demo" / "index.html").read_text(encoding="utf-8")
     rows = [attrs for attrs in tags(index, "tr") if attrs.get("class") == "problem-row"]
     assert [row["data-id"] for row in rows] == ids
     statuses = {row["data-id"]: row["data-status"] for row in rows}
@@ -235,12 +236,12 @@ def test_a_cell_index_has_a_row_per_problem_with_its_status_and_the_controls(run
     assert ";;" not in body and "; ;" not in body and "<code>; " not in body  # an empty slot shows as a dash
     # the suite's outcomes, per model, for the "models disagree" filter: the root's
     assert '<script defer src="../../../../compare/sample_hipho/outcomes.js"></script>' in index
-    reference = (report / "cells" / BENCHMARK / "reference" / SUITE / "index.html").read_text(encoding="utf-8")
+    reference = (report / "cells" / FAMILY / SUITE / "reference" / "index.html").read_text(encoding="utf-8")
     assert reference.count('data-status="correct"') == len(ids)
 
 
 def test_a_problem_page_shows_question_figures_samples_answers_rules_criteria_and_metadata(run, report):
-    cell = report / "cells" / BENCHMARK / "demo" / SUITE
+    cell = report / "cells" / FAMILY / SUITE / "demo"
     page = (cell / "problems" / "DemoCPhO_2025_1_1.html").read_text(encoding="utf-8")
     for section in ("question", "sample", "answers", "rules", "criteria", "metadata"):
         assert f'<section class="{section}"' in page, section
@@ -279,15 +280,15 @@ def test_a_side_by_side_page_is_the_problem_and_each_model_s_column_is_its_cell_
     listed = (report / "compare" / SUITE / "models.js").read_text(encoding="utf-8")
     data = json.loads(listed.removeprefix("OE.models(").removesuffix(");\n"))
     assert [(m["name"], m["cell"]) for m in data["models"]] == [
-        ("reference", "cells/sample_hipho/reference/sample_hipho/"),
-        ("demo", "cells/sample_hipho/demo/sample_hipho/"),
+        ("reference", "cells/hipho/sample_hipho/reference/"),
+        ("demo", "cells/hipho/sample_hipho/demo/"),
     ]
-    columns = (report / "cells" / BENCHMARK / "demo" / SUITE / "side" / "00000.js").read_text(encoding="utf-8")
+    columns = (report / "cells" / FAMILY / SUITE / "demo" / "side" / "00000.js").read_text(encoding="utf-8")
     assert columns.startswith('OE.column("demo", "00000", {')
     column = json.loads(columns.split(", ", 2)[2].removesuffix(");\n"))["DemoCPhO_2025_1_1"]
     assert "180" in column and '<table class="side-verdicts">' in column  # the demo's (wrong) answer
     assert '<tr data-judge="rule"><td>rule</td><td>\u2717 wrong</td>' in column
-    assert '<a href="../../cells/sample_hipho/demo/sample_hipho/problems/DemoCPhO_2025_1_1.html">' in column
+    assert '<a href="../../cells/hipho/sample_hipho/demo/problems/DemoCPhO_2025_1_1.html">' in column
     outcomes = (report / "compare" / SUITE / "outcomes.js").read_text(encoding="utf-8")
     statuses = json.loads(outcomes.removeprefix("OE.outcome(").removesuffix(");\n"))["statuses"]
     assert statuses["DemoCPhO_2025_1_1"] == "cw" and statuses["DemoCPhO_2025_2_1"] == "cc"
@@ -301,7 +302,7 @@ def test_a_partial_run_says_so_in_the_index_its_tables_and_its_pages(render_suit
     assert f'<h3>{BENCHMARK}</h3>\n<p class="partial"><b>partial:</b> {note}</p>' in index
     assert "<th>partial</th>" in index and index.count("<td>2 of 5 problems (limit 2)</td>") >= 2  # the tables' column
     for model in MODELS:
-        page = (layout.report_cell(BENCHMARK, SUITE, model) / "index.html").read_text(encoding="utf-8")
+        page = (layout.report_cell(FAMILY, SUITE, model) / "index.html").read_text(encoding="utf-8")
         assert '2 problems; judges rule</p>\n<p class="partial"><b>partial:</b> 2 of 5 problems (limit 2)</p>' in page
 
 
@@ -325,11 +326,11 @@ def test_a_new_model_writes_its_own_cell_and_rewrites_no_other_cell_s_file(run):
     def stamped(folder: Path) -> dict:
         return {path: (path.stat().st_mtime_ns, path.read_bytes()) for path in folder.rglob("*") if path.is_file()}
 
-    before = stamped(run.report_cell(BENCHMARK, SUITE, "reference")), stamped(run.report_side(SUITE))
-    write_cell(PLAN, run, SUITE, "demo", MODELS["demo"])  # the new model's own stage
+    before = stamped(run.report_cell(FAMILY, SUITE, "reference")), stamped(run.report_side(SUITE))
+    write_cell_pages(PLAN, run, SUITE, "demo", MODELS["demo"])  # the new model's own stage
     write_report(PLAN, run)  # the root: the index, the models' list, the flips
-    assert (run.report_cell(BENCHMARK, SUITE, "demo") / "index.html").is_file()
-    assert (stamped(run.report_cell(BENCHMARK, SUITE, "reference")), stamped(run.report_side(SUITE))) == before
+    assert (run.report_cell(FAMILY, SUITE, "demo") / "index.html").is_file()
+    assert (stamped(run.report_cell(FAMILY, SUITE, "reference")), stamped(run.report_side(SUITE))) == before
     assert '"demo"' in (run.report_compare(SUITE) / "models.js").read_text(encoding="utf-8")
 
 
@@ -447,9 +448,7 @@ def test_a_benchmark_without_the_report_hooks_makes_a_whole_report(run, monkeypa
     monkeypatch.setattr(type(HIPHO), "report_charts", Benchmark.report_charts)
     shutil.rmtree(run.report())
     write_all(PLAN, run)
-    page = (run.report_cell(BENCHMARK, SUITE, "demo") / "problems" / "DemoCPhO_2025_1_1.html").read_text(
-        encoding="utf-8"
-    )
+    page = (run.report_cell(FAMILY, SUITE, "demo") / "problems" / "DemoCPhO_2025_1_1.html").read_text(encoding="utf-8")
     assert '<section class="answers">' in page and '<section class="criteria">' not in page
     assert (run.report() / "index.html").read_text(encoding="utf-8").count('<svg class="chart"') == 2
 
@@ -461,7 +460,7 @@ def synthetic_cell(tmp_path: Path, ids: list[str], samples: int = 1, text: str =
     """A suite of plain prompts, a model's responses and a judge's judgments, as the stages write them."""
     layout = Layout(tmp_path / "outputs")
     write_jsonl(
-        layout.prompts("b", "s"),
+        layout.prompts("physelite", "s"),
         [
             Prompt(
                 id=i,
@@ -474,7 +473,7 @@ def synthetic_cell(tmp_path: Path, ids: list[str], samples: int = 1, text: str =
         ],
     )
     write_jsonl(
-        layout.suite("b", "s") / "problems.jsonl",
+        layout.suite("physelite", "s") / "problems.jsonl",
         [
             Problem(id=i, benchmark="b", language="en", question="q", subset=f"group {int(i) % 7}")
             for i in ids
@@ -482,13 +481,13 @@ def synthetic_cell(tmp_path: Path, ids: list[str], samples: int = 1, text: str =
         ],
     )
     info = SuiteInfo(suite="s", benchmark="b", kind="physelite", language="en", templates={}, scoring={})
-    write_suite_info(layout.suite_info("b", "s"), info)
+    write_suite_info(layout.suite_info("physelite", "s"), info)
     generations = [
         Generation(id=i, suite="s", model="m", sample=n, response=f"answer {i}/{n} {text}", request_hash="h")
         for i in ids
         for n in range(samples)
     ]
-    write_jsonl(layout.generations("b", "s", "m"), generations)
+    write_jsonl(layout.generations("physelite", "s", "m"), generations)
     return layout
 
 
@@ -496,9 +495,9 @@ def test_a_page_pairs_records_by_id_in_natural_order_streaming_each_cell(tmp_pat
     """A cell reads its files side by side (all sorted by natural key): a prompt without a
     generation says so, records of ids not in the suite are skipped, "2" comes before "10"."""
     layout = synthetic_cell(tmp_path, ["1", "2", "10"], samples=2)
-    generations = [g for g in read_jsonl(layout.generations("b", "s", "m"), Generation) if g.id != "1"]
+    generations = [g for g in read_jsonl(layout.generations("physelite", "s", "m"), Generation) if g.id != "1"]
     generations += [Generation(id="7", suite="s", model="m", sample=0, response="answer 7", request_hash="h")]
-    write_jsonl(layout.generations("b", "s", "m"), generations)
+    write_jsonl(layout.generations("physelite", "s", "m"), generations)
     judgments = [
         judgment(
             id=g.id,
@@ -513,9 +512,9 @@ def test_a_page_pairs_records_by_id_in_natural_order_streaming_each_cell(tmp_pat
         for g in generations
         if g.id != "10" or g.sample == 0
     ]
-    write_jsonl(layout.judgments("b", "s", "m", "rule"), judgments)
+    write_jsonl(layout.judgments("physelite", "s", "m", "rule"), judgments)
     plan = {"suites": {"s": "b"}, "family": {"b": "physelite"}, "models": ["m"], "judges": ["rule"]}
-    folder = write_cell(plan, layout, "s", "m", {})
+    folder = write_cell_pages(plan, layout, "s", "m", {})
     index = (folder / "index.html").read_text(encoding="utf-8")
     rows = [attrs for attrs in tags(index, "tr") if attrs.get("class") == "problem-row"]
     assert [(r["data-id"], r["data-status"]) for r in rows] == [
@@ -538,7 +537,7 @@ def test_a_physelite_sized_cell_keeps_every_file_under_5_mb(tmp_path):
     judges = ["rule", "gpt-4o", "physelite-ensemble"]
     for name in judges:
         write_jsonl(
-            layout.judgments("b", "s", "m", name),
+            layout.judgments("physelite", "s", "m", name),
             [
                 judgment(
                     id=i,
@@ -556,7 +555,7 @@ def test_a_physelite_sized_cell_keeps_every_file_under_5_mb(tmp_path):
             ],
         )
     plan = {"suites": {"s": "b"}, "family": {"b": "physelite"}, "models": ["m"], "judges": judges}
-    folder = write_cell(plan, layout, "s", "m", {})
+    folder = write_cell_pages(plan, layout, "s", "m", {})
     index = (folder / "index.html").stat().st_size
     assert index * 11_586 / 2_000 < 0.8 * 5 * MB, index
     pages = list((folder / "problems").iterdir())
@@ -570,7 +569,7 @@ def test_a_cell_index_holds_its_rows_in_bodies_of_200(tmp_path, problems, sizes)
     ids = [str(n) for n in range(1, problems + 1)]
     layout = synthetic_cell(tmp_path, ids)
     plan = {"suites": {"s": "b"}, "family": {"b": "physelite"}, "models": ["m"], "judges": []}
-    index = (write_cell(plan, layout, "s", "m", {}) / "index.html").read_text(encoding="utf-8")
+    index = (write_cell_pages(plan, layout, "s", "m", {}) / "index.html").read_text(encoding="utf-8")
     table = index[index.index('<table class="problems"') : index.index("</table>")]
     bodies = re.findall(r"<tbody>(.*?)</tbody>", table, flags=re.S)
     assert [body.count('<tr class="problem-row"') for body in bodies] == sizes
@@ -602,25 +601,25 @@ def test_every_page_shows_when_the_replies_were_received(render_suite):
         }
         before = utc_now()
         for model, cfg in models.items():
-            generations = layout.generations(BENCHMARK, SUITE, model)
+            generations = layout.generations(FAMILY, SUITE, model)
             generate(
                 SUITE,
                 model,
                 OmegaConf.create(cfg),
-                layout.prompts(BENCHMARK, SUITE),
+                layout.prompts(FAMILY, SUITE),
                 generations,
                 cache,
-                layout.usage(BENCHMARK, SUITE, model),
+                layout.usage(FAMILY, SUITE, model),
             )
             outcome = judge(
-                layout.suite(BENCHMARK, SUITE),
+                layout.suite(FAMILY, SUITE),
                 generations,
                 "rule",
                 judge_cfg,
-                layout.judgments(BENCHMARK, SUITE, model, "rule"),
+                layout.judgments(FAMILY, SUITE, model, "rule"),
                 cache,
             )
-            write_json(layout.judge_usage(BENCHMARK, SUITE, model, "rule"), outcome.usage)
+            write_json(layout.judge_usage(FAMILY, SUITE, model, "rule"), outcome.usage)
         after = utc_now()
     plan = {**PLAN, "models": list(models)}
     aggregate(
@@ -631,13 +630,13 @@ def test_every_page_shows_when_the_replies_were_received(render_suite):
         suites={SUITE: compose_stage("render", [f"suite={SUITE}", f"cell.benchmark={BENCHMARK}"]).suite},
     )
     for model in models:
-        write_cell(plan, layout, SUITE, model, {})
+        write_cell_pages(plan, layout, SUITE, model, {})
     write_report(plan, layout)
-    span = json.loads(layout.usage(BENCHMARK, SUITE, "served").read_text())["replies_received"]
+    span = json.loads(layout.usage(FAMILY, SUITE, "served").read_text())["replies_received"]
     assert before <= span["first"] <= span["last"] <= after
     said = span["first"] if span["first"] == span["last"] else f"first {span['first']}, last {span['last']}"
     dated = f"generation replies received</dt><dd>{said} (UTC)"
-    served, offline = layout.report_cell(BENCHMARK, SUITE, "served"), layout.report_cell(BENCHMARK, SUITE, "reference")
+    served, offline = layout.report_cell(FAMILY, SUITE, "served"), layout.report_cell(FAMILY, SUITE, "reference")
     for page in [served / "index.html", *sorted((served / "problems").glob("*.html"))]:
         text = metadata_of(page)
         assert dated in text and "judge rule replies received</dt><dd>no requests" in text, page
@@ -665,9 +664,9 @@ def test_dates_read_as_they_were_kept():
 
 
 def test_the_question_is_the_problems_own_text_with_the_full_prompt_one_click_away(run, report):
-    prompt = next(p for p in read_jsonl(run.prompts(BENCHMARK, SUITE), Prompt) if p.id == "DemoCPhO_2025_1_1")
-    problem = next(p for p in read_jsonl(run.suite(BENCHMARK, SUITE) / "problems.jsonl", Problem) if p.id == prompt.id)
-    page = report / "cells" / BENCHMARK / "demo" / SUITE / "problems" / "DemoCPhO_2025_1_1.html"
+    prompt = next(p for p in read_jsonl(run.prompts(FAMILY, SUITE), Prompt) if p.id == "DemoCPhO_2025_1_1")
+    problem = next(p for p in read_jsonl(run.suite(FAMILY, SUITE) / "problems.jsonl", Problem) if p.id == prompt.id)
+    page = report / "cells" / FAMILY / SUITE / "demo" / "problems" / "DemoCPhO_2025_1_1.html"
     page = page.read_text(encoding="utf-8")
     question = page[page.index('<section class="question">') : page.index("</section>")]
     shown, sent = question.split('<details class="prompt">')
@@ -749,27 +748,27 @@ def test_a_problem_page_shows_each_sample_s_tokens_retries_reply_date_latency_an
             "api_key_env": None,
         }
         for model, cfg in models.items():
-            paths = (layout.usage(BENCHMARK, SUITE, model), layout.sample_replies(BENCHMARK, SUITE, model))
-            generations = layout.generations(BENCHMARK, SUITE, model)
-            generate(SUITE, model, OmegaConf.create(cfg), layout.prompts(BENCHMARK, SUITE), generations, cache, *paths)
+            paths = (layout.usage(FAMILY, SUITE, model), layout.sample_replies(FAMILY, SUITE, model))
+            generations = layout.generations(FAMILY, SUITE, model)
+            generate(SUITE, model, OmegaConf.create(cfg), layout.prompts(FAMILY, SUITE), generations, cache, *paths)
             rule = compose_stage("judge", ["judge=rule", f"cell.suite={SUITE}", "cell.model=x"]).judge
             judged = judge(
-                layout.suite(BENCHMARK, SUITE),
+                layout.suite(FAMILY, SUITE),
                 generations,
                 "rule",
                 rule,
-                layout.judgments(BENCHMARK, SUITE, model, "rule"),
+                layout.judgments(FAMILY, SUITE, model, "rule"),
                 cache,
             )
-            write_json(layout.judge_usage(BENCHMARK, SUITE, model, "rule"), judged.usage)
+            write_json(layout.judge_usage(FAMILY, SUITE, model, "rule"), judged.usage)
     plan = {**PLAN, "models": list(models), "judges": ["rule"]}
     for model in models:
-        write_cell(plan, layout, SUITE, model, {})
-    replies = read_jsonl(layout.sample_replies(BENCHMARK, SUITE, "served"), SampleReply)
-    assert replies and read_jsonl(layout.sample_replies(BENCHMARK, SUITE, "reference"), SampleReply) == []
+        write_cell_pages(plan, layout, SUITE, model, {})
+    replies = read_jsonl(layout.sample_replies(FAMILY, SUITE, "served"), SampleReply)
+    assert replies and read_jsonl(layout.sample_replies(FAMILY, SUITE, "reference"), SampleReply) == []
     for reply in replies:
         assert reply.usage.get("completion_tokens") and reply.received and reply.served_model
-        page = layout.report_cell(BENCHMARK, SUITE, "served") / "problems" / f"{page_slug(reply.id)}.html"
+        page = layout.report_cell(FAMILY, SUITE, "served") / "problems" / f"{page_slug(reply.id)}.html"
         said = sample_facts_text(page)
         tokens = ", ".join(f"{name.replace('_', ' ')} {count}" for name, count in sorted(reply.usage.items()))
         assert f"<dt>tokens</dt><dd>{tokens}</dd>" in said, said
@@ -777,7 +776,7 @@ def test_a_problem_page_shows_each_sample_s_tokens_retries_reply_date_latency_an
         assert f"<dt>received</dt><dd>{reply.received} (UTC)</dd>" in said
         assert f"<dt>model served</dt><dd>{reply.served_model}</dd>" in said
         assert reply.latency is not None and f"<dt>latency</dt><dd>{reply.latency:.2f} s</dd>" in said
-        offline = sample_facts_text(layout.report_cell(BENCHMARK, SUITE, "reference") / "problems" / page.name)
+        offline = sample_facts_text(layout.report_cell(FAMILY, SUITE, "reference") / "problems" / page.name)
         assert "<dt>request</dt><dd>none: an offline provider" in offline and "<dt>tokens</dt>" not in offline
 
 

@@ -28,7 +28,7 @@ from olympiad_eval.core.records import (
     write_json,
     write_jsonl,
 )
-from olympiad_eval.report import cell, write_cell, write_report, write_side
+from olympiad_eval.report import cell, write_cell_pages, write_report, write_side
 from olympiad_eval.report.cell import content_parts
 from olympiad_eval.stages.aggregate import aggregate
 from olympiad_eval.stages.generate import generate
@@ -219,7 +219,7 @@ def cut_first_response(path: Path) -> None:
 
 def model_config(model: str):
     """conf/model/<model>.yaml, as the stages compose it."""
-    return compose_stage("evaluate", [f"model={model}", "cell.benchmark=x"]).model
+    return compose_stage("pages", [f"model={model}", "cell.suite=x"]).model
 
 
 def real_run(outputs: Path) -> Layout:
@@ -227,32 +227,33 @@ def real_run(outputs: Path) -> Layout:
     layout = Layout(outputs)
     for suite, benchmark in SUITES.items():
         render_sample(outputs, suite, benchmark)
+        family = FAMILY[benchmark]
         for model in MODELS:
-            generations = layout.generations(benchmark, suite, model)
+            generations = layout.generations(family, suite, model)
             cache = outputs.parent / "cache.sqlite"
             generate(
                 suite,
                 model,
                 model_config(model),
-                layout.prompts(benchmark, suite),
+                layout.prompts(family, suite),
                 generations,
                 cache,
-                layout.usage(benchmark, suite, model),
+                layout.usage(family, suite, model),
             )
             if (suite, model) == CUT:
                 cut_first_response(generations)
             for name in JUDGES:
                 cfg = compose_stage("judge", [f"judge={name}", f"cell.suite={suite}", f"cell.model={model}"]).judge
                 outcome = judge(
-                    layout.suite(benchmark, suite),
+                    layout.suite(family, suite),
                     generations,
                     name,
                     cfg,
-                    layout.judgments(benchmark, suite, model, name),
+                    layout.judgments(family, suite, model, name),
                     cache,
-                    layout.conversations(benchmark, suite, model, name),
+                    layout.conversations(family, suite, model, name),
                 )
-                write_json(layout.judge_usage(benchmark, suite, model, name), outcome.usage)
+                write_json(layout.judge_usage(family, suite, model, name), outcome.usage)
     for benchmark in FAMILY:
         bench_cfg = compose_stage("aggregate", [f"benchmark={benchmark}"]).benchmark
         suites = {
@@ -286,7 +287,7 @@ def report(run) -> Path:
         for suite in SUITES:
             write_side(PLAN, run, suite)
             for model in MODELS:
-                write_cell(PLAN, run, suite, model, OmegaConf.to_container(model_config(model), resolve=True))
+                write_cell_pages(PLAN, run, suite, model, OmegaConf.to_container(model_config(model), resolve=True))
         write_report(PLAN, run)
     return run.report()
 
@@ -318,12 +319,12 @@ def hostile(run, tmp_path_factory) -> Path:
     outputs = tmp_path_factory.mktemp("hostile") / "outputs"
     shutil.copytree(run.root, outputs)
     layout, suite = Layout(outputs), "sample_hipho"
-    problems = read_jsonl(layout.suite("sample_hipho", suite) / "problems.jsonl", Problem)
+    problems = read_jsonl(layout.suite("hipho", suite) / "problems.jsonl", Problem)
     target = problems[0]
     gold = replace(target.answers[0], value=HOSTILE_GOLD)
     problems[0] = replace(target, question=f"{target.question} {HOSTILE}", answers=(gold, *target.answers[1:]))
-    write_jsonl(layout.suite("sample_hipho", suite) / "problems.jsonl", problems)
-    generations = layout.generations("sample_hipho", suite, "demo")
+    write_jsonl(layout.suite("hipho", suite) / "problems.jsonl", problems)
+    generations = layout.generations("hipho", suite, "demo")
     answered = read_jsonl(generations, Generation)
     answered = [
         replace(g, response=f"{HOSTILE}\n<answer>[\\boxed{{\\href{{javascript:alert(2)}}{{7}}}}]</answer>")
@@ -337,20 +338,20 @@ def hostile(run, tmp_path_factory) -> Path:
         for name in JUDGES:
             cfg = compose_stage("judge", [f"judge={name}", f"cell.suite={suite}", "cell.model=demo"]).judge
             judge(
-                layout.suite("sample_hipho", suite),
+                layout.suite("hipho", suite),
                 generations,
                 name,
                 cfg,
-                layout.judgments("sample_hipho", suite, "demo", name),
+                layout.judgments("hipho", suite, "demo", name),
                 outputs.parent / "cache.sqlite",
-                layout.conversations("sample_hipho", suite, "demo", name),
+                layout.conversations("hipho", suite, "demo", name),
             )
         write_side(PLAN, layout, suite)
         for model in MODELS:
             settings = OmegaConf.to_container(model_config(model), resolve=True)
             if model == "demo":
                 settings |= {"api_key": SECRET, "headers": {"Authorization": f"Bearer {SECRET}"}, "note": SECRET}
-            write_cell(PLAN, layout, suite, model, settings)
+            write_cell_pages(PLAN, layout, suite, model, settings)
         write_report(PLAN, layout)
     return layout.report()
 
@@ -751,10 +752,8 @@ def test_the_side_by_side_page_shows_the_problem_then_every_model_s_response_ans
     )
     figures = images_loaded(page)
     assert figures and all(width > 0 for _, width in figures)
-    prompts = {p.id: p for p in read_jsonl(run.prompts("sample_hipho", "sample_hipho"), Prompt)}
-    own = next(
-        p for p in read_jsonl(run.suite("sample_hipho", "sample_hipho") / "problems.jsonl", Problem) if p.id == problem
-    )
+    prompts = {p.id: p for p in read_jsonl(run.prompts("hipho", "sample_hipho"), Prompt)}
+    own = next(p for p in read_jsonl(run.suite("hipho", "sample_hipho") / "problems.jsonl", Problem) if p.id == problem)
     question = page.locator("section.question")
     # the problem's own text first, the instructions of the prompt one click away
     assert own.question[:12] in question.inner_text().replace("\n", "")
@@ -767,7 +766,7 @@ def test_the_side_by_side_page_shows_the_problem_then_every_model_s_response_ans
         column = page.locator(f'article.column[data-model="{model}"]')
         [generation] = [
             g
-            for g in read_jsonl(run.generations("sample_hipho", "sample_hipho", model), Generation)
+            for g in read_jsonl(run.generations("hipho", "sample_hipho", model), Generation)
             if g.id == problem and g.sample == 0
         ]
         raw = column.locator("div.response details.raw pre").first.text_content()
@@ -808,14 +807,12 @@ def test_a_judge_conversation_opens_on_a_click_and_shows_the_prompt_sent_and_the
     )
     [talk] = [
         c
-        for c in read_jsonl(run.conversations("sample_hipho", "sample_hipho", "demo", "scripted"), Conversation)
+        for c in read_jsonl(run.conversations("hipho", "sample_hipho", "demo", "scripted"), Conversation)
         if c.id == problem and c.sample == 0
     ]
     first = talk.tasks[0]
     sent = [part["text"] for message in first["messages"] for part in content_parts(message) if "text" in part]
-    own = next(
-        p for p in read_jsonl(run.suite("sample_hipho", "sample_hipho") / "problems.jsonl", Problem) if p.id == problem
-    )
+    own = next(p for p in read_jsonl(run.suite("hipho", "sample_hipho") / "problems.jsonl", Problem) if p.id == problem)
     assert any(own.question in text for text in sent)  # what the judge was sent holds the problem
     conversation = judgment_of(page, "scripted").locator("details.conversation")
     assert conversation.count() == 1 and conversation.get_attribute("open") is None
@@ -868,8 +865,7 @@ def test_judges_disagree_keeps_the_problems_the_plan_s_judges_scored_apart(run, 
     suite = "sample_physelite_en"
     scores = {
         judge: {
-            (j.id, j.sample): j.score
-            for j in read_jsonl(run.judgments("sample_physelite", suite, "demo", judge), Judgment)
+            (j.id, j.sample): j.score for j in read_jsonl(run.judgments("physelite", suite, "demo", judge), Judgment)
         }
         for judge in JUDGES
     }
@@ -1106,11 +1102,11 @@ HOSTILE_PAGES = ("the demo's page", "the reference's page", "the demo's index", 
 
 def hostile_pages(report: Path) -> dict[str, Path]:
     problem = "DemoCPhO_2025_1_1"  # the suite's first
-    cells = report / "cells" / "sample_hipho"
+    cells = report / "cells" / "hipho" / "sample_hipho"
     return {
-        "the demo's page": cells / "demo" / "sample_hipho" / "problems" / f"{problem}.html",
-        "the reference's page": cells / "reference" / "sample_hipho" / "problems" / f"{problem}.html",
-        "the demo's index": cells / "demo" / "sample_hipho" / "index.html",
+        "the demo's page": cells / "demo" / "problems" / f"{problem}.html",
+        "the reference's page": cells / "reference" / "problems" / f"{problem}.html",
+        "the demo's index": cells / "demo" / "index.html",
         "the side-by-side page": report / "side" / "sample_hipho" / f"{problem}.html",
     }
 
@@ -1187,7 +1183,7 @@ def test_the_model_settings_on_a_page_never_show_a_key(hostile):
     for path in hostile.rglob("*"):
         if path.is_file() and path.suffix in (".html", ".js"):
             assert SECRET not in path.read_text(encoding="utf-8"), path
-    cell = hostile / "cells" / "sample_hipho" / "demo" / "sample_hipho" / "index.html"
+    cell = hostile / "cells" / "hipho" / "sample_hipho" / "demo" / "index.html"
     metadata = cell.read_text(encoding="utf-8").split('<section class="metadata"')[1]
     assert '"api_key": "(not shown: looks like a secret)"' in metadata
     assert '"Authorization": "(not shown: looks like a secret)"' in metadata and "provider" in metadata

@@ -26,7 +26,9 @@ def test_a_tiny_scale_run_completes_with_every_problem_in_the_tables(tmp_path):
     result = bench.run(problems=problems, models=1, latency=0.01, concurrency=8, keep=tmp_path)
     [model] = result["models"]
     cells = [(suite, judge) for suite in bench.SUITES for judge in ("rule", bench.JUDGE)]
-    assert f"evaluate@{bench.BENCHMARK}-{model}" in {stage["stage"] for stage in result["stages"]}
+    ran = {stage["stage"] for stage in result["stages"]}
+    assert {f"generate@{suite}-{model}" for suite in bench.SUITES} <= ran
+    assert {f"judge@{suite}-{model}-{judge}" for suite, judge in cells} <= ran
     assert all(stage["code"] == 0 and stage["rss_mb"] > 0 for stage in result["stages"])
     assert result["noop_ran"] == []
     assert result["generation_requests"] == 2 * problems  # one per problem and language

@@ -47,7 +47,7 @@ def test_a_submitit_sweep_writes_what_the_dvc_cells_write(render_suite, tmp_path
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     for model in ("reference", "demo"):
-        generations = read_jsonl(Layout(outputs).generations("sample_hipho", "sample_hipho", model), Generation)
+        generations = read_jsonl(Layout(outputs).generations("hipho", "sample_hipho", model), Generation)
         assert len(generations) == 5 and all(g.error is None and g.response for g in generations)
 
 

@@ -56,17 +56,17 @@ def judged(model: str, pid: str, points: float | None, status: str = "scored", s
 
 def write(layout: Layout, rows: dict[str, list[Judgment]]) -> None:
     for model, judgments in rows.items():
-        write_jsonl(layout.judgments("olympiad", "hipho", model, "rule"), judgments)
+        write_jsonl(layout.judgments("hipho", "hipho", model, "rule"), judgments)
 
 
 def test_hipho_tables_golden(tmp_path):
     layout = Layout(tmp_path / "outputs")
-    layout.usage("olympiad", "hipho", "alpha").parent.mkdir(parents=True)
-    layout.usage("olympiad", "hipho", "alpha").write_text(
+    layout.usage("hipho", "hipho", "alpha").parent.mkdir(parents=True)
+    layout.usage("hipho", "hipho", "alpha").write_text(
         json.dumps({"prompt_tokens": 1000, "completion_tokens": 200, "cost_usd": 0.004})
     )
-    layout.judge_usage("olympiad", "hipho", "alpha", "rule").parent.mkdir(parents=True)
-    layout.judge_usage("olympiad", "hipho", "alpha", "rule").write_text(
+    layout.judge_usage("hipho", "hipho", "alpha", "rule").parent.mkdir(parents=True)
+    layout.judge_usage("hipho", "hipho", "alpha", "rule").write_text(
         json.dumps(  # generation's and the judge's apart
             {"prompt_tokens": 300, "completion_tokens": 50, "cost_usd": 0.00125}
         )
@@ -302,7 +302,7 @@ def physelite_tables(tmp_path, cells=None, suites=None):
     layout = Layout(tmp_path / "outputs")
     cells = cells or physelite_cells()
     for suite, judgments in cells.items():
-        write_jsonl(layout.judgments("pe", suite, "m", "ens"), judgments)
+        write_jsonl(layout.judgments("physelite", suite, "m", "ens"), judgments)
     plan = {
         "suites": {suite: "pe" for suite in cells},
         "models": ["m"],
@@ -473,7 +473,7 @@ def test_mathvision_tables_golden(tmp_path):
 
     layout = Layout(tmp_path / "outputs")
     write_jsonl(
-        layout.judgments("mathv", "mv", "m", "rule"),
+        layout.judgments("mathvision", "mv", "m", "rule"),
         [
             row("1", "algebra", 1, 1.0),
             row("2", "algebra", 2, 0.0),
@@ -531,7 +531,7 @@ def test_mathvision_evalscope_tables_say_so_and_leave_out_what_evalscope_exclude
 
     layout = Layout(tmp_path / "outputs")
     write_jsonl(
-        layout.judgments("mathv", "mve", "m", "rule"),
+        layout.judgments("mathvision", "mve", "m", "rule"),
         [row("1", 1, 1.0), row("2", 1, 0.0), row("3", 1, None, "judge_error"), row("4", 2, 1.0)],
     )
     plan = {"suites": {"mve": "mathv"}, "models": ["m"], "judges": ["rule"], "family": {"mathv": "mathvision"}}
@@ -573,7 +573,7 @@ def test_judges_prose_is_not_loaded_into_the_tables_frame(tmp_path):
         "process": {"steps": [{"step": "prose", "grade": 1.0}], "reasoning": "more prose"},
     }
     judgment = physelite_judgment("p1", "en", "Optics", 3, 1.0, 1.0, (said,))
-    write_jsonl(Layout(tmp_path).judgments("pe", "pe_en", "m", "ens"), [judgment])
+    write_jsonl(Layout(tmp_path).judgments("physelite", "pe_en", "m", "ens"), [judgment])
     frame = load_judgments(
         Layout(tmp_path),
         {"suites": {"pe_en": "pe"}, "models": ["m"], "judges": ["ens"], "family": {"pe": "physelite"}},
@@ -685,7 +685,7 @@ def test_a_cell_whose_judgments_mix_protocols_stops_the_tables(tmp_path):
         },
     )
     with pytest.raises(
-        InputError, match=r"alpha/hipho/judges/rule/judgments\.jsonl: judgments made by 2 different protocols .*v1.*v3"
+        InputError, match=r"hipho/alpha/judges/rule/judgments\.jsonl: judgments made by 2 different protocols .*v1.*v3"
     ):
         aggregate("olympiad", BENCH, PLAN, layout)
 

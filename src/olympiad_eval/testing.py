@@ -26,6 +26,7 @@ def compose_stage(config_name: str, overrides: list[str], root: Path):
 def render_sample(outputs: Path, suite: str, benchmark: str, *overrides: str, root: Path) -> Path:
     """Fetch and render a sample suite into `outputs` (run from the repository's root), with Hydra
     `overrides` of the suite (`suite.scoring.process=false`); returns the outputs folder."""
+    from olympiad_eval.benchmarks import plugin
     from olympiad_eval.stages.fetch import fetch
     from olympiad_eval.stages.render import render
 
@@ -33,7 +34,7 @@ def render_sample(outputs: Path, suite: str, benchmark: str, *overrides: str, ro
     bench_cfg = compose_stage("fetch", [f"benchmark={benchmark}"], root).benchmark
     fetch(benchmark, bench_cfg, layout.problems(benchmark))
     suite_cfg = compose_stage("render", [f"suite={suite}", f"cell.benchmark={benchmark}", *overrides], root).suite
-    folder = layout.suite(benchmark, suite)
+    folder = layout.suite(plugin(bench_cfg.kind).name, suite)  # under the benchmark's family
     render(suite, suite_cfg, benchmark, layout.problem_records(benchmark), folder)
     return outputs
 

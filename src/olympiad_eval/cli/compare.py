@@ -92,12 +92,11 @@ SEED = 0
 # ---------------------------------------------------------------- cells
 
 
-def read_cell(layout: Layout, benchmark: str, suite: str, cell: Cell) -> Judged:
-    path = layout.judgments(benchmark, suite, cell.model, cell.judge)
+def read_cell(layout: Layout, family: str, suite: str, cell: Cell) -> Judged:
+    path = layout.judgments(family, suite, cell.model, cell.judge)
     if not path.is_file():
         raise InputError(
-            f"{path}: no judgments of cell {cell.label} on suite {suite}; "
-            f"{cells_on_disk(layout, benchmark, suite, cell)}"
+            f"{path}: no judgments of cell {cell.label} on suite {suite}; {cells_on_disk(layout, family, suite, cell)}"
         )
     judgments = read_jsonl(path, Judgment)
     if not judgments:
@@ -113,11 +112,11 @@ def read_cell(layout: Layout, benchmark: str, suite: str, cell: Cell) -> Judged:
     return Judged(cell, path, chosen, samples, one_provenance(path, chosen))
 
 
-def cells_on_disk(layout: Layout, benchmark: str, suite: str, asked: Cell) -> str:
+def cells_on_disk(layout: Layout, family: str, suite: str, asked: Cell) -> str:
     """What a user can compare instead of a cell that is not there: the suite's cells, the closest first."""
-    folder = layout.cells(benchmark)  # cells/<benchmark>/<model>/<suite>/judges/<judge>/judgments.jsonl
-    pattern = f"*/{suite}/judges/*/{layout.judgments(benchmark, suite, 'm', 'j').name}"
-    found = sorted(f"{path.parents[3].name}/{path.parent.name}" for path in folder.glob(pattern))
+    folder = layout.cell(family, suite)  # cells/<family>/<suite>/<model>/judges/<judge>/judgments.jsonl
+    pattern = f"*/judges/*/{layout.judgments(family, suite, 'm', 'j').name}"
+    found = sorted(f"{path.parents[2].name}/{path.parent.name}" for path in folder.glob(pattern))
     if not found:
         return f"suite {suite} has no judgments in {folder}: run its stages first (dvc repro)"
     closest = difflib.get_close_matches(f"{asked.model}/{asked.judge}", found, n=1, cutoff=0.5)
@@ -184,8 +183,7 @@ def check_comparable(a: Judged, b: Judged) -> None:
         raise InputError(
             f"judge '{a.cell.judge}' judged {a.cell.label} ({a.path}) and {b.cell.label} ({b.path}) under "
             f"different protocols or setups ({' | '.join(a.made_by)} against {' | '.join(b.made_by)}): "
-            "judge the older cell again (remove its judge stamp, outputs/stamps/<benchmark>/<model>/<suite>/"
-            "judge-<judge>.json, then dvc repro)"
+            "judge the older cell again (dvc repro --force judge@<suite>-<model>-<judge>, then dvc repro)"
         )
 
 
@@ -215,10 +213,10 @@ class Clustering:
     note: str = ""
 
 
-def clustering(layout: Layout, benchmark: str, suite: str) -> Clustering:
+def clustering(layout: Layout, family: str, suite: str) -> Clustering:
     """The suite's benchmark's clusters, its kind read from the rendered suite (`suite.json`, which
     the judge stage read too); without that file, each problem its own cluster, and the notes say so."""
-    path = layout.suite_info(benchmark, suite)
+    path = layout.suite_info(family, suite)
     if not path.is_file():
         return Clustering(note=f"{path} not found (the suite's render stage writes it): each problem its own cluster")
     bench = plugin(read_suite_info(path).kind)
@@ -662,12 +660,11 @@ def natural(text: str) -> int:
 def run(args: argparse.Namespace) -> tuple[Path, str]:
     layout = Layout(args.outputs)
     plan = read_plan(args.plan)
-    family_of_suite(plan, args.suite, args.plan)  # a suite of the plan, or a message naming the file
-    benchmark = plan["suites"][args.suite]
-    read = lambda text: read_cell(layout, benchmark, args.suite, parse_cell(text))  # noqa: E731
+    family = family_of_suite(plan, args.suite, args.plan)  # a suite of the plan, or a message naming the file
+    read = lambda text: read_cell(layout, family, args.suite, parse_cell(text))  # noqa: E731
     if args.command == "runs":
         comparison = compare_runs(
-            args.suite, read(args.a), read(args.b), args.resamples, args.seed, clustering(layout, benchmark, args.suite)
+            args.suite, read(args.a), read(args.b), args.resamples, args.seed, clustering(layout, family, args.suite)
         )
     else:
         comparison = judge_agreement(args.suite, [read(text) for text in args.cells])

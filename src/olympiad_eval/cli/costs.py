@@ -234,8 +234,7 @@ class RenderedSuite:
 def rendered_suite(layout: Layout, plan: dict, suite: str, plan_path: str) -> RenderedSuite:
     """A suite of the plan as its render stage wrote it (each problem, each prompt, its scoring)."""
     family = family_of_suite(plan, suite, plan_path)
-    benchmark = plan["suites"][suite]
-    folder, path = layout.suite(benchmark, suite), layout.suite_info(benchmark, suite)
+    folder, path = layout.suite(family, suite), layout.suite_info(family, suite)
     if not path.is_file():
         raise InputError(
             f"suite '{suite}' has not been rendered ({path} is missing): render it first, offline and "
@@ -247,7 +246,7 @@ def rendered_suite(layout: Layout, plan: dict, suite: str, plan_path: str) -> Re
         plugin(rendered.kind),
         OmegaConf.create(rendered.scoring),
         {p.id: p for p in read_jsonl(folder / "problems.jsonl", Problem)},
-        read_jsonl(layout.prompts(benchmark, suite), Prompt),
+        read_jsonl(layout.prompts(family, suite), Prompt),
     )
 
 

@@ -6,7 +6,7 @@ read from what its script imports (`core.code`).
 
 `pipelines/templates/family.yaml` becomes the folder `pipelines/<family>/` for each benchmark family of
 the plan (`pipelines` in params.yaml), with `<family>` replaced by its name: a `dvc.yaml`, and so a
-dvc.lock, per stage of the template (`pipelines/<family>/evaluate/dvc.yaml`). DVC rewrites a whole lock
+dvc.lock, per stage of the template (`pipelines/<family>/judge/dvc.yaml`). DVC rewrites a whole lock
 after each stage it runs, reading it back with its round-trip YAML parser: that is most of its own
 cost per stage, so each lock holds one kind of stage of one family. `pipelines/templates/report.yaml` becomes the
 repository's own `dvc.yaml`. In both, a dependency line `- <code: stages/x.py>` becomes the script
@@ -20,7 +20,7 @@ module is edited.
 
 A family's stages do not list their code file by file: the root's check stage depends on the code
 of every family's stage scripts (`- <code of every family's stages>`) and writes, per family and
-script, the list of its files with their hashes (`<path code stage=evaluate>`), on which that
+script, the list of its files with their hashes (`<path code stage=judge>`), on which that
 script's stages depend. A stage's entry in dvc.lock then names its code in one line instead of forty,
 and the lock that DVC rewrites after every stage is a third of the size; an edit still reruns exactly
 the stages whose script runs the edited file."""
@@ -38,7 +38,7 @@ from olympiad_eval.core.plan import pipeline_file, read_plan
 
 _CODE = re.compile(r"^(?P<indent>\s*)- <code: (?P<script>\S+)>$", re.M)
 _ALL_CODE = re.compile(r"^(?P<indent>\s*)- <code of every family's stages>$", re.M)
-# a stage of a family's template (`  evaluate:`), where its text begins
+# a stage of a family's template (`  judge:`), where its text begins
 _STAGE = re.compile(r"^  (?P<name>\w+):", re.M)
 # the repository from a family's stage folder (`pipeline_file`'s): its `wdir`, and where params.yaml is
 _ROOT_FROM_STAGE = "/".join([".."] * (len(Path(pipeline_file("family", "stage")).parts) - 1))
@@ -88,8 +88,8 @@ def fill(template: str, root: Path, family: str | None = None) -> str:
 def family_pipeline(template: str, root: Path, family: str) -> dict[str, str]:
     """A family's pipeline files, by stage: its template filled, then cut into a dvc.yaml per stage of
     it (`pipelines/<family>/<stage>/dvc.yaml`), each with the template's head. Each has its own lock,
-    which DVC rewrites whole after each stage it runs: an evaluate stage then rewrites the evaluate
-    stages' entries alone, not the family's every entry."""
+    which DVC rewrites whole after each stage it runs: a judge stage then rewrites the judge stages'
+    entries alone, not the family's every entry."""
     filled = fill(template, root, family).replace("<root>", _ROOT_FROM_STAGE)
     head, _, body = filled.partition("\nstages:\n")
     starts = [match.start() for match in _STAGE.finditer(body)] + [len(body)]

@@ -26,14 +26,11 @@ from olympiad_eval.core.records import atomic_dir
 PACKAGE = "olympiad_eval"
 # The benchmark registry: it imports each benchmark by name (`plugin(kind)`).
 BY_NAME = f"{PACKAGE}.benchmarks"
-# The parts of the evaluate stage (`stages.evaluate`), each with the module that makes it: a part's
-# stamp names its own code, so that an edit of the report's pages redoes no judging and no generation.
-EVALUATE = f"src/{PACKAGE}/stages/evaluate.py"
-EVALUATE_PARTS = {
-    "generate": f"src/{PACKAGE}/stages/generate.py",
-    "judge": f"src/{PACKAGE}/stages/judge.py",
-    "report": f"src/{PACKAGE}/report/cell.py",
-}
+# Modules that only fill the request cache ahead of a later stage (`stages.ahead`: the judges'
+# requests, asked while a cell is generated), and write nothing any stage outputs: a stage that
+# imports one does not list it, nor what only it reaches, as its code (editing the judges' code
+# reruns no generation).
+CACHE_ONLY = frozenset({f"{PACKAGE}.stages.ahead"})
 # The pipeline templates (`olympiad-eval plan` fills them): a family's stages run the scripts of its
 # commands, and the root's report runs every family's benchmark (`<code lists: stages/x.py>`).
 TEMPLATES = Path("pipelines") / "templates"
@@ -91,7 +88,7 @@ def _reached(files: tuple[Path, ...], src: Path) -> frozenset[str]:
     todo = [name for path in files for name in imported(path, src)]
     while todo:
         name = todo.pop()
-        if name in seen:
+        if name in seen or name in CACHE_ONLY:
             continue
         seen.add(name)
         todo.extend(imported(module_file(name, src), src))
@@ -155,12 +152,6 @@ def code_list(script: str, root: Path, family: str) -> str:
     return listing(code_of(script, root, family), root)
 
 
-def part_code_list(part: str, root: Path, family: str) -> str:
-    """The code a part of the evaluate stage runs: its module's (`EVALUATE_PARTS`), and the evaluate
-    stage's own module, which hands it its config and paths."""
-    return listing(sorted({*code_of(EVALUATE_PARTS[part], root, family), EVALUATE}), root)
-
-
 def listing(names: list[str], root: Path) -> str:
     """Code files and folders (relative to `root`), as a code list: each file with its MD5, a line each."""
     lines = []
@@ -192,11 +183,6 @@ def current(listed: str, root: Path) -> bool:
     return bool(listed)
 
 
-def part_list(part: str) -> str:
-    """The name of a part's code list among its family's (`layout.code(family, part_list(part))`)."""
-    return f"evaluate-{part}"
-
-
 def scripts_of(template: str) -> list[str]:
     """The stage scripts a template's commands run, in order of first use."""
     return list(dict.fromkeys(_SCRIPT.findall(template)))
@@ -218,12 +204,10 @@ def all_code(root: Path, family: str) -> list[str]:
 
 def write_code_lists(root: Path, family: str, outputs: Path) -> None:
     """A family's code lists, under `outputs`: one per script listed for it (`listed_scripts`), which
-    its stages depend on instead of on each file, and one per part of the evaluate stage
-    (`EVALUATE_PARTS`), which that part's stamps name."""
+    its stages depend on instead of on each file."""
     folder = Path(outputs) / layout.spelled("code", family=family)
     folder.parent.mkdir(parents=True, exist_ok=True)
     lists = {Path(script).stem: code_list(script, root, family) for script in listed_scripts(root)}
-    lists |= {part_list(part): part_code_list(part, root, family) for part in EVALUATE_PARTS}
     with atomic_dir(folder) as staging:
         for name, text in lists.items():
             (Path(staging) / f"{name}.txt").write_text(text, encoding="utf-8")

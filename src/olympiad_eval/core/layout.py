@@ -4,13 +4,13 @@ The stage scripts, the tables, the report and the tests ask `Layout` for a path;
 olympiad_eval.cli.plan` fills the pipeline templates' `<path NAME field=value ...>` markers from the
 same `PATTERNS`, so the dvc.yaml files and the code cannot disagree.
 
-A model's cells of one benchmark are one folder (`cells/<benchmark>/<model>/<suite>/...`), the output
-of that benchmark's evaluate stage for that model, so that a benchmark's aggregate depends on its own
-cells only: adding a model to the plan writes that model's folders and no other's, running one
-family's pipeline runs no other family's cells, and dropping one benchmark's suite leaves the other
-benchmarks' tables up to date. A rendered suite is under its benchmark too (`suites/<benchmark>/`),
-which that benchmark's evaluate stages read whole; the problems keep their path: the prompts name
-the problems' figure paths, and must keep their bytes.
+A cell (a suite x model) is named by its suite and model, and lives under its benchmark family
+(`cells/<family>/<suite>/<model>/`): DVC's matrix of a family's suites and the plan's models names
+each generate, judge and pages stage by suite and model alone (a matrix cannot look up a suite's
+benchmark), and a benchmark's aggregate depends on its family's cells, never another family's, so
+that adding a model and running one family's pipeline runs no other family's cells. A cell's
+generation (its generate stage's files) and each judge's folder (its judge stage's output) are
+apart, so that a judge's stage never rewrites a generation.
 
 Every name that becomes a path (a model, judge, suite, benchmark, family, ...) is one file name
 (`NAME`: letters, digits, `_`, `.`, `-`; no `/`, no `..`), checked wherever a path is made from it
@@ -41,66 +41,66 @@ TABLE_INDEX = "index.json"
 # Each path relative to the outputs folder, with its fields in braces.
 PATTERNS = {
     # the check stage's outputs (stages/check.py): every fetch depends on its line, so the plan is checked
-    # first; each evaluate stage on its model's composed config (`config_digest`), so that what reruns
-    # it is a value of its config, never a comment or a file it does not read
+    # first; each generate stage on its model's record for its suite, each judge stage on its judge's
+    # (`stages.configs`: the config as the stage composes it, and for a model the files its provider
+    # reads), so that what reruns a stage is a value it reads, never a comment or a file it does not read
     "plan_check": "plan/checked.txt",
-    "model_config": "plan/configs/{model}.yaml",
+    "model_record": "plan/models/{model}/{suite}.yaml",
+    "judge_record": "plan/judges/{judge}.yaml",
     "problems": "problems/{benchmark}",
     "problem_records": f"problems/{{benchmark}}/{PROBLEM_RECORDS}",
     # what a family's stage runs (the check stage writes it: `core.code.write_code_lists`): each code
-    # file of one stage script (or of one part of the evaluate stage) with its hash; the family's
-    # stages depend on it instead of on each file
+    # file of one stage script with its hash; the family's stages depend on it instead of on each file
     "code": "code/{family}/{stage}.txt",
-    # a suite's folder is under its benchmark's, which each evaluate stage of the benchmark depends on whole
-    "suite": "suites/{benchmark}/{suite}",
-    "prompts": f"suites/{{benchmark}}/{{suite}}/{PROMPTS}",
-    "suite_info": f"suites/{{benchmark}}/{{suite}}/{SUITE_INFO}",
-    # A model's cells of one benchmark (its suites, each judged by the plan's judges): one folder, the
-    # output of the benchmark's evaluate stage for that model, so that adding a model writes its own
-    # folder and no other model's, and a benchmark's aggregate reads its own cells' folder.
-    "cells": "cells/{benchmark}/{model}",
-    "cell": "cells/{benchmark}/{model}/{suite}",
-    "generations": "cells/{benchmark}/{model}/{suite}/generations.jsonl",
-    "usage": "cells/{benchmark}/{model}/{suite}/usage.json",
-    # each sample's reply facts (tokens, attempts, date, the model served: `records.SampleReply`),
+    "suite": "suites/{family}/{suite}",
+    "prompts": f"suites/{{family}}/{{suite}}/{PROMPTS}",
+    "suite_info": f"suites/{{family}}/{{suite}}/{SUITE_INFO}",
+    # A family's cells: a benchmark's aggregate reads its family's folder (the plan picks its cells).
+    "cells": "cells/{family}",
+    "cell": "cells/{family}/{suite}/{model}",
+    # the cell's generate stage writes its generation's folder: the generations, their usage and ...
+    "generated": "cells/{family}/{suite}/{model}/generation",
+    "generations": "cells/{family}/{suite}/{model}/generation/generations.jsonl",
+    "usage": "cells/{family}/{suite}/{model}/generation/usage.json",
+    # ... each sample's reply facts (tokens, attempts, date, the model served: `records.SampleReply`),
     # apart from the generations: like the judges' conversations, its dates and retries are facts of a run
-    "sample_replies": "cells/{benchmark}/{model}/{suite}/replies.jsonl",
-    "judgments": "cells/{benchmark}/{model}/{suite}/judges/{judge}/judgments.jsonl",
+    "sample_replies": "cells/{family}/{suite}/{model}/generation/replies.jsonl",
+    # each judge stage of the cell writes its judge's folder
+    "judged": "cells/{family}/{suite}/{model}/judges/{judge}",
+    "judgments": "cells/{family}/{suite}/{model}/judges/{judge}/judgments.jsonl",
     # what a judge sent to its LLM judges and their raw replies, re-asks included (the report's
     # judge conversations): apart from the judgments, which the tables read whole
-    "conversations": "cells/{benchmark}/{model}/{suite}/judges/{judge}/conversations.jsonl",
-    "coverage": "cells/{benchmark}/{model}/{suite}/judges/{judge}/coverage.json",
+    "conversations": "cells/{family}/{suite}/{model}/judges/{judge}/conversations.jsonl",
+    "coverage": "cells/{family}/{suite}/{model}/judges/{judge}/coverage.json",
     # a judge's tokens and cost, beside its model's generation usage (`usage`)
-    "judge_usage": "cells/{benchmark}/{model}/{suite}/judges/{judge}/usage.json",
-    # what made each part of a cell (`core.stamps`): its inputs' digest and its outputs' digest, so that
-    # the evaluate stage redoes only the parts whose inputs changed; apart from the cells, so that a
-    # stamp that changes (a code edit that changes no output) reruns nothing downstream
-    "stamp": "stamps/{benchmark}/{model}/{suite}/{part}.json",
+    "judge_usage": "cells/{family}/{suite}/{model}/judges/{judge}/usage.json",
     "tables": "tables/{benchmark}",
     "table_index": f"tables/{{benchmark}}/{TABLE_INDEX}",
     "metrics": "metrics/{benchmark}/{suite}/{model}/{judge}.json",
     "plots": "plots/{benchmark}",
     "plot": "plots/{benchmark}/{plot}.csv",
     # The report: the root stage writes its index, assets and what lists the plan's models (the flips,
-    # each suite's list of models and their outcomes, `compare/`); each suite's own stage writes its
+    # each suite's list of models and their outcomes, `compare/`); each suite's render stage writes its
     # side-by-side pages (`side/`: the problem, into which the viewer loads each model's column);
-    # each model's evaluate stage (in its family's pipeline) writes that model's cells' folders, their
-    # columns of the side-by-side pages among them, so that adding a model writes its own files and
-    # the pages that list the models, and no other model's or suite's file.
+    # each cell's pages stage (in its family's pipeline) writes that cell's folder, its columns of
+    # the side-by-side pages among them, and each problem's status in the cell (`statuses`), which
+    # the root reads for its counts and filters instead of walking every page: adding a model writes
+    # its own files and the pages that list the models, and no other model's or suite's file.
     "report": "report",
     "report_index": "report/index.html",
     "report_assets": "report/assets",
     "report_compare": "report/compare/{suite}",
     "report_side": "report/side/{suite}",
-    "report_cell": "report/cells/{benchmark}/{model}/{suite}",
+    "report_cell": "report/cells/{family}/{suite}/{model}",
+    "statuses": "statuses/{family}/{suite}/{model}.json",
     # Written on demand by `python -m olympiad_eval.cli.compare`, not by a DVC stage: one folder per
     # comparison of two cells (or per judge agreement) of a suite, and a page listing them all.
     "comparison": "comparisons/{suite}/{comparison}",
     "comparison_index": "comparisons/index.html",
 }
-# The order a path's fields are given in when they are given by position (`layout.judgments(benchmark,
+# The order a path's fields are given in when they are given by position (`layout.judgments(family,
 # suite, model, judge)`), whatever their order in the path: a cell is named (suite, model) everywhere.
-FIELD_ORDER = ("benchmark", "family", "stage", "suite", "model", "judge", "part", "plot", "comparison")
+FIELD_ORDER = ("benchmark", "family", "stage", "suite", "model", "judge", "plot", "comparison")
 _FIELD = re.compile(r"\{(\w+)\}")
 
 # A name that becomes a path: one file name, of letters, digits, `_`, `.` and `-`, starting with a
@@ -140,7 +140,7 @@ def fields_of(name: str) -> list[str]:
 
 def spelled(name: str, **fields: str) -> str:
     """A path relative to the outputs folder. Fields left out at the end give the folder that holds
-    every path of the name with those fields (`spelled("judgments", benchmark="hipho")` is
+    every path of the name with those fields (`spelled("judgments", family="hipho")` is
     `cells/hipho`, where each HiPhO judgment file is); a field given after one left out names
     nothing, and is refused."""
     if name not in PATTERNS:
@@ -160,10 +160,10 @@ def spelled(name: str, **fields: str) -> str:
 class Layout:
     """The paths of a run's outputs under one folder (`paths.outputs`): a method for each name of
     `PATTERNS`, taking the path's fields by position in `FIELD_ORDER`, whatever their order in the
-    path (`layout.judgments(benchmark, suite, model, judge)`, `layout.report_index()`). Fields left
+    path (`layout.judgments(family, suite, model, judge)`, `layout.report_index()`). Fields left
     out at the end of the path (or given as None) name the folder holding every such path
-    (`layout.metrics(benchmark)`: the benchmark's metrics; `layout.cells(benchmark, model)`: a model's
-    cells of a benchmark)."""
+    (`layout.metrics(benchmark)`: the benchmark's metrics; `layout.cells(family)`: every cell of a
+    benchmark family)."""
 
     def __init__(self, root: str | Path = OUTPUTS):
         self.root = Path(root)

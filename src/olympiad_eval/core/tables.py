@@ -79,8 +79,8 @@ def check_one_provenance(path: Path, seen: set) -> None:
         kinds = "; ".join(" | ".join(value or "(none)" for value in made) for made in sorted(seen))
         raise InputError(
             f"{path}: judgments made by {len(seen)} different protocols or setups ({kinds}): "
-            "judge the cell again (dvc repro reruns its model's evaluate stage, whose stamp no longer holds) so "
-            "that one protocol scores the whole cell"
+            "judge the cell again (dvc repro --force judge@<suite>-<model>-<judge>) so that one protocol scores "
+            "the whole cell"
         )
 
 

@@ -79,8 +79,9 @@ class Provider(ABC):
 
     @classmethod
     def inputs(cls, cfg, suite: str) -> list[Path]:
-        """The files besides the suite's prompts that its answers to a suite are read from: a cell's
-        generations are made again when one of them changes (`core.stamps`)."""
+        """The files besides the suite's prompts that its answers to a suite are read from: the check
+        stage records each with its MD5 in the model's record for the suite (`stages.configs`), on
+        which the cell's generate stage depends, so that editing one reruns that cell alone."""
         return []
 
     @abstractmethod

@@ -177,6 +177,11 @@ def usage_warnings(usage: dict, who: str, model: str | None = None) -> list[str]
     return said
 
 
+def most_common(reasons, shown: int = 3) -> str:
+    """The most frequent reasons (of a cell's failed requests or judgments), with their counts."""
+    return "; ".join(f"{reason} ({count}x)" for reason, count in Counter(reasons).most_common(shown))
+
+
 def received_span(dates: list[str | None]) -> dict | None:
     """{first, last} of the dates that are known (ISO 8601 in UTC sorts as time does), or None."""
     known = sorted(date for date in dates if date)

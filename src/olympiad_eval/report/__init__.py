@@ -1,10 +1,10 @@
 """The report: a static folder (`outputs/report/`) that opens from disk, with no server and no
 network, for auditing a run problem by problem.
 
-- `write_cell` (each cell's pages, the last part of its model's evaluate stage, remade when what
-  they show changed: `write_cell_pages`): the cell's index, a row per problem to sort and filter,
-  a page per problem with what each judge was asked and replied, and the cell's columns of the
-  side-by-side pages (`cell.py`);
+- `write_cell_pages` (each cell's pages stage, in its family's pipeline): the cell's index, a row
+  per problem to sort and filter, a page per problem with what each judge was asked and replied,
+  the cell's columns of the side-by-side pages (`cell.py`), and each problem's status in the cell,
+  which the root reads;
 - `write_side` (each suite's render stage, in its family's pipeline): a side-by-side page per problem, its
   own text and figures, into which the viewer loads each model's column (`side.py`): it reads the
   suite alone, so adding a model does not rerun it;
@@ -32,13 +32,11 @@ from urllib.parse import quote
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.plan import family_of_suite
 from olympiad_eval.core.records import InputError, atomic_dir, atomic_file, natural_key, read_suite_info
-from olympiad_eval.core.stamps import Made, Part, inputs_digest
 from olympiad_eval.report import html
 from olympiad_eval.report.html import attr, relative, text
 
 __all__ = [
     "write_report",
-    "write_cell",
     "write_cell_pages",
     "write_side",
     "write_comparison_index",
@@ -50,37 +48,14 @@ __all__ = [
 ASSETS = Path(__file__).parent / "assets"
 
 
-def write_cell(
+def write_cell_pages(
     plan: dict, layout: Layout, suite: str, model: str, settings: dict, plan_path: str | Path = "params.yaml"
 ) -> Path:
-    """The folder of one suite x model of the plan (`core.plan.read_plan`'s, read from `plan_path`)."""
-    from olympiad_eval.report.cell import write_cell as write
+    """The pages of one suite x model of the plan (`core.plan.read_plan`'s, read from `plan_path`), and
+    its problems' statuses (`layout.statuses`); `settings`: the model's, as its config gives them."""
+    from olympiad_eval.report.cell import write_cell
 
-    return write(_cell(plan, layout, suite, model, plan_path), settings)
-
-
-def cell_pages_part(plan: dict, layout: Layout, suite: str, model: str, settings: dict, code: str) -> Part:
-    """A cell's pages as a part of its model's evaluate stage: made from the suite, every file of the
-    cell (its generations, and each of the plan's judges' judgments, usage and conversations), the
-    model's settings they show, the plan's judges and the viewer's assets."""
-    benchmark = plan["suites"][suite]
-    files = {"suite": layout.suite(benchmark, suite), "cell": layout.cell(benchmark, suite, model), "assets": ASSETS}
-    config = {"settings": settings, "judges": list(plan.get("judges") or ())}
-    outputs = (layout.report_cell(benchmark, suite, model),)
-    return Part(layout.stamp(benchmark, suite, model, "report"), inputs_digest(code, config, files), outputs)
-
-
-def write_cell_pages(
-    plan: dict, layout: Layout, suite: str, model: str, settings: dict, code: str, plan_path: str | Path
-) -> Made:
-    """A cell's pages (`write_cell`) unless they are up to date (`cell_pages_part`)."""
-    part = cell_pages_part(plan, layout, suite, model, settings, code)
-    name = f"{suite} x {model} pages"
-    if part.up_to_date():
-        return Made(name, None)
-    folder = write_cell(plan, layout, suite, model, settings, plan_path)
-    part.done()
-    return Made(name, f"wrote {folder}")
+    return write_cell(_cell(plan, layout, suite, model, plan_path), settings)
 
 
 def _cell(plan: dict, layout: Layout, suite: str, model: str, plan_path: str | Path):
@@ -98,7 +73,7 @@ def write_side(plan: dict, layout: Layout, suite: str, plan_path: str | Path = "
 
     if suite not in (plan.get("suites") or {}):
         raise InputError(f"{plan_path}: suite '{suite}' is not among the plan's suites: add it under `suites`")
-    return write_side_pages(layout, plan["suites"][suite], suite)
+    return write_side_pages(layout, plan["family"][plan["suites"][suite]], suite)
 
 
 def write_report(plan: dict, layout: Layout) -> None:
@@ -181,19 +156,19 @@ def _table_html(csv: Path) -> str:
     return f'<div class="table-wrap">{table}</div>'
 
 
-def partial(layout: Layout, benchmark: str, suite: str) -> str | None:
+def partial(layout: Layout, family: str, suite: str) -> str | None:
     """What a rendered suite that leaves problems out took (`2 of 5 problems (limit 2)`), from
     the selection its suite.json records; None for a whole suite."""
-    path = layout.suite_info(benchmark, suite)
+    path = layout.suite_info(family, suite)
     taken = read_suite_info(path).selection if path.is_file() else None
     return taken.describe() if taken is not None and taken.partial else None
 
 
-def partial_html(layout: Layout, benchmark: str, suites: list[str], named: bool = False) -> list[str]:
-    """A line per partial suite (of a benchmark's `suites`) saying what it took."""
+def partial_html(layout: Layout, family: str, suites: list[str], named: bool = False) -> list[str]:
+    """A line per partial suite (of a family's `suites`) saying what it took."""
     lines = []
     for name in suites:
-        took = partial(layout, benchmark, name)
+        took = partial(layout, family, name)
         if took is not None:
             lines.append(f'<p class="partial"><b>partial:</b> {text(name) + ": " if named else ""}{text(took)}</p>')
     return lines
@@ -226,7 +201,7 @@ def _index(plan: dict, layout: Layout, seen) -> Iterator[str]:
     yield "<h2>Cells: every problem, its responses, judgments and judge conversations</h2>"
     for benchmark in benchmarks:
         yield f"<h3>{text(benchmark)}</h3>"
-        yield from partial_html(layout, benchmark, own[benchmark], named=True)
+        yield from partial_html(layout, plan["family"][benchmark], own[benchmark], named=True)
         yield from cell_links(plan, layout, own[benchmark], seen)
     flips = [chunk for benchmark in benchmarks for chunk in flips_links(layout, own[benchmark], seen)]
     if flips:

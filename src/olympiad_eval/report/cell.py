@@ -3,14 +3,14 @@ problem with the question, each sample's response, what every judge of the plan 
 what each was asked and replied (its conversation), and the cell's columns of the suite's
 side-by-side pages (`side/<shard>.js`, see `side.py`).
 
-A cell's folder is part of its model's evaluate stage's output (`evaluate@<benchmark>-<model>` in
-its family's pipeline, `report/cells/<benchmark>/<model>/`): adding a model writes its cells and
-rewrites no other model's file. Pages are written as the cell's files are read, a problem at a
-time (all are sorted by id), so that a cell of any size never sits in memory; only its index rows
-and one shard of side-by-side columns do.
+A cell's folder is its pages stage's output (`pages@<suite>-<model>` in its family's pipeline,
+`report/cells/<family>/<suite>/<model>/`), with each problem's status in the cell (`statuses`, which
+the root reads): adding a model writes its cells and rewrites no other model's file. Pages are
+written as the cell's files are read, a problem at a time (all are sorted by id), so that a cell of
+any size never sits in memory; only its index rows and one shard of side-by-side columns do.
 
 The judge conversations are read from the judges' `conversations` files (in the cell's folder,
-which the pages' stamp names), never from the request cache: the cache is outside DVC's view (a
+a dependency of the pages stage), never from the request cache: the cache is outside DVC's view (a
 clone without it, or a cache that gained replies, would change the pages with no dependency
 changed), while the conversations are written from the very replies the judgments were made of.
 """
@@ -43,6 +43,7 @@ from olympiad_eval.core.records import (
     iter_jsonl,
     natural_key,
     read_suite_info,
+    write_json,
 )
 from olympiad_eval.report import html, partial_html
 from olympiad_eval.report.html import EMPTY, answers_text, attr, facts, maths, number, relative, text
@@ -100,7 +101,7 @@ class Cell:
 
     @property
     def folder(self) -> Path:
-        return self.layout.report_cell(self.benchmark, self.suite, self.model)
+        return self.layout.report_cell(self.family, self.suite, self.model)
 
 
 def status_of(samples: int, failed: bool, graded: dict[str, dict[int, Judgment]]) -> str:
@@ -138,13 +139,14 @@ def group_of(problem: Problem | None, judgment: Judgment | None) -> str:
 
 
 def write_cell(cell: Cell, settings: dict) -> Path:
-    """Write the cell's folder (index.html, problems/, figures/) atomically; `settings` are the
-    model's generation settings as its config gives them."""
+    """Write the cell's folder (index.html, problems/, figures/) atomically, then its problems'
+    statuses (`write_statuses`); `settings` are the model's generation settings as its config gives
+    them."""
     layout = cell.layout
-    prompts = need(layout.prompts(cell.benchmark, cell.suite), cell.name)
-    generations = need(layout.generations(cell.benchmark, cell.suite, cell.model), cell.name)
+    prompts = need(layout.prompts(cell.family, cell.suite), cell.name)
+    generations = need(layout.generations(cell.family, cell.suite, cell.model), cell.name)
     judgments = {
-        judge: need(layout.judgments(cell.benchmark, cell.suite, cell.model, judge), f"{cell.name} x {judge}")
+        judge: need(layout.judgments(cell.family, cell.suite, cell.model, judge), f"{cell.name} x {judge}")
         for judge in cell.judges
     }
     # what each LLM judge was asked and replied; none for a rule judge, and none recorded by a judge
@@ -152,27 +154,27 @@ def write_cell(cell: Cell, settings: dict) -> Path:
     talks = {
         judge: path
         for judge in cell.judges
-        for path in [layout.conversations(cell.benchmark, cell.suite, cell.model, judge)]
+        for path in [layout.conversations(cell.family, cell.suite, cell.model, judge)]
         if path.is_file()
     }
-    kind = suite_kind(layout, cell.benchmark, cell.suite)
+    kind = suite_kind(layout, cell.family, cell.suite)
     hook = plugin(kind).report_sections
-    usage = _read_json(layout.usage(cell.benchmark, cell.suite, cell.model))
+    usage = _read_json(layout.usage(cell.family, cell.suite, cell.model))
     meta = cell_metadata(cell, settings, judgments)
     cell.folder.parent.mkdir(parents=True, exist_ok=True)
     with atomic_dir(cell.folder) as staging:
         os.chmod(staging, 0o755)
         pages = _Pages(cell, staging, hook, meta, usage, set(talks))
         problems = Cursor(
-            iter_jsonl(need(layout.suite(cell.benchmark, cell.suite) / "problems.jsonl", cell.name), Problem)
+            iter_jsonl(need(layout.suite(cell.family, cell.suite) / "problems.jsonl", cell.name), Problem)
         )
         generated = Cursor(iter_jsonl(generations, Generation))
         judged = {judge: Cursor(iter_jsonl(path, Judgment)) for judge, path in judgments.items()}
         talked = {judge: Cursor(iter_jsonl(path, Conversation)) for judge, path in talks.items()}
-        replies = layout.sample_replies(cell.benchmark, cell.suite, cell.model)  # none before they were kept
+        replies = layout.sample_replies(cell.family, cell.suite, cell.model)  # none before they were kept
         replied = Cursor(iter_jsonl(replies, SampleReply) if replies.is_file() else iter(()))
         ids = [str(row.get("id", "")) for _, row in iter_json_lines(prompts)]  # for each page's previous and next
-        rows, columns = [], _Columns(staging / "side", cell.model)
+        rows, columns, statuses = [], _Columns(staging / "side", cell.model), {}
         for number, prompt in enumerate(iter_jsonl(prompts, Prompt)):
             problem = next(iter(problems.take(prompt.id)), None)
             samples = sorted(generated.take(prompt.id), key=lambda g: g.sample)
@@ -183,6 +185,8 @@ def write_cell(cell: Cell, settings: dict) -> Path:
             row, column = pages.problem(prompt, problem, samples, graded, asked, neighbours, facts_of)
             rows.append(row)
             columns.add(number, prompt.id, column)
+            if any(graded.values()):  # a problem no judge graded has no status (a cell judged in part)
+                statuses[prompt.id] = row.status
         columns.close()
         html.write_page(
             staging / "index.html",
@@ -191,7 +195,20 @@ def write_cell(cell: Cell, settings: dict) -> Path:
             _index(cell, rows, meta),
             scripts=[relative(layout.report_compare(cell.suite) / "outcomes.js", cell.folder)],
         )
+    write_statuses(layout.statuses(cell.family, cell.suite, cell.model), statuses)
     return cell.folder
+
+
+def write_statuses(path: Path, statuses: dict[str, str]) -> None:
+    """Each problem's status in the cell (as its index shows it), by id: what the root report reads of
+    the cell's pages (its counts per cell, the "models disagree" filter), a small file instead of
+    every page for DVC to walk."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json(path, {"statuses": statuses})
+
+
+def read_statuses(path: Path) -> dict[str, str]:
+    return json.loads(need(path, path.stem).read_text(encoding="utf-8"))["statuses"]
 
 
 class _Columns:
@@ -221,8 +238,8 @@ class _Columns:
         self.shard, self.columns = None, {}
 
 
-def suite_kind(layout: Layout, benchmark: str, suite: str) -> str:
-    return read_suite_info(need(layout.suite_info(benchmark, suite), suite)).kind
+def suite_kind(layout: Layout, family: str, suite: str) -> str:
+    return read_suite_info(need(layout.suite_info(family, suite), suite)).kind
 
 
 def cell_metadata(cell: Cell, settings: dict, judgments: dict[str, Path]) -> list[tuple[str, str]]:
@@ -239,7 +256,7 @@ def cell_metadata(cell: Cell, settings: dict, judgments: dict[str, Path]) -> lis
         # never a key: a field whose name or value looks secret is shown as hidden
         ("model settings", json.dumps(html.without_secrets(settings), sort_keys=True, ensure_ascii=False)),
     ]
-    usage = _read_json(layout.usage(cell.benchmark, cell.suite, cell.model))
+    usage = _read_json(layout.usage(cell.family, cell.suite, cell.model))
     pairs.append(("generation usage", _usage_text(usage)))
     pairs.append(("generation replies received", received_text([usage])))
     packages = ""
@@ -248,7 +265,7 @@ def cell_metadata(cell: Cell, settings: dict, judgments: dict[str, Path]) -> lis
         if first is not None:
             pairs.append((f"judge {judge}", f"{first.protocol}; config {first.judge_config}"))
             packages = packages or first.packages
-        judge_usage = _read_json(layout.judge_usage(cell.benchmark, cell.suite, cell.model, judge))
+        judge_usage = _read_json(layout.judge_usage(cell.family, cell.suite, cell.model, judge))
         pairs.append((f"judge {judge} usage", _usage_text(judge_usage)))
         pairs.append((f"judge {judge} replies received", received_text([judge_usage])))
     pairs.append(("package versions", packages or "not recorded"))
@@ -283,17 +300,17 @@ def received_pairs(plan: dict, layout: Layout, suites: list[str]) -> list[tuple[
     """When the replies of these suites' cells were received, generation's and each judge's (UTC,
     the first and last over the cells), from their usage files."""
     models, judges = list(plan.get("models") or []), list(plan.get("judges") or [])
-    benchmarks = {suite: plan["suites"][suite] for suite in suites}
+    families = {suite: plan["family"][plan["suites"][suite]] for suite in suites}
     pairs = [
         (
             "generation replies received",
-            received_text([_read_json(layout.usage(benchmarks[s], s, m)) for s in suites for m in models]),
+            received_text([_read_json(layout.usage(families[s], s, m)) for s in suites for m in models]),
         )
     ]
     pairs += [
         (
             f"judge {judge} replies received",
-            received_text([_read_json(layout.judge_usage(benchmarks[s], s, m, judge)) for s in suites for m in models]),
+            received_text([_read_json(layout.judge_usage(families[s], s, m, judge)) for s in suites for m in models]),
         )
         for judge in judges
     ]
@@ -365,7 +382,7 @@ def _index(cell: Cell, rows: list[Row], meta: list) -> Iterator[str]:
         f'<p class="nav"><a href="{attr(relative(layout.report_index(), cell.folder))}">the report</a> &middot; '
         f"benchmark {text(cell.benchmark)}; {len(rows)} problems; judges {text(', '.join(cell.judges))}</p>"
     )
-    yield from partial_html(layout, cell.benchmark, [cell.suite])
+    yield from partial_html(layout, cell.family, [cell.suite])
     counts = {status: sum(1 for row in rows if row.status == status) for status in MARKS}
     yield facts(((status_label(s), n) for s, n in counts.items() if n), css="counts")
     groups = sorted({row.group for row in rows}, key=natural_key)

@@ -94,7 +94,7 @@ def benchmark_charts(
             yield bar_chart(f"{suite}: score per subset", "%", sorted(by_suite[suite], key=in_plan))
     suites = [suite for suite, owner in plan["suites"].items() if owner == benchmark]
     if suites:  # the benchmark's kind, as its rendered suites record it (a family is named, not a kind)
-        hook = plugin(read_suite_info(layout.suite_info(benchmark, suites[0])).kind).report_charts
+        hook = plugin(read_suite_info(layout.suite_info(plan["family"][benchmark], suites[0])).kind).report_charts
         frames = {
             table["name"]: pd.read_csv(
                 layout.tables(benchmark) / table["files"]["csv"], keep_default_na=False, na_values=[""]
@@ -117,7 +117,9 @@ def _float(value) -> float | None:
 def _cell_index(plan: dict, layout: Layout, suite: str, model: str, group: str | None = None) -> str:
     """A cell's index from the report's index; filtered to a group (the view in its fragment, as
     the viewer reads it)."""
-    link = relative(layout.report_cell(plan["suites"][suite], suite, model) / "index.html", layout.report())
+    link = relative(
+        layout.report_cell(plan["family"][plan["suites"][suite]], suite, model) / "index.html", layout.report()
+    )
     return link + ("#" + urlencode({"group": group}) if group else "")
 
 
@@ -135,7 +137,7 @@ def cell_links(plan: dict, layout: Layout, suites: list[str], seen) -> Iterator[
     for suite in suites:
         cells = []
         for model in models:
-            page = layout.report_cell(plan["suites"][suite], suite, model) / "index.html"
+            page = layout.report_cell(plan["family"][plan["suites"][suite]], suite, model) / "index.html"
             counts = seen.statuses.get((suite, model), {})
             said = ", ".join(f"{counts[s]} {MARKS[s]}" for s in MARKS if counts.get(s))
             cells.append(

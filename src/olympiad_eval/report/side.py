@@ -5,15 +5,16 @@ side-by-side pages themselves (at PhysElite's size there are 23,172 of them):
 
 - `write_side_pages` (each suite's render stage, `stages/render.py`): a page per problem with its own text,
   figures and gold answers, and a place for the columns. It reads the suite alone.
-- each cell's pages (the last part of its model's evaluate stage) hold its model's columns
-  (`cell.py`: the response, the extracted answers typeset, each judge's verdict, a sample's cost
-  and timing) as data files of its own folder, `side/<shard>.js`, a shard of `html.SHARD` problems
-  each in the suite's order;
+- each cell's pages (its pages stage's) hold its model's columns (`cell.py`: the response, the
+  extracted answers typeset, each judge's verdict, a sample's cost and timing) as data files of its
+  own folder, `side/<shard>.js`, a shard of `html.SHARD` problems each in the suite's order, and
+  beside the folder each problem's status in the cell (`layout.statuses`);
 - `write_suite` (the root stage): per suite, `models.js` (the plan's models, their cells' folders
   and colours), which the viewer reads to load each model's shard into the page; `outcomes.js`
-  (each problem's status per model), which each cell's index reads for its "models disagree"
-  filter; and the flips between the plan's first model and each other, as the comparison command
-  (`olympiad_eval.cli.compare`) finds them, from the plan's own cells (the stage's dependencies).
+  (each problem's status per model, as the cells' pages stages wrote them), which each cell's index
+  reads for its "models disagree" filter; and the flips between the plan's first model and each
+  other, as the comparison command (`olympiad_eval.cli.compare`) finds them, from the plan's own
+  cells (the stage's dependencies).
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from olympiad_eval.report.cell import (
     Figures,
     need,
     question_html,
+    read_statuses,
     received_pairs,
-    status_of,
     suite_kind,
 )
 from olympiad_eval.report.charts import model_colours
@@ -62,19 +63,19 @@ def flips_page(judge: str, first: str, second: str) -> str:
 # ---------------------------------------------------------------- the side-by-side pages (a suite's stage)
 
 
-def write_side_pages(layout: Layout, benchmark: str, suite: str) -> Path:
+def write_side_pages(layout: Layout, family: str, suite: str) -> Path:
     """A page per problem of the suite: the problem's own text with its figures where its prompt
     puts them and its gold answers, then each model's column, filled in by the viewer. The pages
     name no model: which models there are is the root's `models.js`."""
     folder = layout.report_side(suite)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    kind = suite_kind(layout, benchmark, suite)
-    prompts = need(layout.prompts(benchmark, suite), suite)
+    kind = suite_kind(layout, family, suite)
+    prompts = need(layout.prompts(family, suite), suite)
     ids = [prompt.id for prompt in iter_jsonl(prompts, Prompt)]
     with atomic_dir(folder) as staging:
         os.chmod(staging, 0o755)
         figures = Figures(layout.root, staging)
-        problems = Cursor(iter_jsonl(need(layout.suite(benchmark, suite) / "problems.jsonl", suite), Problem))
+        problems = Cursor(iter_jsonl(need(layout.suite(family, suite) / "problems.jsonl", suite), Problem))
         for number, prompt in enumerate(iter_jsonl(prompts, Prompt)):
             problem = next(iter(problems.take(prompt.id)), None)
             neighbours = (ids[number - 1] if number else None, ids[number + 1] if number + 1 < len(ids) else None)
@@ -125,21 +126,20 @@ def _side_page(layout: Layout, suite: str, kind: str, prompt: Prompt, problem, f
 
 
 def write_suite(plan: dict, layout: Layout, suite: str, folder: Path, seen: Seen) -> None:
-    benchmark = plan["suites"][suite]
+    family = plan["family"][plan["suites"][suite]]
     models, judges = list(plan.get("models") or []), list(plan.get("judges") or [])
     final = layout.report_compare(suite)  # where the pages will be, for their links
     cells = [(model, judge) for model in models for judge in judges]
     dates = received_pairs(plan, layout, [suite])  # the same on every page of the suite
-    paths = {
-        cell: need(layout.judgments(benchmark, suite, *cell), f"{suite} x {cell[0]} x {cell[1]}") for cell in cells
-    }
+    paths = {cell: need(layout.judgments(family, suite, *cell), f"{suite} x {cell[0]} x {cell[1]}") for cell in cells}
+    by_model = {model: read_statuses(layout.statuses(family, suite, model)) for model in models}
     cursors = {cell: Cursor(iter_jsonl(path, Judgment)) for cell, path in paths.items()}
     outcomes: dict = {cell: {} for cell in cells}
     problems: list[str] = []
     statuses: dict[str, str] = {}
     for model in models:
         seen.statuses[(suite, model)] = Counter()
-    for prompt in iter_jsonl(need(layout.prompts(benchmark, suite), suite), Prompt):
+    for prompt in iter_jsonl(need(layout.prompts(family, suite), suite), Prompt):
         judged = {cell: cursor.take(prompt.id) for cell, cursor in cursors.items()}
         problems.append(prompt.id)
         for cell, judgments in judged.items():
@@ -150,10 +150,9 @@ def write_suite(plan: dict, layout: Layout, suite: str, folder: Path, seen: Seen
                 outcomes[cell][prompt.id] = _outcome(cell, paths[cell], judgments)
         letters = ""
         for model in models:
-            graded = {judge: {j.sample: j for j in judged[(model, judge)]} for judge in judges}
-            status = _status(graded)
-            seen.statuses[(suite, model)][status] += 1
-            letters += LETTERS[status] if any(graded.values()) else "-"
+            status = by_model[model].get(prompt.id)  # none where no judge graded it: counted as failed
+            seen.statuses[(suite, model)][status or "failed"] += 1
+            letters += LETTERS[status] if status else "-"
         statuses[prompt.id] = letters
     folder.mkdir(parents=True, exist_ok=True)
     colours = model_colours(plan)
@@ -162,7 +161,7 @@ def write_suite(plan: dict, layout: Layout, suite: str, folder: Path, seen: Seen
         "models": [
             {
                 "name": model,
-                "cell": relative(layout.report_cell(benchmark, suite, model), layout.report()) + "/",
+                "cell": relative(layout.report_cell(family, suite, model), layout.report()) + "/",
                 "colour": colours[model],
             }
             for model in models
@@ -180,13 +179,6 @@ def _write_data(path: Path, call: str, data) -> None:
     """A data file of the report: a script that hands `data` to the viewer (a page opened from disk
     may run the report's own scripts, but not read its files)."""
     path.write_text(f"{call}({json.dumps(data, ensure_ascii=False, sort_keys=True)});\n", encoding="utf-8")
-
-
-def _status(graded: dict) -> str:
-    """A problem's status in a cell from its judgments alone (a judgment says when its generation
-    failed), as the cell's index says it."""
-    samples = {j.sample for by_sample in graded.values() for j in by_sample.values()}
-    return status_of(len(samples), False, graded)
 
 
 def _outcome(cell, path, judgments):

@@ -116,8 +116,7 @@ def _script_hidden():
 def start_fork_server() -> None:
     """Start the workers' fork server now, ahead of the first pool: its imports and warm-up (about a
     second of CPU) then run beside the rest of the caller's start (Hydra, reading the cell's files)
-    instead of before its first check. The stages that judge (`stages/evaluate.py`, `stages/judge.py`)
-    call it first thing."""
+    instead of before its first check. The judge stage (`stages/judge.py`) calls it first thing."""
     context = _start_method()
     if context.get_start_method() == "forkserver":
         from multiprocessing import forkserver

@@ -65,8 +65,9 @@ def load_judgments(
     column for each of the benchmark's `parts` (empty where a judgment has none), and its `cluster`
     (the benchmark's `cluster_of`; by default its problem)."""
     rows = []  # one frame from every row, so that each column's type is inferred from them all
+    family = plan["family"][benchmark]
     for suite, model, judge in cells(plan, benchmark):
-        path = layout.judgments(benchmark, suite, model, judge)
+        path = layout.judgments(family, suite, model, judge)
         if not path.is_file():
             raise InputError(
                 f"{path}: the plan's cell {suite} x {model} x {judge} has no judgments; run its stages first"
@@ -176,15 +177,15 @@ def summary_notes(frame: pd.DataFrame, unit: str) -> list[str]:
     return [interval_method(unit), *resampled_lines(frame, unit)]
 
 
-def with_usage(table: pd.DataFrame, layout: Layout, benchmark: str) -> pd.DataFrame:
+def with_usage(table: pd.DataFrame, layout: Layout, family: str) -> pd.DataFrame:
     """Each cell's tokens and cost, generation's and its judge's apart, from their usage metrics
     (its generation's, per suite x model; each judge's, per judge of the cell). A cost that is
     unknown (replies that came without a usage, or with figures that are no token counts) says
     "unknown", never 0; where some cell's replies were served by another model than the one asked,
     a column counts them."""
     cells = list(zip(table["suite"], table["model"], table["judge"]))
-    generation = [_usage(layout.usage(benchmark, suite, model)) for suite, model, _ in cells]
-    judging = [_usage(layout.judge_usage(benchmark, suite, model, judge)) for suite, model, judge in cells]
+    generation = [_usage(layout.usage(family, suite, model)) for suite, model, _ in cells]
+    judging = [_usage(layout.judge_usage(family, suite, model, judge)) for suite, model, judge in cells]
     table = table.assign(
         **{
             "generation tokens": _tokens(generation),
@@ -238,8 +239,8 @@ def protocol_by_judge(frame: pd.DataFrame) -> pd.DataFrame:
         )
         raise InputError(
             f"judge '{mixed['judge'].iloc[0]}': its cells were judged under different protocols or "
-            f"configs ({cells}): judge the older cells again (remove their judge stamps, outputs/stamps/<benchmark>/"
-            "<model>/<suite>/judge-<judge>.json, then dvc repro)"
+            f"configs ({cells}): judge the older cells again (dvc repro --force judge@<suite>-<model>-<judge>, "
+            "then dvc repro)"
         )
     return made.groupby("judge")[PROVENANCE].first()
 
@@ -390,7 +391,7 @@ def aggregate(
     bench = plugin(bench_cfg.kind)
     frame = load_judgments(layout, plan, benchmark, bench.score_parts, bench.cluster_of)
     made = protocol_by_judge(frame)
-    summary = with_usage(counts(frame), layout, benchmark).join(
+    summary = with_usage(counts(frame), layout, plan["family"][benchmark]).join(
         made[["protocol", "judge_config"]].rename(columns={"judge_config": "judge config"}), on="judge"
     )
     with_interval_notes(summary, summary_notes(frame, bench.cluster_unit))

@@ -32,10 +32,9 @@ from olympiad_eval.core.records import (
     write_json,
     write_jsonl,
 )
-from olympiad_eval.core.stamps import Made, Part, inputs_digest, most_common
 from olympiad_eval.llm.cache import request_key, same_model
 from olympiad_eval.llm.providers import Provider, Request, ask_each, check_config, provider_class
-from olympiad_eval.llm.usage import Tally, this_run, usage_totals, usage_warnings
+from olympiad_eval.llm.usage import Tally, most_common, this_run, usage_totals, usage_warnings
 
 log = logging.getLogger("olympiad_eval")
 
@@ -134,61 +133,40 @@ async def generate_async(
     )
 
 
-def generation_part(layout: Layout, benchmark: str, suite: str, model: str, cfg, code: str) -> Part:
-    """A cell's generations as a part of its model's evaluate stage: made from the suite's prompts,
-    the model's config (`cfg`, as composed) and what its provider reads besides (`Provider.inputs`)."""
-    provider = provider_class(cfg.get("provider"), f"model '{model}'")
-    files = {"prompts": layout.prompts(benchmark, suite)}
-    files |= {f"provider input {n}": path for n, path in enumerate(provider.inputs(cfg, suite))}
-    config = {"model": OmegaConf.to_container(cfg, resolve=True)}
-    outputs = (
-        layout.generations(benchmark, suite, model),
-        layout.usage(benchmark, suite, model),
-        layout.sample_replies(benchmark, suite, model),
-    )
-    return Part(layout.stamp(benchmark, suite, model, "generate"), inputs_digest(code, config, files), outputs)
-
-
-def generate_cell(*args, **kwargs) -> Made:
+def generate_cell(*args, **kwargs) -> tuple[Outcome, str | None]:
     """`generate_cell_async`, with its arguments, alone in its event loop."""
     return asyncio.run(generate_cell_async(*args, **kwargs))
 
 
 async def generate_cell_async(
     layout: Layout,
-    benchmark: str,
+    family: str,
     suite: str,
     model: str,
     cfg,
-    code: str,
     cache_path,
     max_failed_fraction: float,
     on_generation: Callable[[Generation], None] | None = None,
-) -> Made:
-    """Generate one cell (suite x model) unless its generations are up to date (`generation_part`),
-    each generation handed to `on_generation` as it arrives. Too many failed requests fail it (they
-    are recorded as errors, never as answers, and not stamped: the rerun sends only them, the others
-    come from the request cache)."""
-    name = f"{suite} x {model}"
-    part = generation_part(layout, benchmark, suite, model, cfg, code)
-    if part.up_to_date():
-        return Made(name, None)
-    prompts = layout.prompts(benchmark, suite)
+) -> tuple[Outcome, str | None]:
+    """Generate one cell (suite x model) into its folder (generations, usage, reply facts), each
+    generation handed to `on_generation` as its reply arrives; with the outcome, why the stage must
+    fail where it must: too many failed requests (they are recorded as errors, never as answers; the
+    rerun sends only them, the others come from the request cache)."""
+    prompts = layout.prompts(family, suite)
     if not prompts.is_file():
         raise InputError(f"suite '{suite}' has no prompts at {prompts}: has it been rendered (stage render@{suite})?")
-    out, usage, replies = part.outputs
+    out = layout.generations(family, suite, model)
+    usage, replies = layout.usage(family, suite, model), layout.sample_replies(family, suite, model)
     outcome = await generate_async(suite, model, cfg, prompts, out, cache_path, usage, replies, on_generation)
-    if outcome.errors > max_failed_fraction * outcome.total:
-        endpoint = f" at {cfg.base_url}" if cfg.get("base_url") else ""
-        reasons = most_common(g.error for g in read_jsonl(out, Generation) if g.error is not None)
-        failure = (
-            f"{name}: {outcome.errors} of {outcome.total} requests failed (model '{model}'{endpoint}; tolerated: "
-            f"{max_failed_fraction:.0%}): {reasons}; they are recorded as errors, never as answers: rerun to "
-            "retry them"
-        )
-        return Made(name, outcome.summary(), failure)
-    part.done()
-    return Made(name, outcome.summary())
+    if outcome.errors <= max_failed_fraction * outcome.total:
+        return outcome, None
+    endpoint = f" at {cfg.base_url}" if cfg.get("base_url") else ""
+    reasons = most_common(g.error for g in read_jsonl(out, Generation) if g.error is not None)
+    return outcome, (
+        f"{suite} x {model}: {outcome.errors} of {outcome.total} requests failed (model '{model}'{endpoint}; "
+        f"tolerated: {max_failed_fraction:.0%}): {reasons}; they are recorded as errors, never as answers: rerun "
+        "to retry them"
+    )
 
 
 def sample_replies(suite: str, model: str, requests: list[Request], replies: list) -> list[SampleReply]:

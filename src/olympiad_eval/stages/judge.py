@@ -59,10 +59,9 @@ from olympiad_eval.core.records import (
     write_json,
     write_jsonl,
 )
-from olympiad_eval.core.stamps import Made, Part, inputs_digest, most_common
 from olympiad_eval.llm.cache import Reply, RequestCache, request_key
 from olympiad_eval.llm.providers import Client, Request, check_config, judge_provider_class
-from olympiad_eval.llm.usage import Tally, merged_usage, this_run, usage_totals, usage_warnings
+from olympiad_eval.llm.usage import Tally, merged_usage, most_common, this_run, usage_totals, usage_warnings
 from olympiad_eval.scoring.checks import Options
 from olympiad_eval.scoring.pool import CheckPool
 
@@ -118,71 +117,38 @@ class Outcome:
         )
 
 
-def judgment_part(layout: Layout, benchmark: str, suite: str, model: str, judge_name: str, cfg, code: str) -> Part:
-    """A cell's judgments by one judge as a part of its model's evaluate stage: made from the suite
-    (its problems and scoring), the cell's generations and the judge's config (`cfg`, as composed)."""
-    files = {"suite": layout.suite(benchmark, suite), "generations": layout.generations(benchmark, suite, model)}
-    outputs = (
-        layout.judgments(benchmark, suite, model, judge_name),
-        layout.coverage(benchmark, suite, model, judge_name),
-        layout.judge_usage(benchmark, suite, model, judge_name),
-        layout.conversations(benchmark, suite, model, judge_name),
-    )
-    stamp = layout.stamp(benchmark, suite, model, f"judge-{judge_name}")
-    return Part(stamp, inputs_digest(code, {"judge": OmegaConf.to_container(cfg, resolve=True)}, files), outputs)
-
-
-def judge_cell(*args, **kwargs) -> Made:
+def judge_cell(*args, **kwargs) -> tuple[Outcome, str | None]:
     """`judge_cell_async`, with its arguments, alone in its event loop."""
     return asyncio.run(judge_cell_async(*args, **kwargs))
 
 
 async def judge_cell_async(
-    layout: Layout,
-    benchmark: str,
-    suite: str,
-    model: str,
-    judge_name: str,
-    cfg,
-    code: str,
-    cache_path,
-    min_coverage,
-    arriving: asyncio.Queue | None = None,
-) -> Made:
-    """Judge one cell with one judge unless its judgments are up to date (`judgment_part`). Too few
-    responses judged fails it (the judge errors are recorded, and not stamped: the rerun asks again).
-
-    With `arriving` (the cell's generations, as their replies arrive, then None once the cell's
-    generations file is written), the cell is being generated: its judging starts with the first
-    reply, and what made it is known, and stamped, once the generations are written."""
-    name = f"{suite} x {model} x {judge_name}"
-    part = judgment_part(layout, benchmark, suite, model, judge_name, cfg, code)  # inputs: the files as they are
-    if arriving is None and part.up_to_date():
-        return Made(name, None)
-    generations = layout.generations(benchmark, suite, model)
-    if arriving is None and not generations.is_file():
+    layout: Layout, family: str, suite: str, model: str, judge_name: str, cfg, cache_path, min_coverage
+) -> tuple[Outcome, str | None]:
+    """Judge one cell with one judge into its judge's folder; with the outcome, why the stage must
+    fail where it must: too few responses judged (the judge errors are recorded, and the rerun asks
+    again; the replies that came are in the request cache)."""
+    generations = layout.generations(family, suite, model)
+    if not generations.is_file():
         raise InputError(
             f"no generations of model '{model}' for suite '{suite}' at {generations}: generate them first "
             f"(python stages/generate.py model={model} cell.suite={suite}, or dvc repro)"
         )
-    out, coverage, usage, conversations = part.outputs
+    out = layout.judgments(family, suite, model, judge_name)
+    conversations = layout.conversations(family, suite, model, judge_name)
     outcome = await judge_async(
-        layout.suite(benchmark, suite), generations, judge_name, cfg, out, cache_path, conversations, arriving
+        layout.suite(family, suite), generations, judge_name, cfg, out, cache_path, conversations
     )
-    write_json(coverage, outcome.metrics())
-    write_json(usage, outcome.usage)
+    write_json(layout.coverage(family, suite, model, judge_name), outcome.metrics())
+    write_json(layout.judge_usage(family, suite, model, judge_name), outcome.usage)
     judged = outcome.total - outcome.generation_errors
-    if judged and outcome.scored / judged < min_coverage:
-        reasons = most_common(j.detail[:300] for j in read_jsonl(out, Judgment) if j.status == "judge_error")
-        failure = (
-            f"{name}: only {outcome.scored} of {judged} responses were judged (required: {min_coverage:.0%}): "
-            f"{reasons}; rerun to retry the failed judgments"
-        )
-        return Made(name, outcome.summary(), failure)
-    if arriving is not None:  # the generations were written meanwhile: what made the judgments is known now
-        part = judgment_part(layout, benchmark, suite, model, judge_name, cfg, code)
-    part.done()
-    return Made(name, outcome.summary())
+    if not judged or outcome.scored / judged >= min_coverage:
+        return outcome, None
+    reasons = most_common(j.detail[:300] for j in read_jsonl(out, Judgment) if j.status == "judge_error")
+    return outcome, (
+        f"{suite} x {model} x {judge_name}: only {outcome.scored} of {judged} responses were judged (required: "
+        f"{min_coverage:.0%}): {reasons}; rerun to retry the failed judgments"
+    )
 
 
 def judge(*args, **kwargs) -> Outcome:
@@ -198,13 +164,10 @@ async def judge_async(
     out_path: str | Path,
     cache_path: str | Path,
     conversations_path: str | Path | None = None,
-    arriving: asyncio.Queue | None = None,
 ) -> Outcome:
     """Grade the generations; write the judgments to `out_path` and, where `conversations_path` is
     given, what was sent to the LLM judges and their raw replies (`Conversation`; none for rules
-    alone) there. With `arriving`, the generations come as their replies do (None once their file
-    is written): an LLM judge's tasks that need no rules go out for each at once, and the rest is
-    done from the written file as without it, so the judgments are the same bytes."""
+    alone) there."""
     made_by_cfg, cfg = cfg, typed_judge(cfg, judge_name)  # provenance hashes the config as composed
     suite_dir = Path(suite_dir)
     suite = read_suite_info(suite_dir / SUITE_INFO)
@@ -223,14 +186,12 @@ async def judge_async(
     llm = cfg.kind != "rule"  # requests go out while the checks run: the workers give way to them
     with CheckPool(cfg.workers, cfg.check_cpu_seconds, check_options(scoring), give_way=llm) as pool:
         if not llm:
-            while arriving is not None and await arriving.get() is not None:
-                pass  # rules are checked in one batch, once the generations are written
             generations, answered = written()
             grades = await asyncio.to_thread(_by_rules, bench, problems, answered, scoring, pool)
             usage, asked, requests = usage_totals([], {}), {}, "no requests (rules only)"
         else:
             grades, usage, asked, requests, generations = await _by_llm(
-                bench, problems, written, scoring, cfg, cache_path, pool, arriving
+                bench, problems, written, scoring, cfg, cache_path, pool
             )
     for line in usage_warnings(usage, f"judge '{judge_name}'"):
         log.warning("%s", line)
@@ -361,13 +322,11 @@ async def _by_llm(
     cfg,
     cache_path,
     pool: CheckPool,
-    arriving: asyncio.Queue | None = None,
 ) -> tuple[dict, dict, dict, str, list[Generation]]:
     """Every task of every response to every judge, then the protocol's combination; the judges'
     usage (requests, tokens, cost); each response's conversation (`conversation`); what this run
     sent and paid, apart from the cached replies (`usage.this_run`: the log's, never the usage
-    file's); and the cell's generations (`written()`: all of them, and those answered). With
-    `arriving`, each response's tasks that need no rules go out as soon as it arrives."""
+    file's); and the cell's generations (`written()`: all of them, and those answered)."""
     judges = dict(cfg.judges)
     if not judges:
         raise InputError("an llm judge needs at least one entry under `judges` (name: endpoint)")
@@ -381,7 +340,7 @@ async def _by_llm(
         }
 
     cache = RequestCache(cache_path)
-    askers = [_Asker(name, endpoint, cfg, cache) for name, endpoint in judges.items()]
+    askers = [Asker(name, endpoint, cfg, cache) for name, endpoint in judges.items()]
     try:
         asked: dict = {}
         tasks: dict = {}  # each response's tasks, in the order their replies are kept
@@ -398,15 +357,11 @@ async def _by_llm(
                 {(asker.name, key, task.key): asker.grade(task, key) for task in cell_tasks for asker in askers}
             )
 
-        while arriving is not None and (generation := await arriving.get()) is not None:
-            if generation.error is None and generation.refusal is None and generation.id in problems:
-                await ask_first((generation.id, generation.sample), problems[generation.id], generation.response or "")
         generations, answered = written()
         responses = {(g.id, g.sample): (problems[g.id], g.response or "") for g in answered}
-        for key, (problem, response) in responses.items():  # the tasks that need no rules (not asked yet)
-            if key not in tasks:
-                await ask_first(key, problem, response)
-                await asyncio.sleep(0)  # the first requests go out while the next response's are prepared
+        for key, (problem, response) in responses.items():  # the tasks that need no rules
+            await ask_first(key, problem, response)
+            await asyncio.sleep(0)  # the first requests go out while the next response's are prepared
         # The rules run while those are answered, not before: their thread would take the GIL from
         # the event loop at each socket call while the first requests go out.
         rules, later = await asyncio.to_thread(rules_and_tasks)
@@ -453,7 +408,7 @@ def _kept(reply: Reply) -> dict:
     return {name: getattr(reply, name) for name in CONVERSATION_FIELDS if getattr(reply, name) not in (None, {})}
 
 
-def conversation(tasks: list[JudgeTask], askers: list[_Asker], key: tuple) -> tuple[dict, ...]:
+def conversation(tasks: list[JudgeTask], askers: list[Asker], key: tuple) -> tuple[dict, ...]:
     """A response's tasks as `Conversation.tasks`: each task's messages (once: every judge of the
     ensemble and every re-ask is sent the same) and each judge's replies in the order they came."""
     return tuple(
@@ -482,7 +437,7 @@ async def _later_rounds(
     response: str,
     rules: Score | str,
     judged: dict,
-    asker: _Asker,
+    asker: Asker,
     scoring,
     key: tuple,
 ) -> list[JudgeTask]:
@@ -532,7 +487,7 @@ def rule_grades(bench: Benchmark, problems: dict, answered: list[Generation], sc
         return _by_rules(bench, problems, answered, scoring, pool)
 
 
-class _Asker:
+class Asker:
     """One judge of the ensemble: its provider (`provider` in its endpoint, default openai; one
     client for the whole cell), progress bar (with tokens and cost at its endpoint's `prices`) and
     the replies it got."""
