@@ -2,11 +2,14 @@
 its official LLM judge, both on a local fake server with a fixed latency; the time split between the
 requests, each stage and DVC itself.
 
-    python bench/hipho_dvc.py [--latency 0.5] [--concurrency 16] [--tree DIR] [--keep DIR]
+    python bench/hipho_dvc.py [--latency 0.5] [--concurrency 16] [--tree DIR] [--keep DIR] [--problems 403]
 
 A fresh git copy of the tree (its stages importing its own `src`) gets the release where the README
 puts one (data/releases/hipho, a copy of ../shared/data/hipho), a model and a judge config pointed at
-the server, and a plan of the suite `hipho` with them. The fake model answers as
+the server, and a plan of the suite `hipho` with them. `--problems N` grows the release to N problems
+(the whole release has 403; ../shared/data holds 235 of them) with copies of its exams under other
+names (`<exam>_copy<k>`, each problem's id prefixed likewise, its figures shared), so that the fixed
+costs weigh as they do on the whole release. The fake model answers as
 bench/hipho_end_to_end.py's does (about one problem in five wrong); the fake judge is the server's
 agreeable default. The `python` DVC runs is bench/scale.py's shim, which logs each stage's wall time.
 
@@ -19,6 +22,7 @@ send requests the time before their first request and after their last reply.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import tempfile
@@ -38,10 +42,31 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGET = 1.10
 
 
-def configure(repo: scale.Repo, base_url: str, concurrency: int) -> None:
-    """The release in data/releases/hipho, a model and an LLM judge of the official protocol on the
-    server, and a plan of HiPhO alone."""
+def grown(release: Path, problems: int) -> int:
+    """Copies of the release's exams (the largest first, in turn) until it holds `problems`; the count."""
+    data = release / "data"
+    exams = sorted(data.glob("*.json"), key=lambda path: -len(json.loads(path.read_text(encoding="utf-8"))))
+    count = sum(len(json.loads(path.read_text(encoding="utf-8"))) - 1 for path in exams)  # element 0: its sheet
+    copy = 0
+    while count < problems:
+        copy += 1
+        for path in exams:
+            if count >= problems:
+                break
+            sheet, *items = json.loads(path.read_text(encoding="utf-8"))
+            name = f"{path.stem}_copy{copy}"
+            items = [{**item, "id": f"copy{copy}_{item['id']}", "source": name} for item in items]
+            (data / f"{name}.json").write_text(json.dumps([sheet, *items], ensure_ascii=False), encoding="utf-8")
+            count += len(items)
+    return count
+
+
+def configure(repo: scale.Repo, base_url: str, concurrency: int, problems: int | None = None) -> None:
+    """The release in data/releases/hipho (grown to `problems`), a model and an LLM judge of the
+    official protocol on the server, and a plan of HiPhO alone."""
     shutil.copytree(RELEASE, repo.path / "data/releases/hipho")
+    if problems:
+        grown(repo.path / "data/releases/hipho", problems)
     endpoint = {"base_url": base_url, "api_key_env": None, "concurrency": concurrency, "probe": False}
     repo.write("conf/model/fake.yaml", yaml.safe_dump({"provider": "openai", "model": "fake-model", **endpoint}))
     judge = {"defaults": ["llm_base", "_self_"], "judges": {"fake": {"model": "fake-judge", **endpoint}}}
@@ -69,10 +94,10 @@ def render_first(repo: scale.Repo) -> Path:
     return folder
 
 
-def measure(tree: Path, folder: Path, latency: float, concurrency: int) -> dict:
+def measure(tree: Path, folder: Path, latency: float, concurrency: int, problems: int | None = None) -> dict:
     repo = scale.Repo(clone(folder / "repo", tree))
     with FakeOpenAI(latency=latency) as server:
-        configure(repo, server.base_url, concurrency)
+        configure(repo, server.base_url, concurrency, problems)
         server.responder = responder(render_first(repo), restate=False)
         before = len(repo.stages())
         start, clock = time.perf_counter(), time.time()  # the server's clock; the shim's
@@ -118,6 +143,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.5)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    parser.add_argument("--problems", type=int, help="grow the release to this many problems (the whole release: 403)")
     args = parser.parse_args()
     if not (RELEASE / "data").is_dir():
         print(f"skipped: the HiPhO release is not at {RELEASE}")
@@ -125,7 +151,8 @@ def main() -> None:
     folder = args.keep or Path(tempfile.mkdtemp(prefix="hipho-dvc-"))
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        report(measure(args.tree.resolve(), folder, args.latency, args.concurrency), args.latency, args.concurrency)
+        measured = measure(args.tree.resolve(), folder, args.latency, args.concurrency, args.problems)
+        report(measured, args.latency, args.concurrency)
     finally:
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)

@@ -1,8 +1,10 @@
 """Judging ahead: while a cell is generated, each LLM judge of the plan is asked a response's tasks
 that need no rules (HiPhO's marking criteria, PhysElite's verdict and process) as soon as the
-model's reply arrives, so that the judges' requests overlap the model's (each endpoint keeps its own
-`concurrency`). DVC runs a cell's judge stages after its generate stage, one stage at a time; asked
-ahead, their requests wait for them in the request cache.
+model's reply arrives, and, once the rules have scored the responses that came meanwhile (in warm
+workers, as the judge stage runs them), the tasks that wait for the rules (HiPhO's answer slots the
+rules missed): the judges' requests overlap the model's (each endpoint keeps its own `concurrency`).
+DVC runs a cell's judge stages after its generate stage, one stage at a time; asked ahead, their
+requests wait for them in the request cache.
 
 It writes nothing but those replies: no judgment, no file of any stage. The judge stage that comes
 next asks the same requests (the same judge config, composed the same way, about the same response)
@@ -25,12 +27,14 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import plugin
+from olympiad_eval.benchmarks.base import Benchmark
 from olympiad_eval.core.layout import SUITE_INFO
 from olympiad_eval.core.records import Generation, Problem, read_jsonl, read_suite_info
 from olympiad_eval.llm.cache import RequestCache
 from olympiad_eval.llm.usage import this_run
+from olympiad_eval.scoring.pool import CheckPool
 from olympiad_eval.stages.generate import Outcome, generate_cell_async
-from olympiad_eval.stages.judge import Asker, check_judge, typed_judge
+from olympiad_eval.stages.judge import Asker, by_rules, check_judge, check_options, typed_judge
 
 log = logging.getLogger("olympiad_eval")
 
@@ -83,18 +87,58 @@ class Ahead:
         }
         self.asked: list[asyncio.Task] = []
         self.probed: dict[str, asyncio.Task] = {}
+        # the rules, in one pool per judges' check settings (each judge stage runs its own)
+        self.rules = {name: (cfg.workers, cfg.check_cpu_seconds) for name, cfg in judges.items() if self._after_rules()}
+        self.pools = {
+            settings: CheckPool(*settings, check_options(self.scoring), give_way=True)
+            for settings in set(self.rules.values())
+        }
+        self.waiting: dict[tuple, list[Generation]] = {settings: [] for settings in self.pools}
+        self.more = asyncio.Event()
+        self.generated = False
+        self.ruling = [asyncio.create_task(self._rules(settings)) for settings in self.pools]
+
+    def _after_rules(self) -> bool:
+        """Whether the benchmark asks anything once the rules have scored (it has that hook of its
+        own): if not, the rules wait for the judge stage, which runs them anyway."""
+        return type(self.bench).judge_tasks_after_rules is not Benchmark.judge_tasks_after_rules
 
     def arrived(self, generation: Generation) -> None:
         """A response's tasks, to every judge still asking (called in the event loop as replies come)."""
         problem = self.problems.get(generation.id)
         if generation.error is not None or generation.refusal is not None or problem is None:
             return
+        for waiting in self.waiting.values():  # for the rules, then what waits for them
+            waiting.append(generation)
+        self.more.set()
         tasks = self.bench.judge_tasks(problem, generation.response or "", self.scoring)
         if not tasks:
             return
         key = (generation.id, generation.sample)
         for name in list(self.askers):
             self.asked.append(asyncio.create_task(self._ask(name, tasks, key)))
+
+    async def _rules(self, settings: tuple) -> None:
+        """The rules, in batches of the responses that came meanwhile (in a thread, so that replies
+        keep coming), then each judge that runs them so asked what waits for them."""
+        while True:
+            await self.more.wait()
+            batch, self.waiting[settings] = self.waiting[settings], []
+            if not batch and self.generated:
+                return
+            if not batch:
+                self.more.clear()
+                continue
+            grades = await asyncio.to_thread(
+                by_rules, self.bench, self.problems, batch, self.scoring, self.pools[settings]
+            )
+            for generation in batch:
+                key = (generation.id, generation.sample)
+                problem, response = self.problems[generation.id], generation.response or ""
+                tasks = self.bench.judge_tasks_after_rules(problem, response, grades[key], self.scoring)
+                judges = [name for name, own in self.rules.items() if own == settings and name in self.askers]
+                if tasks:
+                    self.asked += [asyncio.create_task(self._ask(name, tasks, key)) for name in judges]
 
     async def _ask(self, name: str, tasks: list, key: tuple) -> None:
         if name not in self.probed:  # an endpoint that cannot serve is probed once, before its first request
@@ -113,8 +157,14 @@ class Ahead:
             return False
 
     async def finish(self) -> None:
-        """Wait for every request asked ahead (so that its reply is cached, not lost), then close."""
-        outcomes = await asyncio.gather(*self.asked, return_exceptions=True)
+        """Wait for the rules and every request asked ahead (so that its reply is cached, not lost),
+        then close."""
+        self.generated = True
+        self.more.set()
+        ruled = await asyncio.gather(*self.ruling, return_exceptions=True)
+        for pool in self.pools.values():
+            pool.close()
+        outcomes = await asyncio.gather(*self.asked, return_exceptions=True) + ruled
         failed = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
         if failed:
             log.warning("%s: %d judgings ahead failed (their stages ask again): %s", self.label, len(failed), failed[0])

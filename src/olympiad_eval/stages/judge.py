@@ -187,7 +187,7 @@ async def judge_async(
     with CheckPool(cfg.workers, cfg.check_cpu_seconds, check_options(scoring), give_way=llm) as pool:
         if not llm:
             generations, answered = written()
-            grades = await asyncio.to_thread(_by_rules, bench, problems, answered, scoring, pool)
+            grades = await asyncio.to_thread(by_rules, bench, problems, answered, scoring, pool)
             usage, asked, requests = usage_totals([], {}), {}, "no requests (rules only)"
         else:
             grades, usage, asked, requests, generations = await _by_llm(
@@ -292,7 +292,7 @@ FROM_PROBLEM = ("language", "subset", "subject", "level")
 RECORDED = tuple(f.name for f in fields(Score) if f.name in {g.name for g in fields(Judgment)})
 
 
-def _by_rules(bench: Benchmark, problems: dict, answered: list[Generation], scoring, pool: CheckPool) -> dict:
+def by_rules(bench: Benchmark, problems: dict, answered: list[Generation], scoring, pool: CheckPool) -> dict:
     """Each response scored by the benchmark's rules, in two steps: the checks every response needs,
     sent to the pool in one batch (each once, so that no worker waits for a response's turn); then
     each response's score from their verdicts. A check that could not finish counts as not matched
@@ -333,7 +333,7 @@ async def _by_llm(
 
     def rules_and_tasks() -> tuple[dict, dict]:
         """In a thread, so that the event loop keeps sending meanwhile."""
-        rules = _by_rules(bench, problems, answered, scoring, pool)
+        rules = by_rules(bench, problems, answered, scoring, pool)
         return rules, {
             key: bench.judge_tasks_after_rules(problem, response, rules[key], scoring)
             for key, (problem, response) in responses.items()
@@ -484,7 +484,7 @@ def rule_grades(bench: Benchmark, problems: dict, answered: list[Generation], sc
     """Each response's score by the rules, as a judge cell computes it (`cfg`: the typed judge
     config, for its workers and checks' CPU budget): what decides the tasks asked after the rules."""
     with CheckPool(cfg.workers, cfg.check_cpu_seconds, check_options(scoring)) as pool:
-        return _by_rules(bench, problems, answered, scoring, pool)
+        return by_rules(bench, problems, answered, scoring, pool)
 
 
 class Asker:
