@@ -142,7 +142,7 @@ def test_the_index_shows_metadata_charts_tables_and_a_link_per_cell(run, report)
     index = (report / "index.html").read_text(encoding="utf-8")
     assert "<table" in index and "exam scores" in index and "DemoCPhO_2025" in index
     assert "100.00" in index  # the reference model's score, formatted
-    assert '<section class="metadata" id="metadata">' in index and "hipho olympiad_eval v4 (rules only)" in index
+    assert '<section class="metadata" id="metadata">' in index and "hipho olympiad_eval v5 (rules only)" in index
     assert index.count('<svg class="chart"') == 3  # score per model, per subset (one suite), and HiPhO's medals
     assert "score per model, with its 95% interval" in index and "medals" in index
     links = [a["href"] for a in tags(index, "a") if a.get("class") == "cell-link"]

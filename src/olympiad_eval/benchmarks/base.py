@@ -43,6 +43,10 @@ class Score:
     detail: str = ""
     undecided: tuple[str, ...] = field(default=())  # the checks that could not finish, and why (not matched)
     unscorable: str = ""  # why rules cannot score this response at all (only an LLM judge can)
+    # What rules cannot decide though they scored the rest (HiPhO's open-ended answer slots): a rule
+    # judge leaves the response undecided (not scored: it lowers coverage); an LLM protocol's own
+    # score (`combine`) decides it.
+    rules_cannot_decide: str = ""
     parts: dict = field(default_factory=dict)  # the protocol's own parts of the score (`score_parts`)
     details: tuple[dict, ...] = ()  # per judge and task: what each judge said
 

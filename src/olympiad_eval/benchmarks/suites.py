@@ -20,6 +20,11 @@ benchmark's protocols:
     the gamma function, Euler's constant and the imaginary unit: `u^{\\gamma-2}` was equal to
     `-u^{\\gamma-2}`), an undefined value equals nothing, and tiny values compare relatively.
     HiPhO's `vlmevalkit` v1: VLMEvalKit's scoring reproduced (`benchmarks.hipho.vlmevalkit`).
+  - v5 (HiPhO's `olympiad_eval`, PhysElite's `official`): a judge's verdict is its own last JSON
+    object, never JSON of the student's that it quotes or echoes inside the fence, and several
+    that disagree are an invalid reply (`benchmarks.judging.json_reply`), where v4 read the first
+    object with the schema's field; HiPhO: an answer slot the rules cannot decide (an open-ended
+    answer, no official one to compare) is undecided, where v4 scored it 0 with rules alone.
 """
 
 from __future__ import annotations
@@ -137,7 +142,7 @@ class Provenance:
 
 
 def protocol(bench: Benchmark, scoring, judge_kind: str) -> str:
-    """`hipho olympiad_eval v4 (prompts hipho_answer_judge v1, hipho_criterion_judge v1)`, or
+    """`hipho olympiad_eval v5 (prompts hipho_answer_judge v1, hipho_criterion_judge v1)`, or
     `... (rules only)` for a rule judge."""
     versions = bench.protocol_versions
     name = str(scoring.protocol)
