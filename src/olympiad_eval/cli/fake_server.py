@@ -17,6 +17,7 @@ and the other names of `HOSTILE`: every reply hostile that way).
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
 import random
@@ -46,6 +47,8 @@ class Fault:
     # status 200 and a whole completion's length, then its body a byte every `trickle` seconds,
     # whitespace first (legal before JSON): every read gets a byte, so no read timeout ever fires
     trickle: float = 0.0
+    chunked: bool = False  # the body in chunks of 64 kB without a Content-Length (its size unknown until read)
+    gzip: bool = False  # the body gzip-compressed (Content-Encoding: gzip)
 
 
 # A dict is the assistant message itself (content, reasoning_content, refusal, ...); its keys
@@ -179,6 +182,51 @@ def surrogates(field_name: str = "finish_reason") -> Responder:
     return respond
 
 
+def huge(megabytes: float = 100, how: str = "sized") -> Responder:
+    """Every reply a completion whose answer is `megabytes` of text, its body sent `sized` (with its
+    Content-Length), `chunked` (without) or `gzip`-compressed (a few kB that unpack to it)."""
+
+    def respond(body: dict) -> Fault:
+        data = json.dumps(_completion(body, "x" * int(megabytes * 1_000_000))).encode()
+        return Fault(raw=data, chunked=how == "chunked", gzip=how == "gzip", name=f"huge {how}")
+
+    return respond
+
+
+def redirect(location: str, status: int = 307, once: bool = False) -> Responder:
+    """Every reply (`once`: each request's first) a redirect to `location`; an answer otherwise."""
+    seen: Counter = Counter()
+    lock = threading.Lock()
+
+    def respond(body: dict) -> Reply:
+        with lock:
+            seen[body_key(body)] += 1
+            first = seen[body_key(body)] == 1
+        if once and not first:
+            return default_responder(body)
+        return Fault(status, payload={}, headers={"Location": location}, name=f"redirect {status}")
+
+    return respond
+
+
+# What an endpoint may write where only a name or a reason belongs: ANSI escapes that clear the
+# screen and colour, CR-LF and a forged log line, a bell and NUL, a C1 control (CSI), a bidirectional
+# override and a zero-width space, then 200 kB.
+ESCAPES = "\x1b[2J\x1b[31mred\r\nerror: none\x07\x00\x9b2J\u202egnp.exe\u200b" + "y" * 200_000
+
+
+def escapes(field_name: str = "model") -> Responder:
+    """Every reply an answer whose `model` (or `finish_reason`, `refusal`) is `ESCAPES`; `error`: an
+    HTTP 400 whose body's message is."""
+
+    def respond(body: dict) -> Reply:
+        if field_name == "error":
+            return Fault(400, {"error": {"message": ESCAPES, "type": "invalid_request_error"}})
+        return {"content": default_responder(body), field_name: ESCAPES}
+
+    return respond
+
+
 def reasoning_only(body: dict) -> dict:
     """A reasoning model's reply whose answer never came: reasoning, empty content, stop."""
     return {"content": "", "reasoning_content": "Let me think about the forces on the block.", "finish_reason": "stop"}
@@ -262,6 +310,20 @@ HOSTILE: dict[str, Responder] = {
     "surrogate": surrogates("finish_reason"),
     "reasoning-only": reasoning_only,
     "braces-before-json": braces_before_json,
+    "huge": huge(100),
+    "huge-chunked": huge(100, "chunked"),
+    "huge-gzip": huge(100, "gzip"),
+    "escape-model": escapes("model"),
+    "escape-finish-reason": escapes("finish_reason"),
+    "escape-error": escapes("error"),
+    "disagreeing-usage": bad_usage(
+        {
+            "prompt_tokens": 10,
+            "completion_tokens": 25,
+            "total_tokens": 35,
+            "completion_tokens_details": {"reasoning_tokens": 2_500_000},
+        }
+    ),  # fmt: skip
     **{f"judge-{how}": judge_that(how) for how in ("quotes", "after", "echoes", "unclosed", "twice")},
 }
 
@@ -306,6 +368,9 @@ class FakeOpenAI:
         self.responder, self.latency = responder, latency
         self.record = record  # keep every request's body and headers (off for long benches: memory)
         self.models, self.api_key = models, api_key
+        # the body of the 401 a request without the key gets (OpenAI's, unless a test sets another)
+        refusal = {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}
+        self.unauthorized = {"error": refusal}
         self.received = 0
         self.probes = 0  # GET /models received (not chat requests: `received` and `count` leave them out)
         self.requests: list[dict] = []
@@ -389,18 +454,7 @@ class FakeOpenAI:
                 """Without the server's key (where it has one): a 401, as OpenAI answers it."""
                 if server.api_key is None or self.headers.get("Authorization") == f"Bearer {server.api_key}":
                     return True
-                self._send(
-                    401,
-                    json.dumps(
-                        {
-                            "error": {
-                                "message": "Incorrect API key provided",
-                                "type": "invalid_request_error",
-                                "code": "invalid_api_key",
-                            }
-                        }
-                    ).encode(),
-                )
+                self._send(401, json.dumps(server.unauthorized).encode())
                 return False
 
             def _send(self, status: int, data: bytes, headers: dict | None = None) -> None:
@@ -410,6 +464,30 @@ class FakeOpenAI:
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _send_encoded(self, fault: Fault) -> None:
+                """Status 200 and `fault.raw`, gzip-compressed and/or chunked, until the client hangs up."""
+                data = gzip.compress(fault.raw, compresslevel=9) if fault.gzip else fault.raw
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                if fault.gzip:
+                    self.send_header("Content-Encoding", "gzip")
+                if fault.chunked:
+                    self.send_header("Transfer-Encoding", "chunked")
+                else:
+                    self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                try:
+                    if not fault.chunked:
+                        self.wfile.write(data)
+                    else:
+                        for start in range(0, len(data), 65536):
+                            piece = data[start : start + 65536]
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                        self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                except OSError:  # the client stopped reading
+                    self.close_connection = True
 
             def _trickle(self, data: bytes, seconds: float) -> None:
                 """Status 200 and the whole length, then the body a byte at a time, until the client hangs up."""
@@ -463,6 +541,9 @@ class FakeOpenAI:
                     return
                 if fault and fault.trickle:
                     self._trickle(b" " * TRICKLE_BYTES + json.dumps(_completion(body, "")).encode(), fault.trickle)
+                    return
+                if fault and fault.raw is not None and (fault.chunked or fault.gzip):
+                    self._send_encoded(fault)
                     return
                 if fault and fault.raw is not None:
                     status, data, headers = 200, fault.raw, {}
