@@ -127,6 +127,9 @@ class Benchmark(ABC):
       column of the frame its `tables` reads, empty where a judgment lacks it.
     - `cluster_unit`: what one cluster of `cluster_of` is, as the tables' notes and the metrics
       name it ("problem"; HiPhO's "exam problem").
+    - `protocol_extras`: the protocols that need packages beyond the project's own, each as (the
+      module to import, the extra of pyproject that installs it): a suite of such a protocol is
+      refused without it (`suites.check_protocol_extras`), never scored as if its checks failed.
 
     The methods, in the order the stages call them, are documented one by one below. Scoring is in
     two steps: `rule_checks` gives the checks a response needs, which the judge stage runs in its
@@ -142,6 +145,7 @@ class Benchmark(ABC):
     protocol_versions: ClassVar[dict[str, int]]
     score_parts: ClassVar[tuple[str, ...]] = ()
     cluster_unit: ClassVar[str] = "problem"
+    protocol_extras: ClassVar[dict[str, tuple[str, str]]] = {}
     # The modules of a benchmark's package whose functions are its methods: each function defined
     # in one of them and named as a method below is that method (so a package's `__init__` names
     # its modules instead of repeating every method). Methods written in the class come first.

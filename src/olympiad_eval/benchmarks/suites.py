@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import importlib
 import json
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -105,6 +106,7 @@ def check_suite(typed, bench: Benchmark, where: str) -> None:
             f"{', '.join(bench.protocol_versions)} for {typed.kind}"
             + (f" ('{scoring.protocol}' is now called '{renamed[0]}': {renamed[1]})" if renamed else "")
         )
+    check_protocol_extras(bench, scoring.protocol, where)
     if scoring.rel_tol < 0:
         raise InputError(f"{where}: scoring.rel_tol must be a number >= 0, got {scoring.rel_tol}")
     try:
@@ -113,6 +115,22 @@ def check_suite(typed, bench: Benchmark, where: str) -> None:
         raise InputError(f"{where}: scoring.check_options: {error}") from None
     if typed.limit is not None and typed.limit < 1:
         raise InputError(f"{where}: limit must be an integer >= 1 (null: every problem), got {typed.limit}")
+
+
+def check_protocol_extras(bench: Benchmark, protocol_name: str, where: str) -> None:
+    """A protocol that needs a package beyond the project's own (`Benchmark.protocol_extras`) is
+    refused before any work where it is not installed, with the command that installs it: without
+    it every check would fail, and the protocol would quietly score something else."""
+    module, extra = bench.protocol_extras.get(protocol_name, (None, None))
+    if module is None:
+        return
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise InputError(
+            f"{where}: {bench.name}'s protocol '{protocol_name}' needs the package {module}, which is not "
+            f"installed: pip install -e '.[{extra}]' (or pip install 'olympiad-eval[{extra}]')"
+        ) from None
 
 
 # Protocols renamed, by (benchmark, old name): (the new name, why), for the error a suite that still
@@ -148,6 +166,7 @@ def protocol(bench: Benchmark, scoring, judge_kind: str) -> str:
     name = str(scoring.protocol)
     if name not in versions:
         raise InputError(f"suite scoring: protocol '{name}' is not one of {', '.join(versions)} for {bench.name}")
+    check_protocol_extras(bench, name, "suite scoring")
     text = f"{bench.name} {name} v{versions[name]}"
     prompts = dict(scoring.get("prompts") or {})
     if judge_kind != "llm" or not prompts:
