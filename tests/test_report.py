@@ -244,9 +244,9 @@ def test_a_problem_page_shows_question_figures_samples_answers_rules_criteria_an
     page = (cell / "problems" / "DemoCPhO_2025_1_1.html").read_text(encoding="utf-8")
     for section in ("question", "sample", "answers", "rules", "criteria", "metadata"):
         assert f'<section class="{section}"' in page, section
-    # the rule judge awards no criterion: one line says so, never a table of them all "not judged"
-    assert '<table class="criteria">' not in page and "Marking scheme: not judged (rules only)" in page
-    assert "则得" not in page
+    # the rule judge awards no criterion: the scheme is shown all the same, each criterion marked not judged
+    assert '<table class="criteria">' in page and "Marking scheme: not judged (rules only)" in page
+    assert "则得" in page and "not judged (rules only)</td>" in page
     assert "180" in page  # the demo's (wrong) answer
     assert "&lt;answer&gt;" in page and "<answer>" not in page and "<think>" not in page
     assert page.count('class="math-text"') == page.count('<details class="raw">')  # raw text one click away
