@@ -41,6 +41,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from agreement import allow_skip, skipped  # bench/ is on the path
 from hipho_end_to_end import (
     hipho_plan,  # bench/ is on the path
     release as linked_release,
@@ -392,13 +393,16 @@ def main() -> None:
     parser.add_argument("--exams", help="comma-separated exams; all of ../shared/data/hipho by default")
     parser.add_argument("--venv", type=Path, default=VENV, help="evalscope's own virtual environment")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (outputs, logs)")
+    allow_skip(parser)
     args = parser.parse_args()
     if not (RELEASE / "data").is_dir():
-        print(f"skipped: the HiPhO release is not at {RELEASE}")
-        return
+        skipped(f"the HiPhO release is not at {RELEASE}", args.allow_skip)
     exams = args.exams.split(",") if args.exams else sorted(p.stem for p in (RELEASE / "data").glob("*.json"))
     started = time.perf_counter()
-    installed = ensure_evalscope(args.venv)
+    try:
+        installed = ensure_evalscope(args.venv)
+    except (OSError, subprocess.CalledProcessError) as error:
+        skipped(f"evalscope 1.14.1 could not be installed into {args.venv} ({error})", args.allow_skip)
     print(
         f"evalscope 1.14.1 in {args.venv}: " + (f"installed in {installed:.0f} s" if installed else "already installed")
     )
@@ -434,6 +438,7 @@ def main() -> None:
         print(f"outputs and logs: {folder}")
     else:
         shutil.rmtree(folder)
+    print(f"agreement: {'every problem and prompt' if agree and verbatim else 'NOT every problem or prompt (above)'}")
     sys.exit(0 if agree and verbatim else 1)
 
 

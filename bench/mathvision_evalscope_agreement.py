@@ -23,6 +23,11 @@ the first disagreements.
 
     python bench/mathvision_evalscope_agreement.py [--venv PATH] [--release ../shared/data/mathvision]
                                                    [--show 5] [--runs Gemini-Pro,SPHINX-MoE] [--cache PATH]
+                                                   [--no-adversarial] [--allow-skip]
+
+Our side scores first; where evalscope cannot be had (no release, an install that fails), the bench
+compares nothing, which fails unless `--allow-skip`. The last line is the agreement over every
+response.
 """
 
 from __future__ import annotations
@@ -36,10 +41,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from evalscope_agreement import VENV, ensure_evalscope  # bench/ is on the path
+from agreement import agreement, allow_skip, skipped  # bench/ is on the path
+from evalscope_agreement import VENV, ensure_evalscope
 from omegaconf import OmegaConf
 
 from olympiad_eval.benchmarks import mathvision, plugin
+from olympiad_eval.benchmarks.release import FigureStore
 from olympiad_eval.scoring.pool import CheckPool
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -221,6 +228,9 @@ def evalscope_verdicts(venv: Path, items: list[dict], cache: Path | None) -> dic
         if json.loads(head).get("items") == digest:
             print(f"evalscope's verdicts: from {cache} (the same responses; delete it to score them again)")
             return {row["key"]: row for row in map(json.loads, lines)}
+    installed = ensure_evalscope(venv)
+    if installed is not None:
+        print(f"installed evalscope 1.14.1 into {venv} in {installed:.0f} s")
     with tempfile.TemporaryDirectory() as folder:
         driver, source, out = Path(folder, "driver.py"), Path(folder, "in.jsonl"), Path(folder, "out.jsonl")
         driver.write_text(DRIVER, encoding="utf-8")
@@ -238,14 +248,18 @@ def evalscope_verdicts(venv: Path, items: list[dict], cache: Path | None) -> dic
 
 
 def our_verdicts(release: Path, items: list[dict]) -> dict[str, dict]:
-    """Each item scored as the judge stage scores it, the problem read from its row as `MATHVISION.load` reads it."""
+    """Each item scored as the judge stage scores it, its problem read by `MATHVISION.load` from its
+    row (the rows written as a release of their own: the adversarial golds are in no release)."""
     scoring = OmegaConf.create({"protocol": "evalscope", "rel_tol": 0.0, "check_options": {}, "prompts": {}})
-    problems = {
-        item["record"]["id"]: mathvision.loading._problem(
-            item["record"], release / "data" / "test.jsonl", 0, release, "mathvision", False
+    rows = {item["record"]["id"]: item["record"] for item in items}
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "data").mkdir()
+        (Path(folder) / "data" / "test.jsonl").write_text(
+            "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows.values()), encoding="utf-8"
         )
-        for item in items
-    }
+        cfg = OmegaConf.create({"split": "test", "require_figures": False})
+        loaded = MATHVISION.load(Path(folder), cfg, "mathvision", FigureStore(Path(folder) / "figures"))
+    problems = {problem.id: problem for problem in loaded}
     needed = {
         item["key"]: MATHVISION.rule_checks(problems[item["record"]["id"]], item["response"], scoring) for item in items
     }
@@ -284,11 +298,12 @@ def main() -> None:
         default=str(ROOT / ".cache" / "bench" / "mathvision_evalscope_verdicts.jsonl"),
         help="evalscope's verdicts, kept for reruns on the same responses ('' to keep none)",
     )
+    parser.add_argument("--no-adversarial", action="store_true", help="only the release's runs")
+    allow_skip(parser)
     args = parser.parse_args()
 
-    installed = ensure_evalscope(args.venv)
-    if installed is not None:
-        print(f"installed evalscope 1.14.1 into {args.venv} in {installed:.0f} s")
+    if not (args.release / "data" / "test.jsonl").is_file():
+        skipped(f"no MATH-V release at {args.release} (data/test.jsonl)", args.allow_skip)
     rows = [mathvision.loading._repair(row) for row in load_jsonl(args.release / "data" / "test.jsonl")]
     records = {row["id"]: row for row in rows}
     wanted = [name for name in args.runs.split(",") if name]
@@ -297,19 +312,26 @@ def main() -> None:
         for path in sorted((args.release / "outputs").glob("*.jsonl"))
         if not wanted or path.stem in wanted
     }
-    runs[ADVERSARIAL] = adversarial(rows)
+    if not args.no_adversarial:
+        runs[ADVERSARIAL] = adversarial(rows)
     items = [
         {"key": f"{run}#{n}", "record": record, "response": response}
         for run, responses in runs.items()
         for n, (record, response) in enumerate(responses)
     ]
+    if not items:
+        skipped(f"no responses to compare ({args.release / 'outputs'} has no run)", args.allow_skip)
 
-    start = time.perf_counter()
-    theirs = evalscope_verdicts(args.venv, items, Path(args.cache) if args.cache else None)
-    their_seconds = time.perf_counter() - start
     start = time.perf_counter()
     ours = our_verdicts(args.release, items)
     our_seconds = time.perf_counter() - start
+    print(f"ours: {len(items)} responses scored, {sum(o['value'] == 1 for o in ours.values())} right")
+    start = time.perf_counter()
+    try:
+        theirs = evalscope_verdicts(args.venv, items, Path(args.cache) if args.cache else None)
+    except (OSError, subprocess.CalledProcessError) as error:
+        skipped(f"evalscope 1.14.1 could not be had or run ({error})", args.allow_skip)
+    their_seconds = time.perf_counter() - start
 
     print(
         f"{'run':24} {'n':>6} {'agree':>6} {'agree %':>8} {'evalscope %':>11} {'ours %':>7} "
@@ -333,6 +355,8 @@ def main() -> None:
                 f"{ours[key]['extracted']!r} {ours[key]['why']}; response {item['response'][-200:]!r}"
             )
     print(f"scoring time: evalscope {their_seconds:.0f} s, ours {our_seconds:.0f} s ({len(items)} responses)")
+    agreed = sum(theirs[item["key"]]["value"] == ours[item["key"]]["value"] for item in items)
+    print(agreement(agreed, len(items), "responses"))
     sys.exit(0 if all_agree else 1)
 
 

@@ -51,6 +51,7 @@ import time
 from pathlib import Path
 
 import olympiadbench_parser_classes as parser_classes  # bench/ is on the path
+from agreement import agreement, allow_skip, skipped
 
 from olympiad_eval.benchmarks.olympiadbench import official, official_judge
 from olympiad_eval.scoring.pool import CheckPool
@@ -213,8 +214,15 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="only the first N problems (0: all)")
     parser.add_argument("--per-class", type=int, default=80, help="pairs per class of the parser's readings")
     parser.add_argument("--save", type=Path, help="write every pair with both verdicts to this JSON file")
+    allow_skip(parser)
     args = parser.parse_args()
 
+    if not args.judge.is_file():
+        skipped(
+            f"no official judge at {args.judge} (eval/auto_scoring_judge.py of OpenBMB/OlympiadBench)", args.allow_skip
+        )
+    if not list((args.release / "data").glob("*.json")):
+        skipped(f"no OlympiadBench release at {args.release} (data/*.json)", args.allow_skip)
     problems = load(args.release)[: args.limit or None]
     pairs = [pair("reference", p, boxed(bare(official.gold_answer(p["final_answer"])), language(p))) for p in problems]
     pairs += adversarial(problems) + parser_classes.build(problems, args.per_class)
@@ -236,7 +244,12 @@ def main() -> None:
             ),
             encoding="utf-8",
         )
+    if not pairs:
+        skipped("no auto-scorable problem to build pairs from", args.allow_skip)
     report(pairs, ours, theirs, args.show)
+    agreed = sum(mine == their for mine, their in zip(ours, theirs))
+    print(agreement(agreed, len(pairs), "pairs"))
+    return 0 if agreed == len(pairs) else 1
 
 
 def report(pairs: list[dict], ours: list, theirs: list, show: int) -> None:

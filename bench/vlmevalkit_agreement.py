@@ -59,6 +59,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import yaml
+from agreement import allow_skip, skipped  # bench/ is on the path
 
 from olympiad_eval.benchmarks.hipho.tables import medal
 from olympiad_eval.benchmarks.hipho.vlmevalkit import prediction, slot_answers
@@ -803,10 +804,12 @@ def main() -> None:
     parser.add_argument("--venv", type=Path, default=VENV, help="where to make VLMEvalKit's environment")
     parser.add_argument("--exams", help="comma-separated shared exams; all of ../shared/data/hipho by default")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (outputs, logs)")
+    allow_skip(parser)
     args = parser.parse_args()
     if not (RELEASE / "data").is_dir():
-        print(f"skipped: the HiPhO release is not at {RELEASE}")
-        return
+        skipped(f"the HiPhO release is not at {RELEASE}", args.allow_skip)
+    if not args.vlmevalkit.is_dir():
+        skipped(f"no VLMEvalKit checkout at {args.vlmevalkit}", args.allow_skip)
     check_checkout(args.vlmevalkit)
     python = interpreter(args)
     exams = args.exams.split(",") if args.exams else sorted(p.stem for p in (RELEASE / "data").glob("*.json"))
@@ -865,6 +868,7 @@ def main() -> None:
         print(f"outputs and logs: {folder}")
     else:
         shutil.rmtree(folder)
+    print(f"agreement: {'every problem, exam total, medal and prompt' if agree else 'NOT every problem (above)'}")
     sys.exit(0 if agree else 1)
 
 

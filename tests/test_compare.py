@@ -458,7 +458,7 @@ def test_the_command_compares_the_sample_s_two_models(sample_run):
     # the sample's DemoPhO_2025_1_a and _1_b are parts of one exam problem: paired and drawn as one
     assert "4 exam problems holding the 5 problems compared" in printed
     assert printed.count("sign-flip permutation of 4 exam problems, exact (all 4 flips): p = 0.5 ") == 2
-    assert "10000 resamples, seed 0" in printed and "hipho olympiad_eval v4 (rules only)" in printed
+    assert "10000 resamples, seed 0" in printed and "hipho olympiad_eval v5 (rules only)" in printed
     assert "MDE (80% power)" in printed and "= 2.80 x SE" in printed
     docs = (ROOT / "docs" / "comparisons.md").read_text(encoding="utf-8")
     assert printed[printed.index("## runs") : printed.index("- right:")].rstrip() in docs  # the docs show this run

@@ -299,6 +299,48 @@ def test_duplicate_id_in_one_split(tmp_path):
     fails(tmp_path, "mathvision", root, path=f"{root}/data/test.jsonl:5", record="1", field="id", match="duplicate")
 
 
+# Ids that display as another problem's: equal under NFKC, or but for characters that show nothing.
+LOOK_ALIKE = {
+    "fullwidth digit": "\uff11",  # １
+    "zero-width space after": "1\u200b",
+    "zero-width joiner before": "\u200d1",
+    "word joiner": "\u20601",
+    "soft hyphen": "1\u00ad",
+    "byte order mark": "\ufeff1",
+    "left-to-right mark": "1\u200e",
+    "variation selector": "1\ufe0f",
+    "combining grapheme joiner": "1\u034f",
+    "mathematical bold digit": "\U0001d7cf",  # 𝟏
+    "superscript one": "\u00b9",
+    "trailing space": "1 ",
+}
+
+
+@pytest.mark.parametrize("case", LOOK_ALIKE)
+def test_ids_that_display_alike_are_refused_naming_both(tmp_path, case):
+    root = release(tmp_path, "mathvision")
+    path = root / "data" / "test.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    twin = json.loads(lines[1]) | {"id": LOOK_ALIKE[case]}  # problem 2's row, under an id like problem 1's
+    path.write_text("\n".join([*lines, json.dumps(twin, ensure_ascii=False)]) + "\n", encoding="utf-8")
+    shown = ascii(LOOK_ALIKE[case])[1:-1]
+    error = fails(
+        tmp_path, "mathvision", root, path=f"{path}:5", record=shown, field="id", match="looks like the id '1'"
+    )
+    assert f"id '{shown}' looks like" in str(error) and "first seen at data/test.jsonl:1" in str(error)
+
+
+@pytest.mark.parametrize("other", ["l", "I", "10", "1a", "\u0661"])  # other letters and digits: other ids
+def test_ids_that_differ_visibly_are_kept(tmp_path, other):
+    root = release(tmp_path, "mathvision")
+    path = root / "data" / "test.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    row = json.loads(lines[1]) | {"id": other}
+    path.write_text("\n".join([*lines, json.dumps(row, ensure_ascii=False)]) + "\n", encoding="utf-8")
+    problems = fetch("sample_mathvision", config("mathvision", root), tmp_path / "out")
+    assert other in {problem.id for problem in problems}
+
+
 def test_duplicate_id_names_the_release_file(tmp_path):
     root = release(tmp_path, "mathvision")
     path = root / "data" / "test.jsonl"

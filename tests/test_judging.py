@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import shutil
+from dataclasses import replace
 
 import pytest
 from omegaconf import OmegaConf
@@ -13,12 +15,13 @@ from olympiad_eval.benchmarks import plugin
 from olympiad_eval.benchmarks.base import ContractError, JudgeTask
 from olympiad_eval.benchmarks.physelite.judging import parse_verdict
 from olympiad_eval.cli.fake_server import FakeOpenAI, Fault, default_responder, gathered
+from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.records import Generation, InputError, Judgment, Problem, read_jsonl, write_jsonl
 from olympiad_eval.llm.cache import RequestCache, utc_now
 from olympiad_eval.llm.transport import EndpointError
 from olympiad_eval.scoring.checks import Options, Verdict
 from olympiad_eval.stages.generate import generate
-from olympiad_eval.stages.judge import _later_rounds, check_options, judge
+from olympiad_eval.stages.judge import _later_rounds, check_options, judge, judge_cell
 from tests.support import ROOT, compose_stage, render_sample, rendered, suite_scoring
 
 SUITES = [
@@ -112,6 +115,41 @@ def test_rules_award_each_hipho_answer_slot_its_points(render_suite):
         "DemoCPhO_2025_2_1": 6.0,
     }
     assert [s["correct"] for s in judgments[("DemoPhO_2025_1_b", 0)].slots] == [True, True]
+
+
+# Answer slots the rules cannot decide: no official answer to compare with, however the release writes it.
+OPEN_ENDED = ["", "   ", "\\boxed{}", "\\boxed{$$}", "\\boxed{$ $}", "$$"]
+
+
+@pytest.mark.parametrize("gold", OPEN_ENDED)
+def test_a_hipho_slot_the_rules_cannot_decide_leaves_the_response_undecided_never_a_zero(render_suite, gold):
+    """With rules alone, a response to a problem with an open-ended slot is not scored: a judge error
+    that says why and records it in `undecided`, so that coverage drops and the tables count it; the
+    cell does not fail `min_coverage` for it (no rerun would change it), and the rest are scored."""
+    outputs = render_suite("sample_hipho", "sample_hipho")
+    suite_dir = rendered(outputs, "sample_hipho")
+    problems = read_jsonl(suite_dir / "problems.jsonl", Problem)
+    opened = problems[0].id
+    slot = replace(problems[0].answers[0], value=gold)
+    opened_problem = replace(problems[0], answers=(slot, *problems[0].answers[1:]))
+    write_jsonl(suite_dir / "problems.jsonl", [opened_problem, *problems[1:]])
+    generations = generate_with(outputs, "sample_hipho", "reference", {"provider": "reference"})
+    outcome, judgments = judge_with(outputs, "sample_hipho", generations)
+    left = judgments[(opened, 0)]
+    assert left.status == "judge_error" and left.points is None
+    assert left.detail.startswith("rules could not decide: answer slot 1 of") and "open-ended" in left.detail
+    assert len(left.undecided) == 1 and "open-ended" in left.undecided[0]
+    assert all(j.status == "scored" and j.score == 1.0 for key, j in judgments.items() if key[0] != opened)
+    assert outcome.coverage == (len(problems) - 1) / len(problems) and outcome.undecided == 1
+    assert outcome.left_undecided == 1 and outcome.judge_errors == 1
+    assert "1 undecided checks" in outcome.summary()
+    layout = Layout(outputs)  # as the judge stage judges the cell: min_coverage 1.0 is not failed by it
+    layout.generations("hipho", "sample_hipho", "reference").parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(generations, layout.generations("hipho", "sample_hipho", "reference"))
+    rule = compose_stage("judge", ["judge=rule", "cell.suite=x", "cell.model=y"]).judge
+    cache = outputs / "c.sqlite"
+    outcome, failure = judge_cell(layout, "hipho", "sample_hipho", "reference", "rule", rule, cache, 1.0)
+    assert failure is None and "1 judge errors" in outcome.summary()
 
 
 def test_failed_and_truncated_generations_are_counted_not_scored(render_suite, tmp_path):

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import time
 
 import pytest
 from omegaconf import OmegaConf
 
 from olympiad_eval.cli.fake_server import JUDGE_MARKER, FakeOpenAI, gathered, judge_reply
-from olympiad_eval.core.records import Generation, Judgment, Problem, read_jsonl, write_jsonl
+from olympiad_eval.core.records import Generation, InputError, Judgment, Problem, read_jsonl, write_jsonl
 from olympiad_eval.scoring.pool import CheckPool
 from olympiad_eval.stages import judge as judging
 from olympiad_eval.stages.generate import generate
@@ -287,3 +288,33 @@ def test_physelite_error_types_are_classified_on_request(render_suite, tmp_path)
         )
     assert {j.details[0]["error_type"]["error_type"] for j in judged.values()} == {"numerical"}
     assert {j.score for j in judged.values()} == {0.0}
+
+
+# Each protocol that needs an extra of pyproject, with a sample suite of it: (suite, benchmark, module, extra).
+EXTRAS = [
+    ("sample_hipho_vlmevalkit", "sample_hipho", "pylatexenc", "vlmevalkit"),
+    ("sample_hipho_evalscope", "sample_hipho", "math_verify", "evalscope"),
+    ("sample_mathvision_evalscope", "sample_mathvision", "math_verify", "evalscope"),
+]
+
+
+@pytest.mark.parametrize("suite,benchmark,module,extra", EXTRAS)
+def test_a_protocol_whose_extra_is_missing_refuses_to_start_with_the_install_command(
+    render_suite, tmp_path, monkeypatch, suite, benchmark, module, extra
+):
+    """Without its package (made unimportable here), a suite of the protocol is refused as it is
+    rendered and as it is judged, before any check runs or any request goes out: never judged as if
+    every check failed."""
+    outputs = render_suite(suite, benchmark)
+    out = outputs / "generations" / suite / "reference.jsonl"
+    reference = OmegaConf.create({"provider": "reference"})
+    generate(suite, "reference", reference, rendered(outputs, suite) / "prompts.jsonl", out, tmp_path / "c.sqlite")
+    monkeypatch.setitem(sys.modules, module, None)  # as if not installed: importing it fails
+    install = f"needs the package {module}, which is not installed: pip install -e '.[{extra}]'"
+    cfg = compose_stage("judge", ["judge=rule", "cell.suite=x", "cell.model=y"]).judge
+    judged = tmp_path / "judgments.jsonl"
+    with pytest.raises(InputError, match=re.escape(install)):
+        judge(rendered(outputs, suite), out, "rule", cfg, judged, tmp_path / "c.sqlite")
+    assert not judged.exists()
+    with pytest.raises(InputError, match=re.escape(install)):
+        render_suite(suite, benchmark)

@@ -143,7 +143,7 @@ def test_the_index_shows_metadata_charts_tables_and_a_link_per_cell(run, report)
     index = (report / "index.html").read_text(encoding="utf-8")
     assert "<table" in index and "exam scores" in index and "DemoCPhO_2025" in index
     assert "100.00" in index  # the reference model's score, formatted
-    assert '<section class="metadata" id="metadata">' in index and "hipho olympiad_eval v4 (rules only)" in index
+    assert '<section class="metadata" id="metadata">' in index and "hipho olympiad_eval v5 (rules only)" in index
     assert index.count('<svg class="chart"') == 3  # score per model, per subset (one suite), and HiPhO's medals
     assert "score per model, with its 95% interval" in index and "medals" in index
     links = [a["href"] for a in tags(index, "a") if a.get("class") == "cell-link"]
@@ -245,9 +245,9 @@ def test_a_problem_page_shows_question_figures_samples_answers_rules_criteria_an
     page = (cell / "problems" / "DemoCPhO_2025_1_1.html").read_text(encoding="utf-8")
     for section in ("question", "sample", "answers", "rules", "criteria", "metadata"):
         assert f'<section class="{section}"' in page, section
-    # the rule judge awards no criterion: one line says so, never a table of them all "not judged"
-    assert '<table class="criteria">' not in page and "Marking scheme: not judged (rules only)" in page
-    assert "则得" not in page
+    # the rule judge awards no criterion: the scheme is shown all the same, each criterion marked not judged
+    assert '<table class="criteria">' in page and "Marking scheme: not judged (rules only)" in page
+    assert "则得" in page and "not judged (rules only)</td>" in page
     assert "180" in page  # the demo's (wrong) answer
     assert "&lt;answer&gt;" in page and "<answer>" not in page and "<think>" not in page
     assert page.count('class="math-text"') == page.count('<details class="raw">')  # raw text one click away

@@ -1011,10 +1011,10 @@ def test_golds_are_typeset_without_a_literal_boxed_and_empty_slots_show_a_dash(r
     assert not [e for e in extracted if e.startswith(";") or "; ;" in e or e.endswith("; ")], extracted
 
 
-def test_a_rules_only_judgment_of_hipho_repeats_no_criteria_table(report, browse):
+def test_a_rules_only_judgment_of_hipho_shows_its_criteria_not_judged(report, browse):
     _, page = problem_page(browse, report, "sample_hipho", "demo")
-    assert judgment_of(page, "rule").locator("table.criteria").count() == 0
-    assert "not judged (rules only)" in judgment_of(page, "rule").inner_text()
+    assert judgment_of(page, "rule").locator("table.criteria").count() == 1
+    assert "not judged (rules only)" in judgment_of(page, "rule").locator("table.criteria").inner_text()
     assert judgment_of(page, "scripted").locator("table.criteria").count() == 1
 
 

@@ -87,7 +87,7 @@ def release_folder(benchmark: str, config: dict) -> str:
 
 
 def stage_name(address: str) -> str:
-    """`pipelines/hipho/evaluate/dvc.yaml:evaluate@x` is `evaluate@x`: names are unique across the pipelines."""
+    """`pipelines/hipho/judge/dvc.yaml:judge@x` is `judge@x`: names are unique across the pipelines."""
     return address.rpartition(":")[2]
 
 

@@ -1036,8 +1036,13 @@ def test_the_report_shows_every_criterion_with_its_award_and_the_scheme_totals()
     facts = dict(section.facts)
     assert facts["scheme 1"] == "3 of 3 points" and facts["scheme 2"] == "1 of 3 points"
     assert facts["winning scheme"].startswith("scheme 1") and facts["step level"].startswith("3 of 3 points")
-    # rules only: no table of criteria "not judged", a line saying so; the rules' points as the answer level
+    # rules only: every criterion shown, marked not judged; the rules' points as the answer level
     [rules] = HIPHO.report_sections(problem, Judgment(**common, judge="rule"))
-    assert not rules.tables and "not judged" in rules.title
+    assert "not judged" in rules.title
+    assert rules.tables[0].rows == (
+        ("1.1", "A", 1.0, "not judged (rules only)"),
+        ("1.2", "B", 2.0, "not judged (rules only)"),
+        ("2.1", "C", 3.0, "not judged (rules only)"),
+    )
     assert dict(rules.facts)["answer level"].startswith("3 of 3 points")
     assert dict(rules.facts)["the marking scheme"] == "3 criteria in 2 schemes"

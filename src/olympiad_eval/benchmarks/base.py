@@ -43,6 +43,10 @@ class Score:
     detail: str = ""
     undecided: tuple[str, ...] = field(default=())  # the checks that could not finish, and why (not matched)
     unscorable: str = ""  # why rules cannot score this response at all (only an LLM judge can)
+    # What rules cannot decide though they scored the rest (HiPhO's open-ended answer slots): a rule
+    # judge leaves the response undecided (not scored: it lowers coverage); an LLM protocol's own
+    # score (`combine`) decides it.
+    rules_cannot_decide: str = ""
     parts: dict = field(default_factory=dict)  # the protocol's own parts of the score (`score_parts`)
     details: tuple[dict, ...] = ()  # per judge and task: what each judge said
 
@@ -123,6 +127,9 @@ class Benchmark(ABC):
       column of the frame its `tables` reads, empty where a judgment lacks it.
     - `cluster_unit`: what one cluster of `cluster_of` is, as the tables' notes and the metrics
       name it ("problem"; HiPhO's "exam problem").
+    - `protocol_extras`: the protocols that need packages beyond the project's own, each as (the
+      module to import, the extra of pyproject that installs it): a suite of such a protocol is
+      refused without it (`suites.check_protocol_extras`), never scored as if its checks failed.
 
     The methods, in the order the stages call them, are documented one by one below. Scoring is in
     two steps: `rule_checks` gives the checks a response needs, which the judge stage runs in its
@@ -138,6 +145,7 @@ class Benchmark(ABC):
     protocol_versions: ClassVar[dict[str, int]]
     score_parts: ClassVar[tuple[str, ...]] = ()
     cluster_unit: ClassVar[str] = "problem"
+    protocol_extras: ClassVar[dict[str, tuple[str, str]]] = {}
     # The modules of a benchmark's package whose functions are its methods: each function defined
     # in one of them and named as a method below is that method (so a package's `__init__` names
     # its modules instead of repeating every method). Methods written in the class come first.

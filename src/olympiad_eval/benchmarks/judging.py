@@ -114,12 +114,26 @@ def json_objects(text: str | None):
             start = text.find("{", start + 1)
 
 
-def json_reply(text: str | None, key: str | None = None) -> dict | None:
-    """The JSON object of a judge's reply that the asked schema expects: the first that holds its
-    field `key` (`"awarded"`, `"verdict"`, ...), else the first object; None where there is none."""
-    first = None
-    for data in json_objects(text):
-        if key is None or key in data:
-            return data
-        first = first if first is not None else data
-    return first
+def json_reply(text: str | None, key: str) -> dict | None:
+    """The judge's own verdict: the last JSON object of its reply that holds the asked schema's field
+    `key` (`"awarded"`, `"verdict"`, ...), read from the reply without the model's text it echoes
+    (`unechoed`). None, an invalid reply that the judge is asked again, where there is none, or where
+    several give `key` different values: a judge that quotes the student's JSON verdict before or
+    after its own, or answers twice, has not said which is its own, and the first or the last would
+    each let a response that writes such JSON choose its score."""
+    found = [data for data in json_objects(unechoed(text)) if key in data]
+    if not found or any(data[key] != found[-1][key] for data in found):
+        return None
+    return found[-1]
+
+
+# The model's text as a judge echoes it: between a fence's markers, or after an opening marker that
+# the echo never closes (the rest of the reply is then the student's as far as we can tell).
+_ECHOED = re.compile(r"<response-(\w{16})>.*?(?:</response-\1>|\Z)", re.S)
+
+
+def unechoed(text: str | None) -> str:
+    """A judge's reply without the fenced model text it echoes: whatever JSON the student wrote
+    there is the student's, never a verdict (any tag is taken out: the student's own look-alike
+    markers are inside the real ones, which a response cannot forge)."""
+    return _ECHOED.sub(" ", text or "")

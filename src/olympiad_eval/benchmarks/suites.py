@@ -20,12 +20,18 @@ benchmark's protocols:
     the gamma function, Euler's constant and the imaginary unit: `u^{\\gamma-2}` was equal to
     `-u^{\\gamma-2}`), an undefined value equals nothing, and tiny values compare relatively.
     HiPhO's `vlmevalkit` v1: VLMEvalKit's scoring reproduced (`benchmarks.hipho.vlmevalkit`).
+  - v5 (HiPhO's `olympiad_eval`, PhysElite's `official`): a judge's verdict is its own last JSON
+    object, never JSON of the student's that it quotes or echoes inside the fence, and several
+    that disagree are an invalid reply (`benchmarks.judging.json_reply`), where v4 read the first
+    object with the schema's field; HiPhO: an answer slot the rules cannot decide (an open-ended
+    answer, no official one to compare) is undecided, where v4 scored it 0 with rules alone.
 """
 
 from __future__ import annotations
 
 import enum
 import hashlib
+import importlib
 import json
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -100,6 +106,7 @@ def check_suite(typed, bench: Benchmark, where: str) -> None:
             f"{', '.join(bench.protocol_versions)} for {typed.kind}"
             + (f" ('{scoring.protocol}' is now called '{renamed[0]}': {renamed[1]})" if renamed else "")
         )
+    check_protocol_extras(bench, scoring.protocol, where)
     if scoring.rel_tol < 0:
         raise InputError(f"{where}: scoring.rel_tol must be a number >= 0, got {scoring.rel_tol}")
     try:
@@ -108,6 +115,22 @@ def check_suite(typed, bench: Benchmark, where: str) -> None:
         raise InputError(f"{where}: scoring.check_options: {error}") from None
     if typed.limit is not None and typed.limit < 1:
         raise InputError(f"{where}: limit must be an integer >= 1 (null: every problem), got {typed.limit}")
+
+
+def check_protocol_extras(bench: Benchmark, protocol_name: str, where: str) -> None:
+    """A protocol that needs a package beyond the project's own (`Benchmark.protocol_extras`) is
+    refused before any work where it is not installed, with the command that installs it: without
+    it every check would fail, and the protocol would quietly score something else."""
+    module, extra = bench.protocol_extras.get(protocol_name, (None, None))
+    if module is None:
+        return
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise InputError(
+            f"{where}: {bench.name}'s protocol '{protocol_name}' needs the package {module}, which is not "
+            f"installed: pip install -e '.[{extra}]' (or pip install 'olympiad-eval[{extra}]')"
+        ) from None
 
 
 # Protocols renamed, by (benchmark, old name): (the new name, why), for the error a suite that still
@@ -137,12 +160,13 @@ class Provenance:
 
 
 def protocol(bench: Benchmark, scoring, judge_kind: str) -> str:
-    """`hipho olympiad_eval v4 (prompts hipho_answer_judge v1, hipho_criterion_judge v1)`, or
+    """`hipho olympiad_eval v5 (prompts hipho_answer_judge v1, hipho_criterion_judge v1)`, or
     `... (rules only)` for a rule judge."""
     versions = bench.protocol_versions
     name = str(scoring.protocol)
     if name not in versions:
         raise InputError(f"suite scoring: protocol '{name}' is not one of {', '.join(versions)} for {bench.name}")
+    check_protocol_extras(bench, name, "suite scoring")
     text = f"{bench.name} {name} v{versions[name]}"
     prompts = dict(scoring.get("prompts") or {})
     if judge_kind != "llm" or not prompts:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from urllib.parse import urlsplit, urlunsplit
 
 from omegaconf import OmegaConf
 
@@ -93,6 +94,11 @@ def check_no_secrets(cfg, where: str) -> None:
             said = f"{path}: an API key or other secret is never written in a config"
         elif secret_value(value):
             said = f"{path} holds what looks like an API key (not shown); a secret is never written in a config"
+        elif part := url_credentials(value):
+            said = (
+                f"{path} ({shown_url(value)}) holds {part}, not shown: a key is never written in a URL, where it "
+                "is printed with every error and page"
+            )
         else:
             continue
         raise InputError(
@@ -100,6 +106,25 @@ def check_no_secrets(cfg, where: str) -> None:
             "variable and name that variable in `api_key_env` (api_key_env: MY_ENDPOINT_KEY); if it reached a "
             "file or a log, revoke it"
         )
+
+
+def url_credentials(value) -> str | None:
+    """What part of an http(s) URL could carry a credential (its user part, its query string), or None."""
+    if not isinstance(value, str) or not value.startswith(("http://", "https://")):
+        return None
+    parts = urlsplit(value)
+    if "@" in parts.netloc:
+        return "a user part (user:password@host)"
+    return "a query string (?...)" if parts.query else None
+
+
+def shown_url(value):
+    """`value` as it may be printed: an http(s) URL without its user part, query and fragment, where
+    credentials would be; anything else as it is."""
+    if not isinstance(value, str) or not value.startswith(("http://", "https://")):
+        return value
+    parts = urlsplit(value)
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
 
 
 def _fields(value, path: str):

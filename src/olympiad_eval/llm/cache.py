@@ -60,6 +60,9 @@ class Reply:
     served_model: str | None = None
     # Why the reply's usage is unknown though it came with some (figures that are not token counts).
     usage_problem: str | None = None
+    # How the reply's usage figures disagree with one another (reasoning tokens beyond the completion's,
+    # a total that is not the sum of its parts): kept as given, and flagged in the usage files and tables.
+    usage_mismatch: str | None = None
     # Seconds from the request going out to its reply, retries and their waits included (not the wait
     # for a free slot of the endpoint's concurrency); None: not sent, or cached before it was kept.
     latency: float | None = None
@@ -98,14 +101,36 @@ def _cleaned(value):
 
 def sanitized(reply: Reply) -> Reply:
     """`reply` with every field valid Unicode: any field of a reply is written somewhere (a
-    generation, an error line, the cache), and one lone surrogate would stop each write of it."""
+    generation, an error line, the cache), and one lone surrogate would stop each write of it. What
+    the endpoint says beside the answer (`SHOWN`: the model that served it, why it stopped, an
+    error's body) also reaches logs, error lines and tables: each is one printable line of at most
+    its length there."""
     changed = {}
     for each in fields(reply):
         value = getattr(reply, each.name)
         cleaned = _cleaned(value)
+        if each.name in SHOWN:
+            cleaned = one_line(cleaned, SHOWN[each.name])
         if cleaned != value:
             changed[each.name] = cleaned
     return replace(reply, **changed) if changed else reply
+
+
+# The most characters shown of each field of a reply that is no answer of the model's.
+SHOWN = {"served_model": 200, "finish_reason": 64, "error": 1000, "usage_problem": 300, "usage_mismatch": 300}
+
+
+def one_line(text: str | None, limit: int) -> str | None:
+    """`text` as one line that prints as it reads: every character that is not printable (ESC and
+    other control characters, CR and LF, bidirectional overrides, zero-width and other invisible
+    characters) written as its escape (`\\x1b`), cut to `limit` characters with "..." after."""
+    text = valid_unicode(text)
+    if text is None or (text.isprintable() and len(text) <= limit):
+        return text
+    shown = "".join(
+        char if char.isprintable() else char.encode("unicode_escape").decode("ascii") for char in text[:limit]
+    )
+    return shown if len(shown) <= limit and len(text) <= limit else shown[:limit] + "..."
 
 
 # The most tokens one reply may count in any usage figure: above any context window there is. A
@@ -141,6 +166,24 @@ def checked_usage(figures: dict) -> tuple[dict, str | None]:
             return {}, f"usage {name} {said} (an integer from 0 to {MAX_TOKENS:.0e})"
         usage[name] = count
     return usage, None
+
+
+def usage_mismatch(usage: dict, total_tokens=None) -> str | None:
+    """How a reply's token counts (`checked_usage`'s) disagree with one another, or None: reasoning
+    tokens are part of the completion's, and a total is the prompt's and the completion's together."""
+    if not usage:
+        return None
+    if usage["reasoning_tokens"] > usage["completion_tokens"]:
+        return (
+            f"usage reasoning_tokens {usage['reasoning_tokens']} exceed completion_tokens {usage['completion_tokens']}"
+        )
+    total = token_count(total_tokens)
+    if total is not None and total != usage["prompt_tokens"] + usage["completion_tokens"]:
+        return (
+            f"usage total_tokens {total} is not prompt_tokens {usage['prompt_tokens']} + completion_tokens "
+            f"{usage['completion_tokens']}"
+        )
+    return None
 
 
 def _shown(value) -> str:
@@ -199,7 +242,11 @@ class RequestCache:
 
     FIELDS = ("text", "reasoning", "finish_reason", "usage", "attempts", "refusal")
     REQUIRED = FIELDS[:-1]  # `refusal` came later: older rows lack it
-    OPTIONAL = ("served_model", "usage_problem")  # written where set; older rows and older code lack them
+    OPTIONAL = (
+        "served_model",
+        "usage_problem",
+        "usage_mismatch",
+    )  # written where set; older rows and older code lack them
 
     def __init__(self, path: str | Path):
         self.path = path = Path(path)

@@ -123,6 +123,7 @@ class OpenAIProvider(Provider):
         "max_rate_limit_wait",
         "max_image_bytes",
         "strict_model",
+        "max_reply_bytes",
     )
 
     @functools.cached_property
@@ -148,6 +149,7 @@ class OpenAIProvider(Provider):
         number(cfg, "timeout", where, above=0)
         number(cfg, "rpm", where, above=0)
         number(cfg, "max_image_bytes", where, integer=True, minimum=1)
+        number(cfg, "max_reply_bytes", where, integer=True, minimum=1)
         number(cfg, "probe_timeout", where, above=0)
         number(cfg, "max_consecutive_failures", where, integer=True, minimum=0)
         number(cfg, "max_rate_limit_wait", where, minimum=0)

@@ -54,11 +54,21 @@ from datetime import UTC, datetime
 from typing import Any
 
 from olympiad_eval.core.records import InputError
-from olympiad_eval.core.secrets import variable_name
-from olympiad_eval.llm.cache import CONTENT_FILTER, Reply, checked_usage, same_model, sanitized
+from olympiad_eval.core.secrets import shown_url, variable_name
+from olympiad_eval.llm.cache import (
+    CONTENT_FILTER,
+    USAGE,
+    Reply,
+    checked_usage,
+    one_line,
+    same_model,
+    sanitized,
+    usage_mismatch,
+)
 from olympiad_eval.llm.images import inline_images
 
 _attempts: contextvars.ContextVar[list[int]] = contextvars.ContextVar("attempts")
+_reply_limit: contextvars.ContextVar[int | None] = contextvars.ContextVar("reply_limit", default=None)
 log = logging.getLogger("olympiad_eval")
 
 
@@ -111,13 +121,18 @@ class OpenAIEndpoint:
         self.breaker = Breaker(int(_setting(cfg, "max_consecutive_failures", 10)))
         self.rate_limits = RateLimitWait(float(_setting(cfg, "max_rate_limit_wait", 900)))
         self.strict_model = _setting(cfg, "strict_model", False) is True
+        self.max_reply_bytes = cfg.get("max_reply_bytes")
         self.client = openai.AsyncOpenAI(
             base_url=self.base_url,
             api_key=api_key(self.api_key_env),
             max_retries=self.max_retries,
             timeout=float(cfg.get("timeout", 600)),
-            http_client=_waiting_http_client()(self.rate_limits, event_hooks={"request": [_count_attempt]}),
+            http_client=_waiting_http_client()(
+                self.rate_limits,
+                event_hooks={"request": [_count_attempt], "response": [_refuse_another_origin]},
+            ),
         )
+        self._refused = _waiting_http_client().Refused
         self._completion = openai.types.chat.ChatCompletion
         self.concurrency = int(cfg.get("concurrency", 8))
         self.limit = asyncio.Semaphore(self.concurrency)
@@ -131,6 +146,7 @@ class OpenAIEndpoint:
         same budget and backoff."""
         attempts = [0]
         _attempts.set(attempts)
+        _reply_limit.set(reply_limit(self.max_reply_bytes, settings))
         async with self.limit:  # images are read and encoded only once the request may go out
             if self.breaker.reason is not None:
                 return Reply(error=f"not sent: {self.breaker.reason}", attempts=0)
@@ -146,10 +162,12 @@ class OpenAIEndpoint:
         """The client retries failed transport itself; a reply that is not a completion (a proxy's
         HTML page with status 200, a cut-off body) is as transient, so it is retried here with the
         same budget and backoff."""
+        paid = []  # the usage of each attempt that a completion came back for: each was billed
         for retry in range(self.max_retries + 1):
             if retry:
                 await asyncio.sleep(min(FIRST_RETRY_WAIT * 2 ** (retry - 1), LAST_RETRY_WAIT))
             reply, malformed = await self._request(messages, settings)
+            paid += [reply.usage] if reply.usage else []
             if (
                 not malformed
                 and self.strict_model
@@ -159,13 +177,16 @@ class OpenAIEndpoint:
                 reply, malformed = (
                     Reply(
                         error=f"served by another model: '{reply.served_model}', not '{self.model}' (strict_model: "
-                        "true refuses its replies)"
+                        "true refuses its replies)",
+                        usage=reply.usage,
+                        usage_problem=reply.usage_problem,
                     ),
                     True,
                 )
             if not malformed:
                 break
-        return reply
+        # a request costs what all its attempts were billed, those refused or without an answer too
+        return replace(reply, usage={name: sum(usage[name] for usage in paid) for name in USAGE}) if paid else reply
 
     async def probe(self) -> None:
         """GET {base_url}/models once, no retries: free, and no request of the batch. Raises
@@ -176,10 +197,13 @@ class OpenAIEndpoint:
             return
         openai = self._openai
         _attempts.set([0])  # not an attempt of any request
+        _reply_limit.set(REPLY_FIELDS_BYTES + BYTES_PER_TOKEN * LONGEST_OUTPUT_TOKENS)  # a listing of models
         try:
             listing = await self.client.get(
                 "/models", cast_to=object, options={"timeout": self.probe_timeout, "max_retries": 0}
             )
+        except self._refused as error:
+            raise self._down(str(error), "set base_url to the endpoint's own address") from None
         except (openai.AuthenticationError, openai.PermissionDeniedError) as error:
             raise self._down(
                 f"the endpoint refused the API key (HTTP {error.status_code}: {_short(_said(error), 120)})",
@@ -207,7 +231,7 @@ class OpenAIEndpoint:
             )
 
     def _down(self, what: str, check: str) -> EndpointError:
-        return EndpointError(f"{self.who} ('{self.model}' at {self.base_url}): {what}; {check}")
+        return EndpointError(f"{self.who} ('{self.model}' at {shown_url(self.base_url)}): {what}; {check}")
 
     def _key_hint(self, status: int) -> str:
         if not self.api_key_env:
@@ -224,6 +248,8 @@ class OpenAIEndpoint:
             result = await self.client.post(
                 "/chat/completions", cast_to=self._completion, **_request_parts(self.model, messages, settings)
             )
+        except self._refused as error:  # too large, or a redirect elsewhere: never retried, never cached
+            return Reply(error=str(error)), False
         except openai.APIStatusError as error:
             return Reply(error=f"HTTP {error.status_code}: {_short(error.message)}"), False
         except openai.APITimeoutError as error:
@@ -260,19 +286,20 @@ def _parsed(result) -> tuple[Reply, bool]:
     choices = getattr(result, "choices", None)
     if not choices or not isinstance(choices, list):
         return Reply(error="invalid response: the endpoint returned no choices"), True
+    usage, problem, mismatch = _usage(result)
+    paid = {"usage": usage, "usage_problem": problem}  # a completion without an answer was billed too
     choice = choices[0]
     message = getattr(choice, "message", None)
     if message is None:
-        return Reply(error="invalid response: the choice has no message"), True
+        return Reply(error="invalid response: the choice has no message", **paid), True
     finish_reason = getattr(choice, "finish_reason", None)
     content = getattr(message, "content", None)
     refusal = getattr(message, "refusal", None)
     reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
     if not all(value is None or isinstance(value, str) for value in (content, refusal, reasoning, finish_reason)):
-        return Reply(error="invalid response: content, refusal, reasoning and finish_reason must be text"), True
-    usage, problem = _usage(result)
+        return Reply(error="invalid response: content, refusal, reasoning and finish_reason must be text", **paid), True
     served = getattr(result, "model", None)
-    about = {"usage": usage, "usage_problem": problem, "served_model": served if isinstance(served, str) else None}
+    about = {**paid, "usage_mismatch": mismatch, "served_model": served if isinstance(served, str) else None}
     if refusal or finish_reason == "content_filter":  # an empty refusal is none: some servers send ""
         said = refusal or CONTENT_FILTER
         return sanitized(
@@ -281,7 +308,7 @@ def _parsed(result) -> tuple[Reply, bool]:
     if content is not None and not content.strip() and finish_reason != "length":
         what = "reasoning only" if reasoning else "nothing"
         return Reply(
-            error=f"invalid response: no answer, the content is empty ({what}; finish_reason {finish_reason})"
+            error=f"invalid response: no answer, the content is empty ({what}; finish_reason {finish_reason})", **paid
         ), True
     if content is None and finish_reason != "length":
         tools = [
@@ -291,10 +318,12 @@ def _parsed(result) -> tuple[Reply, bool]:
         if tools:
             return Reply(
                 error=f"invalid response: a call of the tool {', '.join(tools)} instead of an answer "
-                "(no tools are offered)"
+                "(no tools are offered)",
+                **paid,
             ), True
         return Reply(
-            error=f"invalid response: no content (null), no refusal, no tool call (finish_reason {finish_reason})"
+            error=f"invalid response: no content (null), no refusal, no tool call (finish_reason {finish_reason})",
+            **paid,
         ), True
     return sanitized(Reply(text=content or "", reasoning=reasoning, finish_reason=finish_reason, **about)), False
 
@@ -348,7 +377,8 @@ def _listed_models(listing) -> set[str] | None:
 def _some_models(model: str, served: set[str], shown: int = 5) -> list[str]:
     """A few of the served models, the names closest to `model` first."""
     close = difflib.get_close_matches(model, served, n=shown, cutoff=0.3)
-    return (close + sorted(served - set(close)))[:shown] + (["..."] if len(served) > shown else [])
+    some = (close + sorted(served - set(close)))[:shown]
+    return [one_line(name, 80) for name in some] + (["..."] if len(served) > shown else [])
 
 
 # The errors `OpenAIEndpoint._request` writes for a request that got no reply (the client's
@@ -461,7 +491,11 @@ def _waiting_http_client():
     RateLimitWait (built on first use: importing this module does not import `openai`)."""
     import openai
 
-    timeout_error = _httpx_module(openai.DefaultAsyncHttpxClient).ReadTimeout
+    httpx = _httpx_module(openai.DefaultAsyncHttpxClient)
+
+    class Refused(openai.OpenAIError):
+        """A reply refused as it came (larger than its bound, a redirect to another origin): an
+        OpenAIError, which the client raises as it is, never retried (`_request` records it)."""
 
     class WaitingHTTPClient(openai.DefaultAsyncHttpxClient):
         def __init__(self, rate_limits: RateLimitWait, **kwargs):
@@ -477,14 +511,94 @@ def _waiting_http_client():
             passes every one of them. Past the deadline it is a timeout, which the client retries."""
             seconds = _deadline(request)
             if seconds is None:
-                return await super().send(request, **kwargs)
+                return await self._bounded(request, **kwargs)
             try:
                 async with asyncio.timeout(seconds):
-                    return await super().send(request, **kwargs)
+                    return await self._bounded(request, **kwargs)
             except TimeoutError:
-                raise _deadline_error(seconds, timeout_error, request) from None
+                raise _deadline_error(seconds, httpx.ReadTimeout, request) from None
 
+        async def _bounded(self, request, stream: bool = False, **kwargs):
+            """The reply read whole, but no more of it than the request's bound (`reply_limit`):
+            a larger one is refused as its Content-Length says so, or as its body passes the bound
+            (counted decoded: a compressed body is bounded by what it unpacks to)."""
+            limit = _reply_limit.get()
+            response = await super().send(request, stream=True, **kwargs)
+            if stream or limit is None:
+                return response if stream else await _read(response)
+            try:
+                declared = int(response.headers.get("content-length", 0))
+            except ValueError:
+                declared = 0
+            body, size = [], declared if declared > limit else 0
+            if not size:
+                async for chunk in response.aiter_bytes():
+                    body.append(chunk)
+                    size += len(chunk)
+                    if size > limit:
+                        break
+            await response.aclose()
+            if size > limit:
+                raise Refused(_too_large(limit, declared))
+            kept = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _READ_HEADERS]
+            return httpx.Response(
+                response.status_code,
+                headers=kept,
+                content=b"".join(body),
+                request=request,
+                extensions=response.extensions,
+            )
+
+    WaitingHTTPClient.Refused = Refused
     return WaitingHTTPClient
+
+
+# Headers of the body as sent, which no longer describe it once read (decoded, whole).
+_READ_HEADERS = ("content-encoding", "content-length", "transfer-encoding")
+
+
+async def _read(response):
+    await response.aread()
+    return response
+
+
+# A reply's bound, where its config sets none (`max_reply_bytes`): room for `max_tokens` tokens of
+# text and as many of reasoning, each token a few characters and each character at most 6 bytes
+# in JSON (\uXXXX), beside the completion's own fields; a request without `max_tokens` is bounded
+# as one of the longest outputs models give.
+BYTES_PER_TOKEN, REPLY_FIELDS_BYTES, LONGEST_OUTPUT_TOKENS = 64, 65_536, 131_072
+
+
+def reply_limit(max_reply_bytes: int | None, settings: dict) -> int:
+    """The most bytes a request's reply may have: the config's `max_reply_bytes`, else derived
+    from the request's `max_tokens` (or `max_completion_tokens`)."""
+    if max_reply_bytes:
+        return int(max_reply_bytes)
+    tokens = settings.get("max_completion_tokens") or settings.get("max_tokens") or LONGEST_OUTPUT_TOKENS
+    return REPLY_FIELDS_BYTES + BYTES_PER_TOKEN * int(tokens)
+
+
+def _too_large(limit: int, declared: int) -> str:
+    said = f"its Content-Length is {declared} bytes" if declared > limit else f"more than {limit} bytes came"
+    return (
+        f"reply refused: larger than its bound of {limit} bytes ({said}; max_reply_bytes, by default from "
+        "max_tokens): not read further, not cached; raise max_reply_bytes if such replies are right"
+    )
+
+
+async def _refuse_another_origin(response) -> None:
+    """A redirect is followed only within the endpoint's origin (scheme, host and port): elsewhere the
+    request would go, key dropped or not, to a server that is not the one configured."""
+    if not response.has_redirect_location:
+        return
+    source, target = response.request.url, response.request.url.join(response.headers["location"])
+    if (source.scheme, source.host, source.port) != (target.scheme, target.host, target.port):
+        await response.aclose()
+        raise _waiting_http_client().Refused(
+            f"the endpoint redirects (HTTP {response.status_code}) to another origin, "
+            f"{one_line(shown_url(f'{target.scheme}://{target.netloc.decode()}'), 120)}: not followed; "
+            "set base_url to the address that serves the requests"
+        )
 
 
 def _httpx_module(client_class):
@@ -536,18 +650,20 @@ def _uncount_attempt() -> None:
         counter[0] -= 1
 
 
-def _usage(result) -> tuple[dict, str | None]:
-    """A completion's usage ({}: none given), and what is wrong with its figures (None: nothing)."""
+def _usage(result) -> tuple[dict, str | None, str | None]:
+    """A completion's usage ({}: none given), what is wrong with its figures (None: nothing), and how
+    they disagree with one another (None: they do not)."""
     usage = getattr(result, "usage", None)
     if usage is None:
-        return {}, None
+        return {}, None, None
     details = getattr(usage, "completion_tokens_details", None)
     figures = {
         "prompt_tokens": getattr(usage, "prompt_tokens", None),
         "completion_tokens": getattr(usage, "completion_tokens", None),
         "reasoning_tokens": getattr(details, "reasoning_tokens", None) if details is not None else None,
     }
-    return checked_usage(figures)
+    checked, problem = checked_usage(figures)
+    return checked, problem, usage_mismatch(checked, getattr(usage, "total_tokens", None))
 
 
 def api_key(variable: str | None) -> str:
@@ -563,5 +679,5 @@ def api_key(variable: str | None) -> str:
 
 
 def _short(text: Any, limit: int = 300) -> str:
-    text = str(text)
-    return text if len(text) <= limit else text[:limit] + "..."
+    """What an endpoint or a library said, as one printable line of at most `limit` characters."""
+    return one_line(str(text), limit)

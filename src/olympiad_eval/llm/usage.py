@@ -5,8 +5,12 @@ and a cost that are unknown: never zero. Its batch's cost is then unknown (`cost
 "unknown" in the tables and logs), with the cost of the replies whose usage is known beside it
 (`cost_usd_known`) and how many are unknown (`usage_unknown`). Replies that another model served
 than the one asked (`cache.same_model`) are counted (`other_model`, by served model in
-`served_models`). Each of these keys is written only where it has something to say, so that the
-usage files of every batch without such replies keep their bytes.
+`served_models`), and so are replies whose figures disagree with one another (`usage_mismatched`, the
+first in `usage_mismatch`: reasoning tokens beyond the completion's, a total that is not the sum),
+kept as given. Each of these keys is written only where it has something to say, so that the usage
+files of every batch without such replies keep their bytes. A request's usage is what all its
+attempts were billed: replies refused (`strict_model`) or without an answer count in its tokens and
+cost, though they are failures.
 """
 
 from __future__ import annotations
@@ -78,11 +82,12 @@ def usage_totals(replies: list[Reply], prices: dict, sends: bool = False, model:
     bytes are those they had before. `model`: the model asked, against which each reply's served
     model is told apart."""
     answered = [reply for reply in replies if reply.error is None]
-    tokens = {name: sum(reply.usage.get(name, 0) for reply in answered) for name in TOKENS}
+    tokens = {name: sum(reply.usage.get(name, 0) for reply in replies) for name in TOKENS}  # failures billed too
     cost = round(Tally(prices=prices, **tokens).cost, 6)
     dates = {"replies_received": received_span([reply.received for reply in answered])} if sends else {}
     unknown = [reply for reply in answered if not reply.usage] if sends else []
     invalid = [reply.usage_problem for reply in unknown if reply.usage_problem]
+    mismatched = [reply.usage_mismatch for reply in replies if reply.usage_mismatch]
     other = Counter(
         reply.served_model for reply in answered if model is not None and not same_model(model, reply.served_model)
     )
@@ -97,6 +102,7 @@ def usage_totals(replies: list[Reply], prices: dict, sends: bool = False, model:
         "cost_usd": None if unknown else cost,
         **({"cost_usd_known": cost, "usage_unknown": len(unknown)} if unknown else {}),
         **({"usage_invalid": len(invalid), "usage_problem": invalid[0]} if invalid else {}),
+        **({"usage_mismatched": len(mismatched), "usage_mismatch": mismatched[0]} if mismatched else {}),
         **({"other_model": sum(other.values()), "served_models": dict(sorted(other.items()))} if other else {}),
     }
 
@@ -117,6 +123,11 @@ def merged_usage(usages: list[dict]) -> dict:
     problems = [usage["usage_problem"] for usage in usages if usage.get("usage_problem")]
     if problems:
         total.update(usage_invalid=sum(usage.get("usage_invalid", 0) for usage in usages), usage_problem=problems[0])
+    mismatches = [usage["usage_mismatch"] for usage in usages if usage.get("usage_mismatch")]
+    if mismatches:
+        total.update(
+            usage_mismatched=sum(usage.get("usage_mismatched", 0) for usage in usages), usage_mismatch=mismatches[0]
+        )
     served = Counter()
     for usage in usages:
         served.update(usage.get("served_models", {}))
@@ -166,6 +177,12 @@ def usage_warnings(usage: dict, who: str, model: str | None = None) -> list[str]
             f"{who}: {usage['usage_unknown']} of {usage['answered']} replies came without a usable usage{why}: "
             "their tokens and cost are unknown, and so is the total "
             f"(cost_usd: null; the others' ${usage['cost_usd_known']:.4f})"
+        )
+    if usage.get("usage_mismatched"):
+        said.append(
+            f"{who}: {usage['usage_mismatched']} of {usage['requests']} replies reported usage whose parts disagree "
+            f"(the first: {usage['usage_mismatch']}): their figures are kept as given and flagged "
+            "(usage_mismatched in the usage file, a column in the tables); ask the endpoint's operator which is right"
         )
     if usage.get("other_model"):
         served = ", ".join(f"'{name}' {count}x" for name, count in usage["served_models"].items())

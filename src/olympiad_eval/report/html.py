@@ -19,7 +19,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from olympiad_eval.core.layout import page_name
-from olympiad_eval.core.secrets import secret_name, secret_value
+from olympiad_eval.core.secrets import secret_name, secret_value, shown_url
 from olympiad_eval.scoring.answers import outer_boxes
 
 # The viewer's own files, copied into the report's assets folder (`write_assets`); MathJax's safe
@@ -269,4 +269,4 @@ def without_secrets(value):
         return shown
     if isinstance(value, (list, tuple)):
         return [without_secrets(item) for item in value]
-    return HIDDEN if secret_value(value) else value
+    return HIDDEN if secret_value(value) else shown_url(value)

@@ -182,7 +182,7 @@ def with_usage(table: pd.DataFrame, layout: Layout, family: str) -> pd.DataFrame
     (its generation's, per suite x model; each judge's, per judge of the cell). A cost that is
     unknown (replies that came without a usage, or with figures that are no token counts) says
     "unknown", never 0; where some cell's replies were served by another model than the one asked,
-    a column counts them."""
+    or reported usage whose parts disagree, a column counts them."""
     cells = list(zip(table["suite"], table["model"], table["judge"]))
     generation = [_usage(layout.usage(family, suite, model)) for suite, model, _ in cells]
     judging = [_usage(layout.judge_usage(family, suite, model, judge)) for suite, model, judge in cells]
@@ -194,15 +194,22 @@ def with_usage(table: pd.DataFrame, layout: Layout, family: str) -> pd.DataFrame
             "judge cost ($)": _costs(judging),
         }
     )
-    for column, usages in ((OTHER_MODEL, generation), (JUDGE_OTHER_MODEL, judging)):
-        served = [usage.get("other_model", 0) for usage in usages]
-        if any(served):  # only then: every table of runs without such replies keeps its bytes
-            table[column] = pd.array(served, dtype="Int64")
+    for column, key, usages in (
+        (OTHER_MODEL, "other_model", generation),
+        (JUDGE_OTHER_MODEL, "other_model", judging),
+        (USAGE_MISMATCHED, "usage_mismatched", generation),
+        (JUDGE_USAGE_MISMATCHED, "usage_mismatched", judging),
+    ):
+        flagged = [usage.get(key, 0) for usage in usages]
+        if any(flagged):  # only then: every table of runs without such replies keeps its bytes
+            table[column] = pd.array(flagged, dtype="Int64")
     return table
 
 
 OTHER_MODEL = "replies from another model"
 JUDGE_OTHER_MODEL = "judge replies from another model"
+USAGE_MISMATCHED = "replies whose usage parts disagree"  # counted as given: the cost beside it may be wrong
+JUDGE_USAGE_MISMATCHED = "judge replies whose usage parts disagree"
 UNKNOWN = "unknown"  # a cost whose replies did not all say what they used
 
 

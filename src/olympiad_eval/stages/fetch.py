@@ -10,6 +10,7 @@ import inspect
 import logging
 import os
 import re
+import unicodedata
 from pathlib import Path
 
 from olympiad_eval.benchmarks import plugin
@@ -233,13 +234,43 @@ def fetch(benchmark: str, cfg, out_dir: str | Path) -> list[Problem]:
 
 
 def _check_unique(problems: list[Problem], root: Path) -> None:
+    """No two problems (of one language) share an id, nor ids that display alike (`look_alike`):
+    they would be two problems that every table and page shows as one."""
     first: dict[tuple[str, str], Problem] = {}
     for problem in problems:
-        earlier = first.setdefault((problem.id, problem.language), problem)
-        if earlier is not problem:
-            raise RecordError(
-                root / problem.origin if problem.origin else root,
-                problem.id,
-                "id",
-                f"duplicate problem id (language {problem.language}); first seen at {earlier.origin or '?'}",
-            )
+        earlier = first.setdefault((look_alike(problem.id), problem.language), problem)
+        if earlier is problem:
+            continue
+        same = earlier.id == problem.id
+        raise RecordError(
+            root / problem.origin if problem.origin else root,
+            ascii(problem.id)[1:-1] if not same else problem.id,
+            "id",
+            (
+                f"duplicate problem id (language {problem.language}); first seen at {earlier.origin or '?'}"
+                if same
+                else f"id {ascii(problem.id)} looks like the id {ascii(earlier.id)} (language {problem.language}, "
+                f"first seen at {earlier.origin or '?'}): equal under NFKC or but for invisible characters, "
+                "they would display as one problem; give them ids that differ visibly"
+            ),
+        )
+
+
+def look_alike(text: str) -> str:
+    """What an id displays as: NFKC-normalised (a fullwidth `１` is `1`, a ligature its letters),
+    without the characters that show nothing (format characters such as zero-width spaces and
+    joiners, soft hyphens and bidirectional marks; control characters; the other default-ignorable
+    ones, such as variation selectors), and without space at either end."""
+    normal = unicodedata.normalize("NFKC", text)
+    return "".join(
+        char for char in normal if unicodedata.category(char) not in ("Cf", "Cc") and not _ignorable(char)
+    ).strip()
+
+
+def _ignorable(char: str) -> bool:
+    """Unicode's default-ignorable characters that are neither format nor control characters."""
+    return any(low <= ord(char) <= high for low, high in _IGNORABLE)
+
+
+_IGNORABLE = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x3164, 0x3164),
+              (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0100, 0xE01EF))  # fmt: skip

@@ -25,7 +25,11 @@ runs past `check_cpu_seconds`, or crashes sympy) is *undecided*, on every rerun 
 it as not matched, and the judgment records it in `undecided`. Where the protocol asks an LLM
 judge about answers the rules did not match (HiPhO's official answer slots), the judge decides
 it; with rules alone it scores nothing. Either way the response is scored: an undecided check
-costs that check, never the cell's coverage. The log names the problems.
+costs that check, never the cell's coverage. The log names the problems. What the rules can never
+decide (`Score.rules_cannot_decide`: HiPhO's open-ended answer slots, with no official answer to
+compare) is another matter: with rules alone the response is left unscored, a judge error that
+records why in `undecided` and lowers coverage, though `min_coverage` does not fail the cell for it
+(a rerun would not change it); an LLM protocol decides it with its own score.
 """
 
 from __future__ import annotations
@@ -92,6 +96,7 @@ class Outcome:
     generation_errors: int
     undecided: int = 0  # checks that could not finish (scored as not matched, or decided by a judge)
     refusals: int = 0  # scored (0), so not in the coverage's shortfall; counted in the tables
+    left_undecided: int = 0  # of the judge errors: what rules alone cannot decide (`Score.rules_cannot_decide`)
     usage: dict = field(default_factory=lambda: usage_totals([], {}))  # the judges' requests, tokens and cost
     requests: str = ""  # what this run sent to the LLM judges and paid, apart from the cached replies; rules: none
 
@@ -142,7 +147,9 @@ async def judge_cell_async(
     write_json(layout.coverage(family, suite, model, judge_name), outcome.metrics())
     write_json(layout.judge_usage(family, suite, model, judge_name), outcome.usage)
     judged = outcome.total - outcome.generation_errors
-    if not judged or outcome.scored / judged >= min_coverage:
+    # what the judge can never decide (rules alone and an open-ended answer) lowers coverage, but a
+    # rerun would not change it: it is no failure to retry
+    if not judged or (outcome.scored + outcome.left_undecided) / judged >= min_coverage:
         return outcome, None
     reasons = most_common(j.detail[:300] for j in read_jsonl(out, Judgment) if j.status == "judge_error")
     return outcome, (
@@ -216,6 +223,7 @@ async def judge_async(
         generation_errors=sum(j.status == "generation_error" for j in judgments),
         undecided=sum(len(j.undecided) for j in judgments),
         refusals=sum(j.refused for j in judgments),
+        left_undecided=sum(j.status == "judge_error" and bool(j.undecided) for j in judgments),
         usage=usage,
         requests=requests,
     )
@@ -238,11 +246,12 @@ def _report_undecided(judgments: list[Judgment], judge_kind: str) -> None:
     if not undecided:
         return
     ids = list(dict.fromkeys(j.id for j in undecided))
+    left = sum(j.status == "judge_error" for j in undecided)
     became = (
         "the LLM judge decided where the protocol asks it about unmatched answers, else not matched"
         if judge_kind == "llm"
         else "scored as not matched"
-    )
+    ) + (f"; {left} response(s) left unscored (coverage), as only an LLM judge decides them" if left else "")
     log.warning(
         "rules could not decide %d checks, of problem(s) %s%s (the first: %s): %s",
         sum(len(j.undecided) for j in undecided),
@@ -281,6 +290,15 @@ def _judgment(
         )
     if isinstance(grade, str) or grade is None:
         return Judgment(**common, status="judge_error", score=None, points=None, detail=grade or "not judged")
+    if grade.rules_cannot_decide:  # rules alone: no score for what they cannot decide, never a silent 0
+        return Judgment(
+            **common,
+            status="judge_error",
+            score=None,
+            points=None,
+            detail=f"rules could not decide: {grade.rules_cannot_decide}",
+            undecided=(*grade.undecided, grade.rules_cannot_decide),
+        )
     return Judgment(**common, status="scored", **{name: getattr(grade, name) for name in RECORDED})
 
 

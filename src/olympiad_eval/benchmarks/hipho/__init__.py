@@ -17,7 +17,8 @@ class HiPhO(Benchmark):
     Suite = config.Suite
     # Bump a version with any change that can alter a verdict or a score (see `benchmarks.suites`).
     # `official` became `olympiad_eval` at v4 (it is this project's protocol, not the authors' code).
-    protocol_versions = {"olympiad_eval": 4, "vlmevalkit": 1, "evalscope": 3}
+    protocol_versions = {"olympiad_eval": 5, "vlmevalkit": 1, "evalscope": 3}
+    protocol_extras = {"vlmevalkit": ("pylatexenc", "vlmevalkit"), "evalscope": ("math_verify", "evalscope")}
     score_parts = ("answer_points", "step_points")  # answer and step level, in points (where the protocol has them)
     cluster_unit = "exam problem"  # a problem's parts share its setup: resampled together (`tables.cluster_of`)
     modules = (config, judging, loading, prompts, report, scoring, tables)

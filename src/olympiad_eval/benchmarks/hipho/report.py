@@ -13,10 +13,15 @@ def report_sections(problem: Problem, judgment) -> list[ReportSection]:
     """The marking scheme as each judge applied it: every criterion with its text, its points, the
     award and the judge's reason; each scheme's total and the one that won; the answer slots the
     judge compared; and the answer level against the step level (the protocol takes the larger).
-    A rules-only judgment awards no criterion: it says so in a line, never as a table of every
-    criterion "not judged" (the criteria are on the LLM judges' sections of the page)."""
+    A rules-only judgment awards no criterion: its section shows every criterion, marked not judged
+    (the page may have no LLM judge's section to show them)."""
     entries = [entry for entry in judgment.details if isinstance(entry, dict)]
     if not entries:
+        criteria = tuple(
+            (f"{s + 1}.{c + 1}", criterion.text, criterion.points, NOT_JUDGED)
+            for s, scheme in enumerate(problem.marking)
+            for c, criterion in enumerate(scheme)
+        )
         return [
             ReportSection(
                 "criteria",
@@ -26,10 +31,12 @@ def report_sections(problem: Problem, judgment) -> list[ReportSection]:
                     ("step level", "not judged: only an LLM judge awards the marking criteria"),
                     (
                         "the marking scheme",
-                        f"{sum(len(scheme) for scheme in problem.marking)} criteria in "
-                        f"{len(problem.marking)} scheme{'s' * (len(problem.marking) != 1)}",
+                        f"{len(criteria)} criteria in {len(problem.marking)} scheme{'s' * (len(problem.marking) != 1)}",
                     ),
                 ),
+                (ReportTable("criteria", ("criterion", "text", "points", "awarded"), criteria, math=("text",)),)
+                if criteria
+                else (),
             )
         ]
     sections = []
@@ -99,6 +106,9 @@ def report_sections(problem: Problem, judgment) -> list[ReportSection]:
             tables.append(ReportTable("replies", ("task", "reply"), tuple(other), math=("reply",)))
         sections.append(ReportSection("criteria", f"Marking scheme: judge {judge}", tuple(facts), tuple(tables)))
     return sections
+
+
+NOT_JUDGED = "not judged (rules only)"
 
 
 def _slot_number(key: str) -> str:

@@ -101,7 +101,14 @@ def rule_score(problem: Problem, response: str, scoring, verdicts: list) -> Scor
         earned += exact(slot.points) if correct else 0
         slots.append({"expected": gold_value(slot), "given": given, "correct": correct, "points": slot.points})
     total = problem.exact_points
+    open_ended = [str(index + 1) for index, slot in enumerate(problem.answers) if not gold_value(slot)]
     return Score(
+        rules_cannot_decide=(
+            f"answer slot {', '.join(open_ended)} of {len(problem.answers)} is open-ended (no official answer to "
+            "compare with): only an LLM judge of the marking decides it"
+            if open_ended and checked
+            else ""
+        ),
         score=float(earned / total) if total else 0.0,
         points=float(earned),
         extracted=tuple(extracted),

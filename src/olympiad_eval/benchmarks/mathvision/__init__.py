@@ -13,6 +13,7 @@ class MathVision(Benchmark):
     Suite = config.Suite
     # Bump a version with any change that can alter a verdict or a score (see `benchmarks.suites`).
     protocol_versions = {"official": 3, "evalscope": 4}
+    protocol_extras = {"evalscope": ("math_verify", "evalscope")}
     # scored by rules alone: no judge tasks, and the rules' score is the score (the defaults)
     modules = (config, loading, prompts, report, scoring, tables)
 

@@ -26,7 +26,7 @@ class PhysElite(Benchmark):
     name = "physelite"
     Suite = config.Suite
     # Bump a version with any change that can alter a verdict or a score (see `benchmarks.suites`).
-    protocol_versions = {"official": 4}  # one protocol: the paper's
+    protocol_versions = {"official": 5}  # one protocol: the paper's
     score_parts = ("process",)  # the mean of the judges' process scores, 0-1
     modules = (config, judging, loading, prompts, report, scoring, tables)
 
