@@ -48,7 +48,7 @@ def test_every_command_has_its_help(capsys):
     assert done.returncode == 0
     listed = re.findall(r"^    (\w+)", done.stdout.partition("positional arguments:")[2], re.M)
     assert listed == list(cli.COMMANDS)
-    assert listed == ["check", "plan", "costs", "leaderboard", "compare", "report", "cache", "recover"]
+    assert listed == ["check", "plan", "costs", "leaderboard", "compare", "report", "cache", "environments", "recover"]
     for name in cli.COMMANDS:
         with pytest.raises(SystemExit) as exit:
             cli.main([name, "--help"])

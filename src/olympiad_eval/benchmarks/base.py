@@ -29,6 +29,7 @@ from olympiad_eval.scoring.checks import Equivalence, ProtocolCheck
 if TYPE_CHECKING:
     from olympiad_eval.benchmarks.release import FigureStore
     from olympiad_eval.scoring.checks import Check, Verdict
+    from olympiad_eval.scoring.environments import Environment
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,9 @@ class Benchmark(ABC):
       column of the frame its `tables` reads, empty where a judgment lacks it.
     - `cluster_unit`: what one cluster of `cluster_of` is, as the tables' notes and the metrics
       name it ("problem"; HiPhO's "exam problem").
+    - `environments`: the pinned environments of their own that its protocols' checks run in
+      (`scoring.environments`; OlympiadBench's official scorer), which `olympiad-eval environments`
+      lists, builds ahead of time and checks.
 
     The methods, in the order the stages call them, are documented one by one below. Scoring is in
     two steps: `rule_checks` gives the checks a response needs, which the judge stage runs in its
@@ -138,6 +142,7 @@ class Benchmark(ABC):
     protocol_versions: ClassVar[dict[str, int]]
     score_parts: ClassVar[tuple[str, ...]] = ()
     cluster_unit: ClassVar[str] = "problem"
+    environments: ClassVar[tuple[Environment, ...]] = ()
     # The modules of a benchmark's package whose functions are its methods: each function defined
     # in one of them and named as a method below is that method (so a package's `__init__` names
     # its modules instead of repeating every method). Methods written in the class come first.
