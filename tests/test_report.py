@@ -156,7 +156,7 @@ def test_the_index_shows_metadata_charts_tables_and_a_link_per_cell(run, report)
     page = (report / flips[0]).read_text(encoding="utf-8")
     assert "2 of 5 problems changed" in page and "DemoCPhO_2025_1_1" in page and "right → wrong" in page
     assert '<a href="../../side/sample_hipho/DemoCPhO_2025_1_1.html">' in page  # a flip's side-by-side page
-    # navigation first: every cell's link comes before the first chart and table
+    # the leaderboard first: every cell's score and link come before the first chart and table
     assert index.index('class="cell-link"') < index.index('<svg class="chart"') < index.index("exam scores")
 
 
@@ -298,7 +298,10 @@ def test_a_partial_run_says_so_in_the_index_its_tables_and_its_pages(render_suit
     write_all(PLAN, layout)
     index = (layout.report() / "index.html").read_text(encoding="utf-8")
     note = "sample_hipho: 2 of 5 problems (limit 2)"
-    assert f'<h3>{BENCHMARK}</h3>\n<p class="partial"><b>partial:</b> {note}</p>' in index
+    leaderboard = index.split('<section id="leaderboard">')[1].split("</section>")[0]
+    assert f'<p class="partial"><b>partial:</b> {note}</p>' in leaderboard
+    scores = re.findall(r'class="cell-link"[^>]*>([^<]*)<', leaderboard)
+    assert scores and all(score.endswith("* ") for score in scores), scores  # `66.7* [28.6, 100.0]`
     assert "<th>partial</th>" in index and index.count("<td>2 of 5 problems (limit 2)</td>") >= 2  # the tables' column
     for model in MODELS:
         page = (layout.report_cell(BENCHMARK, SUITE, model) / "index.html").read_text(encoding="utf-8")
@@ -342,7 +345,7 @@ def test_the_report_shows_the_tables_its_index_lists_in_that_order(run):
     (run.tables(BENCHMARK) / index["all"]).unlink()
     write_report(PLAN, run)
     headings = re.findall(r"<h3>(.*)</h3>", (run.report() / "index.html").read_text(encoding="utf-8"))
-    assert headings == [BENCHMARK, "table exam_scores", "table summary"]  # the cells' links first
+    assert headings == ["table exam_scores", "table summary"]
 
 
 # ---------------------------------------------------------------- the benchmarks' sections, escaped

@@ -257,6 +257,13 @@ class Benchmark(ABC):
         the report's generic ones. Default: none."""
         return []
 
+    def report_task_label(self, key: str) -> str:
+        """A judge task's key (`JudgeTask.key`) as a problem's page names it over its judge
+        conversation: numbered as the benchmark's `report_sections` number what it asked about, so
+        that a page has one numbering (HiPhO's `criterion 0.1` is the marking table's 1.2). Default:
+        the key."""
+        return key
+
 
 def _list_of(*kinds: type) -> Callable[[Any], bool]:
     return lambda value: isinstance(value, list) and all(isinstance(item, kinds) for item in value)
@@ -289,6 +296,7 @@ RETURNS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "cluster_of": ("a str", lambda v: isinstance(v, str)),
     "report_sections": ("None or a list of ReportSection", lambda v: v is None or _list_of(ReportSection)(v)),
     "report_charts": ("a list of ReportChart", _list_of(ReportChart)),
+    "report_task_label": ("a str", lambda v: isinstance(v, str)),
 }
 
 

@@ -175,14 +175,27 @@ def formula_cell(value) -> str:
     return maths(value, block=False, formula=True) if value not in (None, "") else ""
 
 
+def lazy_formula(value) -> str:
+    """An answer typeset as `maths(..., formula=True)` does it, but only once the viewer asks
+    (class `tex`: a cell's index typesets its rows as they come on screen), without the raw text
+    one click away (its cell's `title` holds it)."""
+    raw = text(value)
+    shown = f"\\({raw}\\)" if raw.strip() and not _DELIMITED.search(raw) else unboxed(raw)
+    return f'<span class="tex">{shown}</span>'
+
+
 EMPTY = "\u2013"  # what an empty value (an answer slot left empty, a number not known) shows
 
 
-def answers_text(values: Iterable[str], most: int | None = None) -> str:
-    """Extracted answers on one line, an empty slot as a dash (`\u2013; \u2013; 42`, never `; ; 42`); cut
-    at `most` characters."""
-    said = "; ".join(str(value).strip() or EMPTY for value in values)
-    return said if most is None or len(said) <= most else said[: most - 1] + "\u2026"
+def answers_text(values: Iterable[str]) -> str:
+    """Extracted answers on one line, an empty slot as a dash (`\u2013; \u2013; 42`, never `; ; 42`)."""
+    return "; ".join(str(value).strip() or EMPTY for value in values)
+
+
+def answers_html(values: Iterable[str]) -> str:
+    """Extracted answers on one line, each typeset once the viewer asks (`lazy_formula`), an empty
+    slot as a dash."""
+    return "; ".join(lazy_formula(value) if str(value).strip() else EMPTY for value in values)
 
 
 def table(

@@ -1,8 +1,9 @@
 // olympiad-eval report viewer: configures MathJax (loaded after this file, from the report's own
 // assets) to typeset only the `.math-text` elements, safely; filters and sorts a cell's index, with
-// the view kept in the URL; and fills a side-by-side page with each model's column, from the data
-// files the report's stages write (`OE.models`, `OE.column`, `OE.outcomes`). Everything this script
-// puts into a page is either text (textContent) or HTML the report's own stages wrote and escaped.
+// the view kept in the URL, says when no row matches, and typesets its rows' answers as they come on
+// screen; and fills a side-by-side page with each model's column, from the data files the report's
+// stages write (`OE.models`, `OE.column`, `OE.outcomes`). Everything this script puts into a page is
+// either text (textContent) or HTML the report's own stages wrote and escaped.
 "use strict";
 
 window.MathJax = {
@@ -37,6 +38,7 @@ var OE = (window.OE = {
   plan: null, // a suite's models, their cells and colours (compare/<suite>/models.js, the root's)
   outcomes: null, // a suite's problems' status per model (compare/<suite>/outcomes.js, the root's)
   columns: {}, // model -> {problem id -> its column's HTML} (cells/<suite>/<model>/side/<shard>.js)
+  tex: new WeakMap(), // a cell index's row -> its answers' LaTeX, kept when they are typeset (the search reads it)
   models: function (data) { OE.plan = data; },
   outcome: function (data) { OE.outcomes = data; },
   column: function (model, shard, data) { OE.columns[model] = data; },
@@ -96,6 +98,7 @@ var OE = (window.OE = {
     var judgesDisagree = document.getElementById("judges-disagree");
     var modelsDisagree = document.getElementById("models-disagree");
     var count = document.getElementById("shown-count");
+    var noMatch = document.getElementById("no-match");
     var table = document.querySelector("table.problems");
     if (!search || !statusFilter || !groupFilter || !table) {
       return;
@@ -144,8 +147,8 @@ var OE = (window.OE = {
     function apply() {
       var words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
       var status = statusFilter.value, group = groupFilter.value, shown = 0;
-      if (words.length && !texts) {
-        texts = rows.map(function (row) { return row.textContent.toLowerCase(); });
+      if (words.length && !texts) { // a row's text, and its answers as extracted (typeset, they are no text)
+        texts = rows.map(function (row) { return (row.textContent + " " + (OE.tex.get(row) || "")).toLowerCase(); });
       }
       rows.forEach(function (row, index) {
         var visible = keep(row, index, words, status, group);
@@ -164,6 +167,10 @@ var OE = (window.OE = {
         }
       });
       count.textContent = String(shown);
+      if (noMatch) {
+        noMatch.hidden = shown !== 0 || rows.length === 0;
+        document.getElementById("no-match-view").textContent = describe(words, status, group);
+      }
       writeView({
         q: search.value.trim(),
         status: status,
@@ -173,6 +180,29 @@ var OE = (window.OE = {
         sort: sorted.key || "",
         order: sorted.key ? (sorted.descending ? "desc" : "asc") : "",
       });
+    }
+
+    // What the view asks for, in words: "the search “friction”, status judge errors and judges disagree".
+    function describe(words, status, group) {
+      var asked = [];
+      if (words.length) { asked.push("the search \u201c" + search.value.trim() + "\u201d"); }
+      var filters = [];
+      if (status !== "all") { filters.push("status " + statusFilter.selectedOptions[0].textContent); }
+      if (group !== "all") { filters.push("group " + group); }
+      if (judgesDisagree && judgesDisagree.checked) { filters.push("judges disagree"); }
+      if (modelsDisagree && modelsDisagree.checked) { filters.push("models disagree"); }
+      if (filters.length) { asked.push("the filter" + (filters.length > 1 ? "s " : " ") + filters.join(", ")); }
+      return asked.join(" and ");
+    }
+
+    function clearView() {
+      search.value = "";
+      statusFilter.value = "all";
+      groupFilter.value = "all";
+      if (judgesDisagree) { judgesDisagree.checked = false; }
+      if (modelsDisagree) { modelsDisagree.checked = false; }
+      apply();
+      search.focus();
     }
 
     var sortKeys = {
@@ -231,6 +261,9 @@ var OE = (window.OE = {
     }
 
     search.addEventListener("input", apply);
+    var clear = document.getElementById("clear-view");
+    if (clear) { clear.addEventListener("click", clearView); }
+    typesetOnScreen(bodies);
     [statusFilter, groupFilter, judgesDisagree, modelsDisagree].forEach(function (control) {
       if (control) { control.addEventListener("change", apply); }
     });
@@ -248,6 +281,34 @@ var OE = (window.OE = {
     });
     window.addEventListener("hashchange", restore);
     restore();
+  }
+
+  // A cell's index may hold thousands of answers: each body's are typeset when it comes on screen
+  // (its spans of class `tex` made `math-text`, which MathJax typesets), never all at the page's start.
+  function typesetOnScreen(bodies) {
+    function show(tbody) {
+      var lazy = tbody.querySelectorAll(".tex");
+      if (!lazy.length) { return; }
+      lazy.forEach(function (span) {
+        var row = span.closest("tr");
+        OE.tex.set(row, (OE.tex.get(row) || "") + " " + span.textContent); // what the search still finds
+        span.className = "math-text";
+      });
+      typeset(tbody);
+    }
+    if (!("IntersectionObserver" in window)) {
+      bodies.forEach(show);
+      return;
+    }
+    var watcher = new IntersectionObserver(function (seen) {
+      seen.forEach(function (entry) {
+        if (entry.isIntersecting) {
+          watcher.unobserve(entry.target);
+          show(entry.target);
+        }
+      });
+    }, { rootMargin: "400px 0px" });
+    bodies.forEach(function (tbody) { watcher.observe(tbody); });
   }
 
   // ---------------------------------------------------------------- a side-by-side page
