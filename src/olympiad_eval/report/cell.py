@@ -193,8 +193,10 @@ def write_cell(cell: Cell, settings: dict) -> Path:
             cell.name,
             relative(layout.report_assets(), cell.folder),
             _index(cell, rows, meta),
-            maths=True,  # the extracted answers, typeset as their rows come on screen
             scripts=[relative(layout.report_compare(cell.suite) / "outcomes.js", cell.folder)],
+            # MathJax for the extracted answers, loaded by the viewer once the rows can be filtered
+            # (parsing it first would keep a PhysElite-sized index from answering for a second more)
+            body={"mathjax": f"{relative(layout.report_assets(), cell.folder)}/{html.MATHJAX}"},
         )
     return cell.folder
 

@@ -175,15 +175,6 @@ def formula_cell(value) -> str:
     return maths(value, block=False, formula=True) if value not in (None, "") else ""
 
 
-def lazy_formula(value) -> str:
-    """An answer typeset as `maths(..., formula=True)` does it, but only once the viewer asks
-    (class `tex`: a cell's index typesets its rows as they come on screen), without the raw text
-    one click away (its cell's `title` holds it)."""
-    raw = text(value)
-    shown = f"\\({raw}\\)" if raw.strip() and not _DELIMITED.search(raw) else unboxed(raw)
-    return f'<span class="tex">{shown}</span>'
-
-
 EMPTY = "\u2013"  # what an empty value (an answer slot left empty, a number not known) shows
 
 
@@ -193,9 +184,16 @@ def answers_text(values: Iterable[str]) -> str:
 
 
 def answers_html(values: Iterable[str]) -> str:
-    """Extracted answers on one line, each typeset once the viewer asks (`lazy_formula`), an empty
-    slot as a dash."""
-    return "; ".join(lazy_formula(value) if str(value).strip() else EMPTY for value in values)
+    """Extracted answers on one line, typeset as `maths(..., formula=True)` typesets an answer but
+    only once the viewer asks (class `tex`: a cell's index typesets its rows as they come on
+    screen), with no raw text beside them; an empty slot a dash. Answers of bare LaTeX share one
+    element (a PhysElite-sized index has 11,586 rows); one with delimiters of its own has its own,
+    so that an unmatched `$` in it cannot reach the next."""
+    raws = [text(value).strip() for value in values]
+    shown = [unboxed(raw) if _DELIMITED.search(raw) else f"\\({raw}\\)" if raw else EMPTY for raw in raws]
+    if not any(_DELIMITED.search(raw) for raw in raws):
+        return f'<span class="tex">{"; ".join(shown)}</span>' if any(raws) else "; ".join(shown)
+    return "; ".join(f'<span class="tex">{one}</span>' if raw else one for raw, one in zip(raws, shown))
 
 
 def table(

@@ -51,13 +51,18 @@ var OE = (window.OE = {
     }).join("");
   }
 
-  // Once MathJax is ready (it loads deferred), typeset what was added to `element` since.
+  // Once MathJax is ready (it loads deferred), typeset what was added to `element` (or to each of a
+  // list of elements) since. Asked before MathJax has run: on most pages its start-up typesets the
+  // whole page; on a page that loads it late (`loadMathJax`), what was asked is typeset once it has.
+  var waiting = [];
   function typeset(element) {
     var mathjax = window.MathJax;
+    var elements = Array.isArray(element) ? element : [element];
     if (!mathjax || !mathjax.startup || !mathjax.startup.promise) {
+      waiting.push.apply(waiting, elements);
       return Promise.resolve();
     }
-    return mathjax.startup.promise.then(function () { return mathjax.typesetPromise([element]); });
+    return mathjax.startup.promise.then(function () { return mathjax.typesetPromise(elements); });
   }
 
   // ---------------------------------------------------------------- the view in the URL
@@ -283,32 +288,59 @@ var OE = (window.OE = {
     restore();
   }
 
-  // A cell's index may hold thousands of answers: each body's are typeset when it comes on screen
-  // (its spans of class `tex` made `math-text`, which MathJax typesets), never all at the page's start.
+  // A page that names MathJax in its body (`data-mathjax`: a cell's index) loads it only now, once
+  // its rows can be filtered, and without MathJax's start-up pass over the page (at PhysElite's size
+  // a walk of 100,000 nodes for a few dozen answers on screen): it typesets what it is asked to.
+  function loadMathJax() {
+    var source = document.body.dataset.mathjax;
+    if (!source || document.querySelector('script[src="' + source + '"]')) { return; }
+    window.MathJax.startup.typeset = false;
+    var script = document.createElement("script");
+    script.src = source;
+    script.async = true;
+    script.onload = function () { typeset(waiting.splice(0)); };
+    document.head.appendChild(script);
+  }
+
+  // A cell's index may hold thousands of answers: a row's are typeset when it comes near the screen
+  // (its spans of class `tex` made `math-text`, which MathJax typesets), never all at the page's
+  // start: typesetting a few hundred rows would keep a PhysElite-sized index from answering for a
+  // second. Rows are watched only once their body nears the screen (bodies of 200: see above), and a
+  // row hidden by a filter is typeset when it is shown.
   function typesetOnScreen(bodies) {
-    function show(tbody) {
-      var lazy = tbody.querySelectorAll(".tex");
-      if (!lazy.length) { return; }
-      lazy.forEach(function (span) {
-        var row = span.closest("tr");
-        OE.tex.set(row, (OE.tex.get(row) || "") + " " + span.textContent); // what the search still finds
-        span.className = "math-text";
+    loadMathJax();
+    function show(rows) {
+      var spans = [];
+      rows.forEach(function (row) {
+        row.querySelectorAll(".tex").forEach(function (span) {
+          OE.tex.set(row, (OE.tex.get(row) || "") + " " + span.textContent); // what the search still finds
+          span.className = "math-text";
+          spans.push(span);
+        });
       });
-      typeset(tbody);
+      if (spans.length) { typeset(spans); }
     }
     if (!("IntersectionObserver" in window)) {
-      bodies.forEach(show);
+      show(Array.prototype.slice.call(document.querySelectorAll("tr.problem-row")));
       return;
     }
-    var watcher = new IntersectionObserver(function (seen) {
-      seen.forEach(function (entry) {
-        if (entry.isIntersecting) {
+    function near(margin, then) {
+      var watcher = new IntersectionObserver(function (seen) {
+        var coming = seen.filter(function (entry) { return entry.isIntersecting; }).map(function (entry) {
           watcher.unobserve(entry.target);
-          show(entry.target);
-        }
+          return entry.target;
+        });
+        if (coming.length) { then(coming); }
+      }, { rootMargin: margin + "px 0px" });
+      return watcher;
+    }
+    var rowWatcher = near(300, show);
+    var bodyWatcher = near(900, function (coming) {
+      coming.forEach(function (tbody) {
+        Array.prototype.forEach.call(tbody.rows, function (row) { rowWatcher.observe(row); });
       });
-    }, { rootMargin: "400px 0px" });
-    bodies.forEach(function (tbody) { watcher.observe(tbody); });
+    });
+    bodies.forEach(function (tbody) { bodyWatcher.observe(tbody); });
   }
 
   // ---------------------------------------------------------------- a side-by-side page
