@@ -9,7 +9,7 @@ whole, as its CSV has it, one click away.
 - Sample counts, tokens, cost, the protocol and judge config columns are in the whole table
   (`<details>`), which is the CSV's.
 - A table of many score columns (an exam or subject each) that its headers would make wider than
-  the page stands those headers upright, so that a column is as wide as its numbers.
+  the page stands the headers of its number columns upright, so that each is as wide as its numbers.
 """
 
 from __future__ import annotations
@@ -95,11 +95,11 @@ def table_html(frame: pd.DataFrame, source: str) -> str:
     quiet = [column for column in ISSUES if column in columns and not frame[column].fillna(0).astype(bool).any()]
     hidden = set(DETAILS) | {PROTOCOL} | ends | set(same) | set(quiet)
     shown = [column for column in columns if column not in hidden]
-    scores = [column for column in shown if _numeric(frame[column])]
+    numbers = [column for column in shown if _numeric(frame[column])]
     upright = _width(frame, shown, paired) > WIDTH
+    upright_head = ' class="upright"' if upright else ""
     heads = "".join(
-        f"<th{' class=upright' if upright and column in scores else ''}><span>{_breakable(column)}</span></th>"
-        for column in shown
+        f"<th{upright_head if column in numbers else ''}><span>{_breakable(column)}</span></th>" for column in shown
     )
     rows = []
     for record in frame.to_dict("records"):
@@ -109,7 +109,7 @@ def table_html(frame: pd.DataFrame, source: str) -> str:
             if column in paired and _plain(record[paired[column][0]]) is not None:
                 low, high = (_value(record[end]) for end in paired[column])
                 value += f' <span class="interval">[{low}, {high}]</span>'
-            cells.append(f"<td{' class=num' if column in scores else ''}>{value}</td>")
+            cells.append(f'<td class="num">{value}</td>' if column in numbers else f"<td>{value}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     shared = "; ".join(f"{text(column)} <b>{text(frame[column].iloc[0])}</b>" for column in same)
     below = " \u00b7 ".join(_notes(frame, len(frame) < len(whole), quiet, bool(paired), PROTOCOL in same))
@@ -153,7 +153,7 @@ def _width(frame: pd.DataFrame, shown: list[str], paired: dict) -> float:
     longest word of header or its widest value (with its interval)."""
     total = 0.0
     for column in shown:
-        header = max(len(word) for word in column.replace("_", "_ ").replace("/", "/ ").split())
+        header = max((len(word) for word in column.replace("_", "_ ").replace("/", "/ ").split()), default=0)
         values = [len(_value(value)) + (16 if column in paired else 0) for value in frame[column]]
         total += max([header, *values]) * CHAR + PADDING
     return total
