@@ -45,80 +45,99 @@ def benchmark_charts(
     charts (its `report_charts`, from its tables). A model's bars have its colour (its judges, its
     shades) and lead to its cell's index (a subset's, filtered to that group). Judges that scored a
     suite (a model, on a subset chart) alike share one row (one bar), named by them all."""
-    colours, judges = model_colours(plan), [str(judge) for judge in plan.get("judges") or []]
-    models = [str(model) for model in plan.get("models") or []]
+    yield bar_chart(f"{benchmark}: score per model, with its 95% interval", "%", _score_bars(plan, layout, suites))
+    yield from _subset_charts(plan, layout, benchmark, suites)
+    yield from _own_charts(plan, layout, benchmark, tables)
+
+
+def _score_bars(plan: dict, layout: Layout, suites: list[str]) -> list[Bar]:
+    """A row per suite and judge (judges alike: one row), a bar per model with its interval."""
+    colours, models = model_colours(plan), [str(model) for model in plan.get("models") or []]
     bars = []
     for suite in suites:
         by_judge = {}
-        for judge in judges:
-            metrics = [(model, layout.metrics(benchmark, suite, model, judge)) for model in models]
+        for judge in map(str, plan.get("judges") or []):
+            paths = [(model, layout.metrics(plan["suites"][suite], suite, model, judge)) for model in models]
             by_judge[judge] = tuple(
                 (model, float(m["score"]), _float(m.get("ci_low")), _float(m.get("ci_high")))
-                for model, path in metrics
+                for model, path in paths
                 if path.is_file()
                 for m in [json.loads(path.read_text(encoding="utf-8"))]
             )
-        for named, scored in _alike(by_judge):
-            bars += [
-                Bar(
-                    f"{suite} / {named}",
-                    model,
-                    value,
-                    low,
-                    high,
-                    colour=colours.get(model),
-                    href=_cell_index(plan, layout, suite, model),
-                )
-                for model, value, low, high in scored
-            ]
-    yield bar_chart(f"{benchmark}: score per model, with its 95% interval", "%", bars)
-    subsets = layout.plot(benchmark, "subsets")
-    if subsets.is_file():
-        frame = pd.read_csv(subsets, keep_default_na=False, na_values=[""])
-        scores: dict[str, dict[str, dict[str, dict[str, float]]]] = {}  # suite -> model -> judge -> subset -> score
-        for row in frame.to_dict("records"):
-            if pd.isna(row["score (%)"]):
-                continue
+        bars += [
+            Bar(
+                f"{suite} / {named}",
+                model,
+                value,
+                low,
+                high,
+                colour=colours.get(model),
+                href=_cell_index(plan, layout, suite, model),
+            )
+            for named, scored in _alike(by_judge)
+            for model, value, low, high in scored
+        ]
+    return bars
+
+
+def _subset_charts(plan: dict, layout: Layout, benchmark: str, suites: list[str]) -> Iterator[str]:
+    """Per suite, a row per subset (in the aggregate's order), a bar per model and judge (judges
+    alike: one bar, each group a shade of the model's colour), from the aggregate's plot data."""
+    path = layout.plot(benchmark, "subsets")
+    if not path.is_file():
+        return
+    colours, judges = model_colours(plan), [str(judge) for judge in plan.get("judges") or []]
+    models = [str(model) for model in plan.get("models") or []]
+    frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    groups = list(dict.fromkeys(str(group) for group in frame["subset"]))
+    scores: dict[str, dict[str, dict[str, dict[str, float]]]] = {}  # suite -> model -> judge -> subset -> score
+    for row in frame.to_dict("records"):
+        if not pd.isna(row["score (%)"]):
             model, judge, suite = str(row["cell"]).split(" / ", 2)  # as aggregate's plot_data names a cell
             scores.setdefault(suite, {}).setdefault(model, {}).setdefault(judge, {})[str(row["subset"])] = float(
                 row["score (%)"]
             )
-        for suite in sorted(scores, key=lambda name: suites.index(name) if name in suites else len(suites)):
-            subset_bars = []
-            for model in sorted(scores[suite], key=lambda name: models.index(name) if name in models else len(models)):
-                ordered = {judge: scores[suite][model][judge] for judge in judges if judge in scores[suite][model]}
-                for shade_of, (named, values) in enumerate(_alike({j: tuple(v.items()) for j, v in ordered.items()})):
-                    subset_bars += [
-                        Bar(
-                            group,
-                            f"{model} / {named}" if len(judges) > 1 else model,
-                            value,
-                            colour=colours.get(model),
-                            opacity=shade(shade_of),
-                            href=_cell_index(plan, layout, suite, model, group),
-                        )
-                        for group, value in values
-                    ]
-            groups = list(dict.fromkeys(str(g) for g in frame["subset"]))  # the aggregate's order of subsets
-            yield bar_chart(
-                f"{suite}: score per subset", "%", sorted(subset_bars, key=lambda bar: groups.index(bar.label))
-            )
+    for suite in sorted(scores, key=lambda name: suites.index(name) if name in suites else len(suites)):
+        bars = []
+        for model in sorted(scores[suite], key=lambda name: models.index(name) if name in models else len(models)):
+            by_judge = {
+                judge: tuple(scores[suite][model][judge].items()) for judge in judges if judge in scores[suite][model]
+            }
+            bars += [
+                Bar(
+                    group,
+                    f"{model} / {named}" if len(judges) > 1 else model,
+                    value,
+                    colour=colours.get(model),
+                    opacity=shade(place),
+                    href=_cell_index(plan, layout, suite, model, group),
+                )
+                for place, (named, values) in enumerate(_alike(by_judge))
+                for group, value in values
+            ]
+        yield bar_chart(f"{suite}: score per subset", "%", sorted(bars, key=lambda bar: groups.index(bar.label)))
+
+
+def _own_charts(plan: dict, layout: Layout, benchmark: str, tables: list[dict]) -> Iterator[str]:
+    """The benchmark's own charts of its tables (its `report_charts`)."""
     suites = [suite for suite, owner in plan["suites"].items() if owner == benchmark]
-    if suites:  # the benchmark's kind, as its rendered suites record it (a family is named, not a kind)
-        hook = plugin(read_suite_info(layout.suite_info(benchmark, suites[0])).kind).report_charts
-        frames = {
-            table["name"]: pd.read_csv(
-                layout.tables(benchmark) / table["files"]["csv"], keep_default_na=False, na_values=[""]
-            )
-            for table in tables
-        }
-        for chart in hook(frames):
-            yield bar_chart(
-                f"{benchmark}: {chart.title}",
-                chart.unit,
-                [Bar(label, series, float(value)) for label, series, value in chart.bars],
-                chart.stacked,
-            )
+    if not suites:
+        return
+    # the benchmark's kind, as its rendered suites record it (a family is named, not a kind)
+    hook = plugin(read_suite_info(layout.suite_info(benchmark, suites[0])).kind).report_charts
+    frames = {
+        table["name"]: pd.read_csv(
+            layout.tables(benchmark) / table["files"]["csv"], keep_default_na=False, na_values=[""]
+        )
+        for table in tables
+    }
+    for chart in hook(frames):
+        yield bar_chart(
+            f"{benchmark}: {chart.title}",
+            chart.unit,
+            [Bar(label, series, float(value)) for label, series, value in chart.bars],
+            chart.stacked,
+        )
 
 
 def _alike(by_judge: dict[str, tuple]) -> list[tuple[str, tuple]]:
