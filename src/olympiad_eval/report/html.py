@@ -178,11 +178,6 @@ def formula_cell(value) -> str:
 EMPTY = "\u2013"  # what an empty value (an answer slot left empty, a number not known) shows
 
 
-def answers_text(values: Iterable[str]) -> str:
-    """Extracted answers on one line, an empty slot as a dash (`\u2013; \u2013; 42`, never `; ; 42`)."""
-    return "; ".join(str(value).strip() or EMPTY for value in values)
-
-
 def answers_html(values: Iterable[str]) -> str:
     """Extracted answers on one line, typeset as `maths(..., formula=True)` typesets an answer but
     only once the viewer asks (class `tex`: a cell's index typesets its rows as they come on
