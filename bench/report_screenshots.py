@@ -1,7 +1,8 @@
 """The report's screenshots in docs/report.md, taken again from the report of the bundled sample's
 run: tests/test_report_browser.py builds that report and saves what its checks look at into
-$OLYMPIAD_EVAL_ARTEFACTS; this runs the tests that take the four shown in the docs and copies them
-there (each a 1280-pixel-wide viewport, never the whole page: small files).
+$OLYMPIAD_EVAL_ARTEFACTS; this runs the tests that take those shown in the docs and copies them
+there (each a 1,400-pixel-wide viewport, a researcher's screen, or a section of it; never the whole
+page: small files).
 
     python bench/report_screenshots.py
 """
@@ -18,10 +19,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # the test that takes each screenshot (its -k expression), the artefact's name, the docs' name
 SHOTS = [
-    ("the_index_puts_the_cells_first", "index", "report-index.png"),
+    ("the_first_screen_is_the_leaderboard", "index", "report-index.png"),
     ("judges_disagree_keeps", "cell-judges-disagree", "report-cell-judges-disagree.png"),
     ("a_judge_conversation_opens_on_a_click", "hipho-conversation", "report-hipho-conversation.png"),
     ("the_side_by_side_page_shows_the_problem", "side-by-side", "report-side-by-side.png"),
+    ("typesets_its_extracted_answers", "cell-index", "report-cell-index.png"),
+    ("every_criterion_with_points_award_and_reason", "hipho-criteria-scripted", "report-hipho-criteria.png"),
+    ("a_filter_that_matches_nothing", "cell-no-match", "report-cell-no-match.png"),
 ]
 LARGEST_KB = 300
 

@@ -89,7 +89,7 @@ def test_judges_asked_ahead_overlap_the_generation_and_their_stage_writes_the_sa
         generate_cell(alone, FAMILY, SUITE, "m", model(server), tmp_path / "alone.sqlite", 0.0)
         sent = server.count()
         judge_cell(alone, FAMILY, SUITE, "m", "gpt-4o", plan_judges["gpt-4o"], tmp_path / "alone.sqlite", 1.0)
-        slots = [body for body in server.requests[sent:] if r'{\"equivalent\"' in json.dumps(body["messages"])]
+        slots = [body for body in server.requests[sent:] if r"{\"equivalent\"" in json.dumps(body["messages"])]
         assert slots  # the sample's demo answers miss slots: the rules' tasks were asked ahead, not only the criteria
     assert judged(ahead, "gpt-4o") == judged(alone, "gpt-4o")
     assert ahead.generations(FAMILY, SUITE, "m").read_bytes() == alone.generations(FAMILY, SUITE, "m").read_bytes()

@@ -48,7 +48,7 @@ def test_every_command_has_its_help(capsys):
     assert done.returncode == 0
     listed = re.findall(r"^    (\w+)", done.stdout.partition("positional arguments:")[2], re.M)
     assert listed == list(cli.COMMANDS)
-    assert listed == ["check", "plan", "costs", "leaderboard", "compare", "report", "cache", "recover"]
+    assert listed == ["check", "plan", "costs", "leaderboard", "compare", "report", "cache", "environments", "recover"]
     for name in cli.COMMANDS:
         with pytest.raises(SystemExit) as exit:
             cli.main([name, "--help"])
@@ -264,7 +264,9 @@ def test_a_release_missing_from_an_experiment_s_copy_is_named_with_dvc_s_option_
         "params.yaml: pipelines.hipho.benchmarks.sample_hipho: the release folder 'data/releases/hipho' is not in "
         "this experiment's copy of the workspace: `dvc exp run --queue`/`--temp` runs in a copy of what git has, and "
         "git ignores it; run the experiment with `-C data/releases/hipho` (DVC copies the folder in), or in the "
-        "workspace (no --queue/--temp)"
+        "workspace (no --queue/--temp). The 'No file hash info found ... It won't be created' warnings above it are "
+        "DVC's: it checks out the outputs of every stage into the copy before any stage runs, and the stages not run "
+        "yet have none (harmless)"
     )
     with pytest.raises(InputError, match=r"there is no release folder 'data/releases/hipho': get the release where "):
         check_releases(plan, "params.yaml", here=ROOT)

@@ -9,6 +9,7 @@ import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
@@ -17,6 +18,7 @@ from olympiad_eval.cli.fake_server import FakeOpenAI
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.records import (
     AnswerSlot,
+    Conversation,
     Criterion,
     Generation,
     Judgment,
@@ -30,7 +32,9 @@ from olympiad_eval.core.records import (
 )
 from olympiad_eval.llm.cache import utc_now
 from olympiad_eval.report import write_cell_pages, write_report, write_side
-from olympiad_eval.report.cell import MARKS, judgment_html, received_text, status_label
+from olympiad_eval.report.cell import MARKS, _Budget, conversation_html, judgment_html, received_text, status_label
+from olympiad_eval.report.html import answers_html
+from olympiad_eval.report.tables import collapsed, intervals, table_html
 from olympiad_eval.stages.aggregate import aggregate
 from olympiad_eval.stages.generate import generate
 from olympiad_eval.stages.judge import judge
@@ -157,7 +161,7 @@ def test_the_index_shows_metadata_charts_tables_and_a_link_per_cell(run, report)
     page = (report / flips[0]).read_text(encoding="utf-8")
     assert "2 of 5 problems changed" in page and "DemoCPhO_2025_1_1" in page and "right → wrong" in page
     assert '<a href="../../side/sample_hipho/DemoCPhO_2025_1_1.html">' in page  # a flip's side-by-side page
-    # navigation first: every cell's link comes before the first chart and table
+    # the leaderboard first: every cell's score and link come before the first chart and table
     assert index.index('class="cell-link"') < index.index('<svg class="chart"') < index.index("exam scores")
 
 
@@ -299,7 +303,10 @@ def test_a_partial_run_says_so_in_the_index_its_tables_and_its_pages(render_suit
     write_all(PLAN, layout)
     index = (layout.report() / "index.html").read_text(encoding="utf-8")
     note = "sample_hipho: 2 of 5 problems (limit 2)"
-    assert f'<h3>{BENCHMARK}</h3>\n<p class="partial"><b>partial:</b> {note}</p>' in index
+    leaderboard = index.split('<section id="leaderboard">')[1].split("</section>")[0]
+    assert f'<p class="partial"><b>partial:</b> {note}</p>' in leaderboard
+    scores = re.findall(r'class="cell-link"[^>]*>([^<]*)<', leaderboard)
+    assert scores and all(score.endswith("* ") for score in scores), scores  # `66.7* [28.6, 100.0]`
     assert "<th>partial</th>" in index and index.count("<td>2 of 5 problems (limit 2)</td>") >= 2  # the tables' column
     for model in MODELS:
         page = (layout.report_cell(FAMILY, SUITE, model) / "index.html").read_text(encoding="utf-8")
@@ -343,7 +350,7 @@ def test_the_report_shows_the_tables_its_index_lists_in_that_order(run):
     (run.tables(BENCHMARK) / index["all"]).unlink()
     write_report(PLAN, run)
     headings = re.findall(r"<h3>(.*)</h3>", (run.report() / "index.html").read_text(encoding="utf-8"))
-    assert headings == [BENCHMARK, "table exam_scores", "table summary"]  # the cells' links first
+    assert headings == ["table exam_scores", "table summary"]
 
 
 # ---------------------------------------------------------------- the benchmarks' sections, escaped
@@ -406,6 +413,45 @@ def test_hipho_criteria_show_text_points_award_reason_scheme_totals_and_the_winn
     assert '<table class="slot-judgments">' in page
 
 
+@pytest.mark.parametrize(
+    ("key", "label"),
+    [
+        ("criterion 0.0", "criterion 1.1"),
+        ("criterion 1.2", "criterion 2.3"),
+        ("criterion 0.1 attempt 2", "criterion 1.2 attempt 2"),  # VLMEvalKit's protocol asks again
+        ("slot 0", "answer slot 1"),
+        ("slot 2 split", "answer slot 3 split"),
+        ("answer", "answer"),  # not HiPhO's: as it is
+    ],
+)
+def test_hipho_names_a_judge_task_as_its_marking_table_numbers_it(key, label):
+    assert HIPHO.report_task_label(key) == label
+    assert PHYSELITE.report_task_label(key) == key  # a benchmark without its own numbering: the key
+
+
+def test_a_judge_conversation_names_each_task_by_the_benchmark_s_numbering():
+    talk = Conversation(
+        id="P1",
+        suite="s",
+        model="m",
+        judge="gpt-4o",
+        sample=0,
+        tasks=tuple(
+            {
+                "task": key,
+                "messages": [{"role": "user", "content": "x" * 300 + "\nthe criterion's own text " + key[-1]}],
+                "replies": {"gpt-4o": [{}]},
+            }
+            for key in ("criterion 0.0", "criterion 0.1")
+        ),
+    )
+    page = conversation_html(talk, "c", _Budget(), HIPHO.report_task_label)
+    assert re.findall(r"<summary>(criterion [\d.]+):", page) == ["criterion 1.1", "criterion 1.2"]
+    assert re.findall(r'data-task="(.*?)"', page) == ["criterion 0.0", "criterion 0.1"]  # the records' own keys
+    assert "301 characters as in criterion 1.1" in page  # the same first line, named by its number
+    assert '<p class="ask">' not in page  # one reply to each task: no label over it
+
+
 def test_physelite_shows_each_judge_s_verdict_and_the_steps_graded():
     problem = Problem(id="P1", benchmark="b", language="zh", question="q")
     record = judgment(
@@ -429,6 +475,82 @@ def test_physelite_shows_each_judge_s_verdict_and_the_steps_graded():
     assert "<td>a</td><td>correct</td>" in page and "<td>b</td><td>incorrect</td>" in page
     assert "对 &lt;ok&gt;" in page and "$x&lt;y$" in page and "calculation" in page
     assert "<dt>process score</dt><dd>0.75" in page
+
+
+# ---------------------------------------------------------------- the index's tables
+
+SUMMARY_ROW = {"problems": 5, "samples": 1, "judge errors": 0, "truncated": 0, "score (%)": 60.0}
+SUMMARY_ROW |= {"95% CI low": 20.0, "95% CI high": 90.0, "generation tokens": 1234}
+
+
+def summary_row(judge: str, protocol: str, **changed) -> dict:
+    """A row of a summary table, its columns in the aggregate's order."""
+    cell = {"suite": "s", "model": "m", "judge": judge}
+    return cell | SUMMARY_ROW | {"protocol": protocol, "judge config": f"{judge}@0123"} | changed
+
+
+def test_rows_that_judges_scored_alike_are_one_row_naming_them():
+    frame = pd.DataFrame(
+        [
+            summary_row("rule", "p (rules only)"),
+            summary_row("scripted", "p (rules only)"),  # a rules-only benchmark under an LLM judge: the same row
+            summary_row("gpt-4o", "p (prompts a v1)"),  # another protocol, though the same numbers
+            summary_row("rule", "p (rules only)", model="n", truncated=2),
+        ]
+    )
+    joined = collapsed(frame)
+    assert list(joined["judge"]) == ["rule, scripted", "gpt-4o", "rule"]
+    assert list(joined["judge config"]) == ["rule@0123, scripted@0123", "gpt-4o@0123", "rule@0123"]
+
+
+def test_a_score_is_paired_with_its_interval_by_name_or_place():
+    columns = [
+        "suite",
+        "score (%)",
+        "95% CI low",
+        "95% CI high",
+        "Ans.",
+        "Proc.",
+        "Ans. 95% CI low",
+        "Ans. 95% CI high",
+    ]
+    assert intervals(columns) == {
+        "score (%)": ("95% CI low", "95% CI high"),
+        "Ans.": ("Ans. 95% CI low", "Ans. 95% CI high"),
+    }
+
+
+def test_a_table_s_headline_says_once_what_every_row_shares_and_leaves_the_rest_to_the_whole_table():
+    frame = pd.DataFrame(
+        [summary_row("rule", "p (rules only)"), summary_row("gpt-4o", "p (prompts a v1)", truncated=1)]
+    )
+    page = table_html(frame, "outputs/tables/b/summary.csv")
+    headline, whole = page.split('<details class="all-columns">')
+    heads = re.findall(r"<th[^>]*><span>(.*?)</span></th>", headline)
+    assert heads == ["judge", "problems", "truncated", "score (%)"]  # no sample count, tokens, protocol, config
+    assert '<td class="num">60.00 <span class="interval">[20.00, 90.00]</span></td>' in headline
+    assert "every row: suite <b>s</b>; model <b>m</b>" in headline
+    assert "0 in every row: judge errors" in headline
+    assert "made by p (rules only) (judge rule); p (prompts a v1) (judge gpt-4o)" in headline
+    assert "all 13 columns, every judge its own row, as in outputs/tables/b/summary.csv" in whole
+    assert "<th>generation tokens</th>" in whole and "<td>p (prompts a v1)</td>" in whole
+
+
+def test_a_table_of_many_long_headers_stands_them_upright():
+    exams = {f"PanMechanics_{year}_{n}": 10.0 for year in (2024, 2025) for n in range(8)}
+    page = table_html(pd.DataFrame([{"model": "m", "judge": "j", **exams}]), "t.csv")
+    assert page.count('<th class="upright">') == len(exams)
+    narrow = table_html(pd.DataFrame([{"model": "m", "judge": "j", "IPhO_2025": 10.0}]), "t.csv")
+    assert 'class="upright"' not in narrow
+
+
+def test_extracted_answers_are_typeset_whole_in_one_element_unless_one_has_its_own_delimiters():
+    assert (
+        answers_html(["12.5 \\mathrm{m}", "", "x<y"])
+        == '<span class="tex">\\(12.5 \\mathrm{m}\\); \u2013; \\(x&lt;y\\)</span>'
+    )
+    assert answers_html(["$x$", "y"]) == '<span class="tex">$x$</span>; <span class="tex">\\(y\\)</span>'
+    assert answers_html(["", ""]) == "\u2013; \u2013"
 
 
 def test_a_benchmark_without_a_hook_gets_the_generic_view_with_every_reply():

@@ -7,6 +7,7 @@ $OLYMPIAD_EVAL_ARTEFACTS, or a folder under pytest's temporary directory; its pa
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -14,9 +15,11 @@ from dataclasses import replace
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
+from olympiad_eval.cli.leaderboard import score_text
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.records import (
     Conversation,
@@ -28,8 +31,9 @@ from olympiad_eval.core.records import (
     write_json,
     write_jsonl,
 )
-from olympiad_eval.report import cell, write_cell_pages, write_report, write_side
+from olympiad_eval.report import cell, html, write_assets, write_cell_pages, write_report, write_side
 from olympiad_eval.report.cell import content_parts
+from olympiad_eval.report.tables import table_html
 from olympiad_eval.stages.aggregate import aggregate
 from olympiad_eval.stages.generate import generate
 from olympiad_eval.stages.judge import judge
@@ -77,6 +81,7 @@ CHROMIUM_ARGS = [
 ]
 ROW = "tr.problem-row"
 MATH = "mjx-container, .katex"
+SCREEN = {"width": 1400, "height": 900}  # a researcher's screen: what the pages are laid out for
 
 
 # ---------------------------------------------------------------- the browser
@@ -102,7 +107,7 @@ def browser_context(tmp_path_factory, report, hostile):
             executable_path=binary,
             args=CHROMIUM_ARGS,
             headless=True,
-            viewport={"width": 1280, "height": 900},
+            viewport={"width": SCREEN["width"], "height": SCREEN["height"]},
         )
         yield context
         context.close()
@@ -483,7 +488,6 @@ def test_the_truncated_filter_shows_the_cut_response(report, browse):
 
 def test_the_demo_is_wrong_somewhere_so_the_wrong_filter_hides_rows(report, browse, artefacts):
     page = cell_index(browse, report, "sample_hipho", "demo")
-    print(f"cell index: {screenshot(page, artefacts, 'cell-index')}")
     page.select_option("select#status-filter", "wrong")
     assert 0 < len(shown(page)) < len(rows(page))
     screenshot(page, artefacts, "cell-index-wrong")
@@ -776,20 +780,22 @@ def test_the_side_by_side_page_shows_the_problem_then_every_model_s_response_ans
         assert column.locator("p.extracted mjx-container").count() > 0  # the extracted answers, typeset
         verdicts = column.locator("table.side-verdicts tbody tr")
         assert [row.get_attribute("data-judge") for row in verdicts.all()] == JUDGES
+        heads = column.locator("table.side-verdicts thead th").all_text_contents()
+        assert heads == ["judge", "status", "points", "verdict", "conversation"]
         link = column.locator("a", has_text="this model's page of the problem")
         assert path_of(link.evaluate("a => a.href")).is_file()
     # one colour per model: the column's, the charts'
     index = browse(report / "index.html")
     legend = index.evaluate(
-        "() => Object.fromEntries([...document.querySelectorAll('svg.chart text.legend')].map(t => "
-        "[t.textContent, t.previousElementSibling.getAttribute('fill')]))"
+        "() => Object.fromEntries([...document.querySelectorAll('svg.chart g.legend-key')].map(g => "
+        "[g.dataset.series, g.dataset.colour]))"
     )
     for model in MODELS:
         colour = page.locator(f'article.column[data-model="{model}"]').evaluate(
             "c => c.style.getPropertyValue('--model')"
         )
         assert colour == legend[model], (model, colour, legend)
-    page.set_viewport_size({"width": 1280, "height": 1400})
+    page.set_viewport_size({"width": SCREEN["width"], "height": 1400})
     # from the gold answers down: the models' columns, their answers and verdicts (the figure is above)
     page.locator("table.gold").first.evaluate("t => { t.scrollIntoView({block: 'start'}); window.scrollBy(0, -60); }")
     print(f"side by side: {screenshot(page, artefacts, 'side-by-side')}")
@@ -828,14 +834,39 @@ def test_a_judge_conversation_opens_on_a_click_and_shows_the_prompt_sent_and_the
     later = conversation.locator("details.task").nth(1)
     later.locator(":scope > summary").click()
     user = later.locator("pre.sent-text").nth(1).text_content()
-    assert "characters as in criterion 0.0" in user and own.marking[0][1].text in user
+    assert "characters as in criterion 1.1" in user and own.marking[0][1].text in user
     # the rule judge asks no one: it has no conversation
     assert judgment_of(page, "rule").locator("details.conversation").count() == 0
     conversation.scroll_into_view_if_needed()
     typeset(page)
-    page.set_viewport_size({"width": 1280, "height": 1300})
+    page.set_viewport_size({"width": SCREEN["width"], "height": 1300})
     conversation.evaluate("c => c.scrollIntoView({block: 'start'})")
     print(f"judge conversation: {screenshot(page, artefacts, 'hipho-conversation')}")
+
+
+def test_a_problem_page_numbers_each_criterion_once_in_its_table_and_its_judge_conversation(report, browse):
+    """The marking table's 1.1 ... 2.3 are the conversation's criteria 1.1 ... 2.3, each the same
+    criterion (the table's text is what was sent about it); answer slots likewise, from 1."""
+    _, page = problem_page(browse, report, "sample_hipho", "demo", lambda row: row["id"].startswith("DemoPhO_"))
+    judgment = judgment_of(page, "scripted")
+    table = judgment.locator("table.criteria tbody tr")
+    numbered = {
+        row.locator("td").nth(0).text_content(): row.locator("td").nth(1).locator("details.raw pre").text_content()
+        for row in table.all()
+    }
+    assert list(numbered)[:2] == ["1.1", "1.2"]
+    tasks = judgment.locator("details.conversation details.task")
+    labels = {}
+    for task in tasks.all():
+        label = task.locator(":scope > summary").text_content().split(":")[0]
+        labels[label] = task.locator("pre.sent-text").all_text_contents()
+    assert {label for label in labels if label.startswith("criterion")} == {f"criterion {n}" for n in numbered}
+    for n, criterion in numbered.items():
+        assert any(criterion in sent for sent in labels[f"criterion {n}"]), n  # the same criterion
+    slots = judgment.locator("table.slot-judgments tbody tr td:first-child").all_text_contents()
+    assert {label for label in labels if label.startswith("answer slot")} == {f"answer slot {n}" for n in slots}
+    # one reply to each task: no label over it (a re-ask would say which ask each answered)
+    assert judgment.locator("details.conversation p.ask").count() == 0
 
 
 def test_a_side_by_side_column_links_its_judge_conversation_open(report, browse):
@@ -923,11 +954,11 @@ def test_a_url_with_a_view_reopens_it_and_the_controls_write_the_view_into_the_u
 
 def test_clicking_a_chart_bar_lands_on_the_cell_index_filtered_to_it(report, browse, artefacts):
     index = browse(report / "index.html")
-    bar = index.locator("svg.chart a.bar-link[href*='/demo/'][href*='#group=']").first
+    bar = index.locator("svg.chart g.bar > a.bar-link[href*='/demo/'][href*='#group=']").first
     href = bar.get_attribute("href")
     cell, group = href.split("#group=")
     with index.expect_navigation():
-        bar.locator("rect:not(.bar-target)").click()
+        bar.locator("path").first.click()
     assert index.url == (report / cell).resolve().as_uri() + "#group=" + group
     index.wait_for_selector(ROW, state="attached")
     group = unquote(group.replace("+", " "))
@@ -940,53 +971,170 @@ def test_clicking_a_chart_bar_lands_on_the_cell_index_filtered_to_it(report, bro
 # ---------------------------------------------------------------- what looked wrong
 
 
-def test_the_index_puts_the_cells_first_and_is_no_wider_than_the_window(report, browse, artefacts):
-    index = browse(report / "index.html")
-    assert index.evaluate("document.documentElement.scrollWidth") <= index.evaluate("window.innerWidth")
-    first_link = index.locator("a.cell-link").first.bounding_box()
-    assert first_link["y"] < 900 and first_link["y"] < index.locator("svg.chart").first.bounding_box()["y"]
-    # every table and chart within the page: a wide table scrolls in its own frame
-    overflow = index.evaluate(
-        "() => [...document.querySelectorAll('table, svg.chart')].filter(t => !t.closest('.table-wrap')"
-        " && t.getBoundingClientRect().right > document.documentElement.clientWidth + 1).length"
+def leaderboard_rows(index) -> list[dict]:
+    """The leaderboard's rows: the model, the judges it stands for, each score as shown and its link."""
+    return index.eval_on_selector_all(
+        "table.leaderboard tbody tr",
+        """rows => rows.map(r => ({model: r.querySelector('th').textContent, judges: r.cells[1].textContent,
+        scores: [...r.querySelectorAll('td.score')].map(c => c.textContent),
+        links: [...r.querySelectorAll('td.score')].map(c => (c.querySelector('a.cell-link') || {}).href)}))""",
     )
-    assert overflow == 0
+
+
+def test_the_first_screen_is_the_leaderboard_with_each_score_linking_its_cell(run, report, browse, artefacts):
+    """A row per model (and judge: judges that gave every score alike share one), a column per suite,
+    each score with its 95% interval as `olympiad-eval leaderboard` prints it, linking its cell's
+    index: all of it on the first screen, before any chart."""
+    index = browse(report / "index.html")
+    board = index.locator("table.leaderboard")
+    box = board.bounding_box()
+    assert (
+        box["y"] + box["height"] <= SCREEN["height"] and box["y"] < index.locator("svg.chart").first.bounding_box()["y"]
+    )
+    heads = index.eval_on_selector_all("table.leaderboard thead th", "ths => ths.map(t => t.textContent)")
+    order = [suite for benchmark in sorted(FAMILY) for suite in SUITES if SUITES[suite] == benchmark]
+    assert [head for head in heads if head in SUITES] == order  # a column per suite, under its benchmark
+    expected = []
+    for model in MODELS:
+        by_scores: dict[tuple, list[str]] = {}
+        for name in JUDGES:
+            texts = tuple(
+                score_text(json.loads(run.metrics(SUITES[suite], suite, model, name).read_text())) for suite in order
+            )
+            by_scores.setdefault(texts, []).append(name)
+        expected += [
+            {"model": model, "judges": ", ".join(judges), "scores": list(t)} for t, judges in by_scores.items()
+        ]
+    board_rows = leaderboard_rows(index)
+    assert [{key: row[key] for key in ("model", "judges", "scores")} for row in board_rows] == expected
+    assert {"model": "reference", "judges": "rule, scripted"}.items() <= board_rows[0].items()  # alike: one row
+    for row in board_rows:
+        for suite, link in zip(order, row["links"]):
+            assert (
+                path_of(link) == (run.report_cell(FAMILY[SUITES[suite]], suite, row["model"]) / "index.html").resolve()
+            )
     print(f"index: {screenshot(index, artefacts, 'index')}")
 
 
+def wide_tables() -> dict[str, pd.DataFrame]:
+    """Tables as wide as the real releases make them: HiPhO's 14 exams and MATH-Vision's 16 subjects
+    for models of long names, each under two judges that scored apart, and a summary of every column
+    over three suites with failures counted."""
+    models = ["Qwen/Qwen2.5-VL-72B-Instruct", "gemini-2.5-pro-preview-06-05", "claude-opus-4-1-20250805", "gpt-4o"]
+    names = ("IPhO", "APhO", "EuPhO", "NBPhO", "PanPhO", "PanMechanics", "F=MA")
+    exams = [f"{name}_{year}" for name in names for year in (2024, 2025)]
+    subjects = "algebra, analytic geometry, arithmetic, combinatorial geometry, combinatorics, counting, descriptive "
+    subjects += "geometry, graph theory, logic, metric geometry - angle, metric geometry - area, metric geometry - "
+    subjects += "length, solid geometry, statistics, topology, transformation geometry"
+    cells = [(m, j, 12.35 if j == "gpt-4o" else 45.6) for m in models for j in ("gpt-4o", "physelite-ensemble")]
+    protocol = "hipho olympiad_eval v4 (prompts hipho_answer_judge v2, hipho_criterion_judge v1)"
+    keys = lambda suite, m, j: {"suite": suite, "model": m, "judge": j}  # noqa: E731
+    counts = {"problems": 403, "samples": 1, "scored": 398, "judge errors": 3, "undecided": 0}
+    counts |= {"failed generations": 2, "refusals": 0, "truncated": 7, "score (%)": 66.67}
+    counts |= {"95% CI low": 58.57, "95% CI high": 74.02, "generation tokens": 2_345_678, "generation cost ($)": 12.5}
+    counts |= {
+        "judge tokens": 9_876_543,
+        "judge cost ($)": 30.25,
+        "protocol": protocol,
+        "judge config": "j@0123456789ab",
+    }
+    return {
+        "exam scores": pd.DataFrame(
+            [keys("hipho", m, j) | {e: v for e in exams} | {"protocol": protocol} for m, j, v in cells]
+        ),
+        "accuracy by subject": pd.DataFrame(
+            [keys("mathvision", m, j) | {s: v for s in subjects.split(", ")} | {"protocol": "p"} for m, j, v in cells]
+        ),
+        "summary": pd.DataFrame(
+            [
+                keys(suite, m, j) | counts
+                for suite in ("hipho", "hipho_evalscope", "hipho_vlmevalkit")
+                for m, j, _ in cells
+            ]
+        ),
+    }
+
+
+# Each table shown: its width, whether it stays within the page's column of text, and whether its frame
+# scrolls sideways.
+TABLE_WIDTHS = """() => {
+    const body = document.body.getBoundingClientRect();
+    const edge = body.right - parseFloat(getComputedStyle(document.body).paddingRight) + 0.5;
+    return [...document.querySelectorAll('table')].filter(t => t.checkVisibility()).map(t => {
+        const frame = t.closest('.table-wrap'), box = t.getBoundingClientRect();
+        return {width: Math.round(box.width), inside: box.right <= edge,
+                scrolls: Boolean(frame && frame.scrollWidth > frame.clientWidth + 1),
+                first: t.querySelector('th') && t.querySelector('th').textContent};
+    });
+}"""
+
+
+def test_every_table_fits_a_1400_pixel_screen(report, browse, browser_context, tmp_path):
+    """The index's tables at 1,400 px: none wider than the page, none scrolling sideways; and tables
+    as wide as the real releases make them (14 exams, 16 subjects, every summary column) too."""
+    index = browse(report / "index.html")
+    assert index.evaluate("document.documentElement.scrollWidth") <= SCREEN["width"]
+    tables = index.evaluate(TABLE_WIDTHS)
+    assert len(tables) > len(FAMILY) * 3
+    assert not [t for t in tables if t["scrolls"] or not t["inside"]], tables
+    print("index tables at 1,400 px, widths:", sorted(t["width"] for t in tables))
+    folder = tmp_path / "report"
+    write_assets(folder / "assets")
+    chunks = [f"<h3>{name}</h3>" + table_html(frame, f"{name}.csv") for name, frame in wide_tables().items()]
+    html.write_page(folder / "wide.html", "wide tables", "assets", chunks)
+    watched = Watched(browser_context, folder)
+    wide = watched.open(folder / "wide.html")
+    measured = wide.evaluate(TABLE_WIDTHS)
+    print("real-sized tables at 1,400 px, widths:", [t["width"] for t in measured])
+    assert len(measured) == 3 and not [t for t in measured if t["scrolls"] or not t["inside"]], measured
+    wide.locator("details.all-columns").first.evaluate("d => d.open = true")  # the whole table: in its own frame
+    assert wide.evaluate("document.documentElement.scrollWidth") <= SCREEN["width"]
+    watched.page.close()
+    watched.check()
+
+
 CHART_GEOMETRY = """charts => charts.map(svg => {
-    const box = e => e.getBBox();
-    const legend = [...svg.querySelectorAll('text.legend')].map(t => t.textContent);
-    const series = [...svg.querySelectorAll('rect[data-series]')].map(r => r.dataset.series);
-    const width = svg.viewBox.baseVal.width;
+    const box = e => e.getBoundingClientRect();
+    const width = box(svg).width, frame = box(svg);
+    const legend = [...svg.querySelectorAll('g.legend-key')].map(g => [g.dataset.series, g.dataset.colour]);
+    const bars = [...svg.querySelectorAll('g.bar')].map(g => [g.dataset.series, g.dataset.colour]);
     const clash = [];
-    const values = [...svg.querySelectorAll('text.value')], marks = [...svg.querySelectorAll('path.whisker, rect')];
+    const values = [...svg.querySelectorAll('g.value text')];
+    const marks = [...svg.querySelectorAll('g.bar path, g.whisker path')];
     for (const v of values) { const b = box(v);
-        for (const m of marks) { const r = box(m); if (m.classList.contains('bar-target') || !r.width) continue;
+        for (const m of marks) { const r = box(m); if (!r.width) continue;
             if (b.x < r.x + r.width - 0.5 && r.x < b.x + b.width && b.y < r.y + r.height && r.y < b.y + b.height)
                 clash.push(v.textContent); } }
-    const outside = [...svg.querySelectorAll('text')]
-        .filter(t => box(t).x < -0.5 || box(t).x + box(t).width > width + 0.5).map(t => t.textContent);
-    return {title: svg.getAttribute('aria-label'), legend, series, clash, outside};
+    const outside = [...svg.querySelectorAll('text')].filter(t => box(t).left < frame.left - 0.5
+        || box(t).right > frame.right + 0.5 || box(t).bottom > frame.bottom + 0.5).map(t => t.textContent);
+    return {title: svg.getAttribute('aria-label'), legend, bars, clash, outside, height: frame.height,
+            ticks: [...svg.querySelectorAll('g.tick text')].map(t => t.textContent),
+            grid: svg.querySelectorAll('g.grid').length,
+            caption: svg.closest('figure').querySelector('figcaption').textContent,
+            texts: [...svg.querySelectorAll('text')].map(t => t.textContent)};
 })"""
 
 
-def test_charts_name_every_series_keep_labels_clear_and_give_a_model_one_colour(report, browse):
+def test_charts_start_at_0_with_gridlines_name_every_series_and_grow_with_their_bars(report, browse):
     index = browse(report / "index.html")
     charts = index.eval_on_selector_all("svg.chart", CHART_GEOMETRY)
-    assert charts
+    assert len(charts) >= len(FAMILY) * 2
     for chart in charts:
-        assert sorted(set(chart["legend"])) == sorted(set(chart["series"])), chart["title"]  # every series, whole
-        assert not chart["clash"], f"{chart['title']}: values on a bar or whisker: {chart['clash']}"
-        assert not chart["outside"], f"{chart['title']}: text cut at the chart's edge: {chart['outside']}"
-    colours = index.eval_on_selector_all(
-        "svg.chart text.legend",
-        "ts => ts.map(t => [t.textContent.split(' / ')[0], t.previousElementSibling.getAttribute('fill')])",
-    )
-    by_model = {}
-    for name, colour in colours:
-        if name in MODELS:
-            by_model.setdefault(name, set()).add(colour)
+        title = chart["title"]
+        assert {s for s, _ in chart["legend"]} == {s for s, _ in chart["bars"]}, title  # every series, named
+        assert not chart["clash"], f"{title}: values on a bar or whisker: {chart['clash']}"
+        assert not chart["outside"], f"{title}: text cut at the chart's edge: {chart['outside']}"
+        assert chart["ticks"][0] == "0" and len(chart["ticks"]) >= 3 and chart["grid"] == len(chart["ticks"]), title
+        assert chart["caption"] == title and title not in chart["texts"], title  # the title once, as the caption
+        assert chart["height"] <= 100 + 16 * len(chart["bars"]), (title, chart["height"], len(chart["bars"]))
+    scores = [chart for chart in charts if chart["title"].endswith("score per model, with its 95% interval")]
+    assert all(chart["ticks"] == ["0", "20", "40", "60", "80", "100"] for chart in scores)
+    assert index.locator("svg.chart g.whisker").count() > 0  # the intervals, drawn
+    by_model: dict[str, set] = {}
+    for chart in charts:
+        for series, colour in chart["legend"]:
+            if series.split(" / ")[0] in MODELS:
+                by_model.setdefault(series.split(" / ")[0], set()).add(colour)
     assert set(by_model) == set(MODELS) and all(len(c) == 1 for c in by_model.values()), by_model
     assert len({next(iter(c)) for c in by_model.values()}) == len(MODELS)
 
@@ -1009,6 +1157,47 @@ def test_golds_are_typeset_without_a_literal_boxed_and_empty_slots_show_a_dash(r
     index = cell_index(browse, report, "sample_hipho", "demo")
     extracted = index.eval_on_selector_all(f"{ROW} td:last-child", "cells => cells.map(c => c.textContent)")
     assert not [e for e in extracted if e.startswith(";") or "; ;" in e or e.endswith("; ")], extracted
+
+
+def test_a_cell_index_typesets_its_extracted_answers_and_its_search_still_finds_them(run, report, browse, artefacts):
+    page = cell_index(browse, report, "sample_hipho", "demo")
+    page.wait_for_function(
+        "() => document.querySelectorAll('table.problems .tex').length === 0"
+        " && [...document.querySelectorAll('table.problems td:last-child .math-text')].every("
+        "s => s.querySelector('mjx-container'))"
+    )
+    cells = page.locator(f"{ROW} td:last-child")
+    assert cells.count() == len(rows(page)) and page.locator(f"{ROW} td:last-child mjx-container").count() >= 5
+    print(f"cell index: {screenshot(page, artefacts, 'cell-index')}")
+    for n in range(cells.count()):
+        assert "\\" not in text_outside_maths(cells.nth(n)), text_outside_maths(cells.nth(n))  # no raw LaTeX
+    judged = read_jsonl(run.judgments("hipho", "sample_hipho", "demo", "rule"), Judgment)
+    [(root, answer)] = [(j.id, a) for j in judged for a in j.extracted if "\\sqrt" in a]
+    page.fill("input#search", answer[answer.index("\\sqrt") :][:12])  # the LaTeX as extracted, though typeset
+    assert shown(page) == [root]
+
+
+def test_a_filter_that_matches_nothing_says_so_and_clears_in_one_click(report, browse, artefacts):
+    page = cell_index(browse, report, "sample_hipho", "demo")
+    every = [row["id"] for row in rows(page)]
+    message = page.locator("#no-match")
+    assert not message.is_visible()
+    page.select_option("select#status-filter", "wrong")
+    page.fill("input#search", "no problem is called this")
+    assert shown(page) == [] and message.is_visible()
+    said = message.inner_text()
+    assert said.startswith(
+        "No problem matches the search \u201cno problem is called this\u201d and the filter status wrong"
+    )
+    assert "Show every problem" in said
+    print(f"no match: {screenshot(page, artefacts, 'cell-no-match')}")
+    page.locator("#clear-view").click()
+    assert shown(page) == every and not message.is_visible()
+    assert (
+        page.input_value("input#search") == ""
+        and page.eval_on_selector("select#status-filter", "s => s.value") == "all"
+    )
+    assert "#" not in page.url or page.url.endswith("#")  # the view in the URL cleared too
 
 
 def test_a_rules_only_judgment_of_hipho_shows_its_criteria_not_judged(report, browse):
@@ -1090,6 +1279,9 @@ def test_every_page_says_when_its_replies_came_or_that_none_were_sent(report, br
     metadata = page.locator("section.metadata").inner_text()
     # the sample's models are offline, and so is the scripted judge: none sent a request
     assert "generation replies received\noffline provider: no requests" in metadata, metadata
+    # and its usage says the same: no "requests 5" beside "no requests"
+    assert "generation usage\nno requests: an offline provider, 5 replies made here" in metadata, metadata
+    assert "requests 5" not in metadata
     assert "judge scripted replies received\noffline provider: no requests" in metadata, metadata
     assert "git commit" in metadata and "dvc.lock" in metadata
 
@@ -1120,19 +1312,21 @@ def test_hostile_maths_and_html_run_no_script_and_fetch_nothing(browser_context,
     page = watched.open(hostile_pages(hostile)[which])
     if which == "the side-by-side page":
         page.wait_for_selector("body[data-typeset='1']", state="attached", timeout=30_000)
-    elif which != "the demo's index":
+    else:
         typeset(page)
     url = page.url
-    shown = r"\href{javascript:alert(2)}{7}" if which == "the demo's index" else HOSTILE_HTML
-    assert shown in page.locator("body").text_content()  # shown as text, escaped
-    if which != "the demo's index":
+    if which == "the demo's index":  # the answer extracted from the hostile box, typeset as its row shows
+        page.wait_for_function("() => !document.querySelector('table.problems .tex')")
+        assert page.locator(f"{ROW} td:last-child mjx-container").count() > 0
+    else:
+        assert HOSTILE_HTML in page.locator("body").text_content()  # shown as text, escaped
         assert page.locator("mjx-container").count() > 0
         page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
-        for handle in page.query_selector_all("mjx-container"):  # a link MathJax made would be in one
-            if handle.is_visible():
-                handle.click(timeout=2_000)
-        page.wait_for_timeout(300)
-        assert page.url == url
+    for handle in page.query_selector_all("mjx-container"):  # a link MathJax made would be in one
+        if handle.is_visible():
+            handle.click(timeout=2_000)
+    page.wait_for_timeout(300)
+    assert page.url == url
     found = page.evaluate(
         """() => ({
         script_links: [...document.querySelectorAll('[href]')].map(e => e.getAttribute('href'))

@@ -29,6 +29,7 @@ from olympiad_eval.scoring.checks import Equivalence, ProtocolCheck
 if TYPE_CHECKING:
     from olympiad_eval.benchmarks.release import FigureStore
     from olympiad_eval.scoring.checks import Check, Verdict
+    from olympiad_eval.scoring.environments import Environment
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,9 @@ class Benchmark(ABC):
     - `protocol_extras`: the protocols that need packages beyond the project's own, each as (the
       module to import, the extra of pyproject that installs it): a suite of such a protocol is
       refused without it (`suites.check_protocol_extras`), never scored as if its checks failed.
+    - `environments`: the pinned environments of their own that its protocols' checks run in
+      (`scoring.environments`; OlympiadBench's official scorer), which `olympiad-eval environments`
+      lists, builds ahead of time and checks.
 
     The methods, in the order the stages call them, are documented one by one below. Scoring is in
     two steps: `rule_checks` gives the checks a response needs, which the judge stage runs in its
@@ -146,6 +150,7 @@ class Benchmark(ABC):
     score_parts: ClassVar[tuple[str, ...]] = ()
     cluster_unit: ClassVar[str] = "problem"
     protocol_extras: ClassVar[dict[str, tuple[str, str]]] = {}
+    environments: ClassVar[tuple[Environment, ...]] = ()
     # The modules of a benchmark's package whose functions are its methods: each function defined
     # in one of them and named as a method below is that method (so a package's `__init__` names
     # its modules instead of repeating every method). Methods written in the class come first.
@@ -260,6 +265,13 @@ class Benchmark(ABC):
         the report's generic ones. Default: none."""
         return []
 
+    def report_task_label(self, key: str) -> str:
+        """A judge task's key (`JudgeTask.key`) as a problem's page names it over its judge
+        conversation: numbered as the benchmark's `report_sections` number what it asked about, so
+        that a page has one numbering (HiPhO's `criterion 0.1` is the marking table's 1.2). Default:
+        the key."""
+        return key
+
 
 def _list_of(*kinds: type) -> Callable[[Any], bool]:
     return lambda value: isinstance(value, list) and all(isinstance(item, kinds) for item in value)
@@ -292,6 +304,7 @@ RETURNS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "cluster_of": ("a str", lambda v: isinstance(v, str)),
     "report_sections": ("None or a list of ReportSection", lambda v: v is None or _list_of(ReportSection)(v)),
     "report_charts": ("a list of ReportChart", _list_of(ReportChart)),
+    "report_task_label": ("a str", lambda v: isinstance(v, str)),
 }
 
 

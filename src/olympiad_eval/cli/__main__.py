@@ -7,6 +7,7 @@
     olympiad-eval compare        two runs compared; judges' agreement
     olympiad-eval report         the report's index (--open: in the browser)
     olympiad-eval cache          the request cache: status, purge
+    olympiad-eval environments   the official scorers' pinned environments: list, build (--find-links), check
     olympiad-eval recover        after a killed `dvc repro`: DVC's torn lock file removed
 
 Each runs in the repository's root, as the stages do. `olympiad-eval COMMAND --help` says more;
@@ -22,7 +23,7 @@ import sys
 import webbrowser
 from pathlib import Path
 
-from olympiad_eval.cli import cache, compare, costs, leaderboard, plan, recover
+from olympiad_eval.cli import cache, compare, costs, environments, leaderboard, plan, recover
 from olympiad_eval.core.layout import OUTPUTS, Layout
 from olympiad_eval.core.plan import check_plan
 from olympiad_eval.core.records import InputError
@@ -115,6 +116,9 @@ COMMANDS = {
     "compare": _module("two runs of a suite compared (paired tests, flips); judges' agreement", compare),
     "report": _Command("the report's index: its path, or --open it", configure_report, execute_report),
     "cache": _module("the request cache: status, purge", cache),
+    "environments": _module(
+        "the official scorers' pinned environments: list, build ahead of time (--find-links DIR), check", environments
+    ),
     "recover": _module("remove DVC's lock file torn by a killed `dvc repro`", recover),
 }
 

@@ -213,6 +213,13 @@ def check_plan(path: str | Path, conf: str | Path) -> dict:
 
 # Where `dvc exp run --temp` and `--queue` run an experiment: a copy of what git has, under the workspace.
 EXPERIMENT_COPY = (".dvc", "tmp", "exps")
+# DVC checks out every output of the plan into an experiment's copy before it runs any stage, this
+# check included, and warns for each one whose stage has not run yet; no setting of DVC's quiets
+# those lines alone, and nothing of the project runs before them: the message says what they are.
+DVC_CHECKOUT_NOTE = (
+    ". The 'No file hash info found ... It won't be created' warnings above it are DVC's: it checks out the "
+    "outputs of every stage into the copy before any stage runs, and the stages not run yet have none (harmless)"
+)
 
 
 def in_experiment_copy(folder: Path) -> bool:
@@ -235,6 +242,7 @@ def check_releases(plan: dict, path: str | Path, here: Path | None = None) -> No
                 f"{where}: the release folder '{folder}' is not in this experiment's copy of the workspace: "
                 f"`dvc exp run --queue`/`--temp` runs in a copy of what git has, and git ignores it; run the "
                 f"experiment with `-C {folder}` (DVC copies the folder in), or in the workspace (no --queue/--temp)"
+                f"{DVC_CHECKOUT_NOTE}"
             )
         raise InputError(
             f"{where}: there is no release folder '{folder}': get the release where "

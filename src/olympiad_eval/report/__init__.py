@@ -146,16 +146,6 @@ def _need(path: Path, cell: str) -> Path:
     return path
 
 
-def _table_html(csv: Path) -> str:
-    """A table of the aggregate's, in a frame that scrolls sideways when the table is wider than the
-    page: the page itself never is."""
-    import pandas as pd  # the root's tables only: a cell's pages need not pay its import
-
-    frame = pd.read_csv(csv, keep_default_na=False, na_values=[""])
-    table = frame.to_html(index=False, na_rep="\u2013", float_format="%.2f", escape=True, border=0)
-    return f'<div class="table-wrap">{table}</div>'
-
-
 def partial(layout: Layout, family: str, suite: str) -> str | None:
     """What a rendered suite that leaves problems out took (`2 of 5 problems (limit 2)`), from
     the selection its suite.json records; None for a whole suite."""
@@ -175,46 +165,46 @@ def partial_html(layout: Layout, family: str, suites: list[str], named: bool = F
 
 
 def _index(plan: dict, layout: Layout, seen) -> Iterator[str]:
-    """Navigation first (every cell, the flips, each benchmark's charts and tables, the comparisons,
-    the metadata), then each benchmark's charts and tables, then the run metadata."""
-    from olympiad_eval.report.overview import benchmark_charts, cell_links, flips_links, run_metadata
+    """The leaderboard first (what a paper's results table shows, each score linking its cell), then
+    each benchmark's charts and tables, the flips between the plan's models, the comparisons and the
+    run metadata."""
+    import pandas as pd  # the root's tables only: a cell's pages need not pay its import
+
+    from olympiad_eval.report.overview import benchmark_charts, flips_links, leaderboard, run_metadata
+    from olympiad_eval.report.tables import table_html
 
     suites = dict(plan.get("suites") or {})
     benchmarks = list(plan.get("benchmarks") or [])
     own = {b: sorted((s for s, of in suites.items() if of == b), key=natural_key) for b in benchmarks}
+    flips = [chunk for benchmark in benchmarks for chunk in flips_links(layout, own[benchmark], seen)]
     yield "<h1>olympiad-eval report</h1>"
     yield (
-        "<p>Models: "
+        '<p class="nav">models '
         + text(", ".join(map(str, plan.get("models") or [])))
-        + "; judges: "
+        + "; judges "
         + text(", ".join(map(str, plan.get("judges") or [])))
-        + "</p>"
-    )
-    yield (
-        '<nav class="contents"><p>'
+        + " &middot; "
         + " &middot; ".join(
-            [f'<a href="#{attr(b)}">{text(b)}: charts and tables</a>' for b in benchmarks]
+            [f'<a href="#{attr(b)}">{text(b)}</a>' for b in benchmarks]
+            + (['<a href="#flips">flips</a>'] if flips else [])
             + ['<a href="#comparisons">comparisons</a>', '<a href="#metadata">run metadata</a>']
         )
         + "</p>"
     )
-    yield "<h2>Cells: every problem, its responses, judgments and judge conversations</h2>"
+    yield from leaderboard(plan, layout, seen)
     for benchmark in benchmarks:
-        yield f"<h3>{text(benchmark)}</h3>"
-        yield from partial_html(layout, plan["family"][benchmark], own[benchmark], named=True)
-        yield from cell_links(plan, layout, own[benchmark], seen)
-    flips = [chunk for benchmark in benchmarks for chunk in flips_links(layout, own[benchmark], seen)]
-    if flips:
-        yield "<h2>Flips between the plan's models</h2>"
-        yield from flips
-    yield "</nav>"
-    for benchmark in benchmarks:
-        yield f'<h2 id="{attr(benchmark)}">{text(benchmark)}</h2>'
+        yield f'<section class="benchmark" id="{attr(benchmark)}"><h2>{text(benchmark)}</h2>'
         tables = _tables(layout, benchmark)
         yield from benchmark_charts(plan, layout, benchmark, own[benchmark], tables)
         for table in tables:
+            csv = _need(layout.tables(benchmark) / table["files"]["csv"], benchmark)
             yield f"<h3>{text(table['title'])}</h3>"
-            yield _table_html(_need(layout.tables(benchmark) / table["files"]["csv"], benchmark))
+            frame = pd.read_csv(csv, keep_default_na=False, na_values=[""])
+            yield table_html(frame, (Path(layout.root.name) / csv.relative_to(layout.root)).as_posix())
+        yield "</section>"
+    if flips:
+        yield '<h2 id="flips">Flips between the plan\'s models</h2>'
+        yield from flips
     yield _comparisons_link(layout)
     yield run_metadata(plan, layout, seen)
 

@@ -46,13 +46,17 @@ from olympiad_eval.core.records import (
     write_json,
 )
 from olympiad_eval.report import html, partial_html
-from olympiad_eval.report.html import EMPTY, answers_text, attr, facts, maths, number, relative, text
+from olympiad_eval.report.html import EMPTY, answers_html, attr, facts, maths, number, relative, text
 
 # A problem is right when it earned all its points (score 1), as the comparison command counts it.
 MARKS = {"correct": "\u2713", "partial": "\u25d0", "wrong": "\u2717", "judge-error": "judge error", "failed": "failed"}
 # A cell's index holds its rows in bodies of this many: the browser styles and lays out a body only
 # when it is on screen (viewer.css), so a PhysElite-sized index (11,586 rows) opens as fast as a short one.
 ROWS_PER_BODY = 200
+# A row of a cell's index shows its extracted answers typeset, each whole (cut LaTeX does not typeset):
+# as many as fit in this many characters, the first however long up to ANSWER_MOST; the others are
+# counted (every one is on the problem's page), so that a PhysElite-sized index stays small.
+ANSWERS_MOST, ANSWER_MOST = 120, 240
 
 
 def status_label(status: str) -> str:
@@ -158,13 +162,13 @@ def write_cell(cell: Cell, settings: dict) -> Path:
         if path.is_file()
     }
     kind = suite_kind(layout, cell.family, cell.suite)
-    hook = plugin(kind).report_sections
+    bench = plugin(kind)
     usage = _read_json(layout.usage(cell.family, cell.suite, cell.model))
     meta = cell_metadata(cell, settings, judgments)
     cell.folder.parent.mkdir(parents=True, exist_ok=True)
     with atomic_dir(cell.folder) as staging:
         os.chmod(staging, 0o755)
-        pages = _Pages(cell, staging, hook, meta, usage, set(talks))
+        pages = _Pages(cell, staging, bench, meta, usage, set(talks))
         problems = Cursor(
             iter_jsonl(need(layout.suite(cell.family, cell.suite) / "problems.jsonl", cell.name), Problem)
         )
@@ -194,6 +198,9 @@ def write_cell(cell: Cell, settings: dict) -> Path:
             relative(layout.report_assets(), cell.folder),
             _index(cell, rows, meta),
             scripts=[relative(layout.report_compare(cell.suite) / "outcomes.js", cell.folder)],
+            # MathJax for the extracted answers, loaded by the viewer once the rows can be filtered
+            # (parsing it first would keep a PhysElite-sized index from answering for a second more)
+            body={"mathjax": f"{relative(layout.report_assets(), cell.folder)}/{html.MATHJAX}"},
         )
     write_statuses(layout.statuses(cell.family, cell.suite, cell.model), statuses)
     return cell.folder
@@ -322,8 +329,20 @@ def _read_json(path: Path) -> dict:
 
 
 def _usage_text(usage: dict) -> str:
+    """What a usage file counts: the requests sent with their tokens and cost; for a provider that
+    sends none (an offline one: its usage has no reply dates), the replies it made here, never
+    "requests" beside "no requests"."""
     if not usage:
         return "not recorded"
+    if "replies_received" not in usage:
+        made = usage.get("answered", 0)
+        said = [f"{usage[key]} {key}" for key in ("failed", "truncated") if usage.get(key)]
+        return (
+            f"no requests: an offline provider, {made} repl{'ies' if made != 1 else 'y'} made here"
+            + "".join(f", {part}" for part in said)
+            if made or said
+            else "no requests"
+        )
     keys = (
         "requests",
         "prompt_tokens",
@@ -421,6 +440,11 @@ def _index(cell: Cell, rows: list[Row], meta: list) -> Iterator[str]:
         yield from (row.html.replace("{level}", level_cell(row), 1) for row in rows[first : first + ROWS_PER_BODY])
         yield "</tbody>"
     yield "</table>"
+    yield (
+        '<p id="no-match" class="no-match" hidden>No problem matches <span id="no-match-view"></span>. '
+        '<button type="button" id="clear-view">Show every problem</button> (clears the search and sets every '
+        "filter back)</p>"
+    )
     yield html.metadata(meta)
 
 
@@ -529,8 +553,9 @@ def judges_disagree(graded: dict[str, dict[int, Judgment]]) -> bool:
 
 
 class _Pages:
-    def __init__(self, cell: Cell, staging: Path, hook, meta: list, usage: dict, talks: set[str]):
-        self.cell, self.staging, self.hook, self.usage, self.talks = cell, staging, hook, usage, talks
+    def __init__(self, cell: Cell, staging: Path, bench, meta: list, usage: dict, talks: set[str]):
+        self.cell, self.staging, self.usage, self.talks = cell, staging, usage, talks
+        self.hook, self.label = bench.report_sections, bench.report_task_label
         self.replied: dict[int, SampleReply] = {}
         self.meta = html.metadata(meta)
         self.figures = Figures(cell.layout.root, staging)
@@ -613,7 +638,7 @@ class _Pages:
         return (
             f'<tr class="problem-row" {data}><td><a href="problems/{attr(slug)}.html">{text(problem_id)}</a></td>'
             f"<td>{text(group)}</td>{{level}}<td>{mark}</td><td>{score:.2f}</td>{judges}"
-            f"<td><code>{text(answers_text(extracted, 48))}</code></td></tr>"
+            f"{_answers_cell(extracted)}</tr>"
         )
 
     def _page(
@@ -677,7 +702,7 @@ class _Pages:
             return
         yield from judgment_html(judgment, self.hook, problem)
         if conversation is not None:
-            yield conversation_html(conversation, conversation_anchor(sample, judge), budget)
+            yield conversation_html(conversation, conversation_anchor(sample, judge), budget, self.label)
         elif judge not in self.talks and judgment.details:
             yield '<p class="note">What this judge was sent and replied: not recorded (judge the cell again).</p>'
         yield "</div>"
@@ -731,12 +756,30 @@ class _Pages:
                 )
             parts.append(
                 '<table class="side-verdicts"><thead><tr><th>judge</th><th>status</th><th>points</th>'
-                "<th>verdict</th><th>asked</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+                "<th>verdict</th><th>conversation</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
             )
             reply = self.replied.get(generation.sample)
             parts.append(facts(sample_facts(generation, reply, self.usage, short=True), css="facts sample-facts"))
             parts.append("</section>")
         return "\n".join(parts)
+
+
+def _answers_cell(extracted) -> str:
+    """A row's extracted answers (`ANSWERS_MOST`): typeset whole as its rows come on screen, an empty
+    slot a dash; those left out counted."""
+    shown, used = [], 0
+    for value in extracted:
+        size = len(str(value).strip()) + 2
+        if shown and used + size > ANSWERS_MOST:
+            break
+        shown.append(value)
+        used += size
+    if shown and len(str(shown[0])) > ANSWER_MOST:
+        cells = f"(an answer of {len(str(shown[0])):,} characters: on the problem's page)"
+    else:
+        cells = answers_html(shown)
+    left = len(extracted) - len(shown)
+    return f"<td>{cells}" + (f"; + {left} more" if left else "") + "</td>"
 
 
 def answer_html(value) -> str:
@@ -820,9 +863,10 @@ def conversation_anchor(sample: int, judge: str) -> str:
     return f"conversation-{sample}-{html.page_slug(judge)}"
 
 
-def conversation_html(conversation: Conversation, anchor: str, budget: _Budget) -> str:
+def conversation_html(conversation: Conversation, anchor: str, budget: _Budget, label=str) -> str:
     """What one judge of the plan (its ensemble's judges each) was sent about one sample, task by
-    task, and every raw reply, re-asks included: collapsed, the messages as sent (raw text)."""
+    task, and every raw reply, re-asks included: collapsed, the messages as sent (raw text). Each
+    task is named by `label` (the benchmark's `report_task_label`: the numbering of its sections)."""
     tasks = [task for task in conversation.tasks if isinstance(task, dict)]
     replies = sum(len(kept) for task in tasks for kept in (task.get("replies") or {}).values())
     reasks = sum(max(len(kept) - 1, 0) for task in tasks for kept in (task.get("replies") or {}).values())
@@ -834,12 +878,12 @@ def conversation_html(conversation: Conversation, anchor: str, budget: _Budget) 
     ]
     first = tasks[0] if tasks else None
     for task in tasks:
-        parts.append(_task_html(task, first, budget))
+        parts.append(_task_html(task, first, budget, label))
     parts.append("</details>")
     return "\n".join(parts)
 
 
-def _task_html(task: dict, first: dict | None, budget: _Budget) -> str:
+def _task_html(task: dict, first: dict | None, budget: _Budget, label) -> str:
     key = str(task.get("task", ""))
     judges = task.get("replies") or {}
     said = "; ".join(
@@ -848,7 +892,7 @@ def _task_html(task: dict, first: dict | None, budget: _Budget) -> str:
         + (", failed" if kept and kept[-1].get("error") else "")
         for judge, kept in judges.items()
     )
-    parts = [f'<details class="task" data-task="{attr(key)}"><summary>{text(key)}: {text(said)}</summary>']
+    parts = [f'<details class="task" data-task="{attr(key)}"><summary>{text(label(key))}: {text(said)}</summary>']
     messages = task.get("messages") or []
     earlier = (first or {}).get("messages") or [] if first is not task else []
     parts.append('<div class="sent"><h5>sent (to every judge, and again on each re-ask)</h5>')
@@ -861,14 +905,14 @@ def _task_html(task: dict, first: dict | None, budget: _Budget) -> str:
                 continue
             was = content_parts(other)[n].get("text") if other and n < len(content_parts(other)) else None
             parts.append(
-                _sent_text(str(part.get("text", "")), was, str(first.get("task", "")) if first else "", budget)
+                _sent_text(str(part.get("text", "")), was, label(str(first.get("task", ""))) if first else "", budget)
             )
         parts.append("</div>")
     parts.append("</div>")
     for judge, kept in judges.items():
         parts.append(f'<div class="replies" data-judge="{attr(judge)}"><h5>{text(judge)} replied</h5>')
         for asked, reply in enumerate(kept):
-            parts.append(_reply_html(reply, asked, budget))
+            parts.append(_reply_html(reply, asked, len(kept), budget))
         parts.append("</div>")
     parts.append("</details>")
     return "\n".join(parts)
@@ -909,8 +953,15 @@ def _cut_note() -> str:
     )
 
 
-def _reply_html(reply: dict, asked: int, budget: _Budget) -> str:
-    label = "asked" if asked == 0 else f"re-ask {asked} (the reply before did not follow the asked schema)"
+def _reply_html(reply: dict, asked: int, asks: int, budget: _Budget) -> str:
+    """One raw reply of a judge to a task; where the task was asked again (`asks` > 1), which ask it answered."""
+    label = (
+        ""
+        if asks == 1
+        else "to the first ask"
+        if asked == 0
+        else f"to re-ask {asked} (the reply before did not follow the asked schema)"
+    )
     usage = reply.get("usage") or {}
     pairs = [
         ("finish reason", reply.get("finish_reason") or EMPTY),
@@ -918,7 +969,10 @@ def _reply_html(reply: dict, asked: int, budget: _Budget) -> str:
         ("retries", str(max(int(reply.get("attempts", 1)) - 1, 0))),
         ("received", reply.get("received") or "not recorded (offline, or cached before dates were kept)"),
     ]
-    parts = [f'<div class="reply"><p class="ask">{text(label)}</p>', facts(pairs, css="facts reply-facts")]
+    parts = [
+        '<div class="reply">' + (f'<p class="ask">{text(label)}</p>' if label else ""),
+        facts(pairs, css="facts reply-facts"),
+    ]
     if reply.get("error"):
         parts.append(f'<p class="error">request failed: {text(reply["error"])}</p>')
     if reply.get("refusal"):

@@ -178,11 +178,17 @@ def formula_cell(value) -> str:
 EMPTY = "\u2013"  # what an empty value (an answer slot left empty, a number not known) shows
 
 
-def answers_text(values: Iterable[str], most: int | None = None) -> str:
-    """Extracted answers on one line, an empty slot as a dash (`\u2013; \u2013; 42`, never `; ; 42`); cut
-    at `most` characters."""
-    said = "; ".join(str(value).strip() or EMPTY for value in values)
-    return said if most is None or len(said) <= most else said[: most - 1] + "\u2026"
+def answers_html(values: Iterable[str]) -> str:
+    """Extracted answers on one line, typeset as `maths(..., formula=True)` typesets an answer but
+    only once the viewer asks (class `tex`: a cell's index typesets its rows as they come on
+    screen), with no raw text beside them; an empty slot a dash. Answers of bare LaTeX share one
+    element (a PhysElite-sized index has 11,586 rows); one with delimiters of its own has its own,
+    so that an unmatched `$` in it cannot reach the next."""
+    raws = [text(value).strip() for value in values]
+    shown = [unboxed(raw) if _DELIMITED.search(raw) else f"\\({raw}\\)" if raw else EMPTY for raw in raws]
+    if not any(_DELIMITED.search(raw) for raw in raws):
+        return f'<span class="tex">{"; ".join(shown)}</span>' if any(raws) else "; ".join(shown)
+    return "; ".join(f'<span class="tex">{one}</span>' if raw else one for raw, one in zip(raws, shown))
 
 
 def table(

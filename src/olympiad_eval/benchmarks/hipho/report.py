@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from olympiad_eval.benchmarks.base import ReportChart, ReportSection, ReportTable
 from olympiad_eval.benchmarks.hipho.tables import MEDALS
 from olympiad_eval.core.records import (
@@ -133,3 +135,19 @@ def report_charts(tables: dict) -> list[ReportChart]:
         if str(row.get("suite", ""))
     )
     return [ReportChart("medals", "medals", bars, stacked=True)] if bars else []
+
+
+# A judge task's key, as HiPhO's protocols make them: `criterion <scheme>.<criterion>` and `slot
+# <answer>`, numbered from 0, with what the protocol adds (`attempt 2`, `split`).
+_TASK = re.compile(r"(criterion (\d+)\.(\d+)|slot (\d+))(.*)", re.S)
+
+
+def report_task_label(key: str) -> str:
+    """A judge task as the marking table and the answer-slot table number it, from 1: `criterion
+    0.1` is criterion 1.2, `slot 0 split` answer slot 1 split."""
+    found = _TASK.fullmatch(key)
+    if found is None:
+        return key
+    _, scheme, criterion, slot, rest = found.groups()
+    named = f"criterion {int(scheme) + 1}.{int(criterion) + 1}" if slot is None else f"answer slot {int(slot) + 1}"
+    return named + rest

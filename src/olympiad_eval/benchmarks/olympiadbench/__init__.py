@@ -27,7 +27,7 @@ what judgments carry to the tables.
 """
 
 from olympiad_eval.benchmarks.base import Benchmark
-from olympiad_eval.benchmarks.olympiadbench import config, loading, prompts, scoring, tables
+from olympiad_eval.benchmarks.olympiadbench import config, loading, official, prompts, scoring, tables
 
 
 class OlympiadBench(Benchmark):
@@ -35,6 +35,7 @@ class OlympiadBench(Benchmark):
     Suite = config.Suite
     # Bump a version with any change that can alter a verdict or a score (see `benchmarks.suites`).
     protocol_versions = {"official": 2, "rules": 2}
+    environments = (official.ENVIRONMENT,)  # the official scorer's sympy 1.12 and antlr 4.11
     # scored by rules alone: no judge tasks, and the rules' score is the score (the defaults)
     modules = (config, loading, prompts, scoring, tables)
 

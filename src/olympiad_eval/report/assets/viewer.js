@@ -1,8 +1,9 @@
 // olympiad-eval report viewer: configures MathJax (loaded after this file, from the report's own
 // assets) to typeset only the `.math-text` elements, safely; filters and sorts a cell's index, with
-// the view kept in the URL; and fills a side-by-side page with each model's column, from the data
-// files the report's stages write (`OE.models`, `OE.column`, `OE.outcomes`). Everything this script
-// puts into a page is either text (textContent) or HTML the report's own stages wrote and escaped.
+// the view kept in the URL, says when no row matches, and typesets its rows' answers as they come on
+// screen; and fills a side-by-side page with each model's column, from the data files the report's
+// stages write (`OE.models`, `OE.column`, `OE.outcomes`). Everything this script puts into a page is
+// either text (textContent) or HTML the report's own stages wrote and escaped.
 "use strict";
 
 window.MathJax = {
@@ -37,6 +38,7 @@ var OE = (window.OE = {
   plan: null, // a suite's models, their cells and colours (compare/<suite>/models.js, the root's)
   outcomes: null, // a suite's problems' status per model (compare/<suite>/outcomes.js, the root's)
   columns: {}, // model -> {problem id -> its column's HTML} (cells/<suite>/<model>/side/<shard>.js)
+  tex: new WeakMap(), // a cell index's row -> its answers' LaTeX, kept when they are typeset (the search reads it)
   models: function (data) { OE.plan = data; },
   outcome: function (data) { OE.outcomes = data; },
   column: function (model, shard, data) { OE.columns[model] = data; },
@@ -49,13 +51,18 @@ var OE = (window.OE = {
     }).join("");
   }
 
-  // Once MathJax is ready (it loads deferred), typeset what was added to `element` since.
+  // Once MathJax is ready (it loads deferred), typeset what was added to `element` (or to each of a
+  // list of elements) since. Asked before MathJax has run: on most pages its start-up typesets the
+  // whole page; on a page that loads it late (`loadMathJax`), what was asked is typeset once it has.
+  var waiting = [];
   function typeset(element) {
     var mathjax = window.MathJax;
+    var elements = Array.isArray(element) ? element : [element];
     if (!mathjax || !mathjax.startup || !mathjax.startup.promise) {
+      waiting.push.apply(waiting, elements);
       return Promise.resolve();
     }
-    return mathjax.startup.promise.then(function () { return mathjax.typesetPromise([element]); });
+    return mathjax.startup.promise.then(function () { return mathjax.typesetPromise(elements); });
   }
 
   // ---------------------------------------------------------------- the view in the URL
@@ -96,6 +103,7 @@ var OE = (window.OE = {
     var judgesDisagree = document.getElementById("judges-disagree");
     var modelsDisagree = document.getElementById("models-disagree");
     var count = document.getElementById("shown-count");
+    var noMatch = document.getElementById("no-match");
     var table = document.querySelector("table.problems");
     if (!search || !statusFilter || !groupFilter || !table) {
       return;
@@ -144,8 +152,8 @@ var OE = (window.OE = {
     function apply() {
       var words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
       var status = statusFilter.value, group = groupFilter.value, shown = 0;
-      if (words.length && !texts) {
-        texts = rows.map(function (row) { return row.textContent.toLowerCase(); });
+      if (words.length && !texts) { // a row's text, and its answers as extracted (typeset, they are no text)
+        texts = rows.map(function (row) { return (row.textContent + " " + (OE.tex.get(row) || "")).toLowerCase(); });
       }
       rows.forEach(function (row, index) {
         var visible = keep(row, index, words, status, group);
@@ -164,6 +172,10 @@ var OE = (window.OE = {
         }
       });
       count.textContent = String(shown);
+      if (noMatch) {
+        noMatch.hidden = shown !== 0 || rows.length === 0;
+        document.getElementById("no-match-view").textContent = describe(words, status, group);
+      }
       writeView({
         q: search.value.trim(),
         status: status,
@@ -173,6 +185,29 @@ var OE = (window.OE = {
         sort: sorted.key || "",
         order: sorted.key ? (sorted.descending ? "desc" : "asc") : "",
       });
+    }
+
+    // What the view asks for, in words: "the search “friction”, status judge errors and judges disagree".
+    function describe(words, status, group) {
+      var asked = [];
+      if (words.length) { asked.push("the search \u201c" + search.value.trim() + "\u201d"); }
+      var filters = [];
+      if (status !== "all") { filters.push("status " + statusFilter.selectedOptions[0].textContent); }
+      if (group !== "all") { filters.push("group " + group); }
+      if (judgesDisagree && judgesDisagree.checked) { filters.push("judges disagree"); }
+      if (modelsDisagree && modelsDisagree.checked) { filters.push("models disagree"); }
+      if (filters.length) { asked.push("the filter" + (filters.length > 1 ? "s " : " ") + filters.join(", ")); }
+      return asked.join(" and ");
+    }
+
+    function clearView() {
+      search.value = "";
+      statusFilter.value = "all";
+      groupFilter.value = "all";
+      if (judgesDisagree) { judgesDisagree.checked = false; }
+      if (modelsDisagree) { modelsDisagree.checked = false; }
+      apply();
+      search.focus();
     }
 
     var sortKeys = {
@@ -231,6 +266,9 @@ var OE = (window.OE = {
     }
 
     search.addEventListener("input", apply);
+    var clear = document.getElementById("clear-view");
+    if (clear) { clear.addEventListener("click", clearView); }
+    typesetOnScreen(bodies);
     [statusFilter, groupFilter, judgesDisagree, modelsDisagree].forEach(function (control) {
       if (control) { control.addEventListener("change", apply); }
     });
@@ -248,6 +286,61 @@ var OE = (window.OE = {
     });
     window.addEventListener("hashchange", restore);
     restore();
+  }
+
+  // A page that names MathJax in its body (`data-mathjax`: a cell's index) loads it only now, once
+  // its rows can be filtered, and without MathJax's start-up pass over the page (at PhysElite's size
+  // a walk of 100,000 nodes for a few dozen answers on screen): it typesets what it is asked to.
+  function loadMathJax() {
+    var source = document.body.dataset.mathjax;
+    if (!source || document.querySelector('script[src="' + source + '"]')) { return; }
+    window.MathJax.startup.typeset = false;
+    var script = document.createElement("script");
+    script.src = source;
+    script.async = true;
+    script.onload = function () { typeset(waiting.splice(0)); };
+    document.head.appendChild(script);
+  }
+
+  // A cell's index may hold thousands of answers: a row's are typeset when it comes near the screen
+  // (its spans of class `tex` made `math-text`, which MathJax typesets), never all at the page's
+  // start: typesetting a few hundred rows would keep a PhysElite-sized index from answering for a
+  // second. Rows are watched only once their body nears the screen (bodies of 200: see above), and a
+  // row hidden by a filter is typeset when it is shown.
+  function typesetOnScreen(bodies) {
+    loadMathJax();
+    function show(rows) {
+      var spans = [];
+      rows.forEach(function (row) {
+        row.querySelectorAll(".tex").forEach(function (span) {
+          OE.tex.set(row, (OE.tex.get(row) || "") + " " + span.textContent); // what the search still finds
+          span.className = "math-text";
+          spans.push(span);
+        });
+      });
+      if (spans.length) { typeset(spans); }
+    }
+    if (!("IntersectionObserver" in window)) {
+      show(Array.prototype.slice.call(document.querySelectorAll("tr.problem-row")));
+      return;
+    }
+    function near(margin, then) {
+      var watcher = new IntersectionObserver(function (seen) {
+        var coming = seen.filter(function (entry) { return entry.isIntersecting; }).map(function (entry) {
+          watcher.unobserve(entry.target);
+          return entry.target;
+        });
+        if (coming.length) { then(coming); }
+      }, { rootMargin: margin + "px 0px" });
+      return watcher;
+    }
+    var rowWatcher = near(300, show);
+    var bodyWatcher = near(900, function (coming) {
+      coming.forEach(function (tbody) {
+        Array.prototype.forEach.call(tbody.rows, function (row) { rowWatcher.observe(row); });
+      });
+    });
+    bodies.forEach(function (tbody) { bodyWatcher.observe(tbody); });
   }
 
   // ---------------------------------------------------------------- a side-by-side page
