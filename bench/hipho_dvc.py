@@ -8,8 +8,8 @@ A fresh git copy of the tree (its stages importing its own `src`) gets the relea
 puts one (data/releases/hipho, a copy of ../shared/data/hipho), a model and a judge config pointed at
 the server, and a plan of the suite `hipho` with them. `--problems N` grows the release to N problems
 (the whole release has 403; ../shared/data holds 235 of them) with copies of its exams under other
-names (`<exam>_copy<k>`, each problem's id prefixed likewise, its figures shared), so that the fixed
-costs weigh as they do on the whole release. The fake model answers as
+names (`<exam>_copy<k>`, each problem's id and question marked as the copy's, its figures shared), so
+that the fixed costs weigh as they do on the whole release. The fake model answers as
 bench/hipho_end_to_end.py's does (about one problem in five wrong); the fake judge is the server's
 agreeable default. The `python` DVC runs is bench/scale.py's shim, which logs each stage's wall time.
 
@@ -55,7 +55,11 @@ def grown(release: Path, problems: int) -> int:
                 break
             sheet, *items = json.loads(path.read_text(encoding="utf-8"))
             name = f"{path.stem}_copy{copy}"
-            items = [{**item, "id": f"copy{copy}_{item['id']}", "source": name} for item in items]
+            # its own text too: an identical prompt would be one request, sent once for both
+            items = [
+                {**item, "id": f"copy{copy}_{item['id']}", "source": name, "question": f"({name}) {item['question']}"}
+                for item in items
+            ]
             (data / f"{name}.json").write_text(json.dumps([sheet, *items], ensure_ascii=False), encoding="utf-8")
             count += len(items)
     return count
