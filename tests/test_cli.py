@@ -19,6 +19,8 @@ from olympiad_eval.cli import __main__ as cli
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.plan import read_plan
 from olympiad_eval.llm.cache import Reply, RequestCache
+from olympiad_eval.scoring.checks import Verdict
+from olympiad_eval.scoring.verdicts import Verdicts, store_path
 from olympiad_eval.stages.aggregate import aggregate
 from olympiad_eval.stages.generate import generate
 from olympiad_eval.stages.judge import judge
@@ -108,12 +110,17 @@ def test_cache_status_counts_the_replies_and_purge_asks_before_removing(tmp_path
     for key in ("a", "b", "c"):
         cache.put(key, Reply(text="x", usage={}))
     cache.close()
+    verdicts = Verdicts(path)  # the rule verdicts kept beside it
+    verdicts.put("k", Verdict(True))
+    verdicts.close()
     done = olympiad_eval("cache", "status", **env)
     assert done.returncode == 0 and f"request cache: {path} (a SQLite file)\nreplies: 3\n" in done.stdout
+    assert f"rule verdicts beside it: {store_path(path)}" in done.stdout
     done = olympiad_eval("cache", "purge", **env)
     assert done.returncode == 1 and "add --yes" in done.stdout and path.is_file()
     done = olympiad_eval("cache", "purge", "--yes", **env)
     assert done.returncode == 0 and f"removed {path}" in done.stdout and not path.exists()
+    assert not store_path(path).exists()
 
 
 # ---------------------------------------------------------------- the leaderboard on the sample

@@ -1,5 +1,5 @@
-"""The request cache (every model and judge reply, outside the DVC outputs): where it is, how many
-replies it holds, and removing it.
+"""The request cache (every model and judge reply, outside the DVC outputs), with the rule verdicts
+kept beside it (`scoring.verdicts`): where it is, how many replies it holds, and removing it.
 
     olympiad-eval cache status           its path, kind, replies and size
     olympiad-eval cache purge --yes      removes it: every later request is sent (and paid) again
@@ -22,6 +22,7 @@ from olympiad_eval.cli import run_alone
 from olympiad_eval.core import config  # noqa: F401 (registers the resolver conf/common.yaml names)
 from olympiad_eval.core.records import InputError
 from olympiad_eval.llm.cache import RequestCache
+from olympiad_eval.scoring.verdicts import store_path
 
 COMMON = Path("conf") / "common.yaml"
 SQLITE_SIDES = ("-wal", "-shm", "-journal")  # SQLite's own files beside the database
@@ -58,7 +59,12 @@ def status(path: Path) -> str:
     finally:
         cache.close()
     size = sum(file.stat().st_size for file in files_of(path))
-    return f"request cache: {path} ({kind})\nreplies: {replies:,}\nsize: {size_text(size)}\n"
+    said = f"request cache: {path} ({kind})\nreplies: {replies:,}\nsize: {size_text(size)}\n"
+    verdicts = store_path(path)
+    if verdicts.exists():
+        kept = sum(file.stat().st_size for file in files_of(verdicts))
+        said += f"rule verdicts beside it: {verdicts} ({size_text(kept)})\n"
+    return said
 
 
 def purge(path: Path, confirmed: bool) -> tuple[int, str]:
@@ -67,11 +73,12 @@ def purge(path: Path, confirmed: bool) -> tuple[int, str]:
     said = status(path)
     if not confirmed:
         return 1, said + "would remove it, and every later request would be sent (and paid) again: add --yes\n"
-    if path.is_dir():
-        shutil.rmtree(path)
-    else:
-        for file in files_of(path):
-            file.unlink()
+    for cache in (path, store_path(path)):  # the replies, and the rule verdicts kept beside them
+        if cache.is_dir():
+            shutil.rmtree(cache)
+        else:
+            for file in files_of(cache):
+                file.unlink()
     return 0, said + f"removed {path}\n"
 
 

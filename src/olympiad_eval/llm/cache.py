@@ -250,7 +250,7 @@ class RequestCache:
 
     def __init__(self, path: str | Path):
         self.path = path = Path(path)
-        self._store = _SQLiteStore(path) if path.suffix in (".sqlite", ".db") else _FolderStore(path)
+        self._store = SQLiteStore(path) if path.suffix in (".sqlite", ".db") else FolderStore(path)
         self.unreadable: set[str] = set()  # keys whose stored reply could not be read back
         self._held: set[str] = set()  # keys whose lease this cache holds
         self._renewing: threading.Thread | None = None
@@ -442,12 +442,14 @@ TABLES = {
 }
 
 
-class _SQLiteStore:
-    def __init__(self, path: Path):
+class SQLiteStore:
+    def __init__(self, path: Path, any_thread: bool = False):
+        """`any_thread`: the connection may be used from another thread than the one that opened it
+        (its caller then uses it from one thread at a time)."""
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         with _sqlite_errors(path):
-            self._db = sqlite3.connect(path, isolation_level=None, timeout=60)
+            self._db = sqlite3.connect(path, isolation_level=None, timeout=60, check_same_thread=not any_thread)
             self._db.execute("PRAGMA journal_mode=WAL")
             # Commits reach the OS at once, so a killed process loses none; only a power cut could lose
             # the last few (never corrupting the file). Syncing each to disk would stall every reply.
@@ -470,9 +472,9 @@ class _SQLiteStore:
                         "OLYMPIAD_EVAL_REQUEST_CACHE) to a file of its own, and rerun"
                     )
 
-    def another(self) -> _SQLiteStore:
+    def another(self) -> SQLiteStore:
         """A connection of its own to the same file (for another thread)."""
-        return _SQLiteStore(self.path)
+        return SQLiteStore(self.path)
 
     def acquire(self, key: str, owner: str, expires: float, dead) -> bool:
         with _sqlite_errors(self.path):
@@ -518,7 +520,7 @@ def _columns(columns) -> str:
     )
 
 
-class _FolderStore:
+class FolderStore:
     def __init__(self, root: Path):
         self.root = root
         if root.exists() and not root.is_dir():
@@ -532,7 +534,7 @@ class _FolderStore:
     def _path(self, key: str, suffix: str = ".json") -> Path:
         return self.root / key[:2] / f"{key}{suffix}"  # 256 subfolders keep each listing short
 
-    def another(self) -> _FolderStore:
+    def another(self) -> FolderStore:
         return self
 
     def acquire(self, key: str, owner: str, expires: float, dead) -> bool:

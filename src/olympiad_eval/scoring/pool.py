@@ -28,6 +28,7 @@ from multiprocessing.connection import Connection, wait
 from olympiad_eval.scoring import environment_worker
 from olympiad_eval.scoring.checks import Check, Equivalence, Options, Verdict
 from olympiad_eval.scoring.environments import Environment
+from olympiad_eval.scoring.verdicts import Verdicts, verdict_key
 
 START_TIMEOUT = 600.0  # seconds for the check workers to start: generous, a loaded machine is slow
 # A worker that has not answered after this much wall time (seconds, and per second of its CPU
@@ -195,9 +196,13 @@ class CheckPool:
         options: Options = Options(),
         start_timeout: float = START_TIMEOUT,
         give_way: bool = False,
+        verdicts: Verdicts | None = None,
     ):
         self.workers, self.cpu_seconds, self.options = max(1, workers), cpu_seconds, options
         self.give_way = give_way
+        self.verdicts = (
+            verdicts  # the verdicts decided before, looked up first (`scoring.verdicts`); closed with the pool
+        )
         self.stuck_after = max(STUCK_AFTER, STUCK_PER_CPU_SECOND * cpu_seconds)
         self.start_timeout = start_timeout
         self._warm: dict[Environment | None, list[_Worker]] = {}  # idle and ready for a check, by environment
@@ -213,6 +218,9 @@ class CheckPool:
         for worker in [*(w for idle in self._warm.values() for w in idle), *self._starting]:
             worker.stop()
         self._warm, self._starting = {}, {}
+        if self.verdicts is not None:
+            self.verdicts.close()
+            self.verdicts = None
 
     def _start_one(self, environment: Environment | None) -> None:
         self._starting[_Worker(environment, self.give_way)] = time.monotonic() + self.start_timeout
@@ -248,6 +256,21 @@ class CheckPool:
             self._late_starts()
 
     def check_many(self, jobs: list[Check], progress=None) -> list[Verdict]:
+        """Verdicts in the order of `jobs`: those decided before (`verdicts`) as they were, the rest
+        decided now (`decide`), and kept. No worker starts for a batch decided before."""
+        if self.verdicts is None:
+            return self.decide(jobs, progress)
+        keys = [verdict_key(job, self.options, self.cpu_seconds) for job in jobs]
+        found = [self.verdicts.get(key) for key in keys]
+        missing = [index for index, verdict in enumerate(found) if verdict is None]
+        if progress is not None:
+            progress.update(len(jobs) - len(missing))
+        for index, verdict in zip(missing, self.decide([jobs[index] for index in missing], progress)):
+            found[index] = verdict
+            self.verdicts.put(keys[index], verdict)
+        return found
+
+    def decide(self, jobs: list[Check], progress=None) -> list[Verdict]:
         """Verdicts in the order of `jobs`; an overrunning check is recorded, never awaited.
         Submit many jobs at once: the workers then never wait for the caller. `progress` (a tqdm
         bar) counts the checks as they finish."""

@@ -33,6 +33,7 @@ from olympiad_eval.core.records import Generation, Problem, read_jsonl, read_sui
 from olympiad_eval.llm.cache import RequestCache
 from olympiad_eval.llm.usage import this_run
 from olympiad_eval.scoring.pool import CheckPool
+from olympiad_eval.scoring.verdicts import Verdicts
 from olympiad_eval.stages.generate import Outcome, generate_cell_async
 from olympiad_eval.stages.judge import Asker, by_rules, check_judge, check_options, typed_judge
 
@@ -89,8 +90,8 @@ class Ahead:
         self.probed: dict[str, asyncio.Task] = {}
         # the rules, in one pool per judges' check settings (each judge stage runs its own)
         self.rules = {name: (cfg.workers, cfg.check_cpu_seconds) for name, cfg in judges.items() if self._after_rules()}
-        self.pools = {
-            settings: CheckPool(*settings, check_options(self.scoring), give_way=True)
+        self.pools = {  # the verdicts they decide are kept for the judge stages (`scoring.verdicts`)
+            settings: CheckPool(*settings, check_options(self.scoring), give_way=True, verdicts=Verdicts(cache_path))
             for settings in set(self.rules.values())
         }
         self.waiting: dict[tuple, list[Generation]] = {settings: [] for settings in self.pools}

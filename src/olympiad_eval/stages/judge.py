@@ -68,6 +68,7 @@ from olympiad_eval.llm.providers import Client, Request, check_config, judge_pro
 from olympiad_eval.llm.usage import Tally, merged_usage, most_common, this_run, usage_totals, usage_warnings
 from olympiad_eval.scoring.checks import Options
 from olympiad_eval.scoring.pool import CheckPool
+from olympiad_eval.scoring.verdicts import Verdicts
 
 JudgeKind = enum.StrEnum("JudgeKind", {"rule": "rule", "llm": "llm"})
 
@@ -191,7 +192,8 @@ async def judge_async(
         return generations, [g for g in generations if g.error is None and g.refusal is None]
 
     llm = cfg.kind != "rule"  # requests go out while the checks run: the workers give way to them
-    with CheckPool(cfg.workers, cfg.check_cpu_seconds, check_options(scoring), give_way=llm) as pool:
+    options, verdicts = check_options(scoring), Verdicts(cache_path)  # what was decided before, by any stage
+    with CheckPool(cfg.workers, cfg.check_cpu_seconds, options, give_way=llm, verdicts=verdicts) as pool:
         if not llm:
             generations, answered = written()
             grades = await asyncio.to_thread(by_rules, bench, problems, answered, scoring, pool)
