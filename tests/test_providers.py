@@ -196,6 +196,19 @@ def test_a_provider_that_sends_is_probed_once_cached_and_asked_each_request_once
     cache.close()
 
 
+def test_an_openai_endpoint_whose_replies_are_all_cached_builds_no_client(tmp_path):
+    """No client, nor the openai import it takes, where nothing is sent: a judge stage after judging
+    ahead starts half a second sooner."""
+    cfg = OmegaConf.create({"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "concurrency": 3})
+    provider = provider_class("openai", "model 'm'")(cfg, "model 'm'")
+    cache = RequestCache(tmp_path / "cache.sqlite")
+    request = Request("k", [{"role": "user", "content": "x"}], {})
+    cache.put("k", Reply(text="cached", finish_reason="stop", usage={}))
+    [reply] = asked(provider, [request], cache)
+    assert reply.text == "cached" and provider.concurrency == 3 and "endpoint" not in vars(provider)
+    cache.close()
+
+
 def scripted(*rules: dict) -> ScriptedProvider:
     cfg = OmegaConf.create({"provider": "scripted", "replies": list(rules)})
     ScriptedProvider.check(cfg, "judges.j")

@@ -42,7 +42,7 @@ from olympiad_eval.core.config import REQUEST_SETTINGS, known_keys, number
 from olympiad_eval.core.records import InputError, Prompt, RecordError, iter_json_lines
 from olympiad_eval.core.secrets import check_no_secrets
 from olympiad_eval.llm.cache import Reply, RequestCache
-from olympiad_eval.llm.transport import OpenAIEndpoint, api_key
+from olympiad_eval.llm.transport import DEFAULT_CONCURRENCY, OpenAIEndpoint, api_key
 from olympiad_eval.llm.usage import Tally
 
 log = logging.getLogger("olympiad_eval")
@@ -129,12 +129,15 @@ class OpenAIProvider(Provider):
     @functools.cached_property
     def endpoint(self) -> OpenAIEndpoint:
         """The client, built on first use: `identity()` needs none, so that a cost plan can key the
-        requests of an endpoint whose API key is not in this environment."""
-        return OpenAIEndpoint(self.cfg, self.who)
+        requests of an endpoint whose API key is not in this environment, and a batch whose replies
+        are all cached never builds one (nor imports `openai`, half a second)."""
+        endpoint = OpenAIEndpoint(self.cfg, self.who)
+        endpoint.rate_limits.show = getattr(self, "_show_waits", None)
+        return endpoint
 
     @property
     def concurrency(self) -> int:
-        return self.endpoint.concurrency
+        return int(self.cfg.get("concurrency", DEFAULT_CONCURRENCY))
 
     @classmethod
     def check(cls, cfg, where: str) -> None:
@@ -175,7 +178,7 @@ class OpenAIProvider(Provider):
         await self.endpoint.probe()
 
     def show_waits(self, show: Callable[[float], None]) -> None:
-        self.endpoint.rate_limits.show = show
+        self._show_waits = show  # handed to the endpoint when it is built
 
     async def aclose(self) -> None:
         if "endpoint" in vars(self):  # never built: nothing to release

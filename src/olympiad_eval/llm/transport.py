@@ -93,6 +93,8 @@ class RateLimiter:
         await asyncio.sleep(max(0.0, start - loop.time()))
 
 
+# Requests in flight at once to one endpoint, where its config sets no `concurrency`.
+DEFAULT_CONCURRENCY = 8
 # The wait before a retry of a reply that is no completion, doubling from the first: the openai
 # client's own backoff for the transport failures it retries (its INITIAL_RETRY_DELAY, MAX_RETRY_DELAY).
 FIRST_RETRY_WAIT, LAST_RETRY_WAIT = 0.5, 8.0
@@ -134,7 +136,7 @@ class OpenAIEndpoint:
         )
         self._refused = _waiting_http_client().Refused
         self._completion = openai.types.chat.ChatCompletion
-        self.concurrency = int(cfg.get("concurrency", 8))
+        self.concurrency = int(cfg.get("concurrency", DEFAULT_CONCURRENCY))
         self.limit = asyncio.Semaphore(self.concurrency)
         self.rate = RateLimiter(cfg.get("rpm"))
 

@@ -88,30 +88,28 @@ class Ahead:
         }
         self.asked: list[asyncio.Task] = []
         self.probed: dict[str, asyncio.Task] = {}
-        # the rules, in one pool per judges' check settings (each judge stage runs its own)
-        self.rules = {name: (cfg.workers, cfg.check_cpu_seconds) for name, cfg in judges.items() if self._after_rules()}
-        self.pools = {  # the verdicts they decide are kept for the judge stages (`scoring.verdicts`)
+        # The rules, where the benchmark asks anything once they have scored (a hook of its own; if
+        # not, they wait for the judge stage), in a pool per judges' check settings, as each judge
+        # stage runs them; the verdicts they decide are kept for those stages (`scoring.verdicts`).
+        after_rules = type(self.bench).judge_tasks_after_rules is not Benchmark.judge_tasks_after_rules
+        self.rules = {name: (cfg.workers, cfg.check_cpu_seconds) for name, cfg in judges.items() if after_rules}
+        self.pools = {
             settings: CheckPool(*settings, check_options(self.scoring), give_way=True, verdicts=Verdicts(cache_path))
             for settings in set(self.rules.values())
         }
         self.waiting: dict[tuple, list[Generation]] = {settings: [] for settings in self.pools}
-        self.more = asyncio.Event()
+        self.more = {settings: asyncio.Event() for settings in self.pools}
         self.generated = False
         self.ruling = [asyncio.create_task(self._rules(settings)) for settings in self.pools]
-
-    def _after_rules(self) -> bool:
-        """Whether the benchmark asks anything once the rules have scored (it has that hook of its
-        own): if not, the rules wait for the judge stage, which runs them anyway."""
-        return type(self.bench).judge_tasks_after_rules is not Benchmark.judge_tasks_after_rules
 
     def arrived(self, generation: Generation) -> None:
         """A response's tasks, to every judge still asking (called in the event loop as replies come)."""
         problem = self.problems.get(generation.id)
         if generation.error is not None or generation.refusal is not None or problem is None:
             return
-        for waiting in self.waiting.values():  # for the rules, then what waits for them
+        for settings, waiting in self.waiting.items():  # for the rules, then what waits for them
             waiting.append(generation)
-        self.more.set()
+            self.more[settings].set()
         tasks = self.bench.judge_tasks(problem, generation.response or "", self.scoring)
         if not tasks:
             return
@@ -123,12 +121,12 @@ class Ahead:
         """The rules, in batches of the responses that came meanwhile (in a thread, so that replies
         keep coming), then each judge that runs them so asked what waits for them."""
         while True:
-            await self.more.wait()
+            await self.more[settings].wait()
             batch, self.waiting[settings] = self.waiting[settings], []
             if not batch and self.generated:
                 return
             if not batch:
-                self.more.clear()
+                self.more[settings].clear()
                 continue
             grades = await asyncio.to_thread(
                 by_rules, self.bench, self.problems, batch, self.scoring, self.pools[settings]
@@ -161,7 +159,8 @@ class Ahead:
         """Wait for the rules and every request asked ahead (so that its reply is cached, not lost),
         then close."""
         self.generated = True
-        self.more.set()
+        for more in self.more.values():
+            more.set()
         ruled = await asyncio.gather(*self.ruling, return_exceptions=True)
         for pool in self.pools.values():
             pool.close()
