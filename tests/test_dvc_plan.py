@@ -83,7 +83,7 @@ def test_the_bundled_plan_puts_each_benchmark_in_the_pipeline_of_its_kind():
 # The Hydra stages but the check stage (stages/check.py), which depends on all of conf/. A generate
 # stage depends on its model's record for its suite and a judge stage on its judge's record, which
 # the check stage writes (tested apart, below); a pages stage reads its model's settings from the
-# model's record too.
+# model's record too, and the paths of conf/common.yaml with them (conf/pages.yaml holds no value).
 HYDRA_CELLS = [cell for cell in CELLS if cell[0] != "check"]
 RECORDED = ("generate", "judge")
 RECORDED_CELLS = [cell for cell in CELLS if cell[0].split("@")[0] in RECORDED]
@@ -119,7 +119,7 @@ def tracked_by_record(name: str, path: str) -> bool:
     stage = stage_of(name)
     if stage in RECORDED:
         return True  # its whole composed config is its record
-    return stage == "pages" and path.startswith("conf/model/")
+    return stage == "pages" and path in ("conf/common.yaml", "conf/pages.yaml")  # in the model's record, or none
 
 
 @pytest.mark.parametrize("name,cmd,params,deps", HYDRA_CELLS, ids=[cell[0] for cell in HYDRA_CELLS])
@@ -145,7 +145,8 @@ def test_every_cell_tracks_the_files_of_its_own_choices(name, cmd, params, deps)
     """The `${item...}` paths in dvc.yaml name the files the cell's overrides select (for a stage
     that reads a record, the record of its choices: `records_of`)."""
     choices = [word.split("=", 1) for word in shlex.split(cmd)[2:] if not word.startswith("cell.")]
-    assert choices or name.split("@")[0] == "report"  # the report reads the whole plan, no group of its own
+    # the report reads the whole plan, no group of its own; a cell's pages their model's record
+    assert choices or stage_of(name) in ("report", "pages")
     for group, choice in choices:
         if tracked_by_record(name, f"conf/{group}/{choice}.yaml"):
             assert records_of(name, cmd) <= set(deps) and records_of(name, cmd), (name, group, choice)
@@ -173,6 +174,14 @@ def test_a_cell_s_stage_tracks_its_record_which_the_check_stage_writes_as_the_st
     write_records(read_plan(ROOT / "params.yaml"), CONF, Layout(tmp_path), ROOT)
     written = tmp_path / Path(tracked).relative_to(OUTPUTS)
     assert written.read_text(encoding="utf-8") == composed_record(CONF, stage, words[2:])
+
+
+def test_the_pages_config_holds_no_value_its_stage_would_not_track():
+    """A pages stage tracks its model's record (its settings, and the paths of conf/common.yaml in
+    it), not conf/pages.yaml: a value there would change its pages with no dependency changed."""
+    pages = yaml.safe_load((CONF / "pages.yaml").read_text(encoding="utf-8"))
+    assert set(pages) == {"defaults", "cell"} and set(pages["cell"].values()) == {"???"}
+    assert pages["defaults"] == ["common", "_self_"]
 
 
 def test_a_replay_model_s_record_names_its_suite_s_recording_with_its_hash():

@@ -224,7 +224,7 @@ def cut_first_response(path: Path) -> None:
 
 def model_config(model: str):
     """conf/model/<model>.yaml, as the stages compose it."""
-    return compose_stage("pages", [f"model={model}", "cell.suite=x"]).model
+    return compose_stage("generate", [f"model={model}", "cell.suite=x"]).model
 
 
 def real_run(outputs: Path) -> Layout:

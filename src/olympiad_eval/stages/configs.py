@@ -20,7 +20,7 @@ from omegaconf import OmegaConf
 
 from olympiad_eval.core.code import listing
 from olympiad_eval.core.layout import Layout
-from olympiad_eval.core.records import atomic_dir
+from olympiad_eval.core.records import InputError, atomic_dir
 
 GENERATE, JUDGE = "generate", "judge"  # the primary configs (conf/<name>.yaml) composed
 
@@ -96,6 +96,15 @@ def _write_folder(folder: Path, files: dict) -> None:
             path = staging / name
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
             path.write_text(text, encoding="utf-8")
+
+
+def recorded_model(record: Path) -> dict:
+    """The settings of a model as its record for a suite holds them (`model_record`), resolved."""
+    if not record.is_file():
+        raise InputError(f"{record}: no record of the model for the suite: the check stage writes it (dvc repro check)")
+    return OmegaConf.to_container(
+        OmegaConf.create(yaml.safe_load(record.read_text(encoding="utf-8"))["config"]["model"]), resolve=True
+    )
 
 
 def check_recorded(tracked: Path, text: str, what: str) -> str | None:
