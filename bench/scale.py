@@ -301,7 +301,7 @@ ORDER = {
     "fetch": ["benchmark"],
     "render": ["suite"],
     "generate": ["cell.suite", "model"],
-    "pages": ["cell.suite", "model"],
+    "pages": ["cell.suite", "cell.model"],
     "evaluate": ["cell.benchmark", "model"],  # a tree with a stage per model and benchmark (c51b051 and before)
     "judge": ["cell.suite", "cell.model", "judge"],
     "aggregate": ["benchmark"],
