@@ -1,7 +1,8 @@
 """The code a stage runs: its script and every module of this package it may import, found by
 following imports (function-level ones too), with its family's benchmark where it reaches the
-benchmark registry; and that code as a list of files with their hashes (a family's `code` stage
-writes one per stage script, and the stages depend on it instead of on each file).
+benchmark registry; and that code as a list of files with their hashes (the check stage writes one
+per family and stage script, and the stages depend on it instead of on each file). A module that
+only fills the request cache ahead of a later stage (`CACHE_ONLY`) is no stage's code.
 
 Benchmarks are imported by name (`benchmarks.plugin(kind)`), so a script that reaches the registry
 runs its family's benchmark too: that benchmark's own package (as one folder; an outside plugin's
