@@ -1139,6 +1139,36 @@ def test_charts_start_at_0_with_gridlines_name_every_series_and_grow_with_their_
     assert len({next(iter(c)) for c in by_model.values()}) == len(MODELS)
 
 
+def test_a_paper_sized_chart_fits_its_legend_labels_and_values_in_its_width(browser_context, tmp_path):
+    """30 models, each judged twice, with names as long as real ones, on six suites: the legend takes
+    as many lines as its entries need, and no label, value or legend entry leaves the chart."""
+    from olympiad_eval.report.charts import PALETTE, Bar, bar_chart
+
+    models = [f"vendor-{index}/model-{index}-large-instruct-2025-09-29" for index in range(30)]
+    suites = ["hipho", "physelite-zh", "physelite-en", "mathvision", "olympiadbench maths and physics, every subset"]
+    bars = [
+        Bar(suite, f"{model} / {judge}", 40 + index, 30 + index, 55 + index, colour=PALETTE[index % 12])
+        for suite in suites
+        for index, model in enumerate(models)
+        for judge in ("rules", "official")
+    ]
+    page_path = tmp_path / "chart.html"
+    page_path.write_text(
+        '<!doctype html><meta charset="utf-8"><body style="width: 1200px">'
+        + bar_chart("a paper's plan: score per model", "%", bars)
+        + "</body>",
+        encoding="utf-8",
+    )
+    watched = Watched(browser_context, tmp_path)
+    (chart,) = watched.open(page_path).eval_on_selector_all("svg.chart", CHART_GEOMETRY)
+    assert {series for series, _ in chart["legend"]} == {bar.series for bar in bars}
+    assert not chart["outside"], f"text cut at the chart's edge: {chart['outside'][:5]}"
+    assert not chart["clash"], f"values on a bar or whisker: {chart['clash'][:5]}"
+    assert len(chart["bars"]) == len(bars)
+    watched.page.close()
+    watched.check()
+
+
 def text_outside_maths(element) -> str:
     """An element's text less its typeset maths and its raw text (one click away)."""
     return element.evaluate(

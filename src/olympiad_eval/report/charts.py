@@ -43,6 +43,7 @@ BAR, GAP = 14, 10  # px: a bar's height, and the space between two labels' bars
 AXIS, LEGEND_LINE, RIGHT = 44, 20, 56  # px: the x axis with its label; a line of the legend; room for a value
 LABEL_MOST = 44  # characters of a label shown (the whole in the tooltip)
 PX = 1 / 96  # matplotlib's sizes are in inches; the browser draws 96 px to one
+FONT_PX = 10 / 72 / PX  # 1 em: the font's size (STYLE's, 10 points) in px
 STYLE = {
     "svg.hashsalt": "olympiad-eval",
     "svg.fonttype": "none",  # text stays text: the reader's font, selectable, small
@@ -92,20 +93,23 @@ def bar_chart(title: str, unit: str, bars: Sequence[Bar], stacked: bool = False)
         for index, name in enumerate(series)
     }
     per_row = 1 if stacked else len(series)
-    columns = _legend_columns(series)
+    shown = [_shown(label) for label in labels]
+    left_px = max(_text_px(label) for label in shown) + 10  # the plot's left edge: past the longest label
+    columns = _legend_columns(series, WIDTH - left_px)
     top_px = LEGEND_LINE * -(-len(series) // columns) + 6
     height = top_px + len(labels) * (per_row * BAR + GAP) + AXIS
     with matplotlib.rc_context({**STYLE, "svg.hashsalt": f"olympiad-eval {title}"}):
         figure = Figure(figsize=(WIDTH * PX, height * PX))
         axes = figure.add_subplot()
         top, links = _draw(axes, labels, series, colour, bars, stacked)
-        _axes(axes, labels, per_row, top, unit, stacked)
-        # the plot as tall as its bars (a pixel a unit of the y axis), its left edge past the longest label
-        figure.draw_without_rendering()
-        left = (max(label.get_window_extent().width for label in axes.get_yticklabels()) + 10) / WIDTH
+        _axes(axes, shown, per_row, top, unit, stacked)
+        left = left_px / WIDTH  # the plot as tall as its bars: a pixel a unit of the y axis
         figure.subplots_adjust(left=left, right=1 - RIGHT / WIDTH, top=1 - top_px / height, bottom=AXIS / height)
-        for y, href in links:  # a strip as wide as the plot under each linked bar
-            axes.barh(y, axes.get_xlim()[1], height=BAR, color="#ffffff", alpha=0.0, zorder=0.5, url=href)
+        if links:  # a strip as wide as the plot under each linked bar
+            ys, hrefs = zip(*links)
+            strips = axes.barh(ys, axes.get_xlim()[1], height=BAR, color="#ffffff", alpha=0.0, zorder=0.5)
+            for strip, href in zip(strips, hrefs):
+                strip.set_url(href)
         handles = [Patch(facecolor=colour[name], alpha=first[name].opacity, label=name) for name in series]
         legend = figure.legend(
             handles=handles,
@@ -126,50 +130,83 @@ def bar_chart(title: str, unit: str, bars: Sequence[Bar], stacked: bool = False)
     )
 
 
-def _legend_columns(series: list[str]) -> int:
-    """As many legend entries to a line as fit the chart's width."""
-    widest = max(len(name) for name in series) * 6.5 + 40
-    return max(1, min(len(series), int(WIDTH // widest)))
+def _legend_columns(series: list[str], room: float) -> int:
+    """As many legend entries to a line as fit the room right of the labels: a column as wide as
+    the widest entry, with its key (1 em), the gap to its text (0.8 em) and to the next (2 em)."""
+    column = max(_text_px(name) for name in series) + 3.8 * FONT_PX
+    return max(1, min(len(series), int(room // column)))
+
+
+def _text_px(text: str) -> float:
+    """The width of a line of text in the charts' font, as matplotlib lays it out (no figure needed)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    font = FontProperties(family=STYLE["font.family"], size=STYLE["font.size"])
+    width, _, _ = TextToPath().get_text_width_height_descent(text, font, ismath=False)
+    return width / 72 / PX  # points to px
+
+
+def _shown(label: str) -> str:
+    """A row's label as shown: cut to LABEL_MOST characters (the whole in the tooltip)."""
+    return label if len(label) <= LABEL_MOST else label[: LABEL_MOST - 1] + "\u2026"
 
 
 def _draw(axes, labels, series, colour, bars, stacked: bool) -> tuple[float, list[tuple[float, str]]]:
     """Every bar, its whisker and its value; the largest end drawn (bar, whisker or stack), and
-    where each linked bar is with its link."""
-    by_label = {label: [bar for bar in bars if bar.label == label] for label in labels}
+    where each linked bar is with its link. A series' bars are drawn in one call (and their whiskers
+    in another): matplotlib's cost is per call, and a paper's plan has hundreds of bars."""
+    row = {label: index for index, label in enumerate(labels)}
     per_row = 1 if stacked else len(series)
+    stack = dict.fromkeys(labels, 0.0)  # where each label's next stacked bar starts
     ends, links = [0.0], []
-    for row, label in enumerate(labels):
-        start = 0.0
-        for bar in by_label[label]:
-            y = _y(row, 0 if stacked else series.index(bar.series), per_row)
+    for index, name in enumerate(series):
+        own = [bar for bar in bars if bar.series == name]
+        ys = [_y(row[bar.label], 0 if stacked else index, per_row) for bar in own]
+        lefts = [stack[bar.label] if stacked else 0.0 for bar in own]
+        widths = [max(bar.value, 0) for bar in own]
+        drawn = axes.barh(ys, widths, height=BAR * 0.85, left=lefts, color=colour[name])
+        for bar, patch, y in zip(own, drawn, ys):
             interval = bar.low is not None and bar.high is not None and not stacked
-            drawn = axes.barh(
-                y,
-                max(bar.value, 0),
-                height=BAR * 0.85,
-                left=start,
-                color=colour[bar.series],
-                alpha=bar.opacity,
-                xerr=[[max(bar.value - bar.low, 0)], [max(bar.high - bar.value, 0)]] if interval else None,
-                error_kw={"ecolor": "#222222", "elinewidth": 1, "capsize": 3},
-            )
             tip = f"{bar.label} / {bar.series}: {bar.value:g}" + (f" [{bar.low:g}, {bar.high:g}]" if interval else "")
-            drawn[0].set_gid(_tag("bar", series=bar.series, colour=colour[bar.series], tip=tip))
-            if drawn.errorbar is not None:
-                for line in (*drawn.errorbar.lines[1], *drawn.errorbar.lines[2]):  # its caps and its line
-                    line.set_gid(_tag("whisker"))
+            patch.set_alpha(bar.opacity)
+            patch.set_gid(_tag("bar", series=bar.series, colour=colour[bar.series], tip=tip))
             if bar.href:
-                drawn[0].set_url(bar.href)
+                patch.set_url(bar.href)
                 links.append((y, bar.href))
-            end = max(bar.value, bar.high if interval else bar.value)
-            if stacked:
-                start += max(bar.value, 0)
-            else:
+        if not stacked:
+            _whiskers(axes, own, ys)
+            for bar, y in zip(own, ys):
+                end = max(bar.value, bar.high if bar.low is not None and bar.high is not None else bar.value)
                 _value_label(axes, bar.value, end, y)
-            ends.append(start if stacked else end)
-        if stacked:
-            _value_label(axes, sum(bar.value for bar in by_label[label]), start, _y(row, 0, 1))
+                ends.append(end)
+        for bar, width in zip(own, widths):
+            stack[bar.label] += width
+    if stacked:
+        for label in labels:
+            total = sum(bar.value for bar in bars if bar.label == label)
+            _value_label(axes, total, stack[label], _y(row[label], 0, 1))
+        ends.extend(stack.values())
     return max(ends), links
+
+
+def _whiskers(axes, bars, ys) -> None:
+    """The 95% intervals of a series' bars that have one, each a line with caps from its low to its high."""
+    known = [(bar, y) for bar, y in zip(bars, ys) if bar.low is not None and bar.high is not None]
+    if not known:
+        return
+    drawn = axes.errorbar(
+        [max(bar.value, 0) for bar, _ in known],
+        [y for _, y in known],
+        xerr=[[max(bar.value - bar.low, 0) for bar, _ in known], [max(bar.high - bar.value, 0) for bar, _ in known]],
+        fmt="none",
+        ecolor="#222222",
+        elinewidth=1,
+        capsize=3,
+        label="_nolegend_",
+    )
+    for line in (*drawn.lines[1], *drawn.lines[2]):  # the caps and the lines
+        line.set_gid(_tag("whisker"))
 
 
 def _value_label(axes, value: float, end: float, y: float) -> None:
@@ -183,15 +220,12 @@ def _y(row: int, index: int, per_row: int) -> float:
     return row * (per_row * BAR + GAP) + GAP / 2 + (index + 0.5) * BAR
 
 
-def _axes(axes, labels, per_row: int, top: float, unit: str, stacked: bool) -> None:
-    """A label per row; an x axis from 0 with its ticks, gridlines and what it counts."""
+def _axes(axes, shown, per_row: int, top: float, unit: str, stacked: bool) -> None:
+    """A label per row (as shown); an x axis from 0 with its ticks, gridlines and what it counts."""
     from matplotlib.ticker import MaxNLocator
 
-    axes.set_ylim(len(labels) * (per_row * BAR + GAP), 0)
-    axes.set_yticks(
-        [_y(row, 0, per_row) + (per_row - 1) * BAR / 2 for row in range(len(labels))],
-        [label if len(label) <= LABEL_MOST else label[: LABEL_MOST - 1] + "\u2026" for label in labels],
-    )
+    axes.set_ylim(len(shown) * (per_row * BAR + GAP), 0)
+    axes.set_yticks([_y(row, 0, per_row) + (per_row - 1) * BAR / 2 for row in range(len(shown))], shown)
     axes.tick_params(axis="y", length=0)
     if unit == "%":
         axes.set_xlim(0, 100)  # a value's label past a bar at 100 stands in the margin on the right
