@@ -665,6 +665,36 @@ def test_tables_count_what_rules_could_not_score_apart_from_the_accuracy():
     assert (overall["problems"], overall["not scored"], overall["accuracy (%)"]) == (2, 1, 50.0)
 
 
+def test_each_cells_rows_are_those_of_the_cell_alone_however_many_cells_share_the_frame():
+    """Rows are computed for all cells at once: a cell's rows (intervals included) must not depend
+    on the other cells, nor a cell whose every judgment failed lose its row."""
+    rows = [
+        ("1", "OE_TO_maths_en_COMP", "Algebra", 1.0),
+        ("2", "OE_TO_maths_en_COMP", "Algebra", 0.0),
+        ("3", "OE_MM_physics_zh_CEE", "Mechanics", 1.0),
+        ("4", "OE_TO_physics_en_COMP", "Optics", 0.5),
+        ("5", "TP_TO_maths_en_COMP", "", None),
+    ]
+    cells = []
+    for index, (model, judge) in enumerate([("m", "rule"), ("m", "llm"), ("n", "rule"), ("o", "rule")]):
+        for sample in range(2):
+            cell = frame(rows).assign(model=model, judge=judge, sample=sample)
+            cell["score"] = [(index + sample + n) % 3 / 2 for n in range(len(rows))]
+            cell.loc[4, "status"] = "judge_error"
+            if model == "o":  # every judgment of this cell failed
+                cell["status"] = "judge_error"
+            cells.append(cell)
+    together = OLYMPIADBENCH.tables(pd.concat(cells, ignore_index=True), OmegaConf.create({"suites": {}}))
+    for model, judge in [("m", "rule"), ("m", "llm"), ("n", "rule"), ("o", "rule")]:
+        own = [cell for cell in cells if (cell["model"].iloc[0], cell["judge"].iloc[0]) == (model, judge)]
+        alone = OLYMPIADBENCH.tables(pd.concat(own, ignore_index=True), OmegaConf.create({"suites": {}}))
+        for name, table in alone.items():
+            mine = together[name][(together[name]["model"] == model) & (together[name]["judge"] == judge)]
+            pd.testing.assert_frame_equal(mine.reset_index(drop=True), table, obj=f"{name} of {model}/{judge}")
+    failed = together["accuracy"][together["accuracy"]["model"] == "o"].iloc[0]
+    assert (failed["problems"], failed["not scored"]) == (0, 5) and pd.isna(failed["accuracy (%)"])
+
+
 # ---------------------------------------------------------------- configs and records
 
 
