@@ -27,7 +27,7 @@ CODE = [*sorted((ROOT / "src" / "olympiad_eval").rglob("*.py")), *sorted((ROOT /
 # text in the code that uses it).
 FEATURES = [
     ("pandas", "2.2", "include_groups="),
-    ("matplotlib", "3.6", "draw_without_rendering"),
+    ("matplotlib", "3.6", " ncols="),  # a legend's `ncols` (before 3.6: `ncol`); tqdm's `dynamic_ncols` is not it
 ]
 
 
