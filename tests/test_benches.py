@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -101,6 +102,50 @@ def test_mathvision_evalscope_agreement_scores_our_side_then_fails_without_evals
     assert done.returncode == SKIPPED and last_line(done) == "agreement: none (nothing compared)"
     allowed = bench("mathvision_evalscope_agreement.py", *args, "--allow-skip")
     assert allowed.returncode == 0 and "ours: 4 responses scored" in allowed.stdout
+
+
+# A stand-in for OlympiadBench's eval/auto_scoring_judge.py, which is never in this repository: the
+# official interface (`AutoScoringJudge().judge(answer, gold, precision)`) over our port of it, with
+# its verdict passed through VERDICT (an expression of `correct`), so that the bench's whole path
+# (its driver in the official protocol's interpreter, our check workers, the comparison, the report)
+# runs on the sample's first release.
+STAND_IN_JUDGE = """
+import importlib.util
+spec = importlib.util.spec_from_file_location("official_judge", {port!r})
+port = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(port)
+
+
+class AutoScoringJudge:
+    def judge(self, expression1, expression2, precision=1e-8):
+        correct = port.judge(expression1, expression2, precision)
+        return {verdict}
+"""
+PORT = ROOT / "src" / "olympiad_eval" / "benchmarks" / "olympiadbench" / "official_judge.py"
+FIRST_RELEASE = ROOT / "data" / "sample" / "olympiadbench" / "first_release"
+
+
+def olympiadbench_agreement(tmp_path, verdict: str) -> subprocess.CompletedProcess:
+    judge = tmp_path / "auto_scoring_judge.py"
+    judge.write_text(STAND_IN_JUDGE.format(port=str(PORT), verdict=verdict), encoding="utf-8")
+    args = ["--judge", str(judge), "--release", str(FIRST_RELEASE), "--per-class", "1"]
+    return bench("olympiadbench_official_agreement.py", *args)
+
+
+def test_olympiadbench_official_agreement_runs_its_whole_path_against_a_stand_in_judge(tmp_path):
+    done = olympiadbench_agreement(tmp_path, "correct")
+    assert done.returncode == 0, done.stdout + done.stderr
+    pairs = int(re.search(r"(\d+) pairs;", done.stdout).group(1))
+    assert re.search(r"^reference +(\d+) +\1 +100\.00$", done.stdout, re.M), done.stdout
+    assert last_line(done) == f"agreement: {pairs} of {pairs} pairs (100.00%)"
+
+
+def test_olympiadbench_official_agreement_fails_and_shows_where_the_judges_disagree(tmp_path):
+    done = olympiadbench_agreement(tmp_path, "False")  # a judge that rejects every answer
+    assert done.returncode == 1, done.stdout + done.stderr
+    rejected = int(re.search(r"reference answers the official judge rejects \(release quirks\): (\d+)", done.stdout)[1])
+    assert rejected > 0 and "  reference: ours True, official False:" in done.stdout
+    assert last_line(done).startswith("agreement: ") and not last_line(done).endswith("(100.00%)")
 
 
 @pytest.mark.parametrize(
