@@ -41,7 +41,7 @@ from olympiad_eval.llm.images import shrink_image
 from olympiad_eval.llm.providers import OpenAIProvider, Request, complete_all
 from olympiad_eval.llm.transport import EndpointError, RateLimiter, retry_after
 from olympiad_eval.stages.generate import generate
-from tests.support import ROOT, UNSERVABLE, rendered, unservable_endpoint
+from tests.support import ROOT, UNSERVABLE, generate_sample, unservable_endpoint
 
 
 def model(base_url: str, **extra):
@@ -66,15 +66,6 @@ def endpoint(cfg) -> OpenAIProvider:
 @pytest.fixture
 def hipho(render_suite):
     return render_suite("sample_hipho", "sample_hipho")
-
-
-def run(outputs, cfg, name="m", suite="sample_hipho"):
-    out = outputs / "generations" / suite / f"{name}.jsonl"
-    usage = outputs / "usage" / suite / f"{name}.json"
-    outcome = generate(
-        suite, name, cfg, rendered(outputs, suite) / "prompts.jsonl", out, outputs.parent / "cache.sqlite", usage
-    )
-    return outcome, read_jsonl(out, Generation), json.loads(usage.read_text())
 
 
 class Flaky:
@@ -103,7 +94,7 @@ class Flaky:
 def test_every_problem_ends_answered_through_injected_faults(hipho):
     responder = Flaky()
     with FakeOpenAI(responder) as server:
-        outcome, generations, usage = run(hipho, model(server.base_url, timeout=0.5))
+        outcome, generations, usage = generate_sample(hipho, model(server.base_url, timeout=0.5))
         assert outcome.errors == 0 and all(g.response and g.error is None for g in generations)
         # each 429 with Retry-After was waited out and resent: a wait, not a retry
         rate_limited = 5
@@ -111,21 +102,21 @@ def test_every_problem_ends_answered_through_injected_faults(hipho):
         assert usage["retries"] == expected_retries == 5 * (len(Flaky.FAULTS) - 1)
         assert server.count() == usage["answered"] + expected_retries + rate_limited
         # the retry counts are kept with the replies: a rerun reports the same, sending nothing
-        _, again, usage_again = run(hipho, model(server.base_url, timeout=0.5))
+        _, again, usage_again = generate_sample(hipho, model(server.base_url, timeout=0.5))
         assert server.count() == usage["answered"] + expected_retries + rate_limited
     assert usage_again == usage and again == generations
 
 
 def test_a_body_that_is_never_a_completion_is_retried_then_an_error(hipho):
     with FakeOpenAI(lambda body: Fault(raw=b"<html>bad gateway</html>")) as server:
-        outcome, generations, _ = run(hipho, model(server.base_url, max_retries=1))
+        outcome, generations, _ = generate_sample(hipho, model(server.base_url, max_retries=1))
     assert outcome.errors == 5 and server.count() == 5 * 2
     assert all(g.error.startswith("invalid response") for g in generations)
 
 
 def test_a_bounded_number_of_attempts_then_an_error(hipho):
     with FakeOpenAI(lambda body: Fault(503)) as server:
-        outcome, generations, usage = run(hipho, model(server.base_url, max_retries=2))
+        outcome, generations, usage = generate_sample(hipho, model(server.base_url, max_retries=2))
     assert outcome.errors == 5 and server.count() == 5 * 3
     assert all(g.response is None and g.error.startswith("HTTP 503") for g in generations)
     assert usage["failed"] == 5 and usage["answered"] == 0
@@ -141,14 +132,14 @@ def test_a_bounded_number_of_attempts_then_an_error(hipho):
 )
 def test_permanent_failures_are_not_retried_and_recorded_as_errors(hipho, fault, message):
     with FakeOpenAI(lambda body: fault) as server:
-        outcome, generations, _ = run(hipho, model(server.base_url))
+        outcome, generations, _ = generate_sample(hipho, model(server.base_url))
     assert outcome.errors == 5 and all(g.error.startswith(message) for g in generations)
     assert server.count() == 5  # no retry of a permanent failure
 
 
 def test_concurrency_bounds_requests_in_flight(hipho):
     with FakeOpenAI(gathered(2), latency=0.05) as server:  # the first two wait for each other
-        run(hipho, model(server.base_url, concurrency=2, samples=4))
+        generate_sample(hipho, model(server.base_url, concurrency=2, samples=4))
     assert server.peak_in_flight == 2
 
 
@@ -224,11 +215,11 @@ def test_a_runs_usage_dates_its_replies_and_a_rerun_writes_the_same_bytes(hipho)
     usage_path = hipho / "usage" / "sample_hipho" / "m.json"
     with FakeOpenAI() as server:
         before = utc_now()
-        _, _, usage = run(hipho, model(server.base_url, samples=2))
+        _, _, usage = generate_sample(hipho, model(server.base_url, samples=2))
         after = utc_now()
         written = usage_path.read_bytes()
         time.sleep(1.1)  # a date read from the clock on the rerun would be another second
-        run(hipho, model(server.base_url, samples=2))
+        generate_sample(hipho, model(server.base_url, samples=2))
         assert server.count() == 10  # the rerun sent nothing
     span = usage["replies_received"]
     assert before <= span["first"] <= span["last"] <= after
@@ -236,7 +227,7 @@ def test_a_runs_usage_dates_its_replies_and_a_rerun_writes_the_same_bytes(hipho)
 
 
 def test_an_offline_providers_usage_has_no_dates(hipho):
-    _, _, usage = run(hipho, OmegaConf.create({"provider": "reference"}))
+    _, _, usage = generate_sample(hipho, OmegaConf.create({"provider": "reference"}))
     assert usage["requests"] == 5 and "replies_received" not in usage
 
 
@@ -263,7 +254,7 @@ def test_settings_pass_through_and_samples_get_their_own_seed(hipho):
         "extra_body": {"top_k": 20},
     }
     with FakeOpenAI() as server:
-        run(hipho, model(server.base_url, samples=2, generation=settings))
+        generate_sample(hipho, model(server.base_url, samples=2, generation=settings))
     body = server.requests[0]
     assert body["max_completion_tokens"] == 100 and body["reasoning_effort"] == "high"
     assert body["temperature"] == 0.7 and body["top_k"] == 20
@@ -273,19 +264,19 @@ def test_settings_pass_through_and_samples_get_their_own_seed(hipho):
 def test_reasoning_is_kept_apart_from_the_answer(hipho):
     reply = {"content": "<answer>[\\boxed{1}]</answer>", "reasoning_content": "Let me think."}
     with FakeOpenAI(lambda body: reply) as server:
-        _, generations, usage = run(hipho, model(server.base_url))
+        _, generations, usage = generate_sample(hipho, model(server.base_url))
     assert all(g.response == reply["content"] and g.reasoning == "Let me think." for g in generations)
 
 
 def test_truncated_responses_are_flagged(hipho):
     with FakeOpenAI(lambda body: {"content": "<think>and so", "finish_reason": "length"}) as server:
-        _, generations, usage = run(hipho, model(server.base_url))
+        _, generations, usage = generate_sample(hipho, model(server.base_url))
     assert {g.finish_reason for g in generations} == {"length"} and usage["truncated"] == 5
 
 
 def test_usage_and_cost_are_totalled_per_cell(hipho):
     with FakeOpenAI() as server:
-        _, _, usage = run(hipho, model(server.base_url, prices={"input": 2.0, "output": 8.0}))
+        _, _, usage = generate_sample(hipho, model(server.base_url, prices={"input": 2.0, "output": 8.0}))
     assert usage["requests"] == usage["answered"] == 5 and usage["prompt_tokens"] > 0
     expected = (usage["prompt_tokens"] * 2.0 + usage["completion_tokens"] * 8.0) / 1e6
     assert usage["cost_usd"] == pytest.approx(expected, abs=1e-6)
@@ -308,7 +299,7 @@ def test_shrinking_an_image_fits_the_limit_and_is_deterministic():
 
 def test_max_image_bytes_shrinks_what_is_sent(hipho):
     with FakeOpenAI() as server:
-        run(hipho, model(server.base_url, max_image_bytes=3_000))
+        generate_sample(hipho, model(server.base_url, max_image_bytes=3_000))
     images = [
         part["image_url"]["url"]
         for body in server.requests
@@ -381,7 +372,7 @@ class AnswersAfter:
 )
 def test_a_reply_without_an_answer_is_retried_then_an_error_never_an_empty_answer(hipho, reply, error):
     with FakeOpenAI(lambda body: reply) as server:
-        outcome, generations, usage = run(hipho, model(server.base_url, max_retries=1))
+        outcome, generations, usage = generate_sample(hipho, model(server.base_url, max_retries=1))
     assert outcome.errors == 5 and server.count() == 5 * 2  # the same budget as a garbled body
     assert all(g.response is None and error in g.error for g in generations)
     assert usage["answered"] == 0 and len(RequestCache(hipho.parent / "cache.sqlite")) == 0  # a rerun asks again
@@ -389,7 +380,7 @@ def test_a_reply_without_an_answer_is_retried_then_an_error_never_an_empty_answe
 
 def test_a_reply_without_an_answer_is_retried_until_one_comes(hipho):
     with FakeOpenAI(AnswersAfter({"content": None})) as server:
-        outcome, generations, usage = run(hipho, model(server.base_url, max_retries=1))
+        outcome, generations, usage = generate_sample(hipho, model(server.base_url, max_retries=1))
     assert outcome.errors == 0 and all("\\boxed{42}" in g.response for g in generations)
     assert server.count() == 5 * 2 and usage["retries"] == 5
 
@@ -399,7 +390,7 @@ def test_no_content_at_the_length_limit_is_a_truncated_empty_answer(hipho):
     pay for the same again, so it is kept: truncated, an empty response."""
     reply = {"content": None, "reasoning_content": "Let me think", "finish_reason": "length"}
     with FakeOpenAI(lambda body: reply) as server:
-        outcome, generations, usage = run(hipho, model(server.base_url))
+        outcome, generations, usage = generate_sample(hipho, model(server.base_url))
     assert outcome.errors == 0 and server.count() == 5 and usage["truncated"] == 5
     assert all(g.response == "" and g.reasoning == "Let me think" and g.refusal is None for g in generations)
 
@@ -407,7 +398,7 @@ def test_no_content_at_the_length_limit_is_a_truncated_empty_answer(hipho):
 def test_an_empty_refusal_beside_an_answer_is_no_refusal(hipho):
     """Some servers send `refusal: ""` with every answer."""
     with FakeOpenAI(lambda body: {"content": "\\boxed{42}", "refusal": ""}) as server:
-        outcome, generations, _ = run(hipho, model(server.base_url))
+        outcome, generations, _ = generate_sample(hipho, model(server.base_url))
     assert outcome.refusals == 0 and all(g.response == "\\boxed{42}" and g.refusal is None for g in generations)
 
 
@@ -422,9 +413,9 @@ def test_an_empty_refusal_beside_an_answer_is_no_refusal(hipho):
 )
 def test_a_refusal_is_recorded_as_one_and_cached(hipho, reply, refusal):
     with FakeOpenAI(lambda body: reply) as server:
-        outcome, generations, usage = run(hipho, model(server.base_url))
+        outcome, generations, usage = generate_sample(hipho, model(server.base_url))
         assert outcome.errors == 0 and outcome.refusals == 5 and server.count() == 5  # what the model answered
-        _, again, _ = run(hipho, model(server.base_url))
+        _, again, _ = generate_sample(hipho, model(server.base_url))
         assert server.count() == 5 and again == generations  # from the cache
     assert all(g.refusal == refusal and g.error is None and g.response == reply["content"] for g in generations)
     assert usage["answered"] == 5 and usage["failed"] == 0
@@ -433,7 +424,7 @@ def test_a_refusal_is_recorded_as_one_and_cached(hipho, reply, refusal):
 def test_an_ordinary_generation_has_no_refusal_field_in_its_json(hipho):
     """The generations file keeps its bytes for ordinary replies (the committed dvc.lock files hash it)."""
     with FakeOpenAI() as server:
-        run(hipho, model(server.base_url))
+        generate_sample(hipho, model(server.base_url))
     lines = (hipho / "generations" / "sample_hipho" / "m.jsonl").read_text(encoding="utf-8").splitlines()
     assert lines and all('"refusal"' not in line for line in lines)
 
@@ -451,8 +442,8 @@ def test_a_lone_surrogate_in_a_reply_is_replaced_and_a_rerun_reads_it_back(hipho
     """Legal JSON, but no UTF-8 file can hold a lone surrogate: stored as it came, it made every
     write of the reply fail, run after run. It becomes U+FFFD; a valid pair stays its character."""
     with FakeOpenAI(lambda body: Fault(raw=SURROGATES)) as server:
-        outcome, generations, _ = run(hipho, model(server.base_url))
-        _, again, _ = run(hipho, model(server.base_url))
+        outcome, generations, _ = generate_sample(hipho, model(server.base_url))
+        _, again, _ = generate_sample(hipho, model(server.base_url))
         assert server.count() == 5  # cached, and read back
     assert outcome.errors == 0 and again == generations
     assert all(g.response == "\\boxed{1} \ufffd \U0001f600" and g.reasoning == "x\ufffd" for g in generations)
@@ -582,7 +573,7 @@ def test_an_endpoint_that_cannot_serve_stops_the_batch_before_anything_is_sent(h
     server, base_url, expected = unservable_endpoint(case, listed, ", ".join(listed))
     with server:
         with pytest.raises(EndpointError) as caught:
-            run(hipho, model(base_url, api_key_env="OE_TEST_KEY"))
+            generate_sample(hipho, model(base_url, api_key_env="OE_TEST_KEY"))
         assert server.count() == 0 and server.probes == (
             0 if case in ("connection refused", "unresolvable host") else 1
         )
@@ -596,16 +587,16 @@ def test_an_endpoint_that_cannot_serve_stops_the_batch_before_anything_is_sent(h
 def test_an_endpoint_that_may_serve_is_probed_once_then_sent_the_batch(hipho, listed, probe, probes):
     """No listing (404 on /models) cannot tell; `probe: false` trusts an endpoint that lists others."""
     with FakeOpenAI(models=listed) as server:
-        outcome, _, _ = run(hipho, model(server.base_url, probe=probe))
+        outcome, _, _ = generate_sample(hipho, model(server.base_url, probe=probe))
         assert outcome.errors == 0 and server.count() == 5 and server.probes == probes
 
 
 def test_a_batch_whose_replies_are_all_cached_probes_nothing_and_works_offline(hipho):
     with FakeOpenAI() as server:
         cfg = model(server.base_url)
-        _, generations, _ = run(hipho, cfg)
+        _, generations, _ = generate_sample(hipho, cfg)
         assert server.probes == 1
-    outcome, again, _ = run(hipho, cfg)  # the server is gone
+    outcome, again, _ = generate_sample(hipho, cfg)  # the server is gone
     assert outcome.errors == 0 and outcome.sent == 0 and again == generations
 
 
@@ -683,7 +674,7 @@ def test_a_429_with_retry_after_is_waited_out_and_not_counted_as_a_retry(hipho, 
         return Fault(429, {"error": {"message": "Rate limit reached", "type": "requests"}}, headers=wait)
 
     with FakeOpenAI(rate_limited_once) as server:
-        outcome, generations, usage = run(hipho, model(server.base_url, concurrency=1, max_retries=0))
+        outcome, generations, usage = generate_sample(hipho, model(server.base_url, concurrency=1, max_retries=0))
         assert server.count() == 5 + 1
     assert outcome.errors == 0 and usage["retries"] == 0 and all(g.error is None for g in generations)
     assert arrivals[1] - arrivals[0] >= 0.9  # the date has whole seconds: 1 to 2 s ahead
@@ -692,7 +683,9 @@ def test_a_429_with_retry_after_is_waited_out_and_not_counted_as_a_retry(hipho, 
 
 def test_a_retry_after_beyond_max_rate_limit_wait_is_not_waited(hipho):
     with FakeOpenAI(lambda body: Fault(429, headers={"Retry-After": "3600"})) as server:
-        outcome, generations, _ = run(hipho, model(server.base_url, max_rate_limit_wait=60, max_consecutive_failures=0))
+        outcome, generations, _ = generate_sample(
+            hipho, model(server.base_url, max_rate_limit_wait=60, max_consecutive_failures=0)
+        )
         assert server.count() == 5  # the client does not retry a wait over two minutes either
     assert outcome.errors == 5 and all(g.error.startswith("HTTP 429") for g in generations)
 
@@ -715,7 +708,9 @@ def test_a_reply_that_trickles_times_out_each_attempt_and_fails_the_request(hiph
     1 s, then an error that says so, nothing cached."""
     with FakeOpenAI(trickling(0.2)) as server:
         started = time.perf_counter()
-        outcome, generations, usage = run(hipho, model(server.base_url, timeout=1, max_retries=1, concurrency=5))
+        outcome, generations, usage = generate_sample(
+            hipho, model(server.base_url, timeout=1, max_retries=1, concurrency=5)
+        )
         took = time.perf_counter() - started
         assert server.count() == 5 * 2  # each attempt cut at its deadline, retried once
     assert took < 15, took
@@ -728,7 +723,7 @@ def test_a_reply_that_trickles_times_out_each_attempt_and_fails_the_request(hiph
 
 def test_a_slow_reply_inside_its_deadline_is_an_answer(hipho):
     with FakeOpenAI(latency=0.5) as server:
-        outcome, generations, _ = run(hipho, model(server.base_url, timeout=3, max_retries=0))
+        outcome, generations, _ = generate_sample(hipho, model(server.base_url, timeout=3, max_retries=0))
     assert outcome.errors == 0 and all(g.response for g in generations)
 
 
@@ -750,9 +745,11 @@ def test_usage_that_is_no_token_count_leaves_the_cost_unknown_and_the_paid_reply
     its tokens and cost are unknown, never negative, huge or zero, and the problem is said."""
     figures, problem = BAD_USAGE[case]
     with FakeOpenAI(bad_usage(figures)) as server:
-        outcome, generations, usage = run(hipho, model(server.base_url, prices={"input": 2.5, "output": 10.0}))
+        outcome, generations, usage = generate_sample(
+            hipho, model(server.base_url, prices={"input": 2.5, "output": 10.0})
+        )
         assert outcome.errors == 0 and all("\\boxed{42}" in g.response for g in generations)
-        _, again, usage_again = run(hipho, model(server.base_url, prices={"input": 2.5, "output": 10.0}))
+        _, again, usage_again = generate_sample(hipho, model(server.base_url, prices={"input": 2.5, "output": 10.0}))
         assert server.count() == 5 and again == generations and usage_again == usage
     assert usage["cost_usd"] is None and usage["cost_usd_known"] == 0.0 and usage["usage_unknown"] == 5
     assert usage["usage_invalid"] == 5 and usage["usage_problem"].startswith(f"usage {problem}")
@@ -763,7 +760,7 @@ def test_usage_that_is_no_token_count_leaves_the_cost_unknown_and_the_paid_reply
 
 def test_a_reply_without_usage_costs_unknown_never_zero(hipho):
     with FakeOpenAI(bad_usage(None)) as server:
-        outcome, _, usage = run(hipho, model(server.base_url, prices={"input": 2.5, "output": 10.0}))
+        outcome, _, usage = generate_sample(hipho, model(server.base_url, prices={"input": 2.5, "output": 10.0}))
     assert outcome.errors == 0 and usage["cost_usd"] is None and usage["usage_unknown"] == 5
     assert "usage_invalid" not in usage and "cost $0" not in outcome.summary()
 
@@ -772,7 +769,7 @@ def test_a_usage_of_token_counts_adds_no_key_to_the_usage_file(hipho):
     """Usage files of ordinary runs keep their bytes: the keys of unknown usage and of another
     model are written only where there is something to say."""
     with FakeOpenAI() as server:
-        _, generations, usage = run(hipho, model(server.base_url))
+        _, generations, usage = generate_sample(hipho, model(server.base_url))
     assert set(usage) == {
         "replies_received", "requests", "answered", "failed", "truncated", "retries",
         "prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_usd",
@@ -794,7 +791,7 @@ def test_a_cached_reply_with_usage_that_is_no_token_count_reads_back_as_unknown(
 
 def test_a_reply_served_by_another_model_is_recorded_counted_and_warned_about(hipho, caplog):
     with FakeOpenAI(other_model("gpt-3.5-turbo-cheap-fallback")) as server:
-        outcome, generations, usage = run(hipho, model(server.base_url))
+        outcome, generations, usage = generate_sample(hipho, model(server.base_url))
         assert outcome.errors == 0 and server.count() == 5
     assert {g.served_model for g in generations} == {"gpt-3.5-turbo-cheap-fallback"}
     assert usage["other_model"] == 5 and usage["served_models"] == {"gpt-3.5-turbo-cheap-fallback": 5}
@@ -828,14 +825,14 @@ def test_every_reply_keeps_the_model_that_served_it_in_the_cache(tmp_path):
 )
 def test_a_snapshot_of_the_model_asked_is_no_other_model(hipho, asked, served, same):
     with FakeOpenAI(other_model(served)) as server:
-        _, generations, usage = run(hipho, model(server.base_url, model=asked, probe=False))
+        _, generations, usage = generate_sample(hipho, model(server.base_url, model=asked, probe=False))
     assert ("other_model" not in usage) == same
     assert {g.served_model for g in generations} == {None if same else served}
 
 
 def test_strict_model_refuses_another_models_replies(hipho):
     with FakeOpenAI(other_model("gpt-3.5-turbo-cheap-fallback")) as server:
-        outcome, generations, usage = run(hipho, model(server.base_url, max_retries=1, strict_model=True))
+        outcome, generations, usage = generate_sample(hipho, model(server.base_url, max_retries=1, strict_model=True))
         assert server.count() == 5 * 2  # retried like a reply that is no answer
     assert outcome.errors == 5 and usage["answered"] == 0
     assert all(
@@ -851,8 +848,8 @@ def test_a_lone_surrogate_in_any_field_of_a_reply_is_cleaned_at_the_door(hipho, 
     """Every field of a reply is written somewhere (the generation, the cache); a lone surrogate in
     any of them is U+FFFD there, and a rerun reads the same back from the cache."""
     with FakeOpenAI(surrogates(field_name)) as server:
-        outcome, generations, _ = run(hipho, model(server.base_url))
-        _, again, _ = run(hipho, model(server.base_url))
+        outcome, generations, _ = generate_sample(hipho, model(server.base_url))
+        _, again, _ = generate_sample(hipho, model(server.base_url))
         assert server.count() == 5 and again == generations
     written = (hipho / "generations" / "sample_hipho" / "m.jsonl").read_text(encoding="utf-8")
     assert "\ufffd" in written and outcome.errors == 0
@@ -865,7 +862,7 @@ def test_a_lone_surrogate_in_any_field_of_a_reply_is_cleaned_at_the_door(hipho, 
 def test_a_lone_surrogate_in_an_error_is_cleaned_too(hipho):
     fault = Fault(400, {"error": {"message": "bad request \ud800 here"}})
     with FakeOpenAI(lambda body: fault) as server:
-        outcome, generations, _ = run(hipho, model(server.base_url))
+        outcome, generations, _ = generate_sample(hipho, model(server.base_url))
         assert server.count() == 5
     assert outcome.errors == 5 and all(
         g.error.startswith("HTTP 400: ") and g.error.endswith("bad request \ufffd here") for g in generations
@@ -911,7 +908,7 @@ def test_a_cached_row_poisoned_in_any_field_is_read_back_clean_without_a_hand_ed
 )
 def test_a_reply_with_reasoning_but_no_answer_is_retried_then_an_error_never_a_zero(hipho, reply):
     with FakeOpenAI(lambda body: reply) as server:
-        outcome, generations, usage = run(hipho, model(server.base_url, max_retries=1))
+        outcome, generations, usage = generate_sample(hipho, model(server.base_url, max_retries=1))
         assert server.count() == 5 * 2
     assert outcome.errors == 5 and usage["answered"] == 0
     assert all(g.response is None and "no answer, the content is empty" in g.error for g in generations)
@@ -919,7 +916,7 @@ def test_a_reply_with_reasoning_but_no_answer_is_retried_then_an_error_never_a_z
 
 def test_a_reasoning_only_reply_is_retried_until_an_answer_comes(hipho):
     with FakeOpenAI(AnswersAfter(reasoning_only({}))) as server:
-        outcome, generations, usage = run(hipho, model(server.base_url, max_retries=1))
+        outcome, generations, usage = generate_sample(hipho, model(server.base_url, max_retries=1))
     assert outcome.errors == 0 and all("\\boxed{42}" in g.response for g in generations)
     assert server.count() == 5 * 2 and usage["retries"] == 5
 
@@ -942,7 +939,7 @@ def test_a_cache_of_a_foreign_schema_is_refused_before_the_first_request(hipho, 
     db.close()
     with FakeOpenAI() as server:
         with pytest.raises(InputError) as caught:
-            run(hipho, model(server.base_url))
+            generate_sample(hipho, model(server.base_url))
         assert server.count() == 0 and server.probes == 0
     said = str(caught.value)
     assert said.startswith(f"the request cache {path} holds a table `") and "\n" not in said

@@ -6,21 +6,19 @@ was billed is counted (replies refused under `strict_model`, usage whose parts d
 
 from __future__ import annotations
 
-import json
 import logging
 
 import pytest
 from omegaconf import OmegaConf
 
 from olympiad_eval.cli.fake_server import ESCAPES, FakeOpenAI, bad_usage, escapes, huge, other_model, redirect
-from olympiad_eval.core.records import Generation, InputError, read_jsonl
+from olympiad_eval.core.records import InputError
 from olympiad_eval.core.secrets import shown_url
 from olympiad_eval.llm.cache import RequestCache
 from olympiad_eval.llm.providers import OpenAIProvider, check_config
 from olympiad_eval.llm.transport import EndpointError, reply_limit
 from olympiad_eval.report.html import without_secrets
-from olympiad_eval.stages.generate import generate
-from tests.support import rendered
+from tests.support import generate_sample
 
 
 def model(base_url: str, **extra):
@@ -43,15 +41,6 @@ def hipho(render_suite):
     return render_suite("sample_hipho", "sample_hipho")
 
 
-def run(outputs, cfg, name="m", suite="sample_hipho"):
-    out = outputs / "generations" / suite / f"{name}.jsonl"
-    usage = outputs / "usage" / suite / f"{name}.json"
-    outcome = generate(
-        suite, name, cfg, rendered(outputs, suite) / "prompts.jsonl", out, outputs.parent / "cache.sqlite", usage
-    )
-    return outcome, read_jsonl(out, Generation), json.loads(usage.read_text())
-
-
 def cached(outputs) -> int:
     cache = RequestCache(outputs.parent / "cache.sqlite")
     try:
@@ -69,7 +58,7 @@ def test_a_reply_beyond_its_bound_is_refused_in_one_line_never_retried_nor_cache
     of gzip that unpack to megabytes), no more than the bound is read: each request a failed one,
     asked once, stored nowhere."""
     with FakeOpenAI(huge(2, how)) as server:
-        outcome, generations, usage = run(hipho, model(server.base_url, generation={"max_tokens": 1000}))
+        outcome, generations, usage = generate_sample(hipho, model(server.base_url, generation={"max_tokens": 1000}))
         assert server.count() == 5  # not retried
     bound = reply_limit(None, {"max_tokens": 1000})
     assert bound < 2_000_000 and outcome.errors == 5 and usage["failed"] == 5
@@ -86,9 +75,11 @@ def test_the_bound_is_derived_from_max_tokens_unless_max_reply_bytes_sets_it(hip
     assert reply_limit(None, {}) > reply_limit(None, {"max_tokens": 100_000})  # none: the longest outputs
     assert reply_limit(5_000_000, {"max_tokens": 10}) == 5_000_000
     with FakeOpenAI(huge(0.5)) as server:  # 500 kB: inside what 16k tokens may hold, beyond a set bound
-        outcome, _, _ = run(hipho, model(server.base_url, generation={"max_tokens": 16000}))
+        outcome, _, _ = generate_sample(hipho, model(server.base_url, generation={"max_tokens": 16000}))
         assert outcome.errors == 0
-        outcome, generations, _ = run(hipho, model(server.base_url, max_reply_bytes=100_000), name="bounded")
+        outcome, generations, _ = generate_sample(
+            hipho, model(server.base_url, max_reply_bytes=100_000), name="bounded"
+        )
     assert outcome.errors == 5 and generations[0].error.startswith("reply refused: larger than its bound of 100000")
 
 
@@ -105,7 +96,7 @@ def test_max_reply_bytes_must_be_a_positive_integer(value):
 def test_a_redirect_to_another_origin_is_not_followed_and_not_retried(hipho, status):
     with FakeOpenAI() as elsewhere:
         with FakeOpenAI(redirect(elsewhere.base_url + "/chat/completions?key=leaked", status)) as server:
-            outcome, generations, _ = run(hipho, model(server.base_url))
+            outcome, generations, _ = generate_sample(hipho, model(server.base_url))
             assert server.count() == 5 and elsewhere.count() == 0  # once each, none elsewhere
         port = elsewhere.base_url.split(":")[2].split("/")[0]
     assert outcome.errors == 5 and cached(hipho) == 0
@@ -120,7 +111,7 @@ def test_a_redirect_to_another_origin_is_not_followed_and_not_retried(hipho, sta
 def test_a_redirect_within_the_endpoints_origin_is_followed(hipho):
     with FakeOpenAI() as server:
         server.responder = redirect(server.base_url + "/chat/completions", 307, once=True)
-        outcome, generations, _ = run(hipho, model(server.base_url))
+        outcome, generations, _ = generate_sample(hipho, model(server.base_url))
         assert server.count() == 10  # each request, then its redirected resend
     assert outcome.errors == 0 and all(g.response for g in generations)
 
@@ -146,7 +137,7 @@ def test_what_an_endpoint_says_beside_the_answer_is_one_printable_line(hipho, ca
     of escapes, cut to a sane length."""
     caplog.set_level(logging.INFO)
     with FakeOpenAI(escapes(field_name)) as server:
-        _, generations, usage = run(hipho, model(server.base_url))
+        _, generations, usage = generate_sample(hipho, model(server.base_url))
     written = (hipho / "generations" / "sample_hipho" / "m.jsonl").read_text(encoding="utf-8")
     shown = {
         "model": lambda: [g.served_model for g in generations] + list(usage["served_models"]),
@@ -171,7 +162,7 @@ def test_the_probes_error_shows_the_endpoints_words_as_one_printable_line(hipho,
     if case == "refused key":
         server.unauthorized = {"error": {"message": ESCAPES}}
     with server, pytest.raises(EndpointError) as caught:
-        run(hipho, model(server.base_url, api_key_env="OE_TEST_KEY"))
+        generate_sample(hipho, model(server.base_url, api_key_env="OE_TEST_KEY"))
     printable_everywhere(str(caught.value), 700)
     assert "\\x1b[2J" in str(caught.value)
 
@@ -205,7 +196,7 @@ def test_a_urls_user_part_and_query_are_never_printed(hipho, where):
     assert shown_url(url) == "http://127.0.0.1:9/v1"
     assert without_secrets({"base_url": url, "model": "m"}) == {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
     with pytest.raises(EndpointError) as caught:
-        run(hipho, model(url))
+        generate_sample(hipho, model(url))
     assert "s3cr3t" not in str(caught.value) and "('fake-model' at http://127.0.0.1:9/v1)" in str(caught.value)
 
 
@@ -216,10 +207,12 @@ def test_replies_refused_under_strict_model_are_counted_in_tokens_and_cost(hipho
     """Each attempt refused was billed: 5 requests, 2 attempts each, every one in the cost."""
     prices = {"input": 2.5, "output": 10.0}
     with FakeOpenAI(other_model("gpt-3.5-turbo-cheap-fallback")) as server:
-        outcome, _, usage = run(hipho, model(server.base_url, max_retries=1, strict_model=True, prices=prices))
+        outcome, _, usage = generate_sample(
+            hipho, model(server.base_url, max_retries=1, strict_model=True, prices=prices)
+        )
         assert server.count() == 10
     with FakeOpenAI() as server:
-        _, _, accepted = run(hipho, model(server.base_url, prices=prices), name="accepted")
+        _, _, accepted = generate_sample(hipho, model(server.base_url, prices=prices), name="accepted")
     assert outcome.errors == 5 and usage["answered"] == 0 and usage["failed"] == 5
     assert usage["prompt_tokens"] == 2 * accepted["prompt_tokens"] > 0
     assert usage["completion_tokens"] == 2 * accepted["completion_tokens"]
@@ -248,8 +241,8 @@ DISAGREEING = {
 def test_usage_whose_parts_disagree_is_kept_and_flagged(hipho, caplog, case):
     figures, said = DISAGREEING[case]
     with FakeOpenAI(bad_usage(figures)) as server:
-        outcome, _, usage = run(hipho, model(server.base_url))
-        _, _, again = run(hipho, model(server.base_url))  # from the cache: the flag kept with each reply
+        outcome, _, usage = generate_sample(hipho, model(server.base_url))
+        _, _, again = generate_sample(hipho, model(server.base_url))  # from the cache: the flag kept with each reply
     assert outcome.errors == 0 and usage == again
     assert usage["usage_mismatched"] == 5 and usage["usage_mismatch"] == said
     assert usage["prompt_tokens"] == 50 and usage["completion_tokens"] == 125  # kept as given
