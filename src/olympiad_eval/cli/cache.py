@@ -18,7 +18,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from olympiad_eval.cli import run_alone
+from olympiad_eval.cli import run_alone, say
 from olympiad_eval.core import config  # noqa: F401 (registers the resolver conf/common.yaml names)
 from olympiad_eval.core.records import InputError
 from olympiad_eval.llm.cache import RequestCache
@@ -93,14 +93,11 @@ def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def execute(args: argparse.Namespace) -> int:
-    try:
-        path = args.cache or configured_path()
-        code, said = (0, status(path)) if args.action == "status" else purge(path, args.yes)
-    except InputError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    print(said, end="")
-    return code
+    return say(lambda: act(args, args.cache or configured_path()))
+
+
+def act(args: argparse.Namespace, path: Path) -> tuple[int, str]:
+    return (0, status(path)) if args.action == "status" else purge(path, args.yes)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,7 +24,7 @@ import yaml
 from tabulate import tabulate
 
 from olympiad_eval.benchmarks import known_kinds, plugin
-from olympiad_eval.cli import run_alone
+from olympiad_eval.cli import run_alone, say
 from olympiad_eval.core.records import InputError
 from olympiad_eval.scoring.environments import Environment
 
@@ -103,29 +103,29 @@ def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def execute(args: argparse.Namespace) -> int:
-    try:
-        found = environments_of(configured_kinds())
-        if args.name:
-            unknown = sorted(set(args.name) - {env.name for env in found})
-            if unknown:
-                names = ", ".join(env.name for env in found) or "none"
-                raise InputError(f"no environment {', '.join(unknown)}; the benchmarks' environments: {names}")
-            found = {env: kinds for env, kinds in found.items() if env.name in args.name}
-        code = 0
-        if args.action == "list":
-            said = listing(found)
-        elif args.action == "build":
-            logging.basicConfig(level=logging.INFO, format="%(message)s")  # the line each build says itself
-            said = build(found, args.find_links, args.again)
-        elif args.action == "download":
-            said = download(found, args.folder, args.find_links)
-        else:
-            code, said = check(found)
-    except InputError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    print(said, end="")
-    return code
+    return say(lambda: act(args, chosen(environments_of(configured_kinds()), args.name)))
+
+
+def chosen(found: dict, names: list[str] | None) -> dict:
+    """The benchmarks' environments named (all where none is); a name of none refused."""
+    if not names:
+        return found
+    unknown = sorted(set(names) - {env.name for env in found})
+    if unknown:
+        known = ", ".join(env.name for env in found) or "none"
+        raise InputError(f"no environment {', '.join(unknown)}; the benchmarks' environments: {known}")
+    return {env: kinds for env, kinds in found.items() if env.name in names}
+
+
+def act(args: argparse.Namespace, found: dict) -> tuple[int, str]:
+    if args.action == "list":
+        return 0, listing(found)
+    if args.action == "build":
+        logging.basicConfig(level=logging.INFO, format="%(message)s")  # the line each build says itself
+        return 0, build(found, args.find_links, args.again)
+    if args.action == "download":
+        return 0, download(found, args.folder, args.find_links)
+    return check(found)
 
 
 def main(argv: list[str] | None = None) -> int:
