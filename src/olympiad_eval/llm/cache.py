@@ -242,11 +242,8 @@ class RequestCache:
 
     FIELDS = ("text", "reasoning", "finish_reason", "usage", "attempts", "refusal")
     REQUIRED = FIELDS[:-1]  # `refusal` came later: older rows lack it
-    OPTIONAL = (
-        "served_model",
-        "usage_problem",
-        "usage_mismatch",
-    )  # written where set; older rows and older code lack them
+    # written where set; older rows and older code lack them
+    OPTIONAL = ("served_model", "usage_problem", "usage_mismatch")
 
     def __init__(self, path: str | Path):
         self.path = path = Path(path)

@@ -42,7 +42,7 @@ from olympiad_eval.core.config import REQUEST_SETTINGS, known_keys, number
 from olympiad_eval.core.records import InputError, Prompt, RecordError, iter_json_lines
 from olympiad_eval.core.secrets import check_no_secrets
 from olympiad_eval.llm.cache import Reply, RequestCache
-from olympiad_eval.llm.transport import DEFAULT_CONCURRENCY, OpenAIEndpoint, api_key
+from olympiad_eval.llm.transport import OpenAIEndpoint, api_key, concurrency_of
 from olympiad_eval.llm.usage import Tally
 
 log = logging.getLogger("olympiad_eval")
@@ -137,7 +137,7 @@ class OpenAIProvider(Provider):
 
     @property
     def concurrency(self) -> int:
-        return int(self.cfg.get("concurrency", DEFAULT_CONCURRENCY))
+        return concurrency_of(self.cfg)
 
     @classmethod
     def check(cls, cfg, where: str) -> None:
@@ -178,7 +178,9 @@ class OpenAIProvider(Provider):
         await self.endpoint.probe()
 
     def show_waits(self, show: Callable[[float], None]) -> None:
-        self._show_waits = show  # handed to the endpoint when it is built
+        self._show_waits = show  # handed to the endpoint when it is built, or now where it is
+        if "endpoint" in vars(self):
+            self.endpoint.rate_limits.show = show
 
     async def aclose(self) -> None:
         if "endpoint" in vars(self):  # never built: nothing to release

@@ -105,6 +105,11 @@ class EndpointError(InputError):
     found before anything was sent: the stage stops with this one line."""
 
 
+def concurrency_of(cfg) -> int:
+    """The requests an endpoint's config lets be in flight at once."""
+    return int(cfg.get("concurrency", DEFAULT_CONCURRENCY))
+
+
 class OpenAIEndpoint:
     """Any OpenAI-compatible chat endpoint, through the official async client. `who` names it in
     messages ("model 'gpt-4o'", "judge 'gpt-4o'")."""
@@ -136,7 +141,7 @@ class OpenAIEndpoint:
         )
         self._refused = _waiting_http_client().Refused
         self._completion = openai.types.chat.ChatCompletion
-        self.concurrency = int(cfg.get("concurrency", DEFAULT_CONCURRENCY))
+        self.concurrency = concurrency_of(cfg)
         self.limit = asyncio.Semaphore(self.concurrency)
         self.rate = RateLimiter(cfg.get("rpm"))
 

@@ -200,9 +200,8 @@ class CheckPool:
     ):
         self.workers, self.cpu_seconds, self.options = max(1, workers), cpu_seconds, options
         self.give_way = give_way
-        self.verdicts = (
-            verdicts  # the verdicts decided before, looked up first (`scoring.verdicts`); closed with the pool
-        )
+        # the verdicts decided before, looked up first (`scoring.verdicts`); closed with the pool
+        self.verdicts = verdicts
         self.stuck_after = max(STUCK_AFTER, STUCK_PER_CPU_SECOND * cpu_seconds)
         self.start_timeout = start_timeout
         self._warm: dict[Environment | None, list[_Worker]] = {}  # idle and ready for a check, by environment

@@ -131,11 +131,11 @@ class Ahead:
             grades = await asyncio.to_thread(
                 by_rules, self.bench, self.problems, batch, self.scoring, self.pools[settings]
             )
+            judges = [name for name, own in self.rules.items() if own == settings and name in self.askers]
             for generation in batch:
                 key = (generation.id, generation.sample)
                 problem, response = self.problems[generation.id], generation.response or ""
                 tasks = self.bench.judge_tasks_after_rules(problem, response, grades[key], self.scoring)
-                judges = [name for name, own in self.rules.items() if own == settings and name in self.askers]
                 if tasks:
                     self.asked += [asyncio.create_task(self._ask(name, tasks, key)) for name in judges]
 
