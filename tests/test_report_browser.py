@@ -19,7 +19,6 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from olympiad_eval.cli.leaderboard import score_text
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.records import (
     Conversation,
@@ -31,6 +30,7 @@ from olympiad_eval.core.records import (
     write_json,
     write_jsonl,
 )
+from olympiad_eval.core.stats import score_text
 from olympiad_eval.report import cell, html, write_assets, write_cell_pages, write_report, write_side
 from olympiad_eval.report.cell import content_parts
 from olympiad_eval.report.tables import table_html

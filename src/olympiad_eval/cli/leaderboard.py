@@ -26,13 +26,13 @@ from tabulate import tabulate
 from olympiad_eval.cli import run_alone
 from olympiad_eval.core.layout import OUTPUTS, Layout, fields_of
 from olympiad_eval.core.records import InputError
+from olympiad_eval.core.stats import PARTIAL_NOTE, SCORES_NOTE, score_text
 
 WIDTH = 120
 WORKSPACE = "workspace"
 LABELS = ("experiment", "model", "judge")
 GAP = 2  # tabulate's `simple` format: two spaces between columns
 PADDING = 2  # and a column at least two wider than its header's longest line (tabulate's MIN_PADDING)
-SCORES_NOTE, PARTIAL_NOTE = "scores in %, [95% interval]", "* a partial suite or coverage below 100%"
 NOTE = f"{SCORES_NOTE}; {PARTIAL_NOTE}"
 
 
@@ -75,24 +75,6 @@ def dvc_experiments(all_commits: bool) -> list:
     if done.returncode != 0:
         raise InputError(f"`{' '.join(command[1:])}` failed: {done.stderr.strip()[-500:]}")
     return json.loads(done.stdout)
-
-
-def score_parts(headline: dict) -> tuple[str, str]:
-    """(`66.7`, with `*` where the suite is partial or the coverage short of 100%; its interval
-    `[28.6, 100.0]`, or "" where there is none): a cell's score as the leaderboard and the report's
-    first screen write it."""
-    flagged = headline.get("partial") not in (None, "-") or headline.get("coverage", 1.0) < 1.0
-    interval = (
-        f"[{headline['ci_low']:.1f}, {headline['ci_high']:.1f}]"
-        if headline.get("ci_low") is not None and headline.get("ci_high") is not None
-        else ""
-    )
-    return f"{headline['score']:.1f}{'*' if flagged else ''}", interval
-
-
-def score_text(headline: dict) -> str:
-    """`66.7 [28.6, 100.0]`, with `*` where the suite is partial or the coverage short of 100%."""
-    return " ".join(part for part in score_parts(headline) if part)
 
 
 def header(name: str, width: int) -> str:

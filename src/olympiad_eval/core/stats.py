@@ -1,5 +1,6 @@
 """The statistics that tables share: the aggregate stage's, a benchmark's own tables', and the
-comparison command's (a benchmark module imports no stage module, so they live here)."""
+comparison command's (a benchmark module imports no stage module, so they live here); and a cell's
+score with its interval as the leaderboard and the report's first screen write it."""
 
 from __future__ import annotations
 
@@ -128,6 +129,28 @@ def minimum_detectable_effect(gained, available, alpha: float = ALPHA, power: fl
     paired differences, so that correlated items count for less than independent ones. A difference
     of this size would be found significant 80% of the time; a smaller one is likely missed."""
     return (normal_quantile(1 - alpha / 2) + normal_quantile(power)) * ratio_standard_error(gained, available)
+
+
+# What the leaderboard and the report's first screen say of the scores they write (`score_text`).
+SCORES_NOTE, PARTIAL_NOTE = "scores in %, [95% interval]", "* a partial suite or coverage below 100%"
+
+
+def headline_parts(headline: dict) -> tuple[str, str]:
+    """(`66.7`, with `*` where the suite is partial or the coverage short of 100%; its interval
+    `[28.6, 100.0]`, or "" where there is none): a cell's score as the leaderboard and the report's
+    first screen write it."""
+    flagged = headline.get("partial") not in (None, "-") or headline.get("coverage", 1.0) < 1.0
+    interval = (
+        f"[{headline['ci_low']:.1f}, {headline['ci_high']:.1f}]"
+        if headline.get("ci_low") is not None and headline.get("ci_high") is not None
+        else ""
+    )
+    return f"{headline['score']:.1f}{'*' if flagged else ''}", interval
+
+
+def score_text(headline: dict) -> str:
+    """`66.7 [28.6, 100.0]`, with `*` where the suite is partial or the coverage short of 100%."""
+    return " ".join(part for part in headline_parts(headline) if part)
 
 
 def resampled_text(clusters: int, unit: str, answers: int) -> str:

@@ -12,9 +12,9 @@ from urllib.parse import urlencode
 import pandas as pd
 
 from olympiad_eval.benchmarks import plugin
-from olympiad_eval.cli.leaderboard import PARTIAL_NOTE, SCORES_NOTE, score_parts
 from olympiad_eval.core.layout import Layout
 from olympiad_eval.core.records import natural_key, read_suite_info
+from olympiad_eval.core.stats import PARTIAL_NOTE, SCORES_NOTE, headline_parts
 from olympiad_eval.report import html, partial_html
 from olympiad_eval.report.cell import GIT_COMMIT_NOTE, MARKS, received_pairs
 from olympiad_eval.report.charts import Bar, bar_chart, model_colours, shade
@@ -213,9 +213,9 @@ def leaderboard(plan: dict, layout: Layout, seen) -> Iterator[str]:
 
 
 def _score(layout: Layout, benchmark: str, suite: str, model: str, judge: str) -> tuple[str, str] | None:
-    """A cell's score and interval as the leaderboard writes them (`score_parts`); None where not run."""
+    """A cell's score and interval as the leaderboard writes them (`headline_parts`); None where not run."""
     path = layout.metrics(benchmark, suite, model, judge)
-    return score_parts(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
+    return headline_parts(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
 
 
 def _score_cell(plan: dict, layout: Layout, suite: str, model: str, judges: list[str], score, seen) -> str:
