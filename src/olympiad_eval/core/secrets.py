@@ -110,9 +110,9 @@ def check_no_secrets(cfg, where: str) -> None:
 
 def url_credentials(value) -> str | None:
     """What part of an http(s) URL could carry a credential (its user part, its query string), or None."""
-    if not isinstance(value, str) or not value.startswith(("http://", "https://")):
+    parts = _http_url(value)
+    if parts is None:
         return None
-    parts = urlsplit(value)
     if "@" in parts.netloc:
         return "a user part (user:password@host)"
     return "a query string (?...)" if parts.query else None
@@ -121,10 +121,15 @@ def url_credentials(value) -> str | None:
 def shown_url(value):
     """`value` as it may be printed: an http(s) URL without its user part, query and fragment, where
     credentials would be; anything else as it is."""
-    if not isinstance(value, str) or not value.startswith(("http://", "https://")):
+    parts = _http_url(value)
+    if parts is None:
         return value
-    parts = urlsplit(value)
     return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+
+
+def _http_url(value):
+    """`value` split into its parts where it is an http(s) URL, else None."""
+    return urlsplit(value) if isinstance(value, str) and value.startswith(("http://", "https://")) else None
 
 
 def _fields(value, path: str):
