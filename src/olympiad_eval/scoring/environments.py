@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import csv
 import fcntl
 import hashlib
 import json
@@ -32,6 +31,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 from olympiad_eval.core.config import user_cache
@@ -122,17 +122,20 @@ class Environment:
         built = json.loads((venv / READY).read_text()).get("requirements")
         if built != self.requirements.read_text():
             problems.append(f"{venv / READY}: built from other requirements than {self.requirements}")
-        checked = 0
+        checked, sites = 0, [str(site) for site in _site_packages(venv)]
         for name, version in self.pins():
-            record = _record_of(venv, name, version)
-            if record is None:
+            found = [dist for dist in metadata.distributions(name=name, path=sites) if dist.version == version]
+            if not found or found[0].files is None:
                 problems.append(f"{venv}: {name} {version} is not installed")
                 continue
-            for path, expected in _recorded_hashes(record):
+            for file in found[0].files:  # its RECORD's rows that have a hash (not RECORD itself, nor .pyc files)
+                if file.hash is None or file.hash.mode != "sha256":
+                    continue
                 checked += 1
+                path = Path(found[0].locate_file(file))
                 if not path.is_file():
                     problems.append(f"{path}: missing ({name} {version})")
-                elif _record_hash(path) != expected:
+                elif _record_hash(path) != file.hash.value:
                     problems.append(f"{path}: its sha256 is not the one {name} {version}'s wheel records")
         return checked, problems
 
@@ -162,27 +165,8 @@ def _python_of(venv: Path) -> Path:
     return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-def _normalised(name: str) -> str:
-    return re.sub(r"[-_.]+", "_", name).lower()
-
-
-def _record_of(venv: Path, name: str, version: str) -> Path | None:
-    """The RECORD of package `name` at `version` in the environment's site-packages."""
-    for site in [*venv.glob("lib/python*/site-packages"), venv / "Lib" / "site-packages"]:
-        for info in site.glob("*.dist-info"):
-            project, _, found = info.name.removesuffix(".dist-info").rpartition("-")
-            if (_normalised(project), found) == (_normalised(name), version) and (info / "RECORD").is_file():
-                return info / "RECORD"
-    return None
-
-
-def _recorded_hashes(record: Path) -> list[tuple[Path, str]]:
-    """(file, its urlsafe-base64 sha256) of each row of a RECORD that has a hash (not RECORD itself,
-    nor the .pyc files Python writes later)."""
-    site = record.parent.parent
-    with open(record, newline="", encoding="utf-8") as handle:
-        rows = list(csv.reader(handle))
-    return [(site / path, digest.removeprefix("sha256=")) for path, digest, *_ in rows if digest.startswith("sha256=")]
+def _site_packages(venv: Path) -> list[Path]:
+    return [*venv.glob("lib/python*/site-packages"), venv / "Lib" / "site-packages"]
 
 
 def _record_hash(path: Path) -> str:
